@@ -1,0 +1,78 @@
+// An allreduce algorithm: its cost model, its constraints and how to build it.
+//
+// As in gloo, set-up (buffers, registration, schedules) happens when an
+// algorithm is built; run() only communicates and reduces and allocates
+// nothing. Each algorithm lives in collectives/algorithms/allreduce_<name>.cpp
+// with a header comment giving its phases and cost; its cost() returns the
+// same formula as code, and the model fitter uses exactly these terms.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collbench/dtype.h"
+#include "collbench/transport.h"
+
+namespace collbench {
+
+// Coefficients of the Hockney/α-β-γ model along the critical path:
+//   t = messages·α + bytes·β + reduce_bytes·γ
+// with α in s per message, β in s per byte, γ in s per byte reduced.
+struct CostTerms {
+  double messages = 0;
+  double bytes = 0;
+  double reduce_bytes = 0;
+  double seconds(double alpha, double beta, double gamma) const {
+    return messages * alpha + bytes * beta + reduce_bytes * gamma;
+  }
+};
+
+struct AllreduceSpec {
+  DType dtype = DType::f32;
+  ReduceOp op = ReduceOp::sum;
+  std::size_t count = 0;  // elements per rank
+  // Pipeline segment for algorithms that segment (ring); 0 = the default.
+  std::size_t segment_bytes = 0;
+};
+
+class Allreduce {
+ public:
+  virtual ~Allreduce() = default;
+  // One allreduce of the spans given to build(): on return `out` holds, on
+  // every rank, the element-wise reduction of every rank's `in`.
+  virtual void run() = 0;
+};
+
+struct AlgorithmInfo {
+  std::string_view name;     // lowercase, the same in file, CLI and CSV
+  std::string_view summary;  // one line for --help
+  // Empty when the algorithm can run with this transport kind, rank count and
+  // element count; otherwise why not (e.g. "needs the mpi transport").
+  std::string (*unsupported_reason)(std::string_view transport_kind, int ranks,
+                                    std::size_t count);
+  // Critical-path cost coefficients for `ranks` ranks and `bytes` per rank.
+  CostTerms (*cost)(int ranks, double bytes);
+  // Bytes of memory the algorithm allocates per rank beyond in/out.
+  std::size_t (*workspace_bytes)(int ranks, std::size_t bytes);
+  // Builds the algorithm on `transport` for `in` -> `out` (which may be the
+  // same span, for in-place). Both spans hold spec.count elements.
+  std::unique_ptr<Allreduce> (*build)(Transport& transport, const AllreduceSpec& spec,
+                                      std::span<const std::byte> in, std::span<std::byte> out);
+};
+
+// All algorithms, in the order they are listed everywhere.
+std::span<const AlgorithmInfo> algorithms();
+// nullptr when unknown.
+const AlgorithmInfo* find_algorithm(std::string_view name);
+// "ring, tree, ..." — for messages that say what is accepted.
+std::string algorithm_names();
+
+// ⌈lg p⌉ and ⌊lg p⌋ for p >= 1.
+int ceil_log2(int p);
+int floor_log2(int p);
+
+}  // namespace collbench

@@ -1,0 +1,52 @@
+// MPI point-to-point transport: MPI_Isend/MPI_Irecv/MPI_Test* on a
+// communicator duplicated from the one given, so that collbench's traffic can
+// never match anyone else's. Every MPI return code is checked and turned
+// into an exception naming the call, the peer and the tag.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "collbench/transport.h"
+
+namespace collbench {
+
+class MpiTransport final : public Transport {
+ public:
+  // Duplicates `comm`; MPI must be initialized and stay so while this lives.
+  explicit MpiTransport(MPI_Comm comm = MPI_COMM_WORLD);
+  ~MpiTransport() override;
+
+  std::string_view kind() const override { return "mpi"; }
+  RequestId isend(std::span<const std::byte> data, int peer, int tag) override;
+  RequestId irecv(std::span<std::byte> data, int peer, int tag) override;
+  void wait(RequestId request) override;
+  void wait_all(std::span<const RequestId> requests) override;
+  void barrier() override;
+
+  // The duplicated communicator: the `mpi` algorithm calls MPI_Allreduce on it.
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  struct Pending {
+    int peer = -1;
+    int tag = -1;
+    bool is_send = false;
+  };
+  RequestId acquire(int peer, int tag, bool is_send);
+  void release(RequestId request);
+  [[noreturn]] void throw_timeout(std::span<const RequestId> requests) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::vector<MPI_Request> requests_;
+  std::vector<Pending> pending_;
+  std::vector<RequestId> free_;
+  std::vector<MPI_Request> scratch_;  // wait_all's gathered requests
+};
+
+// Throws std::runtime_error "MPI_Xxx failed: <error string> (<context>)".
+void check_mpi(int rc, const char* call, const std::string& context = {});
+
+}  // namespace collbench

@@ -1,0 +1,126 @@
+// The transport interface: what every algorithm sees of the network.
+//
+// As in gloo's transport/, algorithms know only ranks and byte spans:
+// two-sided, tagged, non-blocking isend/irecv, and waits. Implementations are
+// MPI point-to-point (mpi_transport.h), libfabric (ofi_transport.h) and an
+// in-process one (inproc_transport.h) whose ranks are threads, for tests.
+//
+// Matching follows MPI: a receive matches the oldest unmatched send from the
+// same peer with the same tag, so messages between one pair with one tag
+// arrive in the order they were posted. Zero-length messages are legal.
+//
+// Requests are small integer handles into a pool owned by the transport; the
+// pool grows only when more requests are outstanding than ever before, so a
+// collective run a second time allocates nothing.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace collbench {
+
+using RequestId = std::uint32_t;
+
+// Largest tag an algorithm may use (MPI guarantees at least 32767).
+inline constexpr int kMaxTag = 32767;
+
+// Thrown when a wait exceeds the transport's timeout; the message names the
+// peers and tags still pending.
+class TimeoutError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Transport {
+ public:
+  Transport(int rank, int size) : rank_(rank), size_(size) {}
+  virtual ~Transport() = default;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // "mpi", "inproc" or "ofi": the CSV's transport column.
+  virtual std::string_view kind() const = 0;
+  // libfabric provider name ("tcp;ofi_rxm", "shm", ...); empty otherwise.
+  virtual std::string provider() const { return {}; }
+
+  virtual RequestId isend(std::span<const std::byte> data, int peer, int tag) = 0;
+  virtual RequestId irecv(std::span<std::byte> data, int peer, int tag) = 0;
+  // Blocks until the request completes and returns its handle to the pool.
+  virtual void wait(RequestId request) = 0;
+  virtual void wait_all(std::span<const RequestId> requests) = 0;
+  // Synchronizes all ranks of this transport.
+  virtual void barrier() = 0;
+
+  // Memory-registration hook: algorithms register every buffer they will
+  // send from or receive into when they are built. MPI and in-process ignore
+  // it; libfabric providers that require FI_MR_LOCAL (verbs) need it.
+  virtual void register_memory(std::span<std::byte> region) { (void)region; }
+  virtual void deregister_memory(std::span<std::byte> region) { (void)region; }
+
+  // Bound on every blocking wait; zero means wait forever.
+  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // Payload bytes and messages this rank has sent since the last reset: the
+  // harness reports what an algorithm really puts on the wire.
+  std::uint64_t bytes_sent() const { return bytes_sent_; }
+  std::uint64_t messages_sent() const { return messages_sent_; }
+  void reset_counters() {
+    bytes_sent_ = 0;
+    messages_sent_ = 0;
+  }
+
+ protected:
+  void count_send(std::size_t bytes) {
+    bytes_sent_ += bytes;
+    ++messages_sent_;
+  }
+  // Throws std::invalid_argument unless 0 <= peer < size() and 0 <= tag <= kMaxTag.
+  void check_peer_and_tag(int peer, int tag) const;
+
+ private:
+  int rank_;
+  int size_;
+  std::chrono::milliseconds timeout_{0};
+  std::uint64_t bytes_sent_ = 0;
+  std::uint64_t messages_sent_ = 0;
+};
+
+// Registers a region for the lifetime of the guard.
+class MemoryRegistration {
+ public:
+  MemoryRegistration() = default;
+  MemoryRegistration(Transport& transport, std::span<std::byte> region)
+      : transport_(&transport), region_(region) {
+    if (!region_.empty()) transport_->register_memory(region_);
+  }
+  ~MemoryRegistration() { reset(); }
+  MemoryRegistration(MemoryRegistration&& other) noexcept { *this = std::move(other); }
+  MemoryRegistration& operator=(MemoryRegistration&& other) noexcept {
+    if (this != &other) {
+      reset();
+      transport_ = other.transport_;
+      region_ = other.region_;
+      other.transport_ = nullptr;
+    }
+    return *this;
+  }
+  void reset() {
+    if (transport_ != nullptr && !region_.empty()) transport_->deregister_memory(region_);
+    transport_ = nullptr;
+  }
+
+ private:
+  Transport* transport_ = nullptr;
+  std::span<std::byte> region_;
+};
+
+}  // namespace collbench
