@@ -52,8 +52,7 @@ struct AlgorithmInfo {
   std::string_view summary;  // one line for --help
   // Empty when the algorithm can run with this transport kind, rank count and
   // element count; otherwise why not (e.g. "needs the mpi transport").
-  std::string (*unsupported_reason)(std::string_view transport_kind, int ranks,
-                                    std::size_t count);
+  std::string (*unsupported_reason)(std::string_view transport_kind, int ranks, std::size_t count);
   // Critical-path cost coefficients for `ranks` ranks and `bytes` per rank.
   CostTerms (*cost)(int ranks, double bytes);
   // Bytes of memory the algorithm allocates per rank beyond in/out.

@@ -51,7 +51,8 @@ float bf16_to_float(std::uint16_t bits);
 std::uint16_t float_to_bf16(float value);
 
 // Reads/writes element `index` of a buffer of `dtype` as double; for tests,
-// data initialisation and result checks, never in a timed region.
+// data initialisation and result checks, never in a timed region. 16-bit
+// stores round double -> float -> 16 bits (see store_element in dtype.cpp).
 double load_element(DType dtype, const void* data, std::size_t index);
 void store_element(DType dtype, void* data, std::size_t index, double value);
 

@@ -3,12 +3,12 @@
 // libfabric uses to exchange endpoint names.
 #pragma once
 
+#include <mpi.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <mpi.h>
 
 #include "collbench/transport.h"
 

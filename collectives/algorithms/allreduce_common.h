@@ -1,0 +1,112 @@
+// Shared plumbing of the hand-written allreduce algorithms: buffer binding
+// and registration, block partitioning, the fold of non-power-of-two rank
+// counts. Internal to the library.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collbench/algorithm.h"
+#include "collbench/reduce.h"
+
+namespace collbench::detail {
+
+// A contiguous range of elements.
+struct Block {
+  std::size_t offset = 0;
+  std::size_t count = 0;
+};
+
+// Block `index` of `count` elements split into `parts` blocks whose sizes
+// differ by at most one (the first count % parts blocks get one more).
+Block partition(std::size_t count, int parts, int index);
+
+// Binds the spans, registers them with the transport, and offers the
+// operations every algorithm needs in the units they think in (elements).
+class AllreduceBase : public Allreduce {
+ public:
+  AllreduceBase(Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
+                std::span<std::byte> out);
+
+ protected:
+  std::byte* out_at(std::size_t element) { return out_ + element * element_bytes_; }
+  const std::byte* in_at(std::size_t element) const { return in_ + element * element_bytes_; }
+  std::span<std::byte> out_span(Block block) {
+    return {out_at(block.offset), block.count * element_bytes_};
+  }
+  std::size_t bytes(std::size_t elements) const { return elements * element_bytes_; }
+  // Allocates and registers a workspace of `elements` elements.
+  std::byte* allocate_workspace(std::size_t elements);
+
+  // out = in, unless the call is in place.
+  void copy_input_to_output();
+  // dst = op(dst, src)
+  void reduce(std::byte* dst, const std::byte* src, std::size_t elements) {
+    reduce_inplace(spec_.dtype, spec_.op, dst, src, elements);
+  }
+  // dst = op(first, second), for algorithms that fix operand order so every
+  // rank computes bit-identical results.
+  void reduce_ordered(std::byte* dst, const std::byte* first, const std::byte* second,
+                      std::size_t elements) {
+    reduce_into(spec_.dtype, spec_.op, dst, first, second, elements);
+  }
+  // The avg division, on `block` of out.
+  void finish_average(Block block);
+
+  RequestId send(const std::byte* data, std::size_t elements, int peer, int tag) {
+    return transport_.isend({data, bytes(elements)}, peer, tag);
+  }
+  RequestId recv(std::byte* data, std::size_t elements, int peer, int tag) {
+    return transport_.irecv({data, bytes(elements)}, peer, tag);
+  }
+  void wait_all(std::vector<RequestId>& requests) {
+    transport_.wait_all(requests);
+    requests.clear();
+  }
+
+  Transport& transport_;
+  const AllreduceSpec spec_;
+  const std::byte* in_;
+  std::byte* out_;
+  const std::size_t element_bytes_;
+  const int rank_;
+  const int ranks_;
+
+ private:
+  std::vector<MemoryRegistration> registrations_;
+  std::vector<std::vector<std::byte>> workspaces_;
+};
+
+// Folding a non-power-of-two rank count p into p' = 2^⌊lg p⌋ (MPICH's
+// scheme): among the first 2·rem ranks (rem = p − p'), each even rank sends
+// its vector to the odd rank above it and sits out; the odd ranks and every
+// rank ≥ 2·rem form the p' participants, numbered 0..p'−1.
+struct Fold {
+  Fold(int ranks, int rank);
+  int pof2;
+  int rem;
+  int new_rank;  // −1 for a rank that sits out
+  bool sits_out() const { return new_rank < 0; }
+  // The real rank of participant `participant`.
+  int real_rank(int participant) const {
+    return participant < rem ? participant * 2 + 1 : participant + rem;
+  }
+};
+
+// The reasons shared by every hand-written algorithm.
+std::string common_unsupported_reason(std::string_view transport_kind, int ranks,
+                                      std::size_t count);
+
+}  // namespace collbench::detail
+
+namespace collbench {
+extern const AlgorithmInfo kRingAllreduce;
+extern const AlgorithmInfo kTreeAllreduce;
+extern const AlgorithmInfo kRecursiveDoublingAllreduce;
+extern const AlgorithmInfo kRabenseifnerAllreduce;
+extern const AlgorithmInfo kPsCentralAllreduce;
+extern const AlgorithmInfo kPsShardedAllreduce;
+extern const AlgorithmInfo kMpiAllreduce;
+}  // namespace collbench

@@ -1,0 +1,89 @@
+// ps_central — a central parameter server on rank 0.
+//
+//   Push: every worker (rank ≥ 1) sends its whole gradient to rank 0.
+//   Reduce: rank 0 reduces the p−1 gradients into its own, in rank order
+//     as they arrive (later arrivals are still in flight meanwhile).
+//   Pull: rank 0 sends the result to every worker.
+// The server's link carries everything: p−1 vectors in, p−1 out, so it
+// is the bottleneck as p grows — Keuper & Pfreundt's point about central
+// parameter servers.
+//
+// Cost (p ranks, n bytes): 2(p−1)α + 2(p−1)·nβ + (p−1)·nγ.
+#include "allreduce_common.h"
+
+namespace collbench {
+namespace {
+
+constexpr int kPushTag = 500;
+constexpr int kPullTag = 501;
+
+class PsCentralAllreduce final : public detail::AllreduceBase {
+ public:
+  PsCentralAllreduce(Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
+                     std::span<std::byte> out)
+      : AllreduceBase(transport, spec, in, out) {
+    if (rank_ == 0 && ranks_ > 1) {
+      // One slot per worker so every push can land at once, as a real
+      // server's receive buffers would.
+      gradients_ = allocate_workspace(spec.count * static_cast<std::size_t>(ranks_ - 1));
+    }
+    requests_.reserve(static_cast<std::size_t>(ranks_));
+  }
+
+  void run() override {
+    const std::size_t count = spec_.count;
+    if (rank_ != 0) {
+      // Push from `in`, and only then receive into `out`: they may be the same buffer.
+      transport_.wait(send(in_, count, 0, kPushTag));
+      transport_.wait(recv(out_, count, 0, kPullTag));
+      return;
+    }
+    for (int worker = 1; worker < ranks_; ++worker) {
+      requests_.push_back(recv(slot(worker), count, worker, kPushTag));
+    }
+    copy_input_to_output();
+    for (int worker = 1; worker < ranks_; ++worker) {
+      transport_.wait(requests_[static_cast<std::size_t>(worker - 1)]);
+      reduce(out_, slot(worker), count);
+    }
+    requests_.clear();
+    finish_average({0, count});
+    for (int worker = 1; worker < ranks_; ++worker) {
+      requests_.push_back(send(out_, count, worker, kPullTag));
+    }
+    wait_all(requests_);
+  }
+
+ private:
+  std::byte* slot(int worker) {
+    return gradients_ + bytes(spec_.count) * static_cast<std::size_t>(worker - 1);
+  }
+
+  std::byte* gradients_ = nullptr;
+  std::vector<RequestId> requests_;
+};
+
+CostTerms ps_central_cost(int p, double n) {
+  const double workers = p - 1;
+  return {2 * workers, 2 * workers * n, workers * n};
+}
+
+std::size_t ps_central_workspace(int p, std::size_t n) {
+  return n * static_cast<std::size_t>(std::max(p - 1, 0));
+}
+
+}  // namespace
+
+const AlgorithmInfo kPsCentralAllreduce = {
+    "ps_central",
+    "parameter server on rank 0: all push, rank 0 reduces, all pull; server link bound",
+    detail::common_unsupported_reason,
+    ps_central_cost,
+    ps_central_workspace,
+    [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<PsCentralAllreduce>(transport, spec, in, out);
+    },
+};
+
+}  // namespace collbench

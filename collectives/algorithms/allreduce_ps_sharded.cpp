@@ -1,0 +1,99 @@
+// ps_sharded — a sharded parameter server: every rank serves 1/p of the
+// vector (its shard, one block of a p-way split).
+//
+//   Push: every rank sends shard j of its gradient to rank j, for all j ≠ r,
+//     and receives its own shard from the p−1 others (starting with its
+//     right neighbour, so that not everyone hits rank 0 first).
+//   Reduce: each rank reduces the p−1 copies of its shard, in rank order.
+//   Pull: every rank sends its reduced shard to all others and receives
+//     theirs.
+// Same bytes as ring, in one step each way, but with p−1 flows converging
+// on every rank at once (incast), which is what hurts on real networks.
+//
+// Cost (p ranks, n bytes): 2(p−1)α + 2(p−1)/p·nβ + (p−1)/p·nγ.
+#include "allreduce_common.h"
+
+namespace collbench {
+namespace {
+
+constexpr int kPushTag = 600;
+constexpr int kPullTag = 601;
+
+class PsShardedAllreduce final : public detail::AllreduceBase {
+ public:
+  PsShardedAllreduce(Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
+                     std::span<std::byte> out)
+      : AllreduceBase(transport, spec, in, out),
+        shard_(detail::partition(spec.count, ranks_, rank_)) {
+    if (ranks_ > 1) {
+      copies_ = allocate_workspace(shard_.count * static_cast<std::size_t>(ranks_ - 1));
+    }
+    requests_.reserve(2 * static_cast<std::size_t>(ranks_));
+    receives_.reserve(static_cast<std::size_t>(ranks_));
+  }
+
+  void run() override {
+    for (int shift = 1; shift < ranks_; ++shift) {
+      const int peer = (rank_ + shift) % ranks_;
+      receives_.push_back(recv(copy_slot(peer), shard_.count, peer, kPushTag));
+      const detail::Block theirs = shard(peer);
+      requests_.push_back(send(in_at(theirs.offset), theirs.count, peer, kPushTag));
+    }
+    copy_input_to_output();
+    // In rank order, whatever the arrival order, so every run reduces alike.
+    for (int peer = 0; peer < ranks_; ++peer) {
+      if (peer == rank_) continue;
+      const int shift = (peer - rank_ + ranks_) % ranks_;
+      transport_.wait(receives_[static_cast<std::size_t>(shift - 1)]);
+      reduce(out_at(shard_.offset), copy_slot(peer), shard_.count);
+    }
+    receives_.clear();
+    finish_average(shard_);
+    // The pull overwrites the other shards of `out`, which may be `in`.
+    wait_all(requests_);
+    for (int shift = 1; shift < ranks_; ++shift) {
+      const int peer = (rank_ + shift) % ranks_;
+      const detail::Block theirs = shard(peer);
+      requests_.push_back(recv(out_at(theirs.offset), theirs.count, peer, kPullTag));
+      requests_.push_back(send(out_at(shard_.offset), shard_.count, peer, kPullTag));
+    }
+    wait_all(requests_);
+  }
+
+ private:
+  detail::Block shard(int owner) const { return detail::partition(spec_.count, ranks_, owner); }
+  std::byte* copy_slot(int peer) {
+    const int slot = (peer - rank_ + ranks_) % ranks_ - 1;
+    return copies_ + bytes(shard_.count) * static_cast<std::size_t>(slot);
+  }
+
+  const detail::Block shard_;
+  std::byte* copies_ = nullptr;
+  std::vector<RequestId> requests_;
+  std::vector<RequestId> receives_;
+};
+
+CostTerms ps_sharded_cost(int p, double n) {
+  const double peers = p - 1;
+  return {2 * peers, 2 * peers / p * n, peers / p * n};
+}
+
+std::size_t ps_sharded_workspace(int p, std::size_t n) {
+  return (n / static_cast<std::size_t>(p) + 16) * static_cast<std::size_t>(std::max(p - 1, 0));
+}
+
+}  // namespace
+
+const AlgorithmInfo kPsShardedAllreduce = {
+    "ps_sharded",
+    "sharded parameter server: rank j serves block j; push, reduce, pull (incast)",
+    detail::common_unsupported_reason,
+    ps_sharded_cost,
+    ps_sharded_workspace,
+    [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<PsShardedAllreduce>(transport, spec, in, out);
+    },
+};
+
+}  // namespace collbench

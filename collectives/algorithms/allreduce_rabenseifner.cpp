@@ -1,0 +1,136 @@
+// rabenseifner — recursive-halving reduce-scatter, then recursive-doubling
+// allgather (Rabenseifner; Thakur, Rabenseifner & Gropp 2005).
+//
+//   Fold (p not a power of two): as in recursive_doubling, the first 2·rem
+//     ranks pair up and the even ones sit out, leaving p' = 2^⌊lg p⌋.
+//   Phase 1, reduce-scatter by recursive halving, lg p' rounds: each
+//     participant holds a window of the vector (initially all of it, cut in
+//     p' blocks). In round k it pairs with the participant differing in bit
+//     k, keeps one half of the window, sends the other half and reduces the
+//     partner's copy of the kept half into its own. After lg p' rounds each
+//     participant owns one block, fully reduced.
+//   Phase 2, allgather by recursive doubling: the rounds in reverse; each
+//     participant sends what it owns and receives the partner's part, doubling
+//     the fully reduced window each round.
+//   Unfold: odd ranks below 2·rem send the result to their folded partner.
+//
+// Cost (p = 2^k): 2 lg p·α + 2(p−1)/p·nβ + (p−1)/p·nγ — ring's bandwidth with
+// logarithmic latency: for medium and large messages. Otherwise p' replaces
+// p and the fold and unfold add 2α + 2nβ + nγ.
+#include "allreduce_common.h"
+
+namespace collbench {
+namespace {
+
+constexpr int kFoldTag = 400;
+constexpr int kHalvingTag = 401;
+constexpr int kDoublingTag = 402;
+constexpr int kUnfoldTag = 403;
+
+class RabenseifnerAllreduce final : public detail::AllreduceBase {
+ public:
+  RabenseifnerAllreduce(Transport& transport, const AllreduceSpec& spec,
+                        std::span<const std::byte> in, std::span<std::byte> out)
+      : AllreduceBase(transport, spec, in, out), fold_(ranks_, rank_) {
+    if (ranks_ > 1) staging_ = allocate_workspace(spec.count);
+    if (fold_.sits_out()) return;
+    // The schedule (partner and element ranges per round) depends only on
+    // (rank, p, count): compute it here, not in the timed call.
+    int low = 0;
+    int high = fold_.pof2;
+    for (int distance = 1; distance < fold_.pof2; distance <<= 1) {
+      const int middle = (low + high) / 2;
+      const bool keep_lower = (fold_.new_rank & distance) == 0;
+      Round round;
+      round.partner = fold_.real_rank(fold_.new_rank ^ distance);
+      round.kept = keep_lower ? block_range(low, middle) : block_range(middle, high);
+      round.given = keep_lower ? block_range(middle, high) : block_range(low, middle);
+      rounds_.push_back(round);
+      (keep_lower ? high : low) = middle;
+    }
+    owned_ = block_range(low, high);
+    requests_.reserve(2);
+  }
+
+  void run() override {
+    copy_input_to_output();
+    const std::size_t count = spec_.count;
+    const bool folded = rank_ < 2 * fold_.rem;
+    if (folded && fold_.sits_out()) {
+      transport_.wait(send(out_, count, rank_ + 1, kFoldTag));
+      transport_.wait(recv(out_, count, rank_ + 1, kUnfoldTag));
+      return;
+    }
+    if (folded) {
+      transport_.wait(recv(staging_, count, rank_ - 1, kFoldTag));
+      reduce_ordered(out_, staging_, out_, count);
+    }
+    for (const Round& round : rounds_) {
+      requests_.push_back(recv(staging_, round.kept.count, round.partner, kHalvingTag));
+      requests_.push_back(
+          send(out_at(round.given.offset), round.given.count, round.partner, kHalvingTag));
+      wait_all(requests_);
+      if (round.partner < rank_) {
+        reduce_ordered(out_at(round.kept.offset), staging_, out_at(round.kept.offset),
+                       round.kept.count);
+      } else {
+        reduce(out_at(round.kept.offset), staging_, round.kept.count);
+      }
+    }
+    finish_average(owned_);
+    for (auto round = rounds_.rbegin(); round != rounds_.rend(); ++round) {
+      requests_.push_back(
+          recv(out_at(round->given.offset), round->given.count, round->partner, kDoublingTag));
+      requests_.push_back(
+          send(out_at(round->kept.offset), round->kept.count, round->partner, kDoublingTag));
+      wait_all(requests_);
+    }
+    if (folded) transport_.wait(send(out_, count, rank_ - 1, kUnfoldTag));
+  }
+
+ private:
+  struct Round {
+    int partner = -1;
+    detail::Block kept;   // reduced here in phase 1, sent in phase 2
+    detail::Block given;  // sent in phase 1, received in phase 2
+  };
+  // Elements of blocks [first, last) of the p'-way partition.
+  detail::Block block_range(int first, int last) const {
+    const std::size_t begin = detail::partition(spec_.count, fold_.pof2, first).offset;
+    const std::size_t end =
+        last == fold_.pof2 ? spec_.count : detail::partition(spec_.count, fold_.pof2, last).offset;
+    return {begin, end - begin};
+  }
+
+  detail::Fold fold_;
+  std::vector<Round> rounds_;
+  detail::Block owned_;
+  std::byte* staging_ = nullptr;
+  std::vector<RequestId> requests_;
+};
+
+CostTerms rabenseifner_cost(int p, double n) {
+  const int pof2 = 1 << floor_log2(p);
+  const double rounds = floor_log2(p);
+  const double share = static_cast<double>(pof2 - 1) / pof2;
+  const double fold = pof2 == p ? 0 : 1;
+  return {2 * rounds + 2 * fold, 2 * share * n + 2 * fold * n, share * n + fold * n};
+}
+
+std::size_t rabenseifner_workspace(int p, std::size_t n) { return p > 1 ? n : 0; }
+
+}  // namespace
+
+const AlgorithmInfo kRabenseifnerAllreduce = {
+    "rabenseifner",
+    "recursive-halving reduce-scatter + recursive-doubling allgather; log latency, ring bandwidth",
+    detail::common_unsupported_reason,
+    rabenseifner_cost,
+    rabenseifner_workspace,
+    [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<RabenseifnerAllreduce>(transport, spec, in, out);
+    },
+};
+
+}  // namespace collbench

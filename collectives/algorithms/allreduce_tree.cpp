@@ -1,0 +1,87 @@
+// tree — binomial-tree reduce to rank 0, then binomial-tree broadcast.
+//
+//   Phase 1, reduce, ⌈lg p⌉ rounds: in round k (distance 2^k) every rank
+//     whose bit k is set sends its partial result to rank − 2^k and leaves;
+//     the others receive from rank + 2^k (if it exists) and reduce.
+//   Phase 2, broadcast, ⌈lg p⌉ rounds: the same tree backwards; each rank
+//     receives the result from its parent and forwards it to its children,
+//     farthest child first so the deepest subtree starts earliest.
+// Whole vectors travel, unsegmented: on the critical path the vector crosses
+// ⌈lg p⌉ links twice and is reduced ⌈lg p⌉ times.
+//
+// Cost (p ranks, n bytes): 2⌈lg p⌉α + 2⌈lg p⌉·nβ + ⌈lg p⌉·nγ — logarithmic
+// latency, but every link carries the whole vector: for small messages.
+#include "allreduce_common.h"
+
+namespace collbench {
+namespace {
+
+constexpr int kReduceTag = 200;
+constexpr int kBroadcastTag = 201;
+
+class TreeAllreduce final : public detail::AllreduceBase {
+ public:
+  TreeAllreduce(Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
+                std::span<std::byte> out)
+      : AllreduceBase(transport, spec, in, out) {
+    // The schedule depends only on (rank, p): compute it once.
+    for (int distance = 1; distance < ranks_; distance <<= 1) {
+      if (rank_ & distance) {
+        parent_ = rank_ - distance;
+        break;
+      }
+      if (rank_ + distance < ranks_) children_.push_back(rank_ + distance);
+    }
+    if (!children_.empty()) staging_ = allocate_workspace(spec.count);
+    requests_.reserve(children_.size() + 1);
+  }
+
+  void run() override {
+    copy_input_to_output();
+    const std::size_t count = spec_.count;
+    // Reduce: nearest child first, as their subtrees finish in that order.
+    for (int child : children_) {
+      transport_.wait(recv(staging_, count, child, kReduceTag));
+      reduce(out_, staging_, count);
+    }
+    if (parent_ >= 0) {
+      transport_.wait(send(out_, count, parent_, kReduceTag));
+      transport_.wait(recv(out_, count, parent_, kBroadcastTag));
+    } else {
+      finish_average({0, count});
+    }
+    for (auto child = children_.rbegin(); child != children_.rend(); ++child) {
+      requests_.push_back(send(out_, count, *child, kBroadcastTag));
+    }
+    wait_all(requests_);
+  }
+
+ private:
+  int parent_ = -1;
+  std::vector<int> children_;  // nearest first
+  std::byte* staging_ = nullptr;
+  std::vector<RequestId> requests_;
+};
+
+CostTerms tree_cost(int p, double n) {
+  const double rounds = ceil_log2(p);
+  return {2 * rounds, 2 * rounds * n, rounds * n};
+}
+
+std::size_t tree_workspace(int p, std::size_t n) { return p > 1 ? n : 0; }
+
+}  // namespace
+
+const AlgorithmInfo kTreeAllreduce = {
+    "tree",
+    "binomial-tree reduce to rank 0 + binomial broadcast; log-latency, for small messages",
+    detail::common_unsupported_reason,
+    tree_cost,
+    tree_workspace,
+    [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<TreeAllreduce>(transport, spec, in, out);
+    },
+};
+
+}  // namespace collbench

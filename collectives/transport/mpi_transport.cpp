@@ -1,0 +1,151 @@
+#include "collbench/mpi_transport.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <stdexcept>
+
+namespace collbench {
+namespace {
+
+int comm_rank(MPI_Comm comm) {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  return rank;
+}
+
+int comm_size(MPI_Comm comm) {
+  int size = 0;
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  return size;
+}
+
+int checked_count(std::size_t bytes, const char* call) {
+  // MPI counts are int; larger messages would need derived datatypes, and
+  // no algorithm here sends 2 GiB in one message.
+  if (bytes > static_cast<std::size_t>(INT32_MAX)) {
+    throw std::invalid_argument(
+        fmt::format("{}: message of {} bytes exceeds the MPI int count limit", call, bytes));
+  }
+  return static_cast<int>(bytes);
+}
+
+}  // namespace
+
+void check_mpi(int rc, const char* call, const std::string& context) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  throw std::runtime_error(fmt::format("{} failed: {} (rc={}{}{})", call, text, rc,
+                                       context.empty() ? "" : ", ", context));
+}
+
+MpiTransport::MpiTransport(MPI_Comm comm) : Transport(comm_rank(comm), comm_size(comm)) {
+  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  // Errors come back as return codes we turn into exceptions, instead of
+  // MPI's default of aborting the whole job without saying where.
+  check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  requests_.reserve(64);
+  pending_.reserve(64);
+  free_.reserve(64);
+  scratch_.reserve(64);
+}
+
+MpiTransport::~MpiTransport() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_NULL) {
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+      if (requests_[i] != MPI_REQUEST_NULL) {
+        MPI_Cancel(&requests_[i]);
+        MPI_Request_free(&requests_[i]);
+      }
+    }
+    MPI_Comm_free(&comm_);
+  }
+}
+
+RequestId MpiTransport::acquire(int peer, int tag, bool is_send) {
+  RequestId id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+  } else {
+    id = static_cast<RequestId>(requests_.size());
+    requests_.push_back(MPI_REQUEST_NULL);
+    pending_.push_back({});
+    free_.reserve(requests_.capacity());
+    scratch_.reserve(requests_.capacity());
+  }
+  pending_[id] = {peer, tag, is_send};
+  return id;
+}
+
+void MpiTransport::release(RequestId request) {
+  requests_[request] = MPI_REQUEST_NULL;
+  pending_[request] = {};
+  free_.push_back(request);
+}
+
+RequestId MpiTransport::isend(std::span<const std::byte> data, int peer, int tag) {
+  check_peer_and_tag(peer, tag);
+  const int count = checked_count(data.size(), "MPI_Isend");
+  const RequestId id = acquire(peer, tag, true);
+  check_mpi(MPI_Isend(data.data(), count, MPI_BYTE, peer, tag, comm_, &requests_[id]), "MPI_Isend",
+            fmt::format("peer {}, tag {}, {} bytes", peer, tag, data.size()));
+  count_send(data.size());
+  return id;
+}
+
+RequestId MpiTransport::irecv(std::span<std::byte> data, int peer, int tag) {
+  check_peer_and_tag(peer, tag);
+  const int count = checked_count(data.size(), "MPI_Irecv");
+  const RequestId id = acquire(peer, tag, false);
+  check_mpi(MPI_Irecv(data.data(), count, MPI_BYTE, peer, tag, comm_, &requests_[id]), "MPI_Irecv",
+            fmt::format("peer {}, tag {}, {} bytes", peer, tag, data.size()));
+  return id;
+}
+
+void MpiTransport::wait(RequestId request) { wait_all(std::span<const RequestId>(&request, 1)); }
+
+void MpiTransport::wait_all(std::span<const RequestId> requests) {
+  scratch_.clear();
+  for (RequestId id : requests) scratch_.push_back(requests_[id]);
+  const int count = static_cast<int>(scratch_.size());
+  if (timeout().count() == 0) {
+    check_mpi(MPI_Waitall(count, scratch_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
+              fmt::format("rank {}, {} requests", this->rank(), count));
+  } else {
+    // MPI_Waitall cannot be bounded, so poll: the harness must never hang
+    // forever on a peer that died or a schedule that deadlocked.
+    const auto deadline = std::chrono::steady_clock::now() + timeout();
+    int done = 0;
+    for (std::uint64_t spins = 0;; ++spins) {
+      check_mpi(MPI_Testall(count, scratch_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall",
+                fmt::format("rank {}, {} requests", this->rank(), count));
+      if (done) break;
+      if ((spins & 255) == 0 && std::chrono::steady_clock::now() > deadline) {
+        for (std::size_t i = 0; i < requests.size(); ++i) requests_[requests[i]] = scratch_[i];
+        throw_timeout(requests);
+      }
+    }
+  }
+  for (RequestId id : requests) release(id);
+}
+
+void MpiTransport::throw_timeout(std::span<const RequestId> requests) const {
+  std::string pending;
+  for (RequestId id : requests) {
+    if (requests_[id] == MPI_REQUEST_NULL) continue;
+    const Pending& p = pending_[id];
+    if (!pending.empty()) pending += ", ";
+    pending += fmt::format("{} rank {} tag {}", p.is_send ? "send to" : "recv from", p.peer, p.tag);
+  }
+  throw TimeoutError(fmt::format("rank {}: timed out after {} ms waiting for: {}", this->rank(),
+                                 timeout().count(), pending));
+}
+
+void MpiTransport::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+}  // namespace collbench

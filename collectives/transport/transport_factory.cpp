@@ -1,0 +1,39 @@
+#include "collbench/transport_factory.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <stdexcept>
+
+#include "collbench/mpi_transport.h"
+#ifdef COLLBENCH_HAVE_OFI
+#include "collbench/ofi_transport.h"
+#endif
+
+namespace collbench {
+
+std::vector<std::string> transport_kinds() {
+#ifdef COLLBENCH_HAVE_OFI
+  return {"mpi", "ofi"};
+#else
+  return {"mpi"};
+#endif
+}
+
+std::unique_ptr<Transport> make_transport(const TransportOptions& options) {
+  if (options.kind == "mpi") return std::make_unique<MpiTransport>(options.comm);
+#ifdef COLLBENCH_HAVE_OFI
+  if (options.kind == "ofi")
+    return std::make_unique<OfiTransport>(options.comm, options.ofi_provider);
+#else
+  if (options.kind == "ofi") {
+    throw std::invalid_argument(
+        "transport 'ofi': this build has no libfabric support (install libfabric-dev and "
+        "reconfigure with -DCOLLBENCH_WITH_OFI=ON); accepted: mpi");
+  }
+#endif
+  throw std::invalid_argument(fmt::format("unknown transport '{}'; accepted: {}", options.kind,
+                                          fmt::join(transport_kinds(), ", ")));
+}
+
+}  // namespace collbench

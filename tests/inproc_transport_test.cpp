@@ -1,0 +1,128 @@
+// The in-process transport itself: MPI's matching rules, errors, timeouts,
+// and one failing rank ending the others.
+#include "collbench/inproc_transport.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+
+namespace collbench {
+namespace {
+
+std::span<const std::byte> bytes_of(const std::vector<int>& values) {
+  return std::as_bytes(std::span(values));
+}
+std::span<std::byte> writable_bytes_of(std::vector<int>& values) {
+  return std::as_writable_bytes(std::span(values));
+}
+
+TEST(InProcessTransport, SameTagMessagesArriveInPostOrder) {
+  run_in_process(2, [](Transport& transport) {
+    if (transport.rank() == 0) {
+      std::vector<int> first = {1, 2}, second = {3, 4, 5};
+      RequestId a = transport.isend(bytes_of(first), 1, 7);
+      RequestId b = transport.isend(bytes_of(second), 1, 7);
+      transport.wait(a);
+      transport.wait(b);
+      EXPECT_EQ(transport.bytes_sent(), 20u);
+      EXPECT_EQ(transport.messages_sent(), 2u);
+    } else {
+      std::vector<int> first(2), second(3);
+      std::vector<RequestId> requests = {transport.irecv(writable_bytes_of(first), 0, 7),
+                                         transport.irecv(writable_bytes_of(second), 0, 7)};
+      transport.wait_all(requests);
+      EXPECT_EQ(first, (std::vector<int>{1, 2}));
+      EXPECT_EQ(second, (std::vector<int>{3, 4, 5}));
+    }
+  });
+}
+
+TEST(InProcessTransport, TagsAndSourcesSelectTheMessage) {
+  run_in_process(3, [](Transport& transport) {
+    if (transport.rank() == 0) {
+      std::vector<int> from1(1), from2(1), tag9(1);
+      // Posted in the opposite order of the sends' tags and sources.
+      std::vector<RequestId> requests = {transport.irecv(writable_bytes_of(tag9), 1, 9),
+                                         transport.irecv(writable_bytes_of(from2), 2, 5),
+                                         transport.irecv(writable_bytes_of(from1), 1, 5)};
+      transport.wait_all(requests);
+      EXPECT_EQ(from1[0], 15);
+      EXPECT_EQ(from2[0], 25);
+      EXPECT_EQ(tag9[0], 19);
+    } else {
+      std::vector<int> tag5 = {transport.rank() * 10 + 5}, tag9 = {transport.rank() * 10 + 9};
+      RequestId a = transport.isend(bytes_of(tag5), 0, 5);
+      if (transport.rank() == 1) transport.wait(transport.isend(bytes_of(tag9), 0, 9));
+      transport.wait(a);
+    }
+  });
+}
+
+TEST(InProcessTransport, ZeroLengthMessagesAndBarrier) {
+  std::atomic<int> arrived{0};
+  run_in_process(4, [&](Transport& transport) {
+    const int right = (transport.rank() + 1) % 4, left = (transport.rank() + 3) % 4;
+    std::vector<RequestId> requests = {transport.irecv({}, left, 0), transport.isend({}, right, 0)};
+    transport.wait_all(requests);
+    ++arrived;
+    transport.barrier();
+    EXPECT_EQ(arrived.load(), 4);
+  });
+}
+
+TEST(InProcessTransport, TruncationIsAnError) {
+  EXPECT_THROW(run_in_process(2,
+                              [](Transport& transport) {
+                                std::vector<int> data(4);
+                                if (transport.rank() == 0) {
+                                  transport.wait(transport.isend(bytes_of(data), 1, 0));
+                                } else {
+                                  std::vector<int> small(2);
+                                  transport.wait(transport.irecv(writable_bytes_of(small), 0, 0));
+                                }
+                              }),
+               std::runtime_error);
+}
+
+TEST(InProcessTransport, BadPeerOrTagIsRejected) {
+  run_in_process(2, [](Transport& transport) {
+    std::vector<int> data(1);
+    EXPECT_THROW(transport.isend(bytes_of(data), 2, 0), std::invalid_argument);
+    EXPECT_THROW(transport.irecv(writable_bytes_of(data), -1, 0), std::invalid_argument);
+    EXPECT_THROW(transport.isend(bytes_of(data), 1, kMaxTag + 1), std::invalid_argument);
+  });
+}
+
+TEST(InProcessTransport, MissingSenderTimesOutNamingThePeer) {
+  try {
+    run_in_process(
+        2,
+        [](Transport& transport) {
+          std::vector<int> data(1);
+          if (transport.rank() == 1) transport.wait(transport.irecv(writable_bytes_of(data), 0, 3));
+        },
+        std::chrono::milliseconds(100));
+    FAIL() << "expected a timeout";
+  } catch (const TimeoutError& error) {
+    EXPECT_NE(std::string(error.what()).find("recv from rank 0 tag 3"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(InProcessTransport, OneFailingRankEndsTheOthersPromptly) {
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(run_in_process(
+                   4,
+                   [](Transport& transport) {
+                     if (transport.rank() == 2) throw std::logic_error("rank 2 broke");
+                     transport.barrier();
+                   },
+                   std::chrono::seconds(30)),
+               std::logic_error);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+}  // namespace
+}  // namespace collbench
