@@ -1,0 +1,183 @@
+// Layer shape and cost rules for the catalog builder. The output-size
+// formulas are PyTorch's (torch.nn.Conv2d / MaxPool2d documentation), so a
+// model written with the same arguments as its torchvision definition gets
+// the same activation shapes.
+#include "layers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace collbench::catalog_detail {
+namespace {
+
+std::int64_t checked_product(const std::vector<std::int64_t>& factors, const std::string& what) {
+  std::int64_t product = 1;
+  for (std::int64_t factor : factors) {
+    if (factor <= 0 || __builtin_mul_overflow(product, factor, &product)) {
+      throw std::invalid_argument(
+          fmt::format("{}: dimensions [{}] must be positive and their product must fit in 64 bits",
+                      what, fmt::join(factors, ", ")));
+    }
+  }
+  return product;
+}
+
+// PyTorch's pooling/convolution output length for one spatial dimension
+// (dilation 1). Ceil mode drops a last window that would start in the right
+// padding, as aten's pooling_output_shape does.
+std::int64_t output_length(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                           std::int64_t padding, bool ceil_mode, const std::string& what) {
+  if (kernel <= 0 || stride <= 0 || padding < 0) {
+    throw std::invalid_argument(
+        fmt::format("{}: kernel {} and stride {} must be positive and padding {} non-negative",
+                    what, kernel, stride, padding));
+  }
+  const std::int64_t span = in + 2 * padding - kernel;
+  if (span < 0) {
+    throw std::invalid_argument(
+        fmt::format("{}: input length {} with padding {} is smaller than the kernel {}", what, in,
+                    padding, kernel));
+  }
+  std::int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + padding) --out;
+  return out;
+}
+
+}  // namespace
+
+FeatureMap pool2d(const FeatureMap& in, const Pool& pool) {
+  return {in.channels,
+          output_length(in.height, pool.kernel.height, pool.stride.height, pool.padding.height,
+                        pool.ceil_mode, "pool height"),
+          output_length(in.width, pool.kernel.width, pool.stride.width, pool.padding.width,
+                        pool.ceil_mode, "pool width")};
+}
+
+FeatureMap adaptive_avg_pool2d(const FeatureMap& in, Window out) {
+  if (out.height <= 0 || out.width <= 0) {
+    throw std::invalid_argument(fmt::format(
+        "adaptive_avg_pool2d: output size {}x{} must be positive", out.height, out.width));
+  }
+  return {in.channels, out.height, out.width};
+}
+
+FeatureMap concat_channels(std::initializer_list<FeatureMap> branches) {
+  if (branches.size() == 0) throw std::invalid_argument("concat_channels: no branches");
+  FeatureMap result = *branches.begin();
+  result.channels = 0;
+  for (const FeatureMap& branch : branches) {
+    if (branch.height != result.height || branch.width != result.width) {
+      throw std::invalid_argument(
+          fmt::format("concat_channels: branch of {}x{} cannot join branches of {}x{}",
+                      branch.height, branch.width, result.height, result.width));
+    }
+    result.channels += branch.channels;
+  }
+  return result;
+}
+
+ModelBuilder::ModelBuilder(std::string name, std::string variant, std::string reference,
+                           std::string input) {
+  model_.name = std::move(name);
+  model_.variant = std::move(variant);
+  model_.reference = std::move(reference);
+  model_.input = std::move(input);
+}
+
+void ModelBuilder::parameter(const std::string& name, std::vector<std::int64_t> shape) {
+  const bool duplicate =
+      std::any_of(model_.tensors_backprop_order.begin(), model_.tensors_backprop_order.end(),
+                  [&](const ParamTensor& tensor) { return tensor.name == name; });
+  if (duplicate) {
+    throw std::invalid_argument(
+        fmt::format("model {}: parameter \"{}\" is registered twice", model_.name, name));
+  }
+  const std::int64_t elements = checked_product(shape, fmt::format("parameter \"{}\"", name));
+  model_.tensors_backprop_order.push_back({name, std::move(shape), elements});
+}
+
+void ModelBuilder::multiply_adds(std::int64_t count) {
+  if (count < 0 || __builtin_add_overflow(multiply_adds_, count, &multiply_adds_)) {
+    throw std::invalid_argument(
+        fmt::format("model {}: adding {} multiply-adds to {} is negative or overflows", model_.name,
+                    count, multiply_adds_));
+  }
+}
+
+FeatureMap ModelBuilder::conv2d(const std::string& name, const FeatureMap& in, const Conv2d& conv) {
+  if (conv.groups <= 0 || in.channels % conv.groups != 0 || conv.out_channels % conv.groups != 0) {
+    throw std::invalid_argument(
+        fmt::format("conv {}: groups {} must divide input channels {} and output channels {}", name,
+                    conv.groups, in.channels, conv.out_channels));
+  }
+  const FeatureMap out{conv.out_channels,
+                       output_length(in.height, conv.kernel.height, conv.stride.height,
+                                     conv.padding.height, false, "conv " + name + " height"),
+                       output_length(in.width, conv.kernel.width, conv.stride.width,
+                                     conv.padding.width, false, "conv " + name + " width")};
+  const std::int64_t in_per_group = in.channels / conv.groups;
+  parameter(name + ".weight",
+            {conv.out_channels, in_per_group, conv.kernel.height, conv.kernel.width});
+  if (conv.bias) parameter(name + ".bias", {conv.out_channels});
+  // Every output element is a dot product over one group's input window.
+  multiply_adds(checked_product(
+      {out.channels, out.height, out.width, in_per_group, conv.kernel.height, conv.kernel.width},
+      "conv " + name + " multiply-adds"));
+  return out;
+}
+
+FeatureMap ModelBuilder::batch_norm2d(const std::string& name, const FeatureMap& in) {
+  parameter(name + ".weight", {in.channels});
+  parameter(name + ".bias", {in.channels});
+  return in;
+}
+
+void ModelBuilder::linear(const std::string& name, std::int64_t in_features,
+                          std::int64_t out_features, std::int64_t rows, bool bias) {
+  parameter(name + ".weight", {out_features, in_features});
+  if (bias) parameter(name + ".bias", {out_features});
+  multiply_adds(checked_product({rows, in_features, out_features}, "linear " + name));
+}
+
+void ModelBuilder::conv1d_transposed_linear(const std::string& name, std::int64_t in_features,
+                                            std::int64_t out_features, std::int64_t rows) {
+  parameter(name + ".weight", {in_features, out_features});
+  parameter(name + ".bias", {out_features});
+  multiply_adds(checked_product({rows, in_features, out_features}, "Conv1D " + name));
+}
+
+void ModelBuilder::embedding(const std::string& name, std::int64_t count, std::int64_t dim) {
+  parameter(name + ".weight", {count, dim});
+}
+
+void ModelBuilder::layer_norm(const std::string& name, std::int64_t dim) {
+  parameter(name + ".weight", {dim});
+  parameter(name + ".bias", {dim});
+}
+
+Model ModelBuilder::finish() && {
+  if (model_.tensors_backprop_order.empty()) {
+    throw std::invalid_argument(fmt::format("model {} has no parameters", model_.name));
+  }
+  std::reverse(model_.tensors_backprop_order.begin(), model_.tensors_backprop_order.end());
+  if (__builtin_mul_overflow(multiply_adds_, 2, &model_.forward_flops_per_sample)) {
+    throw std::invalid_argument(fmt::format("model {}: FLOPs overflow 64 bits", model_.name));
+  }
+  return std::move(model_);
+}
+
+FeatureMap conv_bn(ModelBuilder& builder, const std::string& name, const FeatureMap& in,
+                   std::int64_t out_channels, Window kernel, Window stride, Window padding) {
+  const FeatureMap convolved = builder.conv2d(name + ".conv", in,
+                                              {.out_channels = out_channels,
+                                               .kernel = kernel,
+                                               .stride = stride,
+                                               .padding = padding,
+                                               .bias = false});
+  return builder.batch_norm2d(name + ".bn", convolved);
+}
+
+}  // namespace collbench::catalog_detail

@@ -1,0 +1,67 @@
+// The DNN model catalog: real networks written as their architectures, from
+// which the trainable parameter tensors and the forward FLOPs are derived.
+//
+// Each model is built layer by layer (convolutions with their kernel,
+// channels, groups and bias; batch-norm; linear; embedding; layer-norm;
+// attention) with the same module names as its reference implementation, so
+// `show resnet50` lists "layer4.2.conv3.weight" exactly as PyTorch names it.
+// Nothing is typed in as a total: the parameter count is the sum over the
+// derived tensors, and tests compare it with the published count.
+//
+// Tensor order is the order backpropagation produces gradients: last layer
+// first and, within a layer, the reverse of forward registration (bias before
+// weight). This is reversed `model.parameters()`, the order PyTorch DDP uses
+// to assign buckets.
+//
+// FLOPs are 2 x multiply-adds of the convolutions, linear layers and
+// attention matrix products of one forward pass of one sample. Batch-norm,
+// layer-norm, activations, softmax, pooling and bias additions are not
+// counted; they add about 1% or less for these networks, and leaving them
+// out keeps the count comparable with the published multiply-add figures.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace collbench {
+
+struct ParamTensor {
+  std::string name;                 // e.g. "layer1.0.conv1.weight"
+  std::vector<std::int64_t> shape;  // as the reference stores it, e.g. {64, 3, 7, 7}
+  std::int64_t elements = 0;        // product of shape
+
+  std::uint64_t bytes(std::size_t element_bytes) const {
+    return static_cast<std::uint64_t>(elements) * element_bytes;
+  }
+};
+
+struct Model {
+  std::string name;       // catalog key, e.g. "resnet50"
+  std::string variant;    // which definition exactly, e.g. "torchvision resnet50 (ResNet v1.5)"
+  std::string reference;  // the implementation whose parameter count this reproduces
+  std::string input;      // one sample, e.g. "3x224x224 image" or "128 tokens"
+  std::vector<ParamTensor> tensors_backprop_order;
+  std::int64_t forward_flops_per_sample = 0;  // 2 x multiply-adds, see the file comment
+
+  std::int64_t parameters() const;
+  std::uint64_t gradient_bytes(std::size_t element_bytes) const;
+};
+
+// Every model, in catalog order (CNNs by year, then transformers).
+const std::vector<Model>& all_models();
+// Their names, in the same order.
+const std::vector<std::string>& model_names();
+// "alexnet, alexnet_caffe, vgg16, ..." for messages that say what is accepted.
+std::string model_name_list();
+// Throws std::invalid_argument naming `name` and listing the known names.
+const Model& find_model(std::string_view name);
+
+// Element sizes of the dtypes the catalog tools accept (f32, f64, f16, bf16),
+// kept here so the catalog does not depend on the core library.
+// Throws std::invalid_argument listing the accepted names.
+std::size_t dtype_element_bytes(std::string_view dtype_name);
+
+}  // namespace collbench

@@ -1,0 +1,215 @@
+// Tests of the DNN model catalog: the parameter totals derived from each
+// architecture equal the published counts exactly, the derived FLOPs are
+// within 5% of a published figure, and tensors come in backprop order with
+// the reference implementation's names and shapes.
+#include "collbench/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace collbench {
+namespace {
+
+struct PublishedModel {
+  const char* name;
+  std::int64_t parameters;  // the reference implementation's count
+  std::size_t tensors;      // len(list(model.parameters())) of the reference
+  double forward_flops;     // published forward FLOPs per sample (2 x MACs)
+};
+
+// Transformer forward FLOPs per sequence from Narayanan et al., "Efficient
+// Large-Scale Language Model Training on GPU Clusters Using Megatron-LM"
+// (SC'21, section 5.1): 24·s·l·h² + 4·s²·l·h, plus 2·s·h·V for an LM head.
+constexpr double transformer_forward_flops(double sequence, double layers, double hidden,
+                                           double lm_head_vocabulary) {
+  return 24 * sequence * layers * hidden * hidden + 4 * sequence * sequence * layers * hidden +
+         2 * sequence * hidden * lm_head_vocabulary;
+}
+
+// torchvision's model docs give "GFLOPS" that count one multiply-add as one
+// operation (ResNet-50's 4.09 is its 4.09 G multiply-adds), so FLOPs are
+// twice the listed figure.
+constexpr double torchvision_gflops_to_flops(double listed) { return 2 * listed * 1e9; }
+
+const PublishedModel kPublished[] = {
+    // torchvision AlexNet_Weights.IMAGENET1K_V1: num_params 61100840, GFLOPS 0.71.
+    {"alexnet", 61'100'840, 16, torchvision_gflops_to_flops(0.71)},
+    // BVLC Caffe bvlc_alexnet deploy.prototxt; Sze et al., Proc. IEEE 2017,
+    // Table III: 724M MACs.
+    {"alexnet_caffe", 60'965'224, 16, 2 * 724e6},
+    // torchvision VGG16_Weights.IMAGENET1K_V1: num_params 138357544, GFLOPS 15.47.
+    {"vgg16", 138'357'544, 32, torchvision_gflops_to_flops(15.47)},
+    // torchvision GoogLeNet_Weights.IMAGENET1K_V1: num_params 6624904, GFLOPS 1.50.
+    {"googlenet", 6'624'904, 173, torchvision_gflops_to_flops(1.50)},
+    // torchvision Inception_V3_Weights.IMAGENET1K_V1: num_params 27161264
+    // (aux_logits=True), GFLOPS 5.71.
+    {"inception_v3", 27'161'264, 292, torchvision_gflops_to_flops(5.71)},
+    // torchvision ResNet50_Weights.IMAGENET1K_V1: num_params 25557032, GFLOPS 4.09.
+    {"resnet50", 25'557'032, 161, torchvision_gflops_to_flops(4.09)},
+    // torchvision ResNet152_Weights.IMAGENET1K_V1: num_params 60192808, GFLOPS 11.51.
+    {"resnet152", 60'192'808, 467, torchvision_gflops_to_flops(11.51)},
+    // Hugging Face BertModel bert-base-uncased: 109482240 (with pooler), s = 128.
+    {"bert_base", 109'482'240, 199, transformer_forward_flops(128, 12, 768, 0)},
+    // Hugging Face BertModel bert-large-uncased: 335141888, s = 128.
+    {"bert_large", 335'141'888, 391, transformer_forward_flops(128, 24, 1024, 0)},
+    // Hugging Face gpt2 (GPT2Model, = GPT2LMHeadModel with its tied head):
+    // 124439808; s = 1024 with the LM head over 50257 tokens.
+    {"gpt2", 124'439'808, 148, transformer_forward_flops(1024, 12, 768, 50257)},
+};
+
+class PublishedModelTest : public ::testing::TestWithParam<PublishedModel> {};
+
+TEST_P(PublishedModelTest, DerivedParameterTotalEqualsPublishedCount) {
+  const Model& model = find_model(GetParam().name);
+  EXPECT_EQ(model.parameters(), GetParam().parameters);
+  EXPECT_EQ(model.tensors_backprop_order.size(), GetParam().tensors);
+}
+
+TEST_P(PublishedModelTest, ForwardFlopsWithinFivePercentOfPublishedFigure) {
+  const Model& model = find_model(GetParam().name);
+  const double derived = static_cast<double>(model.forward_flops_per_sample);
+  const double relative_error =
+      std::abs(derived - GetParam().forward_flops) / GetParam().forward_flops;
+  EXPECT_LT(relative_error, 0.05) << model.name << ": derived " << derived << " FLOPs, published "
+                                  << GetParam().forward_flops;
+}
+
+TEST_P(PublishedModelTest, TensorsAreWellFormedAndUniquelyNamed) {
+  const Model& model = find_model(GetParam().name);
+  std::set<std::string> names;
+  for (const ParamTensor& tensor : model.tensors_backprop_order) {
+    std::int64_t product = 1;
+    for (std::int64_t dim : tensor.shape) product *= dim;
+    EXPECT_EQ(tensor.elements, product) << tensor.name;
+    EXPECT_GT(tensor.elements, 0) << tensor.name;
+    EXPECT_TRUE(names.insert(tensor.name).second) << "duplicate " << tensor.name;
+    // Batch-norm running statistics are buffers, not trainable tensors.
+    EXPECT_EQ(tensor.name.find("running_"), std::string::npos) << tensor.name;
+  }
+  EXPECT_FALSE(model.variant.empty());
+  EXPECT_FALSE(model.reference.empty());
+  EXPECT_FALSE(model.input.empty());
+}
+
+TEST_P(PublishedModelTest, GradientBytesScaleWithElementSize) {
+  const Model& model = find_model(GetParam().name);
+  const auto parameters = static_cast<std::uint64_t>(GetParam().parameters);
+  EXPECT_EQ(model.gradient_bytes(4), parameters * 4);
+  EXPECT_EQ(model.gradient_bytes(2), parameters * 2);
+  EXPECT_EQ(model.gradient_bytes(8), parameters * 8);
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, PublishedModelTest, ::testing::ValuesIn(kPublished),
+                         [](const ::testing::TestParamInfo<PublishedModel>& param_info) {
+                           return std::string(param_info.param.name);
+                         });
+
+TEST(Catalog, ListsEveryPublishedModelInCatalogOrder) {
+  std::vector<std::string> expected;
+  for (const PublishedModel& published : kPublished) expected.emplace_back(published.name);
+  EXPECT_EQ(model_names(), expected);
+  ASSERT_EQ(all_models().size(), expected.size());
+}
+
+const ParamTensor& tensor_named(const Model& model, const std::string& name) {
+  for (const ParamTensor& tensor : model.tensors_backprop_order) {
+    if (tensor.name == name) return tensor;
+  }
+  throw std::runtime_error(model.name + " has no tensor " + name);
+}
+
+TEST(Catalog, ResNet50TensorsComeLastLayerFirstBiasBeforeWeight) {
+  const auto& tensors = find_model("resnet50").tensors_backprop_order;
+  ASSERT_GE(tensors.size(), 5u);
+  EXPECT_EQ(tensors[0].name, "fc.bias");
+  EXPECT_EQ(tensors[1].name, "fc.weight");
+  EXPECT_EQ(tensors[2].name, "layer4.2.bn3.bias");
+  EXPECT_EQ(tensors[3].name, "layer4.2.bn3.weight");
+  EXPECT_EQ(tensors[4].name, "layer4.2.conv3.weight");
+  EXPECT_EQ(tensors.back().name, "conv1.weight");
+  EXPECT_EQ(tensors[tensors.size() - 2].name, "bn1.weight");
+}
+
+TEST(Catalog, ResNet50ShapesMatchTorchvision) {
+  const Model& model = find_model("resnet50");
+  EXPECT_EQ(tensor_named(model, "conv1.weight").shape, (std::vector<std::int64_t>{64, 3, 7, 7}));
+  EXPECT_EQ(tensor_named(model, "fc.weight").shape, (std::vector<std::int64_t>{1000, 2048}));
+  // v1.5: the first block of each stage projects with a 1x1 downsample.
+  EXPECT_EQ(tensor_named(model, "layer2.0.downsample.0.weight").shape,
+            (std::vector<std::int64_t>{512, 256, 1, 1}));
+  EXPECT_EQ(tensor_named(model, "layer4.0.conv2.weight").shape,
+            (std::vector<std::int64_t>{512, 512, 3, 3}));
+  EXPECT_THROW(tensor_named(model, "layer2.1.downsample.0.weight"), std::runtime_error);
+}
+
+TEST(Catalog, GroupedCaffeAlexNetHalvesInputChannelsPerFilter) {
+  const Model& model = find_model("alexnet_caffe");
+  EXPECT_EQ(tensor_named(model, "conv2.weight").shape, (std::vector<std::int64_t>{256, 48, 5, 5}));
+  EXPECT_EQ(tensor_named(model, "conv3.weight").shape, (std::vector<std::int64_t>{384, 256, 3, 3}));
+  EXPECT_EQ(tensor_named(model, "conv5.weight").shape, (std::vector<std::int64_t>{256, 192, 3, 3}));
+  // fc6 sees the 256x6x6 map that the 227x227 input leaves.
+  EXPECT_EQ(tensor_named(model, "fc6.weight").shape, (std::vector<std::int64_t>{4096, 9216}));
+}
+
+TEST(Catalog, InceptionV3IncludesTheAuxiliaryClassifier) {
+  const Model& model = find_model("inception_v3");
+  EXPECT_EQ(tensor_named(model, "AuxLogits.fc.weight").shape,
+            (std::vector<std::int64_t>{1000, 768}));
+  EXPECT_EQ(tensor_named(model, "AuxLogits.conv1.conv.weight").shape,
+            (std::vector<std::int64_t>{768, 128, 5, 5}));
+  EXPECT_EQ(tensor_named(model, "Mixed_6b.branch7x7_2.conv.weight").shape,
+            (std::vector<std::int64_t>{128, 128, 1, 7}));
+}
+
+TEST(Catalog, TransformerNamesAndShapesMatchHuggingFace) {
+  const Model& bert = find_model("bert_base");
+  EXPECT_EQ(bert.tensors_backprop_order.front().name, "pooler.dense.bias");
+  EXPECT_EQ(bert.tensors_backprop_order.back().name, "embeddings.word_embeddings.weight");
+  EXPECT_EQ(tensor_named(bert, "encoder.layer.11.intermediate.dense.weight").shape,
+            (std::vector<std::int64_t>{3072, 768}));
+
+  const Model& gpt2 = find_model("gpt2");
+  EXPECT_EQ(gpt2.tensors_backprop_order.front().name, "ln_f.bias");
+  EXPECT_EQ(gpt2.tensors_backprop_order.back().name, "wte.weight");
+  // Conv1D keeps [in, out]; the LM head is tied to wte and adds no tensor.
+  EXPECT_EQ(tensor_named(gpt2, "h.0.attn.c_attn.weight").shape,
+            (std::vector<std::int64_t>{768, 2304}));
+  EXPECT_EQ(tensor_named(gpt2, "wte.weight").shape, (std::vector<std::int64_t>{50257, 768}));
+  for (const ParamTensor& tensor : gpt2.tensors_backprop_order) {
+    EXPECT_EQ(tensor.name.find("lm_head"), std::string::npos);
+  }
+}
+
+TEST(Catalog, UnknownModelErrorListsKnownNames) {
+  try {
+    find_model("resnet51");
+    FAIL() << "find_model accepted an unknown name";
+  } catch (const std::invalid_argument& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("\"resnet51\""), std::string::npos) << message;
+    for (const std::string& name : model_names()) {
+      EXPECT_NE(message.find(name), std::string::npos) << name << " missing from: " << message;
+    }
+  }
+}
+
+TEST(Catalog, DTypeElementSizes) {
+  EXPECT_EQ(dtype_element_bytes("f32"), 4u);
+  EXPECT_EQ(dtype_element_bytes("f64"), 8u);
+  EXPECT_EQ(dtype_element_bytes("f16"), 2u);
+  EXPECT_EQ(dtype_element_bytes("bf16"), 2u);
+  try {
+    dtype_element_bytes("f8");
+    FAIL() << "dtype f8 accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("f32, f64, f16, bf16"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace collbench
