@@ -1,0 +1,516 @@
+// The fits of collbench-fit: Hockney, γ, memcpy ceiling, bottom-up
+// prediction, top-down fits and selection (see fit.h for the order and the
+// weighting).
+#include "collbench/fit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "collbench/dtype.h"
+
+namespace collbench {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string or_none(const std::string& value) { return value.empty() ? "(none)" : value; }
+
+std::vector<std::string> sources_of(const std::vector<const Measurement*>& points) {
+  std::set<std::string> all;
+  for (const Measurement* m : points) all.insert(m->sources.begin(), m->sources.end());
+  return {all.begin(), all.end()};
+}
+
+std::vector<int> ranks_of(const std::vector<const Measurement*>& points) {
+  std::set<int> all;
+  for (const Measurement* m : points) all.insert(m->ranks);
+  return {all.begin(), all.end()};
+}
+
+std::string describe_sizes(const std::vector<const Measurement*>& points) {
+  std::vector<std::string> items;
+  for (const Measurement* m : points) {
+    items.push_back(m->ranks > 0 && m->family == "allreduce"
+                        ? fmt::format("{} B at {} ranks", m->bytes, m->ranks)
+                        : fmt::format("{} B", m->bytes));
+  }
+  return items.empty() ? "none" : join(items, ", ");
+}
+
+[[noreturn]] void too_few_points(const std::vector<const Measurement*>& points,
+                                 const std::string& what, int needed, const std::string& why) {
+  throw std::runtime_error(
+      fmt::format("{}: too few points for the {}: {} distinct point{} ({}); needs at least {} {}",
+                  join(sources_of(points), ", "), what, points.size(),
+                  points.size() == 1 ? "" : "s", describe_sizes(points), needed, why));
+}
+
+ModelFit base_fit(const std::string& model, const std::vector<const Measurement*>& points) {
+  ModelFit fit;
+  fit.model = model;
+  const Measurement& first = *points.front();
+  fit.family = first.family;
+  fit.transport = first.transport;
+  fit.provider = first.provider;
+  fit.placement = first.placement;
+  fit.dtype = first.dtype;
+  fit.op = first.op;
+  fit.algorithm = first.algorithm;
+  fit.ranks = ranks_of(points);
+  fit.min_bytes = std::numeric_limits<double>::infinity();
+  fit.max_bytes = 0;
+  for (const Measurement* m : points) {
+    fit.min_bytes = std::min(fit.min_bytes, m->bytes);
+    fit.max_bytes = std::max(fit.max_bytes, m->bytes);
+  }
+  fit.sources = sources_of(points);
+  fit.alpha_rel_stderr = fit.beta_rel_stderr = fit.gamma_rel_stderr = kNaN;
+  return fit;
+}
+
+Eigen::VectorXd seconds_of(const std::vector<const Measurement*>& points) {
+  Eigen::VectorXd t(static_cast<Eigen::Index>(points.size()));
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    t(static_cast<Eigen::Index>(i)) = points[i]->seconds;
+  }
+  return t;
+}
+
+void add_predictions(FitResults& results, const std::string& model,
+                     const std::vector<const Measurement*>& points,
+                     const std::vector<double>& predicted) {
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    results.predictions.push_back({model, *points[i], predicted[i]});
+  }
+}
+
+// Fits t = c0 + n·c1 (Hockney for p2p, overhead + γ for reduce).
+ModelFit fit_affine(FitResults& results, const std::string& model, const std::string& what,
+                    const std::vector<const Measurement*>& points) {
+  if (points.size() < 3) {
+    too_few_points(points, what, 3,
+                   "distinct sizes: 2 parameters and at least one point to judge the fit");
+  }
+  Eigen::MatrixXd terms(static_cast<Eigen::Index>(points.size()), 2);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    terms(static_cast<Eigen::Index>(i), 0) = 1.0;
+    terms(static_cast<Eigen::Index>(i), 1) = points[i]->bytes;
+  }
+  const RelativeFit fit = fit_relative(terms, seconds_of(points));
+  ModelFit result = base_fit(model, points);
+  result.params.alpha = fit.coefficients(0);
+  result.alpha_rel_stderr = fit.relative_stderr(0);
+  if (model == "hockney") {
+    result.terms = "alpha+n*beta";
+    result.params.beta = fit.coefficients(1);
+    result.beta_rel_stderr = fit.relative_stderr(1);
+  } else {
+    result.terms = "t0+n*gamma";
+    result.params.gamma = fit.coefficients(1);
+    result.gamma_rel_stderr = fit.relative_stderr(1);
+    result.gamma_source = "fitted";
+  }
+  result.quality = fit.quality;
+  add_predictions(results, model, points, fit.predicted);
+  return result;
+}
+
+template <typename Key>
+std::map<Key, std::vector<const Measurement*>> group_by(std::span<const Measurement> measurements,
+                                                        std::string_view family,
+                                                        Key (*key)(const Measurement&),
+                                                        std::string_view algorithm = {}) {
+  std::map<Key, std::vector<const Measurement*>> groups;
+  for (const Measurement& m : measurements) {
+    if (m.family == family && (algorithm.empty() || m.algorithm == algorithm)) {
+      groups[key(m)].push_back(&m);
+    }
+  }
+  return groups;
+}
+
+using LinkKey =
+    std::tuple<std::string, std::string, std::string>;  // transport, provider, placement
+using GammaKey = std::tuple<std::string, std::string>;  // dtype, op
+using AlgorithmKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::string,
+               std::string>;  // transport, provider, placement, dtype, op, algorithm
+using SelectionKey = std::tuple<std::string, std::string, std::string, std::string, std::string,
+                                int>;  // transport, provider, placement, dtype, op, ranks
+
+LinkKey link_key(const Measurement& m) { return {m.transport, m.provider, m.placement}; }
+GammaKey gamma_key(const Measurement& m) { return {m.dtype, m.op}; }
+std::tuple<std::string, std::string> memcpy_key(const Measurement& m) {
+  return {m.transport, m.provider};
+}
+AlgorithmKey algorithm_key(const Measurement& m) {
+  return {m.transport, m.provider, m.placement, m.dtype, m.op, m.algorithm};
+}
+SelectionKey selection_key(const Measurement& m) {
+  return {m.transport, m.provider, m.placement, m.dtype, m.op, m.ranks};
+}
+
+// The p2p fit that stands for the links of an allreduce group: the same
+// placement when measured, otherwise the inter-node one (the network is what
+// collbench is about), otherwise intra.
+const ModelFit* find_link(const std::map<LinkKey, ModelFit>& links, const std::string& transport,
+                          const std::string& provider, const std::string& placement) {
+  for (const std::string& candidate : {placement, std::string("inter"), std::string("intra")}) {
+    const auto it = links.find({transport, provider, candidate});
+    if (it != links.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+// γ for a dtype and op: the same op, else sum (every op costs about the same:
+// one load, one combine, one store), else any op of the dtype.
+const ModelFit* find_gamma(const std::map<GammaKey, ModelFit>& gammas, const std::string& dtype,
+                           const std::string& op) {
+  for (const std::string& candidate : {op, std::string("sum")}) {
+    const auto it = gammas.find({dtype, candidate});
+    if (it != gammas.end()) return &it->second;
+  }
+  for (const auto& [key, fit] : gammas) {
+    if (std::get<0>(key) == dtype) return &fit;
+  }
+  return nullptr;
+}
+
+Eigen::MatrixXd cost_matrix(const std::vector<const Measurement*>& points) {
+  Eigen::MatrixXd terms(static_cast<Eigen::Index>(points.size()), 3);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const CostTerms c = model_terms(points[i]->algorithm, points[i]->ranks, points[i]->bytes);
+    terms.row(static_cast<Eigen::Index>(i)) << c.messages, c.bytes, c.reduce_bytes;
+  }
+  return terms;
+}
+
+std::string group_name(const AlgorithmKey& key) {
+  const auto& [transport, provider, placement, dtype, op, algorithm] = key;
+  return fmt::format(
+      "top-down fit of allreduce algorithm={} transport={} provider={} placement={} dtype={} "
+      "op={}",
+      algorithm, transport, or_none(provider), or_none(placement), dtype, op);
+}
+
+ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
+                      const std::vector<const Measurement*>& points, const ModelFit* local_gamma,
+                      const FitOptions& options) {
+  const std::string what = group_name(key);
+  if (points.size() < 3) {
+    too_few_points(points, what, 3,
+                   "distinct (ranks, bytes) points: α and β, and one point to judge the fit (4 "
+                   "to fit γ as well)");
+  }
+  bool own = true;
+  model_terms(std::get<5>(key), 2, 1.0, &own);
+  const Eigen::MatrixXd terms = cost_matrix(points);
+  const Eigen::VectorXd seconds = seconds_of(points);
+  ModelFit result = base_fit("top_down", points);
+  result.terms = own ? "own" : "lower_bound";
+
+  const int rank = weighted_rank(terms, seconds);
+  bool fit_gamma = rank == 3 && points.size() >= 4;
+  RelativeFit fit;
+  if (fit_gamma) {
+    fit = fit_relative(terms, seconds);
+    const double stderr_gamma = fit.relative_stderr(2);
+    if (local_gamma != nullptr && !(stderr_gamma <= options.gamma_max_rel_stderr)) {
+      // Zero γ also lands here (infinite error): a γ pinned at zero by the
+      // constraint is as undetermined as a wildly uncertain one.
+      fit_gamma = false;
+      result.note =
+          std::isfinite(stderr_gamma)
+              ? fmt::format(
+                    "γ from the local reduce fit: this group's own estimate has relative "
+                    "standard error {:.0f}% (limit {:.0f}%)",
+                    100 * stderr_gamma, 100 * options.gamma_max_rel_stderr)
+              : "γ from the local reduce fit: this group's own estimate is 0 (the constraint "
+                "γ ≥ 0 holds it there), so its points do not determine γ";
+    } else {
+      result.gamma_source = "fitted";
+      result.params = {fit.coefficients(0), fit.coefficients(1), fit.coefficients(2)};
+      result.alpha_rel_stderr = fit.relative_stderr(0);
+      result.beta_rel_stderr = fit.relative_stderr(1);
+      result.gamma_rel_stderr = fit.relative_stderr(2);
+    }
+  } else if (local_gamma != nullptr) {
+    result.note = rank < 3 ? "γ from the local reduce fit: this algorithm's bytes and reduce_bytes "
+                             "are proportional at every measured point, so its times cannot "
+                             "separate β from γ"
+                           : "γ from the local reduce fit: 3 points cannot fit α, β and γ and "
+                             "judge the fit";
+  }
+  if (!fit_gamma) {
+    const Eigen::MatrixXd alpha_beta = terms.leftCols(2);
+    Eigen::VectorXd fixed = Eigen::VectorXd::Zero(terms.rows());
+    if (local_gamma != nullptr) {
+      result.gamma_source = "local";
+      result.params.gamma = local_gamma->params.gamma;
+      fixed = terms.col(2) * local_gamma->params.gamma;
+    } else {
+      result.gamma_source = "absorbed";
+      result.note =
+          "no local reduce fit for this dtype and γ not separable here: β includes γ's share";
+    }
+    if (weighted_rank(alpha_beta, seconds) < 2) {
+      too_few_points(points, what, 2,
+                     "different (ranks, bytes) combinations that separate the latency term from "
+                     "the bandwidth term");
+    }
+    fit = fit_relative(alpha_beta, seconds, fixed);
+    result.params.alpha = fit.coefficients(0);
+    result.params.beta = fit.coefficients(1);
+    result.alpha_rel_stderr = fit.relative_stderr(0);
+    result.beta_rel_stderr = fit.relative_stderr(1);
+  }
+  result.quality = fit.quality;
+  add_predictions(results, "top_down", points, fit.predicted);
+  return result;
+}
+
+std::optional<double> model_seconds(const std::map<std::string, NetworkModel>& models,
+                                    const std::string& algorithm, const std::string& transport,
+                                    int ranks, double bytes, double element_bytes) {
+  const auto it = models.find(algorithm);
+  if (it == models.end()) return std::nullopt;
+  if (const AlgorithmInfo* info = find_algorithm(algorithm); info != nullptr) {
+    const auto count = static_cast<std::size_t>(bytes / element_bytes);
+    if (!info->unsupported_reason(transport, ranks, count).empty()) return std::nullopt;
+  }
+  const NetworkModel& p = it->second;
+  return model_terms(algorithm, ranks, bytes).seconds(p.alpha, p.beta, p.gamma);
+}
+
+std::vector<std::string> ordered_candidates(const std::set<std::string>& names) {
+  // Registry order first (the order used everywhere), then the rest by name.
+  std::vector<std::string> ordered;
+  for (const AlgorithmInfo& info : algorithms()) {
+    if (names.contains(std::string(info.name))) ordered.emplace_back(info.name);
+  }
+  for (const std::string& name : names) {
+    if (std::find(ordered.begin(), ordered.end(), name) == ordered.end()) ordered.push_back(name);
+  }
+  return ordered;
+}
+
+}  // namespace
+
+CostTerms allreduce_lower_bound(int ranks, double bytes) {
+  if (ranks <= 1) return {};
+  const double share = static_cast<double>(ranks - 1) / ranks;
+  return {static_cast<double>(ceil_log2(ranks)), 2 * share * bytes, share * bytes};
+}
+
+CostTerms model_terms(std::string_view algorithm, int ranks, double bytes, bool* own) {
+  if (algorithm != "mpi") {
+    if (const AlgorithmInfo* info = find_algorithm(algorithm); info != nullptr) {
+      if (own != nullptr) *own = true;
+      return info->cost(ranks, bytes);
+    }
+  }
+  if (own != nullptr) *own = false;
+  return allreduce_lower_bound(ranks, bytes);
+}
+
+std::string selection_string(std::span<const std::pair<double, std::string>> winners) {
+  std::vector<std::pair<double, std::string>> merged;
+  for (const auto& [bytes, name] : winners) {
+    if (!merged.empty() && merged.back().second == name) {
+      merged.back().first = bytes;
+    } else {
+      merged.emplace_back(bytes, name);
+    }
+  }
+  std::string out;
+  double start = 0;
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    if (i > 0) out += ';';
+    const bool last = i + 1 == merged.size();
+    out += fmt::format("{}:{:.0f}-{}", merged[i].second, start,
+                       last ? std::string("max") : fmt::format("{:.0f}", merged[i].first));
+    start = merged[i].first + 1;
+  }
+  return out;
+}
+
+FitResults fit_measurements(std::span<const Measurement> measurements, const FitOptions& options) {
+  FitResults results;
+
+  // 1. Hockney per link.
+  std::map<LinkKey, ModelFit> links;
+  for (const auto& [key, points] : group_by(measurements, "p2p", link_key)) {
+    const auto& [transport, provider, placement] = key;
+    ModelFit fit = fit_affine(
+        results, "hockney",
+        fmt::format("Hockney fit of the p2p ping-pong transport={} provider={} placement={}",
+                    transport, or_none(provider), placement),
+        points);
+    links.emplace(key, fit);
+    results.fits.push_back(std::move(fit));
+  }
+
+  // 2. γ per (dtype, op) and the memcpy ceiling.
+  std::map<GammaKey, ModelFit> gammas;
+  for (const auto& [key, points] : group_by(measurements, "local", gamma_key, "reduce")) {
+    ModelFit fit = fit_affine(
+        results, "reduce_gamma",
+        fmt::format("γ fit of the local reduce dtype={} op={}", std::get<0>(key), std::get<1>(key)),
+        points);
+    gammas.emplace(key, fit);
+    results.fits.push_back(std::move(fit));
+  }
+  for (const auto& [key, points] : group_by(measurements, "local", memcpy_key, "memcpy")) {
+    ModelFit fit = base_fit("memcpy", points);
+    fit.terms = "n/bandwidth";
+    fit.dtype.clear();
+    fit.op.clear();
+    double best = 0, at = 0;
+    for (const Measurement* m : points) {
+      if (m->bytes / m->seconds > best) {
+        best = m->bytes / m->seconds;
+        at = m->bytes;
+      }
+    }
+    if (best <= 0) {
+      too_few_points(points, "memcpy ceiling", 1, "size > 0 bytes");
+    }
+    fit.params.beta = 1 / best;
+    fit.quality.points = static_cast<int>(points.size());
+    fit.quality.r2_log = fit.quality.median_rel_err = fit.quality.max_rel_err = kNaN;
+    fit.note = fmt::format("highest copy bandwidth, reached at {:.0f} B", at);
+    results.fits.push_back(std::move(fit));
+  }
+
+  // 3 and 4. Bottom-up predictions and top-down fits per algorithm.
+  using ModelsByAlgorithm = std::map<std::string, NetworkModel>;
+  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>,
+           std::pair<ModelsByAlgorithm, ModelsByAlgorithm>>
+      models;  // (transport, provider, placement, dtype, op) -> (bottom-up, top-down)
+  std::size_t single_rank_points = 0;
+  for (const auto& [key, all_points] : group_by(measurements, "allreduce", algorithm_key)) {
+    std::vector<const Measurement*> points;
+    for (const Measurement* m : all_points) {
+      if (m->ranks >= 2) points.push_back(m);
+    }
+    single_rank_points += all_points.size() - points.size();
+    if (points.empty()) continue;
+    const auto& [transport, provider, placement, dtype, op, algorithm] = key;
+    auto& [bottom_up, top_down] = models[{transport, provider, placement, dtype, op}];
+    const ModelFit* gamma = find_gamma(gammas, dtype, op);
+
+    bool own = true;
+    model_terms(algorithm, 2, 1.0, &own);
+    const ModelFit* link = find_link(links, transport, provider, placement);
+    if (!own) {
+      results.notes.push_back(fmt::format(
+          "bottom-up: {} (transport={}) has no cost model of its own; fitted top-down with the "
+          "allreduce lower-bound terms only",
+          algorithm, transport));
+    } else if (link == nullptr) {
+      results.notes.push_back(fmt::format(
+          "bottom-up: skipped {} on transport={} provider={}: no p2p ping-pong rows for that "
+          "transport and provider",
+          algorithm, transport, or_none(provider)));
+    } else if (gamma == nullptr) {
+      results.notes.push_back(fmt::format(
+          "bottom-up: skipped {} on transport={} dtype={}: no local reduce rows for dtype {}",
+          algorithm, transport, dtype, dtype));
+    } else {
+      ModelFit fit = base_fit("bottom_up", points);
+      fit.terms = "own";
+      fit.params = {link->params.alpha, link->params.beta, gamma->params.gamma};
+      fit.gamma_source = "local";
+      fit.note = fmt::format("α, β from the {} p2p fit, γ from the local reduce {} {}",
+                             link->placement, gamma->dtype, gamma->op);
+      std::vector<double> predicted, measured;
+      for (const Measurement* m : points) {
+        predicted.push_back(model_terms(algorithm, m->ranks, m->bytes)
+                                .seconds(fit.params.alpha, fit.params.beta, fit.params.gamma));
+        measured.push_back(m->seconds);
+      }
+      fit.quality = fit_quality(measured, predicted);
+      add_predictions(results, "bottom_up", points, predicted);
+      bottom_up[algorithm] = fit.params;
+      results.fits.push_back(std::move(fit));
+    }
+
+    ModelFit fit = fit_top_down(results, key, points, gamma, options);
+    top_down[algorithm] = fit.params;
+    results.fits.push_back(std::move(fit));
+  }
+  if (single_rank_points > 0) {
+    results.notes.push_back(fmt::format(
+        "{} allreduce point{} at 1 rank left out: nothing crosses a network, every cost term is 0",
+        single_rank_points, single_rank_points == 1 ? "" : "s"));
+  }
+  if (results.fits.empty()) {
+    throw std::runtime_error(
+        "nothing to fit: no p2p pingpong, local reduce/memcpy or allreduce rows at 2 or more "
+        "ranks in the input");
+  }
+
+  // 5. Selection per rank count.
+  for (const auto& [key, points] : group_by(measurements, "allreduce", selection_key)) {
+    const auto& [transport, provider, placement, dtype, op, ranks] = key;
+    if (ranks < 2) continue;
+    Selection selection{transport, provider, placement, dtype, op, ranks, {}, {}, "", "", ""};
+    std::set<std::string> names;
+    std::map<double, std::map<std::string, double>> measured;  // bytes -> algorithm -> seconds
+    for (const Measurement* m : points) {
+      names.insert(m->algorithm);
+      measured[m->bytes][m->algorithm] = m->seconds;
+    }
+    selection.candidates = ordered_candidates(names);
+    const auto parsed = parse_dtype(dtype);
+    const double element_bytes = parsed ? static_cast<double>(dtype_size(*parsed)) : 1.0;
+    const auto& [bottom_up, top_down] = models[{transport, provider, placement, dtype, op}];
+    const auto predict = [&](const std::string& name, double bytes) {
+      return model_seconds(bottom_up, name, transport, ranks, bytes, element_bytes);
+    };
+    const auto fitted = [&](const std::string& name, double bytes) {
+      return model_seconds(top_down, name, transport, ranks, bytes, element_bytes);
+    };
+    std::vector<std::pair<double, std::string>> measured_winners;
+    for (const auto& [bytes, times] : measured) {
+      SelectionRow row;
+      row.bytes = bytes;
+      std::tie(row.measured, row.measured_seconds) =
+          fastest(selection.candidates, bytes, [&](const std::string& name, double) {
+            const auto it = times.find(name);
+            return it == times.end() ? std::nullopt : std::optional<double>(it->second);
+          });
+      std::tie(row.predicted, row.predicted_seconds) =
+          fastest(selection.candidates, bytes, predict);
+      std::tie(row.fitted, row.fitted_seconds) = fastest(selection.candidates, bytes, fitted);
+      measured_winners.emplace_back(bytes, row.measured);
+      selection.rows.push_back(row);
+    }
+    selection.measured_string = selection_string(measured_winners);
+    const double max_bytes = measured.rbegin()->first;
+    selection.predicted_string =
+        crossover_selection_string(selection.candidates, max_bytes, element_bytes, predict);
+    selection.fitted_string =
+        crossover_selection_string(selection.candidates, max_bytes, element_bytes, fitted);
+    results.selections.push_back(std::move(selection));
+  }
+  return results;
+}
+
+}  // namespace collbench

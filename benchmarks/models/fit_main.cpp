@@ -1,0 +1,90 @@
+// collbench-fit: fits cost models to collbench CSVs and reports how well each
+// algorithm's own cost formula predicts it (see include/collbench/fit.h).
+//
+// Exit status: 0 on success, 2 on any error (bad input, too few points,
+// unwritable output), with one line on stderr and no partial output file.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "collbench/fit.h"
+#include "plot_runner.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Fits α-β-γ cost models to collbench CSVs (any number, any mix of runs).\n"
+      "Rows of one configuration are combined by the median of median_us over repetitions "
+      "and runs.\n"
+      "Units: α in µs per message, β in ns per byte (and as GB/s = 1/β), γ in ns per byte of "
+      "one operand vector reduced; times are p2p half round trips.\n"
+      "Writes OUT_DIR/models.csv (one row per fit: parameters with units, R² on log time, "
+      "median and max relative error) and OUT_DIR/predictions.csv (measured vs predicted per "
+      "point), prints a report, and with --plot-dir draws PNGs through scripts/plot.py.",
+      "collbench-fit"};
+  std::vector<std::string> inputs;
+  std::string out_dir = ".";
+  std::string plot_dir;
+  std::string plot_script = collbench::default_plot_script();
+  std::string python = collbench::default_python();
+  bool residuals = false;
+  bool brief = false;
+  collbench::FitOptions options;
+  app.add_option("csv", inputs, "collbench CSV files (results/README.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--out-dir", out_dir,
+                 "folder for models.csv and predictions.csv (created if missing)")
+      ->capture_default_str();
+  app.add_option("--plot-dir", plot_dir,
+                 "also draw the fit plots (PNG) into this folder; default: no plots");
+  app.add_option("--plot-script", plot_script, "scripts/plot.py to run")->capture_default_str();
+  app.add_option("--python", python, "Python with matplotlib")->capture_default_str();
+  app.add_flag("--residuals", residuals, "print every top-down residual in the report");
+  app.add_flag("--brief", brief,
+               "print only the p2p α and β, each algorithm's median relative error and the "
+               "selection strings (what scripts/run.sh shows)");
+  app.add_option("--gamma-max-stderr", options.gamma_max_rel_stderr,
+                 "largest relative standard error at which a top-down fit keeps its own γ; "
+                 "above it γ comes from the local reduce fit (fraction)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "collbench-fit: %s (see --help)\n", e.what());
+    return 2;
+  }
+
+  try {
+    collbench::LoadSummary summary;
+    const std::vector<collbench::Measurement> measurements =
+        collbench::load_measurements(inputs, &summary);
+    const collbench::FitResults results = collbench::fit_measurements(measurements, options);
+    std::filesystem::create_directories(out_dir);
+    const std::string models_path = (std::filesystem::path(out_dir) / "models.csv").string();
+    const std::string predictions_path =
+        (std::filesystem::path(out_dir) / "predictions.csv").string();
+    collbench::write_models_csv(models_path, results);
+    collbench::write_predictions_csv(predictions_path, results);
+    std::fputs(brief ? collbench::format_brief(results).c_str()
+                     : collbench::format_report(results, summary, residuals).c_str(),
+               stdout);
+    std::printf("\nwrote %s\nwrote %s\n", models_path.c_str(), predictions_path.c_str());
+    if (!plot_dir.empty()) {
+      collbench::run_plot_script(python, plot_script,
+                                 {"fit", "--predictions", predictions_path, "--out", plot_dir});
+    }
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "collbench-fit: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,410 @@
+// What collbench-fit writes: models.csv, predictions.csv and the report.
+//
+// Parameters carry their unit in the column name (alpha_us, beta_ns_per_byte,
+// beta_GBps, ...): β in ns/B is exactly 1/(bandwidth in GB/s), so both are
+// given and a reader never converts.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "collbench/fit.h"
+#include "replace_on_commit.h"
+
+namespace collbench {
+namespace {
+
+// Empty for NaN (not applicable), "inf" for an undetermined error estimate.
+std::string number(double value) {
+  if (std::isnan(value)) return "";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return fmt::format("{:.6g}", value);
+}
+
+std::string per_second(double seconds_per_byte) {
+  // GB/s for a cost in s/B; empty when the cost is zero (no rate to give).
+  return seconds_per_byte > 0 ? number(1e-9 / seconds_per_byte) : "";
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::vector<std::string> items;
+  for (int r : ranks) items.push_back(std::to_string(r));
+  return join(items, ";");
+}
+
+std::string percent(double fraction) {
+  if (std::isnan(fraction)) return "-";
+  return fmt::format("{:.1f}%", 100 * fraction);
+}
+
+std::string fixed(double value, int digits) {
+  if (std::isnan(value)) return "-";
+  return fmt::format("{:.{}f}", value, digits);
+}
+
+std::string rate(double seconds_per_byte) {
+  return seconds_per_byte > 0 ? fmt::format("{:.3f}", 1e-9 / seconds_per_byte) : "-";
+}
+
+std::string dash_if_empty(const std::string& s) { return s.empty() ? "-" : s; }
+
+template <typename Writer>
+void write_atomically(const std::string& path, std::vector<std::string> columns, Writer&& rows) {
+  ReplaceOnCommit file(path);
+  {
+    CsvWriter writer(file.temp_path(), std::move(columns), ExistingFile::overwrite);
+    rows(writer);
+  }
+  file.commit();
+}
+
+std::string bytes_label(double bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  double value = bytes;
+  while (value >= 1024 && unit < 4 && std::fmod(value, 1024) == 0) {
+    value /= 1024;
+    ++unit;
+  }
+  return fmt::format("{:.0f} {}", value, kUnits[unit]);
+}
+
+}  // namespace
+
+std::vector<std::string> models_csv_columns() {
+  return {"model",
+          "family",
+          "transport",
+          "provider",
+          "placement",
+          "dtype",
+          "op",
+          "algorithm",
+          "terms",
+          "ranks",
+          "points",
+          "min_bytes",
+          "max_bytes",
+          "alpha_us",
+          "beta_ns_per_byte",
+          "beta_GBps",
+          "gamma_ns_per_byte",
+          "gamma_GBps",
+          "gamma_source",
+          "alpha_rel_stderr",
+          "beta_rel_stderr",
+          "gamma_rel_stderr",
+          "r2_log",
+          "median_rel_err",
+          "max_rel_err",
+          "note",
+          "sources"};
+}
+
+std::vector<std::string> predictions_csv_columns() {
+  return {"model",     "family", "transport", "provider",    "placement",    "dtype",   "op",
+          "algorithm", "ranks",  "bytes",     "measured_us", "predicted_us", "rel_err", "samples"};
+}
+
+void write_models_csv(const std::string& path, const FitResults& results) {
+  write_atomically(path, models_csv_columns(), [&](CsvWriter& writer) {
+    for (const ModelFit& f : results.fits) {
+      writer.write_row({f.model,
+                        f.family,
+                        f.transport,
+                        f.provider,
+                        f.placement,
+                        f.dtype,
+                        f.op,
+                        f.algorithm,
+                        f.terms,
+                        join_ranks(f.ranks),
+                        std::to_string(f.quality.points),
+                        number(f.min_bytes),
+                        number(f.max_bytes),
+                        f.model == "memcpy" ? "" : number(f.params.alpha * 1e6),
+                        f.params.beta > 0 ? number(f.params.beta * 1e9) : "",
+                        per_second(f.params.beta),
+                        f.gamma_source.empty() ? "" : number(f.params.gamma * 1e9),
+                        f.gamma_source.empty() ? "" : per_second(f.params.gamma),
+                        f.gamma_source,
+                        number(f.alpha_rel_stderr),
+                        number(f.beta_rel_stderr),
+                        number(f.gamma_rel_stderr),
+                        number(f.quality.r2_log),
+                        number(f.quality.median_rel_err),
+                        number(f.quality.max_rel_err),
+                        f.note,
+                        join(f.sources, ";")});
+    }
+  });
+}
+
+void write_predictions_csv(const std::string& path, const FitResults& results) {
+  write_atomically(path, predictions_csv_columns(), [&](CsvWriter& writer) {
+    for (const PointPrediction& p : results.predictions) {
+      const Measurement& m = p.point;
+      writer.write_row({p.model, m.family, m.transport, m.provider, m.placement, m.dtype, m.op,
+                        m.algorithm, std::to_string(m.ranks), number(m.bytes),
+                        number(m.seconds * 1e6), number(p.predicted_seconds * 1e6),
+                        number(p.rel_err()), std::to_string(m.samples)});
+    }
+  });
+}
+
+std::string format_report(const FitResults& results, const LoadSummary& summary,
+                          bool all_residuals) {
+  std::string out;
+  const auto line = [&out](const std::string& text) {
+    out += text;
+    out += '\n';
+  };
+  line(fmt::format("collbench-fit: {} file{}, {} rows read, {} used", summary.files.size(),
+                   summary.files.size() == 1 ? "" : "s", summary.rows_read, summary.rows_used));
+  for (const std::string& ignored : summary.ignored) line("  left out: " + ignored);
+
+  const auto fits_of = [&](std::string_view model) {
+    std::vector<const ModelFit*> found;
+    for (const ModelFit& f : results.fits) {
+      if (f.model == model) found.push_back(&f);
+    }
+    return found;
+  };
+
+  if (const auto hockney = fits_of("hockney"); !hockney.empty()) {
+    line("");
+    line("Point-to-point, Hockney t(n) = α + n·β (half round trip)");
+    line(fmt::format("  {:<9} {:<14} {:<9} {:>6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
+                     "transport", "provider", "placement", "points", "α (µs)", "β (ns/B)",
+                     "β (GB/s)", "R² log", "median", "max"));
+    for (const ModelFit* f : hockney) {
+      line(fmt::format("  {:<9} {:<14} {:<9} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>8} {:>8} {:>8}",
+                       f->transport, dash_if_empty(f->provider), f->placement, f->quality.points,
+                       f->params.alpha * 1e6, f->params.beta * 1e9, rate(f->params.beta),
+                       fixed(f->quality.r2_log, 4), percent(f->quality.median_rel_err),
+                       percent(f->quality.max_rel_err)));
+    }
+  }
+  const auto gammas = fits_of("reduce_gamma");
+  const auto copies = fits_of("memcpy");
+  if (!gammas.empty() || !copies.empty()) {
+    line("");
+    line("Local kernels, reduce t(n) = t0 + n·γ (n = bytes of one operand vector)");
+    if (!gammas.empty()) {
+      line(fmt::format("  {:<6} {:<4} {:>6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}", "dtype", "op",
+                       "points", "t0 (µs)", "γ (ns/B)", "γ (GB/s)", "R² log", "median", "max"));
+    }
+    for (const ModelFit* f : gammas) {
+      line(fmt::format("  {:<6} {:<4} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>8} {:>8} {:>8}", f->dtype,
+                       f->op, f->quality.points, f->params.alpha * 1e6, f->params.gamma * 1e9,
+                       rate(f->params.gamma), fixed(f->quality.r2_log, 4),
+                       percent(f->quality.median_rel_err), percent(f->quality.max_rel_err)));
+    }
+    for (const ModelFit* f : copies) {
+      line(fmt::format("  memcpy ceiling ({}): {} GB/s, {}", f->transport, rate(f->params.beta),
+                       f->note));
+    }
+  }
+
+  // Allreduce: one block per (transport, provider, placement, dtype, op).
+  using Block = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+  std::map<Block, std::vector<const ModelFit*>> blocks;
+  for (const ModelFit& f : results.fits) {
+    if (f.model == "bottom_up" || f.model == "top_down") {
+      blocks[{f.transport, f.provider, f.placement, f.dtype, f.op}].push_back(&f);
+    }
+  }
+  for (const auto& [block, fits] : blocks) {
+    const auto& [transport, provider, placement, dtype, op] = block;
+    line("");
+    line(fmt::format("Allreduce transport={} provider={} placement={} dtype={} op={}", transport,
+                     dash_if_empty(provider), dash_if_empty(placement), dtype, op));
+    line(fmt::format("  {:<19} {:>17} | {:>9} {:>9} {:>9} {:<9} {:>7} {:>8} {:>8}  {}", "algorithm",
+                     "bottom-up med/max", "α (µs)", "β (GB/s)", "γ (GB/s)", "γ from", "R² log",
+                     "median", "max", "ranks"));
+    std::set<std::string> algorithms_here;
+    for (const ModelFit* f : fits) algorithms_here.insert(f->algorithm);
+    for (const std::string& algorithm : algorithms_here) {
+      const ModelFit* bottom_up = nullptr;
+      const ModelFit* top_down = nullptr;
+      for (const ModelFit* f : fits) {
+        if (f->algorithm != algorithm) continue;
+        (f->model == "bottom_up" ? bottom_up : top_down) = f;
+      }
+      const std::string bottom =
+          bottom_up != nullptr ? fmt::format("{}/{}", percent(bottom_up->quality.median_rel_err),
+                                             percent(bottom_up->quality.max_rel_err))
+                               : "-";
+      if (top_down == nullptr) continue;
+      line(fmt::format("  {:<19} {:>17} | {:>9.3f} {:>9} {:>9} {:<9} {:>7} {:>8} {:>8}  {}",
+                       algorithm, bottom, top_down->params.alpha * 1e6, rate(top_down->params.beta),
+                       rate(top_down->params.gamma), top_down->gamma_source,
+                       fixed(top_down->quality.r2_log, 4),
+                       percent(top_down->quality.median_rel_err),
+                       percent(top_down->quality.max_rel_err), join_ranks(top_down->ranks)));
+    }
+    // One line per distinct note, naming every algorithm it applies to.
+    std::map<std::string, std::vector<std::string>> notes;
+    for (const ModelFit* f : fits) {
+      if (f->model != "top_down") continue;
+      if (f->terms == "lower_bound") {
+        notes["top-down on the lower-bound terms ⌈lg p⌉α + 2(p−1)/p·nβ + (p−1)/p·nγ"].push_back(
+            f->algorithm);
+      }
+      if (!f->note.empty()) notes[f->note].push_back(f->algorithm);
+    }
+    for (const auto& [note, names] : notes) {
+      line(fmt::format("  {}: {}", join(names, ", "), note));
+    }
+
+    // Bottom-up error per rank count shows where a model stops describing
+    // an algorithm (e.g. contention at high p), which one number hides.
+    std::map<std::string, std::map<int, std::vector<double>>> errors;
+    std::set<int> rank_counts;
+    for (const PointPrediction& p : results.predictions) {
+      const Measurement& m = p.point;
+      if (p.model != "bottom_up" ||
+          Block{m.transport, m.provider, m.placement, m.dtype, m.op} != block) {
+        continue;
+      }
+      errors[m.algorithm][m.ranks].push_back(std::abs(p.rel_err()));
+      rank_counts.insert(m.ranks);
+    }
+    if (!errors.empty()) {
+      line("  bottom-up median |relative error| by rank count");
+      std::string header = fmt::format("  {:<19}", "ranks");
+      for (int r : rank_counts) header += fmt::format(" {:>7}", r);
+      line(header);
+      for (auto& [algorithm, by_ranks] : errors) {
+        std::string row = fmt::format("  {:<19}", algorithm);
+        for (int r : rank_counts) {
+          auto it = by_ranks.find(r);
+          if (it == by_ranks.end()) {
+            row += fmt::format(" {:>7}", "-");
+            continue;
+          }
+          std::vector<double>& e = it->second;
+          std::sort(e.begin(), e.end());
+          const std::size_t mid = e.size() / 2;
+          row +=
+              fmt::format(" {:>7}", percent(e.size() % 2 ? e[mid] : 0.5 * (e[mid - 1] + e[mid])));
+        }
+        line(row);
+      }
+    }
+  }
+
+  for (const Selection& s : results.selections) {
+    line("");
+    line(fmt::format("Selection ranks={} transport={} provider={} placement={} dtype={} op={}",
+                     s.ranks, s.transport, dash_if_empty(s.provider), dash_if_empty(s.placement),
+                     s.dtype, s.op));
+    line(fmt::format("  {:>10}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}", "bytes",
+                     "measured fastest", "µs", "predicted fastest", "µs", "fitted fastest", "µs"));
+    int agree = 0, compared = 0;
+    std::set<std::string> predictable;
+    for (const ModelFit& f : results.fits) {
+      if (f.model == "bottom_up" && f.transport == s.transport && f.provider == s.provider &&
+          f.placement == s.placement && f.dtype == s.dtype && f.op == s.op) {
+        predictable.insert(f.algorithm);
+      }
+    }
+    for (const SelectionRow& row : s.rows) {
+      const auto time = [](const std::string& name, double seconds) {
+        return name.empty() ? std::string("-") : fmt::format("{:.2f}", seconds * 1e6);
+      };
+      line(fmt::format("  {:>10}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}",
+                       bytes_label(row.bytes), dash_if_empty(row.measured),
+                       time(row.measured, row.measured_seconds), dash_if_empty(row.predicted),
+                       time(row.predicted, row.predicted_seconds), dash_if_empty(row.fitted),
+                       time(row.fitted, row.fitted_seconds)));
+      // Only where the measured winner has a model of its own can the
+      // bottom-up prediction pick it (mpi has none).
+      if (!row.predicted.empty() && predictable.contains(row.measured)) {
+        ++compared;
+        agree += row.predicted == row.measured ? 1 : 0;
+      }
+    }
+    line("  measured:  " + dash_if_empty(s.measured_string));
+    line("  predicted: " + dash_if_empty(s.predicted_string));
+    line("  fitted:    " + dash_if_empty(s.fitted_string));
+    if (compared > 0) {
+      line(
+          fmt::format("  bottom-up picks the measured winner at {} of the {} sizes won by an "
+                      "algorithm with a cost model of its own",
+                      agree, compared));
+    }
+  }
+
+  if (all_residuals) {
+    line("");
+    line("Top-down residuals (predicted − measured) / measured");
+    line(fmt::format("  {:<19} {:<9} {:<5} {:>6} {:>12} {:>12} {:>12} {:>8}", "algorithm",
+                     "transport", "dtype", "ranks", "bytes", "measured µs", "fitted µs",
+                     "rel err"));
+    for (const PointPrediction& p : results.predictions) {
+      if (p.model != "top_down") continue;
+      const Measurement& m = p.point;
+      line(fmt::format("  {:<19} {:<9} {:<5} {:>6} {:>12.0f} {:>12.3f} {:>12.3f} {:>+7.1f}%",
+                       m.algorithm, m.transport, m.dtype, m.ranks, m.bytes, m.seconds * 1e6,
+                       p.predicted_seconds * 1e6, 100 * p.rel_err()));
+    }
+  }
+
+  if (!results.notes.empty()) {
+    line("");
+    line("Notes");
+    std::set<std::string> seen;
+    for (const std::string& note : results.notes) {
+      if (seen.insert(note).second) line("  - " + note);
+    }
+  }
+  return out;
+}
+
+std::string format_brief(const FitResults& results) {
+  std::string out;
+  for (const ModelFit& f : results.fits) {
+    if (f.model != "hockney") continue;
+    out += fmt::format(
+        "p2p {}{}{} {}: alpha {:.3f} us, beta {} GB/s (R2 log {}, median error {})\n", f.transport,
+        f.provider.empty() ? "" : " ", f.provider, f.placement, f.params.alpha * 1e6,
+        rate(f.params.beta), fixed(f.quality.r2_log, 4), percent(f.quality.median_rel_err));
+  }
+  for (const ModelFit& f : results.fits) {
+    if (f.model != "top_down") continue;
+    std::string bottom_up = "-";
+    for (const ModelFit& b : results.fits) {
+      if (b.model == "bottom_up" && b.algorithm == f.algorithm && b.transport == f.transport &&
+          b.provider == f.provider && b.placement == f.placement && b.dtype == f.dtype &&
+          b.op == f.op) {
+        bottom_up = percent(b.quality.median_rel_err);
+      }
+    }
+    out += fmt::format("{} {}{}{} {} {} {}: median relative error bottom-up {}, top-down {}\n",
+                       f.algorithm, f.transport, f.provider.empty() ? "" : " ", f.provider,
+                       dash_if_empty(f.placement), f.dtype, f.op, bottom_up,
+                       percent(f.quality.median_rel_err));
+  }
+  for (const Selection& s : results.selections) {
+    const std::string where =
+        fmt::format("{}{}{} {} {} {} ranks={}", s.transport, s.provider.empty() ? "" : " ",
+                    s.provider, dash_if_empty(s.placement), s.dtype, s.op, s.ranks);
+    out += fmt::format("selection {} measured:  {}\n", where, dash_if_empty(s.measured_string));
+    out += fmt::format("selection {} predicted: {}\n", where, dash_if_empty(s.predicted_string));
+  }
+  return out;
+}
+
+}  // namespace collbench

@@ -1,0 +1,537 @@
+// Scaling predictions of collbench-predict (see predict.h for the model).
+#include "collbench/predict.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include "collbench/workload.h"
+#include "replace_on_commit.h"
+
+namespace collbench {
+namespace {
+
+// The backward pass costs about twice the forward pass (one product for the
+// input gradient, one for the weight gradient), so it is 2/3 of an iteration.
+constexpr double kBackwardShare = 2.0 / 3.0;
+
+// Link data rates after line coding: InfiniBand FDR signals 14.0625 Gbaud per
+// lane and EDR 25.78125, both 64b/66b over 4 lanes; HDR and NDR are quoted as
+// their 4x data rates. Latencies are MPI ping-pong half round trips as
+// vendors and OSU benchmarks report them for a single switch hop; Ethernet
+// figures are for kernel TCP.
+constexpr NetworkPreset kPresets[] = {
+    {"1gbe", "1 Gigabit Ethernet, 1 Gb/s, ~50 µs kernel TCP latency", 50e-6, 1.0},
+    {"10gbe", "10 Gigabit Ethernet, 10 Gb/s, ~10 µs kernel TCP latency", 10e-6, 10.0},
+    {"100gbe", "100 Gigabit Ethernet, 100 Gb/s, ~5 µs kernel TCP latency", 5e-6, 100.0},
+    {"fdr",
+     "InfiniBand FDR 4x: 56 Gb/s signalling, 14.0625 Gbaud x 4 lanes x 64/66 = 54.55 Gb/s "
+     "data, ~1 µs latency",
+     1.0e-6, 14.0625 * 4 * 64 / 66},
+    {"edr", "InfiniBand EDR 4x: 25.78125 Gbaud x 4 lanes x 64/66 = 100 Gb/s data, ~0.8 µs latency",
+     0.8e-6, 25.78125 * 4 * 64 / 66},
+    {"hdr", "InfiniBand HDR 4x: 200 Gb/s data, ~0.7 µs latency", 0.7e-6, 200.0},
+    {"ndr", "InfiniBand NDR 4x: 400 Gb/s data, ~0.6 µs latency", 0.6e-6, 400.0},
+};
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+double parse_field(const CsvTable& table, const std::vector<std::string>& row,
+                   std::string_view column, const std::string& path, std::size_t row_number) {
+  const std::string& text = row[static_cast<std::size_t>(table.column(column))];
+  if (text.empty()) return 0;
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(value) && value >= 0) return value;
+  } catch (const std::exception&) {
+  }
+  throw std::runtime_error(fmt::format("{}: data row {}: {} is '{}'; expected a finite number >= 0",
+                                       path, row_number, column, text));
+}
+
+struct CostFunction {
+  bool lower_bound = false;
+  const AlgorithmInfo* info = nullptr;
+  CostTerms operator()(int p, double n) const {
+    return lower_bound ? allreduce_lower_bound(p, n) : model_terms(info->name, p, n);
+  }
+};
+
+}  // namespace
+
+std::span<const NetworkPreset> network_presets() { return kPresets; }
+
+std::string network_preset_names() {
+  std::vector<std::string> names;
+  for (const NetworkPreset& preset : kPresets) names.emplace_back(preset.name);
+  return join(names, ", ");
+}
+
+std::string_view to_string(Overlap overlap) {
+  switch (overlap) {
+    case Overlap::none:
+      return "none";
+    case Overlap::fraction:
+      return "fraction";
+    case Overlap::buckets:
+      return "buckets";
+  }
+  return "?";
+}
+
+Network preset_network(std::string_view name, double gamma_seconds_per_byte) {
+  for (const NetworkPreset& preset : kPresets) {
+    if (preset.name != name) continue;
+    Network network;
+    network.name = std::string(preset.name);
+    network.description = std::string(preset.description);
+    network.params.alpha = preset.alpha_seconds;
+    network.params.beta = 8.0 / (preset.data_gbit_per_second * 1e9);
+    network.params.gamma = gamma_seconds_per_byte;
+    // The default arrives as ns·1e-9 from the command line: compare loosely.
+    network.gamma_origin =
+        std::abs(gamma_seconds_per_byte - kDefaultGammaSecondsPerByte) <
+                1e-6 * kDefaultGammaSecondsPerByte
+            ? "assumed 0.1 ns/B (10 GB/s of operand: a streaming f32 sum on one server core)"
+            : fmt::format("given: {:.4g} ns/B", gamma_seconds_per_byte * 1e9);
+    return network;
+  }
+  throw std::invalid_argument(
+      fmt::format("unknown network '{}'; presets: {}", name, network_preset_names()));
+}
+
+Network network_from_models_csv(const std::string& path, const NetworkSelection& selection,
+                                double fallback_gamma) {
+  const CsvTable table = read_csv_file(path);
+  if (table.header.empty() || (table.header.size() == 1 && table.header[0].empty())) {
+    throw std::runtime_error(
+        fmt::format("{}: empty file; expected collbench-fit's models.csv", path));
+  }
+  std::vector<std::string> missing;
+  for (const char* column : {"model", "transport", "provider", "placement", "dtype", "op",
+                             "algorithm", "alpha_us", "beta_ns_per_byte", "gamma_ns_per_byte"}) {
+    if (table.column(column) < 0) missing.emplace_back(column);
+  }
+  if (!missing.empty()) {
+    throw std::runtime_error(
+        fmt::format("{}: missing column{} {}; expected collbench-fit's models.csv", path,
+                    missing.size() > 1 ? "s" : "", join(missing, ", ")));
+  }
+  const auto field = [&](const std::vector<std::string>& row, std::string_view column) {
+    return row[static_cast<std::size_t>(table.column(column))];
+  };
+  const auto matches = [&](const std::vector<std::string>& row) {
+    return (selection.transport.empty() || field(row, "transport") == selection.transport) &&
+           (selection.provider.empty() || field(row, "provider") == selection.provider);
+  };
+
+  // The p2p link: the preferred placement when there is one, else any.
+  std::vector<std::size_t> links;
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    if (field(table.rows[r], "model") == "hockney" && matches(table.rows[r])) links.push_back(r);
+  }
+  if (links.empty()) {
+    throw std::runtime_error(fmt::format(
+        "{}: no hockney row (p2p fit) for transport='{}' provider='{}'; run collbench-fit on a "
+        "CSV with p2p ping-pong rows, or choose --transport/--provider from the file",
+        path, selection.transport, selection.provider));
+  }
+  std::vector<std::size_t> preferred;
+  for (std::size_t r : links) {
+    if (field(table.rows[r], "placement") == selection.placement) preferred.push_back(r);
+  }
+  if (!preferred.empty()) links = preferred;
+  if (links.size() > 1) {
+    std::vector<std::string> choices;
+    for (std::size_t r : links) {
+      choices.push_back(
+          fmt::format("transport={} provider='{}' placement={}", field(table.rows[r], "transport"),
+                      field(table.rows[r], "provider"), field(table.rows[r], "placement")));
+    }
+    throw std::runtime_error(
+        fmt::format("{}: {} p2p fits match; choose one with --transport, "
+                    "--provider, --placement: {}",
+                    path, links.size(), join(choices, "; ")));
+  }
+  const std::vector<std::string>& link = table.rows[links.front()];
+  Network network;
+  // fmt, not operator+: GCC 12 warns falsely (-Wrestrict) on "/" + std::string.
+  const std::string& provider_name = field(link, "provider");
+  network.name =
+      fmt::format("{} {}{}{}/{}", path, field(link, "transport"), provider_name.empty() ? "" : "/",
+                  provider_name, field(link, "placement"));
+  network.params.alpha = parse_field(table, link, "alpha_us", path, links.front() + 1) * 1e-6;
+  network.params.beta =
+      parse_field(table, link, "beta_ns_per_byte", path, links.front() + 1) * 1e-9;
+  if (network.params.beta <= 0) {
+    throw std::runtime_error(
+        fmt::format("{}: data row {}: the p2p fit has β = 0; a network "
+                    "model needs a bandwidth",
+                    path, links.front() + 1));
+  }
+  network.description = fmt::format("measured p2p: α = {:.3f} µs, {:.3f} GB/s",
+                                    network.params.alpha * 1e6, 1e-9 / network.params.beta);
+
+  // γ: the reduce fit of the dtype, sum preferred.
+  std::optional<std::size_t> gamma_row;
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const auto& row = table.rows[r];
+    if (field(row, "model") != "reduce_gamma" || field(row, "dtype") != selection.dtype) continue;
+    if (!gamma_row || field(row, "op") == "sum") gamma_row = r;
+  }
+  if (gamma_row) {
+    network.params.gamma =
+        parse_field(table, table.rows[*gamma_row], "gamma_ns_per_byte", path, *gamma_row + 1) *
+        1e-9;
+    network.gamma_origin =
+        fmt::format("measured local reduce {} {}: {:.4g} ns/B", selection.dtype,
+                    field(table.rows[*gamma_row], "op"), network.params.gamma * 1e9);
+  } else {
+    network.params.gamma = fallback_gamma;
+    network.gamma_origin = fmt::format("no reduce_gamma row for {} in {}; assumed {:.4g} ns/B",
+                                       selection.dtype, path, fallback_gamma * 1e9);
+  }
+
+  if (selection.per_algorithm_fits) {
+    const std::string transport = field(link, "transport"), provider = field(link, "provider");
+    std::map<std::string, std::string> op_used;
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      const auto& row = table.rows[r];
+      if (field(row, "model") != "top_down" || field(row, "transport") != transport ||
+          field(row, "provider") != provider || field(row, "dtype") != selection.dtype) {
+        continue;
+      }
+      const std::string& placement = field(row, "placement");
+      if (!placement.empty() && placement != field(link, "placement")) continue;
+      const std::string algorithm = field(row, "algorithm");
+      if (op_used.contains(algorithm) && op_used[algorithm] == "sum") continue;
+      op_used[algorithm] = field(row, "op");
+      network.per_algorithm[algorithm] = {
+          parse_field(table, row, "alpha_us", path, r + 1) * 1e-6,
+          parse_field(table, row, "beta_ns_per_byte", path, r + 1) * 1e-9,
+          parse_field(table, row, "gamma_ns_per_byte", path, r + 1) * 1e-9};
+    }
+    if (network.per_algorithm.empty()) {
+      throw std::runtime_error(fmt::format(
+          "{}: --per-algorithm-fits given but no top_down rows for transport={} provider='{}' "
+          "dtype={}",
+          path, transport, provider, selection.dtype));
+    }
+  }
+  return network;
+}
+
+std::vector<ExchangeMessage> whole_gradient(const Model& model, std::size_t element_bytes) {
+  if (element_bytes == 0) throw std::invalid_argument("whole_gradient: element size 0");
+  return {{static_cast<double>(model.gradient_bytes(element_bytes)), 1.0}};
+}
+
+std::vector<ExchangeMessage> ddp_messages(const Model& model, std::size_t element_bytes,
+                                          std::uint64_t cap_bytes) {
+  const std::vector<Bucket> buckets =
+      ddp_buckets(model, element_bytes, cap_bytes, std::min(cap_bytes, kDdpFirstBucketBytes));
+  const double total = static_cast<double>(model.parameters());
+  std::vector<ExchangeMessage> messages;
+  double done = 0;
+  std::size_t tensor = 0;
+  for (const Bucket& bucket : buckets) {
+    for (; tensor < bucket.first_tensor + bucket.tensor_count; ++tensor) {
+      done += static_cast<double>(model.tensors_backprop_order[tensor].elements);
+    }
+    messages.push_back({static_cast<double>(bucket.bytes), total > 0 ? done / total : 1.0});
+  }
+  return messages;
+}
+
+double compute_seconds_from_flops(const Model& model, int batch, double flops_per_second) {
+  if (!(flops_per_second > 0) || !std::isfinite(flops_per_second)) {
+    throw std::invalid_argument(
+        fmt::format("sustained FLOP/s must be a finite number > 0, got {}", flops_per_second));
+  }
+  if (model.forward_flops_per_sample <= 0) {
+    throw std::invalid_argument(
+        fmt::format("model {} has no forward FLOP count; give --compute-seconds", model.name));
+  }
+  return 3.0 * static_cast<double>(model.forward_flops_per_sample) * batch / flops_per_second;
+}
+
+std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const Network& network,
+                                        std::span<const std::string> algorithms, int max_nodes) {
+  if (max_nodes < 1) {
+    throw std::invalid_argument(fmt::format("--max-nodes must be >= 1, got {}", max_nodes));
+  }
+  if (scenario.batch < 1) {
+    throw std::invalid_argument(fmt::format("--batch must be >= 1, got {}", scenario.batch));
+  }
+  if (!(scenario.compute_seconds > 0) || !std::isfinite(scenario.compute_seconds)) {
+    throw std::invalid_argument(
+        fmt::format("compute time per iteration must be a finite number of seconds > 0, got {}",
+                    scenario.compute_seconds));
+  }
+  if (scenario.overlap == Overlap::fraction &&
+      !(scenario.overlap_fraction >= 0 && scenario.overlap_fraction <= 1)) {
+    throw std::invalid_argument(
+        fmt::format("overlap fraction must be in [0, 1], got {}", scenario.overlap_fraction));
+  }
+  if (scenario.messages.empty()) {
+    throw std::invalid_argument(fmt::format("scenario {} exchanges no messages", scenario.label));
+  }
+  std::vector<ScalingRow> rows;
+  for (const std::string& algorithm : algorithms) {
+    CostFunction cost;
+    if (algorithm == "lower_bound") {
+      cost.lower_bound = true;
+    } else {
+      cost.info = find_algorithm(algorithm);
+      if (cost.info == nullptr) {
+        throw std::invalid_argument(fmt::format("unknown algorithm '{}'; accepted: {}, lower_bound",
+                                                algorithm, algorithm_names()));
+      }
+      bool own = true;
+      model_terms(algorithm, 2, 1.0, &own);
+      if (!own && !network.per_algorithm.contains(algorithm)) {
+        throw std::invalid_argument(fmt::format(
+            "algorithm '{}' has no cost model of its own; predict it from a measured top-down "
+            "fit (--network-from models.csv --per-algorithm-fits) or use lower_bound",
+            algorithm));
+      }
+    }
+    const auto fitted = network.per_algorithm.find(algorithm);
+    const NetworkModel params =
+        fitted != network.per_algorithm.end() ? fitted->second : network.params;
+
+    double first_iteration = 0;
+    for (int p = 1; p <= max_nodes; ++p) {
+      ScalingRow row;
+      row.algorithm = algorithm;
+      row.nodes = p;
+      row.samples_per_node =
+          scenario.weak ? scenario.batch : static_cast<double>(scenario.batch) / p;
+      row.compute_seconds = scenario.weak ? scenario.compute_seconds : scenario.compute_seconds / p;
+      row.within_batch_limit = scenario.weak || p <= scenario.batch;
+      const double forward = (1 - kBackwardShare) * row.compute_seconds;
+      const double backward = kBackwardShare * row.compute_seconds;
+      double finish = forward;  // when the network is free, from the start of the iteration
+      for (const ExchangeMessage& message : scenario.messages) {
+        if (cost.info != nullptr) {
+          const auto count = static_cast<std::size_t>(message.bytes / scenario.element_bytes);
+          if (const std::string why = cost.info->unsupported_reason("mpi", p, count);
+              !why.empty()) {
+            throw std::invalid_argument(
+                fmt::format("{} cannot run {} elements on {} nodes: {}", algorithm, count, p, why));
+          }
+        }
+        const double seconds =
+            cost(p, message.bytes).seconds(params.alpha, params.beta, params.gamma);
+        row.exchange_seconds += seconds;
+        finish = std::max(finish, forward + message.ready_fraction * backward) + seconds;
+      }
+      switch (scenario.overlap) {
+        case Overlap::none:
+          break;
+        case Overlap::fraction:
+          row.hidden_seconds = std::min(scenario.overlap_fraction * row.exchange_seconds, backward);
+          break;
+        case Overlap::buckets:
+          row.hidden_seconds =
+              row.compute_seconds + row.exchange_seconds - std::max(row.compute_seconds, finish);
+          break;
+      }
+      row.iteration_seconds = row.compute_seconds + row.exchange_seconds - row.hidden_seconds;
+      if (p == 1) first_iteration = row.iteration_seconds;
+      row.speedup = (scenario.weak ? p : 1) * first_iteration / row.iteration_seconds;
+      row.efficiency = row.speedup / p;
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+std::vector<ScalingSummary> summarize_scaling(std::span<const ScalingRow> rows) {
+  std::vector<ScalingSummary> summaries;
+  for (std::size_t begin = 0; begin < rows.size();) {
+    std::size_t end = begin;
+    while (end < rows.size() && rows[end].algorithm == rows[begin].algorithm) ++end;
+    ScalingSummary s;
+    s.algorithm = rows[begin].algorithm;
+    const ScalingRow* peak = nullptr;
+    int last_within = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const ScalingRow& row = rows[i];
+      if (!row.within_batch_limit) continue;
+      last_within = row.nodes;
+      if (peak == nullptr || row.speedup > peak->speedup) peak = &row;
+      if (s.half_efficiency_nodes == 0 && row.efficiency < 0.5) {
+        s.half_efficiency_nodes = row.nodes;
+      }
+    }
+    if (peak != nullptr) {
+      s.peak_nodes = peak->nodes;
+      s.peak_speedup = peak->speedup;
+      s.peak_at_max = peak->nodes == last_within && last_within > 1;
+      s.exchange_share_at_peak =
+          (peak->exchange_seconds - peak->hidden_seconds) / peak->iteration_seconds;
+    }
+    summaries.push_back(s);
+    begin = end;
+  }
+  return summaries;
+}
+
+std::vector<std::string> scaling_csv_columns() {
+  return {"scenario",
+          "model",
+          "parameters",
+          "gradient_bytes",
+          "messages",
+          "dtype",
+          "batch",
+          "scaling",
+          "compute_s_1node",
+          "overlap",
+          "overlap_fraction",
+          "network",
+          "alpha_us",
+          "beta_GBps",
+          "gamma_ns_per_byte",
+          "algorithm",
+          "nodes",
+          "samples_per_node",
+          "compute_s",
+          "exchange_s",
+          "hidden_s",
+          "iteration_s",
+          "speedup",
+          "efficiency",
+          "within_batch_limit"};
+}
+
+void write_scaling_csv(const std::string& path, std::span<const ScalingResult> results,
+                       const Network& network) {
+  ReplaceOnCommit file(path);
+  {
+    CsvWriter writer(file.temp_path(), scaling_csv_columns(), ExistingFile::overwrite);
+    for (const ScalingResult& result : results) {
+      const ScalingScenario& s = result.scenario;
+      double gradient_bytes = 0;
+      for (const ExchangeMessage& m : s.messages) gradient_bytes += m.bytes;
+      for (const ScalingRow& row : result.rows) {
+        const auto fitted = network.per_algorithm.find(row.algorithm);
+        const NetworkModel& params =
+            fitted != network.per_algorithm.end() ? fitted->second : network.params;
+        writer.write_row({s.label,
+                          s.model,
+                          fmt::format("{:.0f}", s.parameters),
+                          fmt::format("{:.0f}", gradient_bytes),
+                          std::to_string(s.messages.size()),
+                          s.dtype,
+                          std::to_string(s.batch),
+                          s.weak ? "weak" : "strong",
+                          fmt::format("{:.6g}", s.compute_seconds),
+                          std::string(to_string(s.overlap)),
+                          fmt::format("{:.6g}", s.overlap_fraction),
+                          network.name,
+                          fmt::format("{:.6g}", params.alpha * 1e6),
+                          fmt::format("{:.6g}", 1e-9 / params.beta),
+                          fmt::format("{:.6g}", params.gamma * 1e9),
+                          row.algorithm,
+                          std::to_string(row.nodes),
+                          fmt::format("{:.6g}", row.samples_per_node),
+                          fmt::format("{:.6g}", row.compute_seconds),
+                          fmt::format("{:.6g}", row.exchange_seconds),
+                          fmt::format("{:.6g}", row.hidden_seconds),
+                          fmt::format("{:.6g}", row.iteration_seconds),
+                          fmt::format("{:.6g}", row.speedup),
+                          fmt::format("{:.6g}", row.efficiency),
+                          row.within_batch_limit ? "1" : "0"});
+      }
+    }
+  }
+  file.commit();
+}
+
+std::string format_scaling_report(const ScalingResult& result, const Network& network) {
+  const ScalingScenario& s = result.scenario;
+  std::string out;
+  double gradient_bytes = 0;
+  for (const ExchangeMessage& m : s.messages) gradient_bytes += m.bytes;
+  out += fmt::format(
+      "{}: |W| = {:.0f} parameters ({:.1f} MB {}), {} message{} per iteration, {:.4g} s per "
+      "iteration of {} samples on 1 node, {} scaling, overlap {}{}\n",
+      s.label, s.parameters, gradient_bytes / 1e6, s.dtype, s.messages.size(),
+      s.messages.size() == 1 ? "" : "s", s.compute_seconds, s.batch, s.weak ? "weak" : "strong",
+      to_string(s.overlap),
+      s.overlap == Overlap::fraction ? fmt::format(" ({:.0f}%)", 100 * s.overlap_fraction) : "");
+  out += fmt::format("network {}: {}; α = {:.3f} µs, β = {:.5f} ns/B ({:.3f} GB/s), γ {}\n",
+                     network.name, network.description, network.params.alpha * 1e6,
+                     network.params.beta * 1e9, 1e-9 / network.params.beta, network.gamma_origin);
+  for (const auto& [algorithm, params] : network.per_algorithm) {
+    out += fmt::format("  {} uses its top-down fit: α = {:.3f} µs, {:.3f} GB/s, γ = {:.4g} ns/B\n",
+                       algorithm, params.alpha * 1e6, params.beta > 0 ? 1e-9 / params.beta : 0.0,
+                       params.gamma * 1e9);
+  }
+
+  std::vector<std::string> algorithms;
+  for (const ScalingSummary& summary : result.summary) algorithms.push_back(summary.algorithm);
+  std::set<int> shown;
+  const int max_nodes = result.rows.empty() ? 1 : result.rows.back().nodes;
+  for (int p = 1; p <= max_nodes; p *= 2) shown.insert(p);
+  shown.insert(max_nodes);
+  for (const ScalingSummary& summary : result.summary) {
+    shown.insert(summary.peak_nodes);
+    if (summary.half_efficiency_nodes > 0) shown.insert(summary.half_efficiency_nodes);
+  }
+  if (!s.weak && s.batch <= max_nodes) shown.insert(s.batch);
+
+  std::string header = fmt::format("  {:>6} {:>10}", "nodes", "compute s");
+  for (const std::string& a : algorithms) {
+    header += fmt::format(" | {:>18} {:>7} {:>6}", a + " exch s", "S", "E");
+  }
+  out += header + "\n";
+  for (int p : shown) {
+    std::string line;
+    bool beyond = false;
+    for (const std::string& a : algorithms) {
+      for (const ScalingRow& row : result.rows) {
+        if (row.algorithm != a || row.nodes != p) continue;
+        if (line.empty()) line = fmt::format("  {:>6} {:>10.4g}", p, row.compute_seconds);
+        beyond = !row.within_batch_limit;
+        line += fmt::format(" | {:>18.4g} {:>7.2f} {:>5.0f}%",
+                            row.exchange_seconds - row.hidden_seconds, row.speedup,
+                            100 * row.efficiency);
+      }
+    }
+    out += line + (beyond ? "   beyond the batch limit (p > B)" : "") + "\n";
+  }
+  out += "  (exch s: exchange time not hidden by backprop; S: speedup; E: efficiency)\n";
+  for (const ScalingSummary& summary : result.summary) {
+    out += fmt::format(
+        "  {}: speedup peaks at p = {} (S = {:.2f}{}), exchange {:.0f}% of the iteration there; "
+        "{}\n",
+        summary.algorithm, summary.peak_nodes, summary.peak_speedup,
+        summary.peak_at_max ? ", still rising at the largest p within limits" : "",
+        100 * summary.exchange_share_at_peak,
+        summary.half_efficiency_nodes > 0
+            ? fmt::format("efficiency below 50% from p = {}", summary.half_efficiency_nodes)
+            : "efficiency stays at or above 50%");
+  }
+  if (!s.weak) {
+    out += fmt::format("  batch limit: p <= B = {}{}\n", s.batch,
+                       s.batch < max_nodes ? " (larger p: fewer than one sample per node)" : "");
+  }
+  return out;
+}
+
+}  // namespace collbench

@@ -1,0 +1,310 @@
+// Cost models fitted to collbench measurements (collbench-fit).
+//
+// From any mix of collbench CSVs this derives, in this order:
+//   1. Hockney α, β of the ping-pong per (transport, provider, placement):
+//      t(n) = α + n·β, with t the half round-trip time.
+//   2. γ per (dtype, op) from the local reduce kernel: t(n) = t0 + n·γ, where
+//      n is the bytes of ONE operand vector — the same unit as the
+//      algorithms' CostTerms::reduce_bytes — and t0 the per-call overhead.
+//      The memcpy ceiling is the highest copy bandwidth measured.
+//   3. Bottom-up prediction of every allreduce point from the algorithm's own
+//      CostTerms (algorithm.h) with the p2p α, β and the measured γ.
+//   4. Top-down fit per (transport, provider, placement, dtype, op,
+//      algorithm): α, β, γ by non-negative least squares on the algorithm's
+//      CostTerms, weighted so that each point counts by its relative error.
+//   5. Selection: per rank count, the fastest algorithm measured, predicted
+//      and fitted at every size, and oneCCL-style selection strings.
+//
+// Every fit minimises Σ((model_i − t_i)/t_i)²: the sizes span six decades, and
+// an unweighted fit would ignore every latency-bound point. For the same
+// reason R² is computed on log(t) (1 − Σ(ln t̂ − ln t)² / Σ(ln t − mean)²).
+#pragma once
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collbench/algorithm.h"
+#include "collbench/csv.h"
+
+namespace collbench {
+
+// ---------------------------------------------------------------- measurements
+
+// One measured configuration: the median of median_us over every repetition
+// and run that measured it.
+struct Measurement {
+  std::string family;     // "allreduce", "p2p" or "local"
+  std::string transport;  // CSV transport column
+  std::string provider;   // CSV provider column (empty for MPI)
+  // "intra" or "inter": the CSV column for p2p; for allreduce derived from the
+  // optional nodes column (1 node = intra); empty when unknown or local.
+  std::string placement;
+  std::string dtype;      // empty for p2p and memcpy
+  std::string op;         // empty for p2p and memcpy
+  std::string algorithm;  // allreduce algorithm, "pingpong", "reduce" or "memcpy"
+  int ranks = 0;
+  double bytes = 0;
+  double seconds = 0;                // median time
+  int samples = 0;                   // CSV rows aggregated into this point
+  std::vector<std::string> sources;  // files the rows came from, sorted
+};
+
+// A parsed CSV and the name errors should use for it (usually its path).
+struct NamedTable {
+  std::string source;
+  CsvTable table;
+};
+
+struct LoadSummary {
+  std::vector<std::string> files;
+  std::size_t rows_read = 0;
+  std::size_t rows_used = 0;
+  // "family=exchange: 12 rows", "check=wrong: 1 row": what was left out, for the report.
+  std::vector<std::string> ignored;
+};
+
+// Validates and aggregates the rows that the fits use (allreduce, p2p
+// pingpong, local reduce/memcpy); other rows are counted in summary->ignored,
+// as are rows whose check column says "wrong" and rows the harness left
+// untimed (empty median_us, a benchmark that failed). Throws std::runtime_error
+// naming the source for an empty table, missing columns, or a value that is
+// not a finite number in range (with the data row number, 1 = first row).
+std::vector<Measurement> aggregate_measurements(std::span<const NamedTable> tables,
+                                                LoadSummary* summary = nullptr);
+std::vector<Measurement> load_measurements(std::span<const std::string> paths,
+                                           LoadSummary* summary = nullptr);
+
+// ------------------------------------------------------------- least squares
+
+// min ‖A·x − b‖₂ subject to x ≥ 0, by the active-set method of Lawson and
+// Hanson (1974, ch. 23). Throws std::invalid_argument on mismatched sizes or
+// non-finite input.
+Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b);
+
+struct FitQuality {
+  int points = 0;
+  double r2_log = 0;          // NaN when every measured time is equal
+  double median_rel_err = 0;  // median of |t̂ − t| / t
+  double max_rel_err = 0;
+};
+
+// Quality of `predicted` against `measured` (both in seconds, measured > 0).
+FitQuality fit_quality(std::span<const double> measured, std::span<const double> predicted);
+
+struct RelativeFit {
+  Eigen::VectorXd coefficients;  // ≥ 0, one per column of `terms`
+  // Relative standard error of each coefficient from the unconstrained
+  // weighted least-squares covariance (s²·(AᵀA)⁻¹); +inf when the columns
+  // are linearly dependent or the coefficient is 0.
+  Eigen::VectorXd relative_stderr;
+  std::vector<double> predicted;  // seconds, one per row
+  FitQuality quality;
+};
+
+// Fits seconds ≈ fixed + terms·x, x ≥ 0, minimising
+// Σ((fixed + terms·x − seconds)_i/seconds_i)²; `fixed` (empty = zero) is a
+// known part of the model, e.g. n·γ when γ comes from elsewhere. Columns are
+// rescaled to unit norm before solving, because messages (~10) and bytes
+// (~10⁹) differ by eight orders of magnitude. Columns that are zero at every
+// row get coefficient 0. Requires every seconds_i > 0.
+RelativeFit fit_relative(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds,
+                         const Eigen::VectorXd& fixed = Eigen::VectorXd());
+
+// Numerical rank of `terms` after relative weighting and column scaling, as
+// fit_relative sees it; lower than the column count when the points cannot
+// separate the coefficients (e.g. bytes ∝ reduce_bytes for ring).
+int weighted_rank(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds);
+
+// ------------------------------------------------------------------ models
+
+// α in s per message, β in s per byte, γ in s per byte reduced (algorithm.h).
+struct NetworkModel {
+  double alpha = 0;
+  double beta = 0;
+  double gamma = 0;
+};
+
+// The lower bound for any allreduce (Thakur, Rabenseifner & Gropp 2005):
+// ⌈lg p⌉α + 2(p−1)/p·nβ + (p−1)/p·nγ. collbench-fit uses it as the
+// coefficient vector of the top-down fit of `mpi` (and `mpi_bare`): the
+// library's internal algorithm is unknown and changes with size, so the fit
+// gives the "effective network" that MPI_Allreduce achieves against the bound.
+CostTerms allreduce_lower_bound(int ranks, double bytes);
+
+// The CostTerms collbench-fit uses for `algorithm`: its own cost() when the
+// registry knows it and it has a model of its own; otherwise the lower bound
+// (and *own is set to false). mpi is never "own": the registry's entry runs
+// the library's allreduce, whatever cost() it declares.
+CostTerms model_terms(std::string_view algorithm, int ranks, double bytes, bool* own = nullptr);
+
+struct ModelFit {
+  // "hockney" (p2p), "reduce_gamma" (local reduce), "memcpy" (ceiling),
+  // "bottom_up" (prediction, nothing fitted), "top_down" (allreduce fit).
+  std::string model;
+  std::string family;
+  std::string transport, provider, placement, dtype, op, algorithm;
+  // "own" (the algorithm's cost()), "lower_bound", "alpha+n*beta" (hockney),
+  // "t0+n*gamma" (reduce), "n/bandwidth" (memcpy).
+  std::string terms;
+  // For reduce_gamma, params.alpha is the per-call overhead t0. For memcpy,
+  // params.beta is 1/ceiling.
+  NetworkModel params;
+  // Relative standard errors of α, β, γ (NaN when not fitted).
+  double alpha_rel_stderr = 0, beta_rel_stderr = 0, gamma_rel_stderr = 0;
+  // Where γ came from: "fitted", "local" (the reduce_gamma fit, because this
+  // group's points cannot determine it), "absorbed" (no local γ either: the
+  // reported β includes γ's share), or "" when γ plays no role.
+  std::string gamma_source;
+  FitQuality quality;
+  std::vector<int> ranks;  // rank counts among the points
+  double min_bytes = 0, max_bytes = 0;
+  std::vector<std::string> sources;
+  std::string note;  // why γ was fixed, which p2p fit was used, ...
+};
+
+struct PointPrediction {
+  std::string model;  // "hockney", "reduce_gamma", "bottom_up" or "top_down"
+  Measurement point;
+  double predicted_seconds = 0;
+  double rel_err() const { return (predicted_seconds - point.seconds) / point.seconds; }
+};
+
+struct SelectionRow {
+  double bytes = 0;
+  // Empty when no algorithm qualifies (e.g. nothing predicted at this size).
+  std::string measured, predicted, fitted;
+  double measured_seconds = 0, predicted_seconds = 0, fitted_seconds = 0;
+};
+
+struct Selection {
+  std::string transport, provider, placement, dtype, op;
+  int ranks = 0;
+  std::vector<std::string> candidates;  // algorithms measured in this group
+  std::vector<SelectionRow> rows;       // one per measured size, ascending
+  std::string measured_string;          // oneCCL form, boundaries at measured sizes
+  // Boundaries at the exact model crossovers (bisection on whole elements),
+  // over [0, largest measured size], the last range open ("max").
+  std::string predicted_string;  // bottom-up models
+  std::string fitted_string;     // top-down fits
+};
+
+struct FitOptions {
+  // γ of a top-down fit is taken from the local reduce fit when the group's
+  // own estimate has a larger relative standard error than this: a γ that
+  // uncertain also corrupts β, with which it is nearly collinear.
+  double gamma_max_rel_stderr = 0.02;
+};
+
+struct FitResults {
+  std::vector<ModelFit> fits;
+  std::vector<PointPrediction> predictions;
+  std::vector<Selection> selections;
+  std::vector<std::string> notes;  // what was skipped and why
+};
+
+// Runs steps 1-5 of the header comment. Throws std::runtime_error naming the
+// group, its source files and what is missing when a group has too few
+// distinct points to fit (parameters + 1), or when there is nothing to fit.
+FitResults fit_measurements(std::span<const Measurement> measurements,
+                            const FitOptions& options = {});
+
+// "a:0-8192;b:8193-max" from (size, winner) pairs in ascending size: each
+// range ends at the last size its algorithm won, the next starts one byte
+// later, the first starts at 0 and the last is open.
+std::string selection_string(std::span<const std::pair<double, std::string>> winners);
+
+// Fastest of `candidates` at `bytes` by `seconds(algorithm, bytes)` (which
+// returns nullopt where an algorithm has no prediction or cannot run); empty
+// when none qualifies. Ties go to the earlier candidate.
+template <typename SecondsFn>
+std::pair<std::string, double> fastest(std::span<const std::string> candidates, double bytes,
+                                       SecondsFn&& seconds) {
+  std::pair<std::string, double> best{"", 0.0};
+  for (const std::string& name : candidates) {
+    const std::optional<double> time = seconds(name, bytes);
+    if (time && (best.first.empty() || *time < best.second)) best = {name, *time};
+  }
+  return best;
+}
+
+// The selection string of the model winner over [0, max_bytes] in whole
+// elements of `element_bytes`: winners are evaluated on a log grid and every
+// change of winner is located exactly by bisection.
+template <typename SecondsFn>
+std::string crossover_selection_string(std::span<const std::string> candidates, double max_bytes,
+                                       double element_bytes, SecondsFn&& seconds);
+
+// ------------------------------------------------------------------ output
+
+// models.csv and predictions.csv, written to `path`.tmp and renamed, so an
+// error never leaves a partial file.
+void write_models_csv(const std::string& path, const FitResults& results);
+void write_predictions_csv(const std::string& path, const FitResults& results);
+// The human-readable report collbench-fit prints.
+std::string format_report(const FitResults& results, const LoadSummary& summary,
+                          bool all_residuals);
+
+// The few lines scripts/run.sh prints at the end of a run: the p2p α (µs) and
+// β (GB/s), each algorithm's median relative error (bottom-up and top-down),
+// and the measured and predicted selection strings per rank count.
+std::string format_brief(const FitResults& results);
+
+// Column names of the two files, shared with collbench-predict and plot.py.
+std::vector<std::string> models_csv_columns();
+std::vector<std::string> predictions_csv_columns();
+
+// ------------------------------------------------------------ templates
+
+template <typename SecondsFn>
+std::string crossover_selection_string(std::span<const std::string> candidates, double max_bytes,
+                                       double element_bytes, SecondsFn&& seconds) {
+  // Work in whole elements: algorithms only run on whole elements, and
+  // bisection on integers terminates exactly.
+  const auto winner_at = [&](long long elements) {
+    return fastest(candidates, static_cast<double>(elements) * element_bytes, seconds).first;
+  };
+  const long long last = static_cast<long long>(max_bytes / element_bytes);
+  if (last < 1) return "";
+  // 32 points per factor of two is far finer than any two crossovers of
+  // α-β-γ models, which are straight lines in n.
+  std::vector<long long> grid{1};
+  for (double x = 1.0; grid.back() < last;) {
+    x *= 1.0219;  // 2^(1/32)
+    const long long next = std::min(last, static_cast<long long>(x));
+    if (next > grid.back()) grid.push_back(next);
+  }
+  std::vector<std::pair<double, std::string>> winners;  // (last byte of range, winner)
+  std::string current = winner_at(grid.front());
+  for (std::size_t i = 1; i < grid.size(); ++i) {
+    long long lo = grid[i - 1];  // winner_at(lo) == current
+    // Usually one change between grid points, but a third algorithm may win
+    // a sliver in between: keep bisecting until grid[i] is reached.
+    while (winner_at(grid[i]) != current) {
+      long long hi = grid[i];
+      while (hi - lo > 1) {
+        const long long mid = lo + (hi - lo) / 2;
+        if (winner_at(mid) == current) {
+          lo = mid;
+        } else {
+          hi = mid;
+        }
+      }
+      // Sizes between lo and hi elements are not whole elements: they stay
+      // with the current winner, so its range ends one byte before hi.
+      winners.emplace_back(static_cast<double>(hi) * element_bytes - 1, current);
+      current = winner_at(hi);
+      lo = hi;
+    }
+  }
+  winners.emplace_back(static_cast<double>(last) * element_bytes, current);
+  // An empty winner (no model anywhere in a range) cannot be selected.
+  std::erase_if(winners, [](const auto& w) { return w.second.empty(); });
+  return selection_string(winners);
+}
+
+}  // namespace collbench

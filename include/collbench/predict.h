@@ -1,0 +1,182 @@
+// Scalability of synchronous data-parallel SGD on a modelled network
+// (collbench-predict), after Keuper & Pfreundt (2016), "Distributed Training
+// of Deep Neural Networks: Theoretical and Practical Limits of Parallel
+// Scalability".
+//
+// With global batch B split over p nodes, one iteration takes
+//   T_iter(p) = T_compute(B/p) + T_exchange(p, |W|) − T_hidden(p)
+// and the speedup is S(p) = T_iter(1) / T_iter(p), the efficiency S(p)/p.
+// Compute time is linear in the samples a node processes (T_compute(B/p) =
+// T_compute(B)/p): the falling GEMM efficiency at small B/p that the paper
+// also discusses is not modelled, so the predictions are upper bounds in
+// that respect. Backpropagation is taken as 2/3 of the compute time (the
+// backward pass costs about twice the forward pass), and only it can hide
+// communication. The exchange is one allreduce per message of the gradient —
+// the whole gradient as one message unless buckets are asked for — each
+// costing the algorithm's CostTerms (algorithm.h) on the network's α, β, γ.
+//
+// Overlap:
+//   none       T_hidden = 0
+//   fraction f T_hidden = min(f·T_exchange, T_backward)
+//   buckets    messages (DDP buckets) start when their last gradient is ready
+//              and run one after another; T_iter = max(T_compute, end of the
+//              last message). Gradient i is taken to be ready after the
+//              share of the backward pass proportional to the parameters of
+//              tensors 0..i in backprop order (the catalog gives FLOPs per
+//              model, not per tensor).
+// Weak scaling keeps B/p fixed (the given batch per node): T_compute is
+// constant, S(p) = p·T_iter(1)/T_iter(p) is the throughput ratio and there is
+// no batch limit. Strong scaling marks p > B as beyond the batch limit: a
+// node cannot process less than one sample.
+#pragma once
+
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collbench/algorithm.h"
+#include "collbench/catalog.h"
+#include "collbench/fit.h"
+
+namespace collbench {
+
+// ------------------------------------------------------------------ networks
+
+struct NetworkPreset {
+  std::string_view name;
+  std::string_view description;  // link, data rate and where the latency comes from
+  double alpha_seconds;          // per message, MPI-level
+  double data_gbit_per_second;   // after line encoding
+};
+
+// 1gbe, 10gbe, 100gbe, fdr, edr, hdr, ndr.
+std::span<const NetworkPreset> network_presets();
+std::string network_preset_names();
+
+// γ used with presets unless --gamma overrides it: 0.1 ns per byte reduced
+// (10 GB/s of operand), a streaming f32 sum on one core of a current server
+// CPU (two loads and a store per element at ~30 GB/s of memory traffic).
+inline constexpr double kDefaultGammaSecondsPerByte = 0.1e-9;
+
+struct Network {
+  std::string name;         // "fdr", "models.csv mpi/inter", ...
+  std::string description;  // for the report and the CSV
+  NetworkModel params;      // α s, β s/B, γ s/B
+  std::string gamma_origin;
+  // Top-down fits per algorithm, used instead of `params` for those
+  // algorithms when non-empty (collbench-predict --per-algorithm-fits).
+  std::map<std::string, NetworkModel> per_algorithm;
+};
+
+// Throws std::invalid_argument naming `name` and listing the presets.
+Network preset_network(std::string_view name, double gamma_seconds_per_byte);
+
+struct NetworkSelection {
+  // Empty = any; an error lists the candidates when more than one matches.
+  std::string transport, provider;
+  std::string placement = "inter";  // preferred; the other is used when only it exists
+  std::string dtype = "f32";        // which reduce_gamma row gives γ
+  bool per_algorithm_fits = false;  // also read the top_down rows
+};
+
+// Reads collbench-fit's models.csv: α, β from the selected hockney row, γ
+// from the reduce_gamma row of the dtype (or `fallback_gamma` when there is
+// none, said so in gamma_origin). Throws std::runtime_error naming the file
+// and what is missing or ambiguous.
+Network network_from_models_csv(const std::string& path, const NetworkSelection& selection,
+                                double fallback_gamma);
+
+// --------------------------------------------------------------- scenarios
+
+enum class Overlap { none, fraction, buckets };
+std::string_view to_string(Overlap overlap);
+
+// One message of the exchange: its bytes, and the fraction of the backward
+// pass after which all of its gradients exist.
+struct ExchangeMessage {
+  double bytes = 0;
+  double ready_fraction = 1;
+};
+
+struct ScalingScenario {
+  std::string label;      // e.g. "alexnet_caffe B=256 K80"
+  std::string model;      // catalog name, for the CSV
+  double parameters = 0;  // |W|
+  std::string dtype = "f32";
+  double element_bytes = 4;
+  std::vector<ExchangeMessage> messages;  // per iteration, backprop order
+  int batch = 1;                          // B (global, strong) or per node (weak)
+  double compute_seconds = 0;             // one iteration of `batch` samples on one node
+  bool weak = false;
+  Overlap overlap = Overlap::none;
+  double overlap_fraction = 0;
+};
+
+// The gradient of `model` as one message, or as its DDP buckets (cap in
+// bytes) with their ready fractions; throws std::invalid_argument for a zero
+// element size or cap.
+std::vector<ExchangeMessage> whole_gradient(const Model& model, std::size_t element_bytes);
+std::vector<ExchangeMessage> ddp_messages(const Model& model, std::size_t element_bytes,
+                                          std::uint64_t cap_bytes);
+
+// 3 × forward FLOPs (forward + backward) × batch / sustained FLOP/s.
+double compute_seconds_from_flops(const Model& model, int batch, double flops_per_second);
+
+struct ScalingRow {
+  std::string algorithm;
+  int nodes = 1;
+  double samples_per_node = 0;
+  double compute_seconds = 0;
+  double exchange_seconds = 0;  // all messages back to back
+  double hidden_seconds = 0;    // of that, overlapped with backprop
+  double iteration_seconds = 0;
+  double speedup = 0;
+  double efficiency = 0;
+  bool within_batch_limit = true;
+};
+
+// Rows for p = 1..max_nodes per algorithm (registry names, or "lower_bound"
+// for the allreduce lower bound). Throws std::invalid_argument for an
+// unknown algorithm, an algorithm without a cost model of its own and no
+// per-algorithm fit (mpi), max_nodes < 1, batch < 1 or compute_seconds <= 0.
+std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const Network& network,
+                                        std::span<const std::string> algorithms, int max_nodes);
+
+struct ScalingSummary {
+  std::string algorithm;
+  int peak_nodes = 1;  // argmax of speedup within the batch limit
+  double peak_speedup = 1;
+  bool peak_at_max = false;           // still rising at the largest p considered
+  int half_efficiency_nodes = 0;      // first p with efficiency < 50%; 0 = none up to max
+  double exchange_share_at_peak = 0;  // exposed exchange / iteration at the peak
+};
+
+std::vector<ScalingSummary> summarize_scaling(std::span<const ScalingRow> rows);
+
+// ------------------------------------------------------------------ output
+
+std::vector<std::string> scaling_csv_columns();
+
+struct ScalingResult {
+  ScalingScenario scenario;
+  std::vector<ScalingRow> rows;
+  std::vector<ScalingSummary> summary;
+};
+
+// One CSV for any number of scenarios, written via a temporary and renamed.
+void write_scaling_csv(const std::string& path, std::span<const ScalingResult> results,
+                       const Network& network);
+// The table collbench-predict prints: powers of two, the peak and the last p.
+std::string format_scaling_report(const ScalingResult& result, const Network& network);
+
+// The Keuper & Pfreundt (2016) Table I settings: AlexNet (alexnet_caffe) at
+// B=256 on CPU, K80, TitanX, KNL; GoogLeNet at B=32 on CPU, K80, KNL.
+std::vector<ScalingScenario> keuper2016_scenarios();
+// The README of results/paper: setting, summary table, and one paragraph
+// that says which of the paper's conclusions the numbers support.
+std::string keuper2016_readme(std::span<const ScalingResult> results, const Network& network,
+                              std::string_view command_line);
+
+}  // namespace collbench

@@ -1,0 +1,364 @@
+#!/usr/bin/python3
+"""Plots of collbench results (matplotlib, Agg backend: no display needed).
+
+Subcommands:
+  sweep CSV... --out DIR               time and busbw vs size per algorithm, one PNG per
+                                       (transport, provider, ranks, dtype) of the allreduce
+                                       rows; a bar chart per (transport, provider, ranks)
+                                       of the exchange rows, if any
+  fit --predictions CSV --out DIR      collbench-fit's predictions.csv: measured points with
+                                       the model lines per algorithm, and relative-error panels
+  scaling CSV --out DIR                collbench-predict's scaling.csv: speedup and efficiency
+                                       vs nodes per algorithm, the batch limit p <= B marked
+
+Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Prints the path of
+every PNG written. Bad input (missing file, missing columns, no usable rows, non-numeric
+values) prints one line on stderr and exits with status 2, before any PNG is written.
+"""
+
+import argparse
+import collections
+import csv
+import math
+import os
+import re
+import statistics
+import sys
+
+COLORS = {  # one color per algorithm everywhere, in registry order
+    "ring": "tab:blue",
+    "tree": "tab:orange",
+    "recursive_doubling": "tab:green",
+    "rabenseifner": "tab:red",
+    "ps_central": "tab:purple",
+    "ps_sharded": "tab:brown",
+    "mpi": "tab:gray",
+    "mpi_bare": "tab:olive",
+    "lower_bound": "black",
+}
+ORDER = list(COLORS)
+
+
+class InputError(Exception):
+    """Bad input: reported on one line, exit status 2."""
+
+
+def algorithm_order(names):
+    return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+
+
+def color(name):
+    return COLORS.get(name)
+
+
+def read_rows(path, required, purpose):
+    """Rows of a CSV as dicts, after checking that it exists, has a header and every
+    required column."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames
+            rows = list(reader)
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from e
+    except csv.Error as e:
+        raise InputError(f"{path}: malformed CSV: {e}") from e
+    if not header:
+        raise InputError(f"{path}: empty file; {purpose} needs a CSV with a header")
+    missing = [c for c in required if c not in header]
+    if missing:
+        s = "s" if len(missing) > 1 else ""
+        raise InputError(f"{path}: missing column{s} {', '.join(missing)} (needed by {purpose})")
+    return rows
+
+
+def number(row, column, path, index):
+    text = row[column]
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        raise InputError(f"{path}: data row {index}: {column} is '{text}'; expected a finite number")
+    return value
+
+
+def slug(*parts):
+    text = "_".join(p for p in parts if p != "")
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text.replace("=", "")).strip("_")
+
+
+def size_label(n, _pos=None):
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n:g} B"
+
+
+def pyplot():
+    import matplotlib  # imported late: input errors should not wait for matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    return plt, FuncFormatter
+
+
+def save(fig, out_dir, name, written):
+    path = os.path.join(out_dir, name)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    written.append(path)
+
+
+# --------------------------------------------------------------------------- sweep
+
+def cmd_sweep(args):
+    required = ["family", "transport", "provider", "algorithm", "ranks", "dtype", "bytes",
+                "median_us"]
+    allreduce = collections.defaultdict(list)  # (transport, provider, ranks, dtype) -> samples
+    exchange = collections.defaultdict(list)   # (transport, provider, ranks) -> samples
+    for path in args.csv:
+        rows = read_rows(path, required, "plot.py sweep")
+        has_workload = rows and "workload" in rows[0]
+        for i, row in enumerate(rows, start=1):
+            if row["family"] == "allreduce":
+                key = (row["transport"], row["provider"], int(number(row, "ranks", path, i)),
+                       row["dtype"])
+                allreduce[key].append((row["algorithm"], number(row, "bytes", path, i),
+                                       number(row, "median_us", path, i)))
+            elif row["family"] == "exchange":
+                label = (row.get("workload") or row.get("model") or "") if has_workload else ""
+                key = (row["transport"], row["provider"], int(number(row, "ranks", path, i)))
+                exchange[key].append((label or "exchange", row["algorithm"],
+                                      number(row, "median_us", path, i)))
+    if not allreduce and not exchange:
+        raise InputError(f"{', '.join(args.csv)}: no allreduce or exchange rows to plot")
+    plt, FuncFormatter = pyplot()
+    os.makedirs(args.out, exist_ok=True)
+    written = []
+    for (transport, provider, ranks, dtype), samples in sorted(allreduce.items()):
+        # The median over repetitions and runs, as collbench-fit aggregates.
+        grouped = collections.defaultdict(list)
+        for algorithm, n, us in samples:
+            grouped[(algorithm, n)].append(us)
+        fig, (ax_time, ax_bw) = plt.subplots(1, 2, figsize=(12, 4.5))
+        for algorithm in algorithm_order({a for a, _ in grouped}):
+            sizes = sorted(n for a, n in grouped if a == algorithm)
+            times = [statistics.median(grouped[(algorithm, n)]) for n in sizes]
+            # busbw as nccl-tests: n/t · 2(p−1)/p, comparable with the link rate.
+            busbw = [n / (t * 1e-6) / 1e9 * 2 * (ranks - 1) / ranks for n, t in zip(sizes, times)]
+            ax_time.plot(sizes, times, marker="o", ms=3, label=algorithm, color=color(algorithm))
+            positive = [(n, b) for n, b in zip(sizes, busbw) if n > 0]
+            if positive:
+                ax_bw.plot(*zip(*positive), marker="o", ms=3, label=algorithm,
+                           color=color(algorithm))
+        for ax in (ax_time, ax_bw):
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(FuncFormatter(size_label))
+            ax.tick_params(axis="x", labelrotation=45)
+            ax.set_xlabel("bytes per rank")
+            ax.grid(True, which="both", alpha=0.3)
+        ax_time.set_yscale("log")
+        ax_time.set_ylabel("time (µs, median)")
+        ax_bw.set_ylabel("bus bandwidth (GB/s)")
+        ax_time.legend(fontsize=8)
+        fig.suptitle(f"allreduce {transport}{' ' + provider if provider else ''}, "
+                     f"{ranks} ranks, {dtype}")
+        save(fig, args.out, f"sweep_{slug(transport, provider)}_p{ranks}_{dtype}.png", written)
+        plt.close(fig)
+    for (transport, provider, ranks), samples in sorted(exchange.items()):
+        grouped = collections.defaultdict(list)
+        for label, algorithm, us in samples:
+            grouped[(label, algorithm)].append(us)
+        labels = sorted({l for l, _ in grouped})
+        algorithms = algorithm_order({a for _, a in grouped})
+        width = 0.8 / len(algorithms)
+        fig, ax = plt.subplots(figsize=(max(6, 1.5 * len(labels) * len(algorithms) / 3), 4.5))
+        for k, algorithm in enumerate(algorithms):
+            xs = [i + k * width for i, l in enumerate(labels) if (l, algorithm) in grouped]
+            ys = [statistics.median(grouped[(l, algorithm)]) / 1e3 for l in labels
+                  if (l, algorithm) in grouped]
+            ax.bar(xs, ys, width, label=algorithm, color=color(algorithm))
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))])
+        ax.set_xticklabels(labels, rotation=30, ha="right")
+        ax.set_ylabel("exchange time per iteration (ms, median)")
+        ax.legend(fontsize=8)
+        ax.grid(True, axis="y", alpha=0.3)
+        fig.suptitle(f"gradient exchange {transport}{' ' + provider if provider else ''}, "
+                     f"{ranks} ranks")
+        save(fig, args.out, f"exchange_{slug(transport, provider)}_p{ranks}.png", written)
+        plt.close(fig)
+    return written
+
+
+# ----------------------------------------------------------------------------- fit
+
+def cmd_fit(args):
+    path = args.predictions
+    required = ["model", "family", "transport", "provider", "placement", "dtype", "op",
+                "algorithm", "ranks", "bytes", "measured_us", "predicted_us", "rel_err"]
+    rows = read_rows(path, required, "plot.py fit")
+    # figure key -> algorithm -> model -> sorted [(bytes, measured, predicted, rel_err)]
+    figures = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
+    for i, row in enumerate(rows, start=1):
+        point = (number(row, "bytes", path, i), number(row, "measured_us", path, i),
+                 number(row, "predicted_us", path, i), number(row, "rel_err", path, i))
+        family = row["family"]
+        if family == "allreduce":
+            key = ("allreduce", row["transport"], row["provider"], row["placement"], row["dtype"],
+                   row["op"], int(number(row, "ranks", path, i)))
+        elif family == "p2p":
+            key = ("p2p", row["transport"], row["provider"], row["placement"])
+        elif family == "local":
+            key = ("reduce", row["dtype"], row["op"])
+        else:
+            continue
+        figures[key][row["algorithm"]][row["model"]].append(point)
+    if not figures:
+        raise InputError(f"{path}: no prediction rows to plot")
+    plt, FuncFormatter = pyplot()
+    os.makedirs(args.out, exist_ok=True)
+    styles = {"bottom_up": ("-", "bottom-up"), "top_down": ("--", "top-down fit"),
+              "hockney": ("-", "Hockney fit"), "reduce_gamma": ("-", "t0 + nγ fit")}
+    written = []
+    for key, by_algorithm in sorted(figures.items()):
+        fig, (ax, ax_err) = plt.subplots(2, 1, figsize=(9, 7.5), sharex=True,
+                                         gridspec_kw={"height_ratios": [3, 2]})
+        for algorithm in algorithm_order(by_algorithm):
+            models = by_algorithm[algorithm]
+            c = color(algorithm)
+            measured = sorted({(n, m) for points in models.values() for n, m, _, _ in points})
+            ax.plot(*zip(*measured), "o", ms=4, color=c, label=f"{algorithm} measured")
+            for model in ("bottom_up", "top_down", "hockney", "reduce_gamma"):
+                points = sorted(models.get(model, []))
+                if not points:
+                    continue
+                style, name = styles[model]
+                ax.plot([p[0] for p in points], [p[2] for p in points], style, color=c, lw=1.2,
+                        label=f"{algorithm} {name}")
+                ax_err.plot([p[0] for p in points], [100 * p[3] for p in points], style,
+                            marker="." if model != "top_down" else "x", ms=5, color=c, lw=0.8,
+                            label=f"{algorithm} {name}")
+        ax.set_yscale("log")
+        ax.set_ylabel("time (µs)")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        ax_err.axhline(0, color="black", lw=0.8)
+        ax_err.set_ylabel("relative error (%)\n(predicted − measured) / measured")
+        ax_err.set_xlabel("bytes" + (" per rank" if key[0] == "allreduce" else ""))
+        for a in (ax, ax_err):
+            a.set_xscale("symlog" if any(p[0] == 0 for m in by_algorithm.values()
+                                         for pts in m.values() for p in pts) else "log",
+                         base=2)
+            a.xaxis.set_major_formatter(FuncFormatter(size_label))
+            a.grid(True, which="both", alpha=0.3)
+        ax_err.tick_params(axis="x", labelrotation=45)
+        if key[0] == "allreduce":
+            _, transport, provider, placement, dtype, op, ranks = key
+            title = (f"allreduce {transport}{' ' + provider if provider else ''} {placement}, "
+                     f"{ranks} ranks, {dtype} {op}: measured (points), models (lines)")
+            name = f"fit_allreduce_{slug(transport, provider, placement, dtype, op)}_p{ranks}.png"
+        elif key[0] == "p2p":
+            _, transport, provider, placement = key
+            title = f"ping-pong {transport}{' ' + provider if provider else ''} {placement}"
+            name = f"fit_p2p_{slug(transport, provider, placement)}.png"
+        else:
+            _, dtype, op = key
+            title = f"local reduce {dtype} {op}"
+            name = f"fit_reduce_{slug(dtype, op)}.png"
+        fig.suptitle(title)
+        save(fig, args.out, name, written)
+        plt.close(fig)
+    return written
+
+
+# ------------------------------------------------------------------------- scaling
+
+def cmd_scaling(args):
+    path = args.csv
+    required = ["scenario", "algorithm", "nodes", "speedup", "efficiency", "within_batch_limit",
+                "batch", "scaling", "network"]
+    rows = read_rows(path, required, "plot.py scaling")
+    if not rows:
+        raise InputError(f"{path}: no data rows")
+    scenarios = collections.OrderedDict()
+    for i, row in enumerate(rows, start=1):
+        s = scenarios.setdefault(row["scenario"], {"batch": int(number(row, "batch", path, i)),
+                                                   "weak": row["scaling"] == "weak",
+                                                   "network": row["network"],
+                                                   "curves": collections.defaultdict(list)})
+        s["curves"][row["algorithm"]].append((int(number(row, "nodes", path, i)),
+                                              number(row, "speedup", path, i),
+                                              number(row, "efficiency", path, i)))
+    plt, FuncFormatter = pyplot()
+    os.makedirs(args.out, exist_ok=True)
+    written = []
+    for label, s in scenarios.items():
+        fig, (ax_s, ax_e) = plt.subplots(1, 2, figsize=(12, 4.5))
+        max_nodes = max(p for curve in s["curves"].values() for p, _, _ in curve)
+        for algorithm in algorithm_order(s["curves"]):
+            curve = sorted(s["curves"][algorithm])
+            ps = [p for p, _, _ in curve]
+            ax_s.plot(ps, [x for _, x, _ in curve], label=algorithm, color=color(algorithm))
+            ax_e.plot(ps, [100 * e for _, _, e in curve], label=algorithm, color=color(algorithm))
+        ax_s.plot([1, max_nodes], [1, max_nodes], ":", color="black", lw=0.8, label="ideal")
+        ax_e.axhline(50, color="black", lw=0.8, ls=":", label="50% efficiency")
+        if not s["weak"] and s["batch"] < max_nodes:
+            for ax in (ax_s, ax_e):
+                ax.axvline(s["batch"], color="red", lw=1, ls="--")
+                ax.axvspan(s["batch"], max_nodes, color="red", alpha=0.07)
+            ax_s.text(s["batch"], ax_s.get_ylim()[1] * 0.95, f" p = B = {s['batch']}\n"
+                      " beyond: < 1 sample/node", color="red", fontsize=8, va="top")
+        for ax in (ax_s, ax_e):
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:g}"))
+            ax.set_xlabel("nodes p")
+            ax.grid(True, which="both", alpha=0.3)
+        ax_s.set_yscale("log", base=2)
+        ax_s.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: f"{y:g}"))
+        ax_s.set_ylabel("speedup T_iter(1) / T_iter(p)")
+        ax_e.set_ylabel("efficiency (%)")
+        ax_e.set_ylim(0, 105)
+        ax_s.legend(fontsize=8)
+        fig.suptitle(f"{label} ({'weak' if s['weak'] else 'strong'} scaling) on {s['network']}")
+        save(fig, args.out, f"scaling_{slug(label)}.png", written)
+        plt.close(fig)
+    return written
+
+
+# Subcommands; another one (e.g. an all-pairs `matrix` heatmap) adds a function above
+# and a parser entry here.
+def build_parser():
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    sub = parser.add_subparsers(dest="command", required=True)
+    sweep = sub.add_parser("sweep", help="time and busbw vs size from collbench CSVs")
+    sweep.add_argument("csv", nargs="+", help="collbench CSV files (results/README.md)")
+    sweep.add_argument("--out", required=True, help="folder for the PNGs (created if missing)")
+    sweep.set_defaults(run=cmd_sweep)
+    fit = sub.add_parser("fit", help="measured vs model from collbench-fit's predictions.csv")
+    fit.add_argument("--predictions", required=True, help="predictions.csv of collbench-fit")
+    fit.add_argument("--out", required=True, help="folder for the PNGs (created if missing)")
+    fit.set_defaults(run=cmd_fit)
+    scaling = sub.add_parser("scaling", help="speedup/efficiency from collbench-predict's CSV")
+    scaling.add_argument("csv", help="scaling.csv of collbench-predict")
+    scaling.add_argument("--out", required=True, help="folder for the PNGs (created if missing)")
+    scaling.set_defaults(run=cmd_scaling)
+    return parser
+
+
+def main():
+    args = build_parser().parse_args()
+    try:
+        for path in args.run(args):
+            print(path)
+    except InputError as e:
+        print(f"plot.py {args.command}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,541 @@
+// collbench-fit's library: NNLS against brute force, the relative-error fit,
+// CSV validation and aggregation, and recovery of known α, β, γ and of the
+// known fastest algorithm from synthetic measurements with 3% noise.
+#include "collbench/fit.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+#include "models_synthetic.h"
+
+namespace collbench {
+namespace {
+
+using testing::synthetic_table;
+using testing::SyntheticTruth;
+
+// Every subset of columns solved without constraints; the best feasible one
+// is the NNLS optimum (the optimum is the unconstrained solution on its
+// support), so this is an independent check of the active-set method.
+Eigen::VectorXd brute_force_nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
+  const int n = static_cast<int>(a.cols());
+  Eigen::VectorXd best = Eigen::VectorXd::Zero(n);
+  double best_residual = b.squaredNorm();
+  for (int mask = 1; mask < (1 << n); ++mask) {
+    std::vector<int> columns;
+    for (int j = 0; j < n; ++j) {
+      if (mask & (1 << j)) columns.push_back(j);
+    }
+    Eigen::MatrixXd sub(a.rows(), static_cast<Eigen::Index>(columns.size()));
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      sub.col(static_cast<Eigen::Index>(k)) = a.col(columns[k]);
+    }
+    const Eigen::VectorXd solution = sub.colPivHouseholderQr().solve(b);
+    if ((solution.array() < 0).any()) continue;
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      x(columns[k]) = solution(static_cast<Eigen::Index>(k));
+    }
+    const double residual = (a * x - b).squaredNorm();
+    if (residual < best_residual) {
+      best_residual = residual;
+      best = x;
+    }
+  }
+  return best;
+}
+
+TEST(Nnls, MatchesBruteForceOnRandomProblems) {
+  std::mt19937_64 random(7);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  int constrained = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int rows = 4 + trial % 7, cols = 1 + trial % 4;
+    Eigen::MatrixXd a(rows, cols);
+    Eigen::VectorXd b(rows);
+    for (int i = 0; i < rows; ++i) {
+      b(i) = normal(random);
+      for (int j = 0; j < cols; ++j) a(i, j) = normal(random);
+    }
+    const Eigen::VectorXd x = nnls(a, b);
+    const Eigen::VectorXd expected = brute_force_nnls(a, b);
+    ASSERT_TRUE((x.array() >= 0).all()) << "trial " << trial;
+    EXPECT_NEAR((a * x - b).squaredNorm(), (a * expected - b).squaredNorm(), 1e-9)
+        << "trial " << trial;
+    EXPECT_LT((x - expected).norm(), 1e-6) << "trial " << trial;
+    constrained += (expected.array() == 0).any() ? 1 : 0;
+  }
+  // The trials must exercise the constraint, or this test proves nothing.
+  EXPECT_GT(constrained, 50);
+}
+
+TEST(Nnls, RecoversANonNegativeExactSolution) {
+  Eigen::MatrixXd a(5, 3);
+  a << 1, 2, 0, 3, 1, 1, 0, 1, 4, 2, 2, 2, 1, 0, 5;
+  const Eigen::Vector3d truth(0.5, 0.0, 2.0);
+  const Eigen::VectorXd x = nnls(a, a * truth);
+  EXPECT_NEAR(x(0), 0.5, 1e-12);
+  EXPECT_NEAR(x(1), 0.0, 1e-12);
+  EXPECT_NEAR(x(2), 2.0, 1e-12);
+}
+
+TEST(Nnls, RejectsMismatchedSizesAndNaN) {
+  EXPECT_THROW(nnls(Eigen::MatrixXd::Ones(3, 2), Eigen::VectorXd::Ones(2)), std::invalid_argument);
+  Eigen::VectorXd b = Eigen::VectorXd::Ones(3);
+  b(1) = std::nan("");
+  EXPECT_THROW(nnls(Eigen::MatrixXd::Ones(3, 2), b), std::invalid_argument);
+}
+
+TEST(FitQuality, HandComputedValues) {
+  const std::vector<double> measured = {1.0, 10.0, 100.0};
+  const std::vector<double> predicted = {1.1, 9.0, 100.0};
+  const FitQuality q = fit_quality(measured, predicted);
+  EXPECT_EQ(q.points, 3);
+  EXPECT_NEAR(q.median_rel_err, 0.1, 1e-12);
+  EXPECT_NEAR(q.max_rel_err, 0.1, 1e-12);
+  // ln t = 0, ln 10, ln 100: total = 2·ln²10; residual = ln²1.1 + ln²0.9.
+  const double ln10 = std::log(10.0);
+  const double expected =
+      1 - (std::pow(std::log(1.1), 2) + std::pow(std::log(0.9), 2)) / (2 * ln10 * ln10);
+  EXPECT_NEAR(q.r2_log, expected, 1e-12);
+}
+
+TEST(FitRelative, WeightsEveryPointByItsRelativeError) {
+  // t = 10 + n exactly for small n, but the largest point is 10% high. An
+  // unweighted fit would bend the line to it; the relative fit keeps the
+  // intercept, because 10% is one point's error whatever its size.
+  Eigen::MatrixXd terms(5, 2);
+  Eigen::VectorXd seconds(5);
+  const double sizes[] = {1, 10, 100, 1000, 1e6};
+  for (int i = 0; i < 5; ++i) {
+    terms(i, 0) = 1;
+    terms(i, 1) = sizes[i];
+    seconds(i) = 10 + sizes[i];
+  }
+  seconds(4) *= 1.1;
+  const RelativeFit fit = fit_relative(terms, seconds);
+  EXPECT_NEAR(fit.coefficients(0), 10.0, 0.5);
+  const Eigen::VectorXd plain = terms.colPivHouseholderQr().solve(seconds);
+  EXPECT_GT(std::abs(plain(0) - 10.0), 20.0);  // what the weighting prevents
+}
+
+TEST(FitRelative, FixedPartIsAddedNotFitted) {
+  Eigen::MatrixXd terms(4, 1);
+  Eigen::VectorXd seconds(4), fixed(4);
+  for (int i = 0; i < 4; ++i) {
+    terms(i, 0) = i + 1;
+    fixed(i) = 0.5 * (i + 1);
+    seconds(i) = 2.0 * (i + 1) + fixed(i);
+  }
+  const RelativeFit fit = fit_relative(terms, seconds, fixed);
+  EXPECT_NEAR(fit.coefficients(0), 2.0, 1e-12);
+  EXPECT_NEAR(fit.quality.max_rel_err, 0.0, 1e-12);
+}
+
+TEST(WeightedRank, SeesProportionalColumns) {
+  // ring: bytes = 2(p−1)/p·n and reduce_bytes = (p−1)/p·n at every point.
+  Eigen::MatrixXd terms(6, 3);
+  Eigen::VectorXd seconds = Eigen::VectorXd::Ones(6);
+  int row = 0;
+  for (int p : {2, 4, 8}) {
+    for (double n : {1e3, 1e6}) {
+      const CostTerms c = model_terms("ring", p, n);
+      terms.row(row++) << c.messages, c.bytes, c.reduce_bytes;
+    }
+  }
+  EXPECT_EQ(weighted_rank(terms, seconds), 2);
+  terms(5, 2) *= 1.5;  // break the proportionality
+  EXPECT_EQ(weighted_rank(terms, seconds), 3);
+}
+
+TEST(ModelTerms, MpiAndUnknownAlgorithmsUseTheLowerBound) {
+  bool own = true;
+  const CostTerms mpi = model_terms("mpi", 6, 600.0, &own);
+  EXPECT_FALSE(own);
+  EXPECT_DOUBLE_EQ(mpi.messages, 3);  // ⌈lg 6⌉
+  EXPECT_DOUBLE_EQ(mpi.bytes, 2 * 5.0 / 6 * 600);
+  EXPECT_DOUBLE_EQ(mpi.reduce_bytes, 5.0 / 6 * 600);
+  model_terms("mpi_bare", 6, 600.0, &own);
+  EXPECT_FALSE(own);
+  const CostTerms ring = model_terms("ring", 6, 600.0, &own);
+  EXPECT_TRUE(own);
+  const CostTerms registry = find_algorithm("ring")->cost(6, 600.0);
+  EXPECT_EQ(ring.messages, registry.messages);
+  EXPECT_EQ(ring.bytes, registry.bytes);
+  EXPECT_EQ(ring.reduce_bytes, registry.reduce_bytes);
+}
+
+TEST(SelectionString, OneCclForm) {
+  const std::vector<std::pair<double, std::string>> winners = {{1024, "recursive_doubling"},
+                                                               {8192, "recursive_doubling"},
+                                                               {65536, "rabenseifner"},
+                                                               {1048576, "rabenseifner"},
+                                                               {4194304, "ring"},
+                                                               {16777216, "ring"}};
+  EXPECT_EQ(selection_string(winners),
+            "recursive_doubling:0-8192;rabenseifner:8193-1048576;ring:1048577-max");
+  EXPECT_EQ(selection_string(std::vector<std::pair<double, std::string>>{{64, "tree"}}),
+            "tree:0-max");
+  EXPECT_EQ(selection_string(std::vector<std::pair<double, std::string>>{}), "");
+}
+
+TEST(SelectionString, CrossoverFoundExactlyByBisection) {
+  // a(n) = 10 + n, b(n) = 100 + n/2: equal at n = 180 bytes (45 f32
+  // elements, a tie, which goes to the first candidate); b wins from 46
+  // elements = 184 bytes, so a's range ends at 183.
+  const std::vector<std::string> candidates = {"a", "b"};
+  const auto seconds = [](const std::string& name, double n) -> std::optional<double> {
+    return name == "a" ? 10 + n : 100 + n / 2;
+  };
+  EXPECT_EQ(crossover_selection_string(candidates, 1 << 20, 4, seconds), "a:0-183;b:184-max");
+  // Where b has no model, a is chosen whatever its time.
+  const auto partial = [](const std::string& name, double n) -> std::optional<double> {
+    if (name == "b" && n > 4000) return std::nullopt;
+    return name == "a" ? 10 + n : 100 + n / 2;
+  };
+  EXPECT_EQ(crossover_selection_string(candidates, 1 << 20, 4, partial),
+            "a:0-183;b:184-4003;a:4004-max");
+}
+
+// ------------------------------------------------------ CSV validation
+
+CsvTable small_table() {
+  CsvTable t;
+  t.header = {"family", "transport", "provider",  "algorithm", "ranks",     "dtype",
+              "op",     "bytes",     "placement", "nodes",     "median_us", "check"};
+  t.rows = {
+      {"p2p", "mpi", "", "pingpong", "2", "f32", "sum", "8", "inter", "2", "10", "ok"},
+      {"p2p", "mpi", "", "pingpong", "2", "f32", "sum", "8", "inter", "2", "30", "ok"},
+      {"p2p", "mpi", "", "pingpong", "2", "f32", "sum", "8", "inter", "2", "12", "ok"},
+      {"allreduce", "mpi", "", "ring", "4", "f32", "sum", "64", "", "4", "50", "ok"},
+      {"allreduce", "mpi", "", "ring", "4", "f32", "sum", "64", "", "4", "900", "wrong"},
+      {"exchange", "mpi", "", "ring", "4", "f32", "sum", "64", "", "4", "50", "ok"},
+  };
+  return t;
+}
+
+TEST(Measurements, MedianOverRepetitionsAndFiles) {
+  CsvTable second = small_table();
+  second.rows.resize(1);
+  second.rows[0][10] = "11";
+  const std::vector<NamedTable> tables = {{"a.csv", small_table()}, {"b.csv", second}};
+  LoadSummary summary;
+  const std::vector<Measurement> points = aggregate_measurements(tables, &summary);
+  ASSERT_EQ(points.size(), 2u);
+  const Measurement& allreduce = points[0];
+  EXPECT_EQ(allreduce.family, "allreduce");
+  EXPECT_EQ(allreduce.placement, "inter");     // from nodes = 4
+  EXPECT_DOUBLE_EQ(allreduce.seconds, 50e-6);  // the "wrong" row is left out
+  const Measurement& p2p = points[1];
+  EXPECT_EQ(p2p.family, "p2p");
+  EXPECT_EQ(p2p.samples, 4);
+  EXPECT_DOUBLE_EQ(p2p.seconds, 11.5e-6);  // median of 10, 11, 12, 30
+  EXPECT_EQ(p2p.sources, (std::vector<std::string>{"a.csv", "b.csv"}));
+  EXPECT_EQ(p2p.dtype, "");
+  EXPECT_EQ(summary.rows_read, 7u);
+  EXPECT_EQ(summary.rows_used, 5u);
+  EXPECT_EQ(summary.ignored.size(), 2u);  // check=wrong and family=exchange
+}
+
+std::string load_error(const CsvTable& table, const std::string& name = "bad.csv") {
+  const std::vector<NamedTable> tables = {{name, table}};
+  try {
+    aggregate_measurements(tables);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Measurements, UntimedRowsAreLeftOutNotErrors) {
+  CsvTable t = small_table();
+  t.rows[1][10] = "";  // the harness writes no statistics for a failed benchmark
+  t.rows.push_back({"local", "local", "", "memcpy", "4", "", "", "4096", "", "1", "2", "skipped"});
+  const std::vector<NamedTable> tables = {{"a.csv", t}};
+  LoadSummary summary;
+  const std::vector<Measurement> points = aggregate_measurements(tables, &summary);
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[1].algorithm, "memcpy");  // no dtype needed to copy bytes
+  EXPECT_EQ(points[2].samples, 2);
+  EXPECT_DOUBLE_EQ(points[2].seconds, 11e-6);
+  EXPECT_NE(std::find(summary.ignored.begin(), summary.ignored.end(),
+                      "median_us empty (benchmark not timed): 1 row"),
+            summary.ignored.end());
+}
+
+TEST(Measurements, ErrorsNameTheFileAndWhatIsMissing) {
+  CsvTable missing = small_table();
+  missing.header[10] = "mean_us";
+  EXPECT_EQ(load_error(missing).rfind("bad.csv: missing column median_us; collbench-fit needs", 0),
+            0u)
+      << load_error(missing);
+
+  EXPECT_NE(load_error(CsvTable{}).find("bad.csv: empty file"), std::string::npos);
+
+  CsvTable header_only = small_table();
+  header_only.rows.clear();
+  EXPECT_NE(load_error(header_only).find("bad.csv: no data rows"), std::string::npos);
+
+  for (const char* bad : {"nan", "NaN", "inf", "12us", "-3", "0"}) {
+    CsvTable t = small_table();
+    t.rows[1][10] = bad;
+    EXPECT_EQ(load_error(t),
+              fmt::format(
+                  "bad.csv: data row 2: median_us is '{}'; expected a finite time in µs > 0", bad));
+  }
+  CsvTable bad_bytes = small_table();
+  bad_bytes.rows[3][7] = "1.5";
+  EXPECT_NE(load_error(bad_bytes).find("data row 4: bytes is '1.5'"), std::string::npos);
+  CsvTable bad_ranks = small_table();
+  bad_ranks.rows[3][4] = "0";
+  EXPECT_NE(load_error(bad_ranks).find("data row 4: ranks is '0'"), std::string::npos);
+  CsvTable mixed_sync = small_table();
+  mixed_sync.header.push_back("sync");
+  for (auto& row : mixed_sync.rows) row.push_back("barrier");
+  mixed_sync.rows[2].back() = "none";
+  EXPECT_EQ(load_error(mixed_sync),
+            "bad.csv: data row 3: sync is 'none' but bad.csv data row 1 has sync 'barrier'; fit "
+            "one sync mode at a time");
+  CsvTable bad_placement = small_table();
+  bad_placement.rows[0][8] = "remote";
+  EXPECT_NE(load_error(bad_placement).find("placement is 'remote'; expected intra or inter"),
+            std::string::npos);
+}
+
+TEST(Fit, TooFewPointsNamesTheFileAndTheGroup) {
+  CsvTable t = small_table();
+  const std::vector<NamedTable> tables = {{"few.csv", t}};
+  const std::vector<Measurement> points = aggregate_measurements(tables);
+  try {
+    fit_measurements(points);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "few.csv: too few points for the Hockney fit of the p2p ping-pong transport=mpi "
+              "provider=(none) placement=inter: 1 distinct point (8 B); needs at least 3 distinct "
+              "sizes: 2 parameters and at least one point to judge the fit");
+  }
+}
+
+TEST(Fit, TooFewAllreducePointsNameTheAlgorithmGroup) {
+  CsvTable t = small_table();
+  t.rows.resize(3);  // the three ping-pongs at 8 B: still one size
+  for (double n : {16.0, 64.0}) {
+    t.rows.push_back({"p2p", "mpi", "", "pingpong", "2", "", "", fmt::format("{}", n), "inter", "2",
+                      "12", "ok"});
+  }
+  t.rows.push_back({"allreduce", "mpi", "", "tree", "4", "f32", "sum", "64", "", "4", "50", "ok"});
+  t.rows.push_back({"allreduce", "mpi", "", "tree", "4", "f32", "sum", "256", "", "4", "60", "ok"});
+  const std::vector<NamedTable> tables = {{"two.csv", t}};
+  try {
+    fit_measurements(aggregate_measurements(tables));
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(
+                  "two.csv: too few points for the top-down fit of allreduce algorithm=tree "
+                  "transport=mpi provider=(none) placement=inter dtype=f32 op=sum: 2 distinct "
+                  "points (64 B at 4 ranks, 256 B at 4 ranks); needs at least 3",
+                  0),
+              0u)
+        << e.what();
+  }
+}
+
+// ------------------------------------------------- synthetic recovery
+
+const ModelFit* find_fit(const FitResults& results, const std::string& model,
+                         const std::string& algorithm = "") {
+  for (const ModelFit& f : results.fits) {
+    if (f.model == model && (algorithm.empty() || f.algorithm == algorithm)) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<Measurement> synthetic_points(const SyntheticTruth& truth) {
+  const std::vector<NamedTable> tables = {{"synthetic.csv", synthetic_table(truth)}};
+  return aggregate_measurements(tables);
+}
+
+void expect_within(double fitted, double truth, double tolerance, const std::string& what) {
+  EXPECT_LE(std::abs(fitted - truth), tolerance * truth)
+      << what << ": fitted " << fitted << ", truth " << truth;
+}
+
+TEST(SyntheticRecovery, EveryParameterWithinFivePercentAtThreePercentNoise) {
+  const SyntheticTruth truth;
+  ASSERT_DOUBLE_EQ(truth.noise, 0.03);
+  const FitResults results = fit_measurements(synthetic_points(truth));
+
+  const ModelFit* hockney = find_fit(results, "hockney");
+  ASSERT_NE(hockney, nullptr);
+  expect_within(hockney->params.alpha, truth.alpha, 0.05, "hockney α");
+  expect_within(hockney->params.beta, truth.beta, 0.05, "hockney β");
+  EXPECT_GT(hockney->quality.r2_log, 0.99);
+
+  const ModelFit* gamma = find_fit(results, "reduce_gamma");
+  ASSERT_NE(gamma, nullptr);
+  expect_within(gamma->params.gamma, truth.gamma, 0.05, "local γ");
+
+  const ModelFit* copy = find_fit(results, "memcpy");
+  ASSERT_NE(copy, nullptr);
+  // The ceiling is the best point, so noise can only push it up (≤ ~3σ).
+  expect_within(1 / copy->params.beta, truth.copy_bandwidth, 0.1, "memcpy ceiling");
+
+  for (const std::string& algorithm : truth.algorithms) {
+    SCOPED_TRACE(algorithm);
+    const ModelFit* top = find_fit(results, "top_down", algorithm);
+    ASSERT_NE(top, nullptr);
+    expect_within(top->params.alpha, truth.alpha, 0.05, "top-down α");
+    expect_within(top->params.beta, truth.beta, 0.05, "top-down β");
+    expect_within(top->params.gamma, truth.gamma, 0.05, "top-down γ");
+    EXPECT_EQ(top->terms, algorithm == "mpi" ? "lower_bound" : "own");
+    // 3% Gaussian noise has median |error| 2%.
+    EXPECT_LT(top->quality.median_rel_err, 0.04);
+    EXPECT_GT(top->quality.r2_log, 0.99);
+    const ModelFit* bottom = find_fit(results, "bottom_up", algorithm);
+    if (algorithm == "mpi") {
+      EXPECT_EQ(bottom, nullptr);  // no cost model of its own to predict from
+    } else {
+      ASSERT_NE(bottom, nullptr);
+      EXPECT_LT(bottom->quality.median_rel_err, 0.04);
+      EXPECT_LT(bottom->quality.max_rel_err, 0.2);
+    }
+  }
+  // ring's bytes and reduce_bytes are proportional: its γ cannot be its own.
+  EXPECT_EQ(find_fit(results, "top_down", "ring")->gamma_source, "local");
+}
+
+TEST(SyntheticRecovery, GammaIsFittedWhereThePointsSeparateIt) {
+  // Without noise, recursive doubling's fold steps at non-powers of two
+  // change the ratio of reduce_bytes to bytes, so γ is identifiable.
+  SyntheticTruth truth;
+  truth.noise = 0;
+  truth.algorithms = {"recursive_doubling"};
+  const FitResults results = fit_measurements(synthetic_points(truth));
+  const ModelFit* top = find_fit(results, "top_down", "recursive_doubling");
+  ASSERT_NE(top, nullptr);
+  EXPECT_EQ(top->gamma_source, "fitted");
+  expect_within(top->params.gamma, truth.gamma, 1e-4, "fitted γ");
+  expect_within(top->params.beta, truth.beta, 1e-4, "fitted β");
+}
+
+TEST(SyntheticRecovery, GammaAbsorbedIntoBetaWithoutLocalRows) {
+  SyntheticTruth truth;
+  truth.noise = 0;
+  truth.algorithms = {"ring"};
+  CsvTable table = synthetic_table(truth);
+  std::erase_if(table.rows, [](const auto& row) { return row[0] == "local"; });
+  const std::vector<NamedTable> tables = {{"no_local.csv", table}};
+  const FitResults results = fit_measurements(aggregate_measurements(tables));
+  const ModelFit* top = find_fit(results, "top_down", "ring");
+  ASSERT_NE(top, nullptr);
+  EXPECT_EQ(top->gamma_source, "absorbed");
+  // ring: 2(p−1)/p·n·β + (p−1)/p·n·γ = 2(p−1)/p·n·(β + γ/2).
+  expect_within(top->params.beta, truth.beta + truth.gamma / 2, 1e-4, "β + γ/2");
+  EXPECT_EQ(find_fit(results, "bottom_up", "ring"), nullptr);
+}
+
+// True times of the candidates at one size; the winner is known when every
+// algorithm that is not (within rounding) the fastest is 15% slower or more,
+// far beyond what 3% noise can flip.
+std::optional<std::set<std::string>> known_winners(const SyntheticTruth& truth, int ranks,
+                                                   double bytes) {
+  std::map<std::string, double> times;
+  for (const std::string& a : truth.algorithms) {
+    times[a] = model_terms(a, ranks, bytes).seconds(truth.alpha, truth.beta, truth.gamma);
+  }
+  double best = 1e300;
+  for (const auto& [a, t] : times) best = std::min(best, t);
+  std::set<std::string> winners;
+  for (const auto& [a, t] : times) {
+    if (t <= best * (1 + 1e-9)) {
+      winners.insert(a);
+    } else if (t < best * 1.15) {
+      return std::nullopt;
+    }
+  }
+  return winners;
+}
+
+TEST(Selection, PicksTheKnownWinner) {
+  SyntheticTruth truth;
+  truth.algorithms = {"ring",         "tree",       "recursive_doubling",
+                      "rabenseifner", "ps_central", "ps_sharded"};
+  const FitResults results = fit_measurements(synthetic_points(truth));
+  ASSERT_EQ(results.selections.size(), truth.ranks.size());
+  int decisive = 0;
+  for (const Selection& s : results.selections) {
+    SCOPED_TRACE(fmt::format("ranks {}", s.ranks));
+    for (const SelectionRow& row : s.rows) {
+      const auto winners = known_winners(truth, s.ranks, row.bytes);
+      if (!winners) continue;
+      ++decisive;
+      EXPECT_TRUE(winners->contains(row.measured)) << row.bytes << " measured " << row.measured;
+      EXPECT_TRUE(winners->contains(row.predicted)) << row.bytes << " predicted " << row.predicted;
+      EXPECT_TRUE(winners->contains(row.fitted)) << row.bytes << " fitted " << row.fitted;
+    }
+    // The bottom-up string names the same algorithms, in the same order, as
+    // the string of the true parameters; crossovers move with the fit error.
+    const auto exact = [&](const std::string& name, double bytes) -> std::optional<double> {
+      return model_terms(name, s.ranks, bytes).seconds(truth.alpha, truth.beta, truth.gamma);
+    };
+    const std::string expected =
+        crossover_selection_string(s.candidates, s.rows.back().bytes, 4, exact);
+    const auto names = [](const std::string& selection) {
+      std::vector<std::string> out;
+      for (std::size_t start = 0; start < selection.size();) {
+        const std::size_t colon = selection.find(':', start);
+        out.push_back(selection.substr(start, colon - start));
+        const std::size_t semicolon = selection.find(';', colon);
+        start = semicolon == std::string::npos ? selection.size() : semicolon + 1;
+      }
+      return out;
+    };
+    EXPECT_EQ(names(s.predicted_string), names(expected))
+        << s.predicted_string << " vs " << expected;
+  }
+  EXPECT_GT(decisive, 40);  // most sizes have a clear winner
+  // At 2 ranks recursive doubling (1 message) wins small sizes and ring
+  // (half the reduction) large ones; they cross at n = 2α/γ = 200 kB.
+  const Selection& two = results.selections.front();
+  ASSERT_EQ(two.ranks, 2);
+  EXPECT_EQ(two.predicted_string.substr(0, two.predicted_string.find(';')).substr(0, 21),
+            "recursive_doubling:0-");
+  const double boundary =
+      std::stod(two.predicted_string.substr(21, two.predicted_string.find(';') - 21));
+  expect_within(boundary, 2 * truth.alpha / truth.gamma, 0.15, "2-rank crossover");
+}
+
+TEST(Output, ModelsAndPredictionsCsvAreComplete) {
+  const SyntheticTruth truth;
+  const FitResults results = fit_measurements(synthetic_points(truth));
+  const std::string dir = ::testing::TempDir();
+  write_models_csv(dir + "/models_test.csv", results);
+  write_predictions_csv(dir + "/predictions_test.csv", results);
+  const CsvTable models = read_csv_file(dir + "/models_test.csv");
+  const CsvTable predictions = read_csv_file(dir + "/predictions_test.csv");
+  EXPECT_EQ(models.header, models_csv_columns());
+  EXPECT_EQ(models.rows.size(), results.fits.size());
+  EXPECT_EQ(predictions.header, predictions_csv_columns());
+  EXPECT_EQ(predictions.rows.size(), results.predictions.size());
+  // The hockney row carries α in µs and the bandwidth in GB/s.
+  for (const auto& row : models.rows) {
+    if (row[0] != "hockney") continue;
+    expect_within(std::stod(row[static_cast<std::size_t>(models.column("alpha_us"))]),
+                  truth.alpha * 1e6, 0.05, "alpha_us");
+    expect_within(std::stod(row[static_cast<std::size_t>(models.column("beta_GBps"))]),
+                  1e-9 / truth.beta, 0.05, "beta_GBps");
+  }
+  const std::string report = format_report(results, LoadSummary{}, false);
+  EXPECT_NE(report.find("measured:  "), std::string::npos);
+  EXPECT_NE(report.find("Point-to-point"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collbench

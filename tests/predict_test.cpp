@@ -1,0 +1,282 @@
+// collbench-predict's library: the Keuper & Pfreundt iteration model against
+// hand-computed speedup tables, overlap and weak scaling, network presets,
+// models.csv round trip, and the paper's scenario.
+#include "collbench/predict.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models_synthetic.h"
+
+namespace collbench {
+namespace {
+
+Network test_network() {
+  Network network;
+  network.name = "test";
+  network.params = {1e-3, 1e-9, 0.5e-9};  // α = 1 ms, 1 GB/s, γ = 0.5 ns/B
+  return network;
+}
+
+ScalingScenario one_message(double compute_seconds, int batch) {
+  ScalingScenario s;
+  s.label = "test";
+  s.model = "test";
+  s.parameters = 250000;
+  s.messages = {{1e6, 1.0}};  // 1 MB: 250k f32 parameters
+  s.batch = batch;
+  s.compute_seconds = compute_seconds;
+  return s;
+}
+
+const ScalingRow& row_of(const std::vector<ScalingRow>& rows, const std::string& algorithm,
+                         int nodes) {
+  for (const ScalingRow& row : rows) {
+    if (row.algorithm == algorithm && row.nodes == nodes) return row;
+  }
+  throw std::out_of_range(algorithm + " at " + std::to_string(nodes));
+}
+
+TEST(PredictScaling, ReproducesAHandComputedSpeedupTable) {
+  // T_iter(p) = 1/p + exchange, exchange from the design's formulas with
+  // α = 1e-3, β = 1e-9, γ = 0.5e-9, n = 1e6:
+  //   ring p=2: 2α + nβ + n/2·γ            = 0.002 + 0.001 + 0.00025   -> T 0.50325
+  //   ring p=3: 4α + 4/3·nβ + 2/3·nγ       = 0.004 + 0.001333 + 0.000333 -> T 0.339
+  //   ring p=4: 6α + 3/2·nβ + 3/4·nγ       = 0.006 + 0.0015 + 0.000375 -> T 0.257875
+  //   ps_central p=2: 2α + 2nβ + nγ        = 0.0045                    -> T 0.5045
+  //   ps_central p=4: 6α + 6nβ + 3nγ       = 0.0135                    -> T 0.2635
+  //   tree p=3 (⌈lg 3⌉ = 2): 4α + 4nβ + 2nγ = 0.009                    -> T 0.342333
+  //   tree p=4: the same 0.009                                         -> T 0.259
+  // and S = T_iter(1) / T_iter(p) = 1 / T.
+  const std::vector<std::string> algorithms = {"ps_central", "tree", "ring"};
+  const std::vector<ScalingRow> rows =
+      predict_scaling(one_message(1.0, 4), test_network(), algorithms, 4);
+  ASSERT_EQ(rows.size(), 12u);
+  const struct {
+    const char* algorithm;
+    int nodes;
+    double speedup;
+  } table[] = {
+      {"ring", 1, 1.0},
+      {"ring", 2, 1.987083954297069},
+      {"ring", 3, 2.949852507374631},
+      {"ring", 4, 3.8778477944740666},
+      {"ps_central", 2, 1.9821605550049557},
+      {"ps_central", 4, 3.795066413662239},
+      {"tree", 3, 2.9211295034079847},
+      {"tree", 4, 3.861003861003861},
+  };
+  for (const auto& expected : table) {
+    const ScalingRow& row = row_of(rows, expected.algorithm, expected.nodes);
+    EXPECT_NEAR(row.speedup, expected.speedup, 1e-12)
+        << expected.algorithm << " p=" << expected.nodes;
+    EXPECT_NEAR(row.efficiency, expected.speedup / expected.nodes, 1e-12);
+    EXPECT_DOUBLE_EQ(row.samples_per_node, 4.0 / expected.nodes);
+    EXPECT_TRUE(row.within_batch_limit);
+  }
+  EXPECT_NEAR(row_of(rows, "ring", 2).exchange_seconds, 0.00325, 1e-15);
+  EXPECT_NEAR(row_of(rows, "tree", 3).iteration_seconds, 1.0 / 3 + 0.009, 1e-15);
+}
+
+TEST(PredictScaling, OverlapFractionIsCappedByTheBackwardPass) {
+  const std::vector<std::string> ring = {"ring"};
+  ScalingScenario s = one_message(1.0, 4);
+  s.overlap = Overlap::fraction;
+  s.overlap_fraction = 0.5;
+  // Half of ring's 0.00325 s at p = 2 hides behind a 1/3 s backward pass.
+  EXPECT_NEAR(row_of(predict_scaling(s, test_network(), ring, 2), "ring", 2).iteration_seconds,
+              0.5 + 0.00325 / 2, 1e-15);
+  // With 0.003 s of compute, backward at p = 2 is 2/3 · 0.0015 = 0.001 s:
+  // only that much of the exchange can hide, even at fraction 1.
+  s.compute_seconds = 0.003;
+  s.overlap_fraction = 1.0;
+  const ScalingRow row = row_of(predict_scaling(s, test_network(), ring, 2), "ring", 2);
+  EXPECT_NEAR(row.hidden_seconds, 0.001, 1e-15);
+  EXPECT_NEAR(row.iteration_seconds, 0.0015 + 0.00325 - 0.001, 1e-15);
+}
+
+TEST(PredictScaling, BucketsStartWhenTheirGradientsAreReady) {
+  // Two 0.5 MB buckets ready after half and all of the backward pass. At
+  // p = 2 with 0.03 s of compute: forward 0.005, backward 0.01. Each bucket
+  // costs 2α + 0.5e6·β + 0.25e6·γ = 0.002625 s. Bucket 1 runs 0.010-0.012625,
+  // bucket 2 waits for the end of backprop at 0.015 and ends at 0.017625.
+  ScalingScenario s = one_message(0.03, 4);
+  s.messages = {{0.5e6, 0.5}, {0.5e6, 1.0}};
+  s.overlap = Overlap::buckets;
+  const std::vector<std::string> ring = {"ring"};
+  const std::vector<ScalingRow> rows = predict_scaling(s, test_network(), ring, 2);
+  const ScalingRow& row = row_of(rows, "ring", 2);
+  EXPECT_NEAR(row.iteration_seconds, 0.017625, 1e-15);
+  EXPECT_NEAR(row.exchange_seconds, 0.00525, 1e-15);
+  EXPECT_NEAR(row.hidden_seconds, 0.002625, 1e-15);
+  EXPECT_NEAR(row.speedup, 1.702127659574468, 1e-12);
+}
+
+TEST(PredictScaling, WeakScalingKeepsTheBatchPerNode) {
+  ScalingScenario s = one_message(1.0, 4);
+  s.weak = true;
+  const std::vector<std::string> ring = {"ring"};
+  const std::vector<ScalingRow> rows = predict_scaling(s, test_network(), ring, 8);
+  const ScalingRow& row = row_of(rows, "ring", 2);
+  EXPECT_DOUBLE_EQ(row.samples_per_node, 4);
+  EXPECT_DOUBLE_EQ(row.compute_seconds, 1.0);
+  EXPECT_NEAR(row.speedup, 2 / 1.00325, 1e-12);             // throughput of 2 nodes vs 1
+  EXPECT_TRUE(row_of(rows, "ring", 8).within_batch_limit);  // no batch limit
+}
+
+TEST(SummarizeScaling, PeakAndHalfEfficiency) {
+  // ps_central with α = γ = 0 and nβ = 0.01 s: T(p) = 1/p + 0.02(p − 1),
+  // minimal at p = √50 ≈ 7.07: T(7) = 0.262857 < T(8) = 0.265, S(7) =
+  // 3.80435. Efficiency 1/(1 + 0.02p(p−1)) drops below 1/2 when p(p−1) > 50,
+  // i.e. from p = 8. B = 6 makes p = 7 beyond the batch limit instead.
+  Network network;
+  network.params = {0, 1e-8, 0};
+  ScalingScenario s = one_message(1.0, 64);
+  const std::vector<std::string> ps = {"ps_central"};
+  std::vector<ScalingRow> rows = predict_scaling(s, network, ps, 16);
+  std::vector<ScalingSummary> summary = summarize_scaling(rows);
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_EQ(summary[0].peak_nodes, 7);
+  EXPECT_NEAR(summary[0].peak_speedup, 3.8043478260869565, 1e-12);
+  EXPECT_FALSE(summary[0].peak_at_max);
+  EXPECT_EQ(summary[0].half_efficiency_nodes, 8);
+  EXPECT_NEAR(summary[0].exchange_share_at_peak, 0.12 / (1.0 / 7 + 0.12), 1e-12);
+
+  s.batch = 6;
+  rows = predict_scaling(s, network, ps, 16);
+  summary = summarize_scaling(rows);
+  EXPECT_FALSE(row_of(rows, "ps_central", 7).within_batch_limit);
+  EXPECT_EQ(summary[0].peak_nodes, 6);
+  EXPECT_TRUE(summary[0].peak_at_max);
+  EXPECT_EQ(summary[0].half_efficiency_nodes, 0);  // E(6) = 1/1.6 >= 50%
+}
+
+TEST(PredictScaling, RejectsWhatItCannotModel) {
+  const ScalingScenario s = one_message(1.0, 4);
+  const Network network = test_network();
+  const std::vector<std::string> mpi = {"mpi"};
+  EXPECT_THROW(predict_scaling(s, network, mpi, 4), std::invalid_argument);
+  Network fitted = network;
+  fitted.per_algorithm["mpi"] = {2e-3, 1e-9, 0};
+  EXPECT_NO_THROW(predict_scaling(s, fitted, mpi, 4));
+  const std::vector<std::string> unknown = {"butterfly"};
+  EXPECT_THROW(predict_scaling(s, network, unknown, 4), std::invalid_argument);
+  const std::vector<std::string> ring = {"ring"};
+  EXPECT_THROW(predict_scaling(s, network, ring, 0), std::invalid_argument);
+  ScalingScenario no_compute = s;
+  no_compute.compute_seconds = std::nan("");
+  EXPECT_THROW(predict_scaling(no_compute, network, ring, 4), std::invalid_argument);
+  // The lower bound is always available and never slower than ring.
+  const std::vector<std::string> both = {"ring", "lower_bound"};
+  const std::vector<ScalingRow> rows = predict_scaling(s, network, both, 4);
+  for (int p = 1; p <= 4; ++p) {
+    EXPECT_LE(row_of(rows, "lower_bound", p).iteration_seconds,
+              row_of(rows, "ring", p).iteration_seconds);
+  }
+}
+
+TEST(NetworkPresets, FdrDataRateAndLatency) {
+  const Network fdr = preset_network("fdr", kDefaultGammaSecondsPerByte);
+  // 14.0625 Gbaud × 4 lanes × 64/66 = 54.545 Gb/s = 6.818 GB/s.
+  EXPECT_NEAR(fdr.params.beta, 8 / 54.54545454545455e9, 1e-22);
+  EXPECT_DOUBLE_EQ(fdr.params.alpha, 1e-6);
+  EXPECT_DOUBLE_EQ(fdr.params.gamma, 0.1e-9);
+  EXPECT_DOUBLE_EQ(preset_network("1gbe", 0).params.alpha, 50e-6);
+  EXPECT_DOUBLE_EQ(preset_network("1gbe", 0).params.beta, 8e-9);
+  EXPECT_EQ(network_presets().size(), 7u);
+  try {
+    preset_network("omnipath", 0);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "unknown network 'omnipath'; presets: 1gbe, 10gbe, 100gbe, fdr, edr, hdr, ndr");
+  }
+}
+
+TEST(NetworkFromModels, ReadsWhatCollbenchFitWrote) {
+  testing::SyntheticTruth truth;
+  truth.noise = 0;
+  const std::vector<NamedTable> tables = {{"synthetic.csv", testing::synthetic_table(truth)}};
+  const FitResults results = fit_measurements(aggregate_measurements(tables));
+  const std::string path = ::testing::TempDir() + "/predict_models.csv";
+  write_models_csv(path, results);
+
+  NetworkSelection selection;
+  selection.per_algorithm_fits = true;
+  const Network network = network_from_models_csv(path, selection, 0);
+  EXPECT_NEAR(network.params.alpha, truth.alpha, 1e-6 * truth.alpha);
+  EXPECT_NEAR(network.params.beta, truth.beta, 1e-5 * truth.beta);
+  EXPECT_NEAR(network.params.gamma, truth.gamma, 1e-5 * truth.gamma);
+  ASSERT_TRUE(network.per_algorithm.contains("mpi"));
+  EXPECT_NEAR(network.per_algorithm.at("mpi").beta, truth.beta, 1e-5 * truth.beta);
+
+  selection.transport = "ofi";
+  try {
+    network_from_models_csv(path, selection, 0);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": no hockney row (p2p fit) for transport='ofi'"),
+              std::string::npos)
+        << e.what();
+  }
+
+  CsvTable bad;
+  bad.header = {"model", "alpha_us"};
+  bad.rows = {{"hockney", "1"}};
+  const std::string bad_path = ::testing::TempDir() + "/predict_bad_models.csv";
+  testing::write_table(bad_path, bad);
+  try {
+    network_from_models_csv(bad_path, NetworkSelection{}, 0);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              bad_path +
+                  ": missing columns transport, provider, placement, dtype, op, algorithm, "
+                  "beta_ns_per_byte, gamma_ns_per_byte; expected collbench-fit's "
+                  "models.csv");
+  }
+}
+
+TEST(Keuper2016, TableIScenarios) {
+  const std::vector<ScalingScenario> scenarios = keuper2016_scenarios();
+  ASSERT_EQ(scenarios.size(), 7u);
+  EXPECT_EQ(scenarios[0].label, "alexnet_caffe B=256 CPU");
+  EXPECT_DOUBLE_EQ(scenarios[0].compute_seconds, 2.0);
+  EXPECT_DOUBLE_EQ(scenarios[0].parameters, 60965224);  // BVLC AlexNet
+  EXPECT_DOUBLE_EQ(scenarios[0].messages.at(0).bytes, 4.0 * 60965224);
+  EXPECT_EQ(scenarios[2].label, "alexnet_caffe B=256 TitanX");
+  EXPECT_DOUBLE_EQ(scenarios[2].compute_seconds, 0.2);
+  EXPECT_EQ(scenarios[6].label, "googlenet B=32 KNL");
+  EXPECT_EQ(scenarios[6].batch, 32);
+  EXPECT_DOUBLE_EQ(scenarios[6].compute_seconds, 0.32);
+}
+
+TEST(Keuper2016, ReadmeConclusionFollowsTheNumbers) {
+  const Network fdr = preset_network("fdr", kDefaultGammaSecondsPerByte);
+  std::vector<ScalingResult> results;
+  const std::vector<std::string> algorithms = {"ps_central", "tree", "ring"};
+  for (const ScalingScenario& s : keuper2016_scenarios()) {
+    ScalingResult r{s, predict_scaling(s, fdr, algorithms, 256), {}};
+    r.summary = summarize_scaling(r.rows);
+    results.push_back(std::move(r));
+  }
+  const std::string readme = keuper2016_readme(results, fdr, "collbench-predict --preset x");
+  EXPECT_NE(readme.find("## Conclusion"), std::string::npos);
+  EXPECT_NE(readme.find("| alexnet_caffe B=256 K80 | 0.90 | ring |"), std::string::npos);
+  // On a 100 Tb/s network nothing is communication bound: the verdict flips.
+  Network fast = fdr;
+  fast.params = {1e-9, 1e-16, 1e-16};
+  std::vector<ScalingResult> fast_results;
+  for (const ScalingScenario& s : keuper2016_scenarios()) {
+    if (s.batch != 256) continue;
+    ScalingResult r{s, predict_scaling(s, fast, algorithms, 256), {}};
+    r.summary = summarize_scaling(r.rows);
+    fast_results.push_back(std::move(r));
+  }
+  const std::string fast_readme = keuper2016_readme(fast_results, fast, "x");
+  EXPECT_NE(fast_readme.find("These numbers contradict"), std::string::npos) << fast_readme;
+}
+
+}  // namespace
+}  // namespace collbench
