@@ -1,0 +1,63 @@
+# Tests of the libfabric transport (issue 6), included by tests/CMakeLists.txt:
+# the transport's own test program, and the allreduce correctness suite run
+# over OFI, for every provider in COLLBENCH_OFI_TEST_PROVIDERS.
+#
+# A provider missing on the machine that runs the tests makes its tests
+# SKIP (exit code 77), not fail; a build without libfabric registers one
+# test that says so and is reported as skipped.
+
+if(NOT COLLBENCH_HAVE_OFI)
+  add_test(NAME ofi_absent
+           COMMAND ${CMAKE_COMMAND} -E echo "libfabric absent from this build: OFI tests skipped")
+  set_tests_properties(ofi_absent PROPERTIES SKIP_REGULAR_EXPRESSION "OFI tests skipped"
+                                             LABELS "ofi")
+  return()
+endif()
+
+set(COLLBENCH_OFI_TEST_PROVIDERS tcp shm sockets
+    CACHE STRING "libfabric providers the OFI tests run on (those absent at test time are skipped)")
+
+# Keep the fabric providers on loopback: tcp and sockets otherwise pick the
+# first interface libfabric lists, which may be a real network.
+set(COLLBENCH_OFI_TEST_ENV FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo)
+
+add_executable(ofi_transport_test ofi_transport_test.cpp)
+target_link_libraries(ofi_transport_test PRIVATE collbench::collbench GTest::gtest
+                                                 collbench_warnings)
+
+# fi_info, when installed, tells at configure time which providers exist
+# here; the allreduce suite has no skip path of its own, so its OFI entries
+# are only registered for those (the transport test skips at run time).
+find_program(COLLBENCH_FI_INFO fi_info)
+
+foreach(provider IN LISTS COLLBENCH_OFI_TEST_PROVIDERS)
+  foreach(np 2 3)
+    set(name ofi_transport_${provider}_np${np})
+    collbench_add_mpi_test(NAME ${name} NP ${np} TIMEOUT 180 LABELS ofi
+                           COMMAND $<TARGET_FILE:ofi_transport_test> --provider ${provider})
+    set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT ${COLLBENCH_OFI_TEST_ENV})
+    set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
+  endforeach()
+
+  set(provider_present ON)
+  if(COLLBENCH_FI_INFO)
+    execute_process(COMMAND ${COLLBENCH_FI_INFO} -p ${provider} -t FI_EP_RDM -c FI_TAGGED
+                    RESULT_VARIABLE fi_info_status OUTPUT_QUIET ERROR_QUIET)
+    if(NOT fi_info_status EQUAL 0)
+      set(provider_present OFF)
+    endif()
+  endif()
+  foreach(np 2 3 4 5)
+    set(name allreduce_ofi_${provider}_np${np})
+    if(provider_present)
+      collbench_add_mpi_test(NAME ${name} NP ${np} TIMEOUT 300 LABELS ofi
+                             COMMAND $<TARGET_FILE:allreduce_mpi_test> --transport ofi
+                                     --ofi-provider ${provider})
+      set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT ${COLLBENCH_OFI_TEST_ENV})
+    else()
+      add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E echo
+               "libfabric provider ${provider} absent on this node: ${name} skipped")
+      set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "skipped" LABELS "ofi")
+    endif()
+  endforeach()
+endforeach()
