@@ -1,0 +1,658 @@
+// Benchmark families: planning and the timed calls; see families.h.
+#include "families.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+#include "check_data.h"
+#include "collbench/mpi_transport.h"
+#include "collbench/reduce.h"
+#include "collbench/sizes.h"
+#include "statistics.h"
+
+namespace collbench::harness {
+namespace {
+
+constexpr int kPingPongTag = 7;
+// Buffers start on cache-line (and AVX-512 vector) boundaries, so that a
+// size's timing does not depend on where malloc happened to put it.
+constexpr std::size_t kBufferAlignment = 64;
+
+// A zero-filled, aligned buffer whose pages are touched at allocation, so
+// that no page fault lands in a timed call.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(std::size_t bytes) : size_(bytes) {
+    const std::size_t rounded = std::max<std::size_t>(
+        kBufferAlignment, (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment);
+    data_.reset(static_cast<std::byte*>(std::aligned_alloc(kBufferAlignment, rounded)));
+    if (!data_) {
+      throw std::runtime_error(
+          fmt::format("cannot allocate a {}-byte buffer ({})", bytes, format_bytes(bytes)));
+    }
+    std::memset(data_.get(), 0, rounded);
+  }
+  std::span<std::byte> span() const { return {data_.get(), size_}; }
+  std::byte* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* pointer) const { std::free(pointer); }
+  };
+  std::unique_ptr<std::byte, Free> data_;
+  std::size_t size_ = 0;
+};
+
+std::string size_range(const std::vector<std::uint64_t>& sizes) {
+  if (sizes.size() == 1) return format_bytes(sizes.front());
+  return fmt::format("{} sizes, {}..{}", sizes.size(),
+                     format_bytes(*std::min_element(sizes.begin(), sizes.end())),
+                     format_bytes(*std::max_element(sizes.begin(), sizes.end())));
+}
+
+}  // namespace
+
+std::string family_column(Family family) {
+  switch (family) {
+    case Family::allreduce:
+      return "allreduce";
+    case Family::exchange:
+      return "exchange";
+    case Family::p2p:
+      return "p2p";
+    case Family::local_reduce:
+    case Family::local_memcpy:
+      return "local";
+  }
+  return "";
+}
+
+double bus_bandwidth_factor(Family family, int ranks) {
+  if (family == Family::allreduce || family == Family::exchange) {
+    return 2.0 * (ranks - 1) / ranks;
+  }
+  return 1.0;
+}
+
+std::uint64_t BenchmarkCase::bytes() const {
+  std::uint64_t total = 0;
+  for (const std::uint64_t message : message_bytes) total += message;
+  return total;
+}
+
+std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
+  std::uint64_t total = 0;
+  for (const std::uint64_t message : message_bytes) {
+    total += 2 * message;  // input and output (p2p: send and receive; local: dst and src)
+    if (algorithm != nullptr) total += algorithm->workspace_bytes(ranks, message);
+  }
+  return total;
+}
+
+CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloads,
+                    std::string_view transport_kind, int ranks,
+                    std::uint64_t memory_limit_per_rank) {
+  CasePlan plan;
+  const std::size_t element_bytes = dtype_size(options.dtype);
+  const std::string dtype_name(to_string(options.dtype));
+  // --sizes applies unless only workloads were asked for.
+  const bool use_sizes = options.sizes_given || workloads.empty();
+  const std::vector<std::uint64_t> no_sizes;
+  const std::vector<std::uint64_t>& sizes = use_sizes ? options.sizes : no_sizes;
+
+  std::vector<const AlgorithmInfo*> selected;
+  if (options.all_algorithms) {
+    for (const AlgorithmInfo& info : algorithms()) selected.push_back(&info);
+  } else {
+    for (const std::string& name : options.algorithms) selected.push_back(find_algorithm(name));
+  }
+
+  // Sizes an algorithm cannot run, grouped by reason for one note each.
+  std::map<std::pair<std::string, std::string>, std::vector<std::uint64_t>> skipped;
+  auto runnable = [&](const AlgorithmInfo& algorithm, std::uint64_t bytes) {
+    const std::string reason =
+        algorithm.unsupported_reason(transport_kind, ranks, bytes / element_bytes);
+    if (reason.empty()) return true;
+    if (!options.all_algorithms) {
+      throw UsageError(fmt::format(
+          "algorithm '{}' cannot run {} of {} on {} ranks over the {} "
+          "transport: {}",
+          algorithm.name, format_bytes(bytes), dtype_name, ranks, transport_kind, reason));
+    }
+    skipped[{std::string(algorithm.name), reason}].push_back(bytes);
+    return false;
+  };
+
+  // Size-major, as nccl-tests' tables: every algorithm at one size, then
+  // the next size. Consecutive benchmarks then share their buffers (see
+  // Runner::prepare), and the console output compares algorithms per size.
+  // mpi_bare needs MPI's own datatypes and operations (no user-defined op).
+  const bool bare = options.has_family("mpi_bare") && transport_kind == "mpi" &&
+                    (options.dtype == DType::f32 || options.dtype == DType::f64) &&
+                    options.op != ReduceOp::avg;
+  if (options.has_family("mpi_bare") && !bare) {
+    plan.notes.push_back(
+        "skipping allreduce/mpi_bare: it needs the mpi transport, f32 or f64, "
+        "and sum, min or max");
+  }
+  if (options.has_family("allreduce") || bare) {
+    for (const std::uint64_t bytes : sizes) {
+      for (const AlgorithmInfo* algorithm : selected) {
+        if (!options.has_family("allreduce")) break;
+        if (!runnable(*algorithm, bytes)) continue;
+        BenchmarkCase entry;
+        entry.name = fmt::format("allreduce/{}/{}", algorithm->name, bytes);
+        entry.family = Family::allreduce;
+        entry.algorithm = algorithm;
+        entry.message_bytes = {bytes};
+        plan.cases.push_back(std::move(entry));
+      }
+      if (bare) {
+        BenchmarkCase entry;
+        entry.name = fmt::format("allreduce/mpi_bare/{}", bytes);
+        entry.family = Family::allreduce;
+        entry.algorithm = find_algorithm("mpi");
+        entry.message_bytes = {bytes};
+        entry.bare = true;
+        plan.cases.push_back(std::move(entry));
+      }
+    }
+  }
+  if (options.has_family("allreduce")) {
+    for (const Workload& workload : workloads) {
+      for (const Message& message : workload.distinct) {
+        for (const AlgorithmInfo* algorithm : selected) {
+          if (!runnable(*algorithm, message.bytes)) continue;
+          BenchmarkCase entry;
+          entry.name =
+              fmt::format("allreduce/{}/{}/{}", algorithm->name, message.bytes, workload.spec);
+          entry.family = Family::allreduce;
+          entry.algorithm = algorithm;
+          entry.message_bytes = {message.bytes};
+          entry.workload = workload.spec;
+          entry.model = workload.model;
+          entry.item = message.item;
+          entry.multiplicity = message.multiplicity;
+          plan.cases.push_back(std::move(entry));
+        }
+      }
+    }
+  }
+
+  if (options.has_family("exchange")) {
+    for (const Workload& workload : workloads) {
+      for (const AlgorithmInfo* algorithm : selected) {
+        BenchmarkCase entry;
+        entry.name = fmt::format("exchange/{}/{}", algorithm->name, workload.spec);
+        entry.family = Family::exchange;
+        entry.algorithm = algorithm;
+        entry.workload = workload.spec;
+        entry.model = workload.model;
+        entry.item = fmt::format("{} messages", workload.sequence.size());
+        entry.multiplicity = 1;
+        bool all_runnable = true;
+        for (const Message& message : workload.sequence) {
+          all_runnable = runnable(*algorithm, message.bytes) && all_runnable;
+          entry.message_bytes.push_back(message.bytes);
+        }
+        if (all_runnable) plan.cases.push_back(std::move(entry));
+      }
+    }
+  }
+
+  if (options.has_family("p2p")) {
+    if (ranks < 2) {
+      plan.notes.push_back("skipping p2p/pingpong: it needs at least 2 ranks");
+    } else {
+      for (const std::uint64_t bytes : sizes) {
+        for (int peer = 1; peer < ranks; ++peer) {
+          BenchmarkCase entry;
+          entry.name = fmt::format("p2p/pingpong/{}/peer:{}", bytes, peer);
+          entry.family = Family::p2p;
+          entry.message_bytes = {bytes};
+          entry.peer = peer;
+          plan.cases.push_back(std::move(entry));
+        }
+      }
+    }
+  }
+
+  if (options.has_family("local")) {
+    for (const std::uint64_t bytes : sizes) {
+      BenchmarkCase entry;
+      entry.name = fmt::format("local/reduce/{}/{}", dtype_name, bytes);
+      entry.family = Family::local_reduce;
+      entry.message_bytes = {bytes};
+      plan.cases.push_back(std::move(entry));
+    }
+    for (const std::uint64_t bytes : sizes) {
+      BenchmarkCase entry;
+      entry.name = fmt::format("local/memcpy/{}", bytes);
+      entry.family = Family::local_memcpy;
+      entry.message_bytes = {bytes};
+      plan.cases.push_back(std::move(entry));
+    }
+  }
+
+  for (const auto& [key, skipped_sizes] : skipped) {
+    plan.notes.push_back(fmt::format("skipping {} on {} ranks ({}): {}", key.first, ranks,
+                                     size_range(skipped_sizes), key.second));
+  }
+
+  if (memory_limit_per_rank > 0) {
+    for (const BenchmarkCase& entry : plan.cases) {
+      const std::uint64_t needed = entry.memory_bytes(ranks);
+      if (needed > memory_limit_per_rank) {
+        throw UsageError(fmt::format(
+            "{} needs {} per rank (buffers and workspace) but only {} per rank is available "
+            "(MemAvailable shared by the ranks of a node, 90% of it); use smaller --sizes or "
+            "fewer ranks per node",
+            entry.name, format_bytes(needed), format_bytes(memory_limit_per_rank)));
+      }
+    }
+  }
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+
+struct Runner::Prepared {
+  const BenchmarkCase* owner = nullptr;
+  struct Message {
+    AlignedBuffer in;
+    AlignedBuffer out;
+    // Declared after its buffers so that it is destroyed (and deregisters
+    // them) first.
+    std::unique_ptr<Allreduce> algorithm;
+  };
+  std::vector<Message> messages;  // allreduce and exchange
+  AlignedBuffer first;            // p2p: what this rank sends; local: dst
+  AlignedBuffer second;           // p2p: where it receives; local: src
+};
+
+Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_comm,
+               Progress& progress)
+    : options_(options),
+      transport_(transport),
+      comm_(timing_comm),
+      progress_(progress),
+      rank_(transport.rank()),
+      ranks_(transport.size()) {
+  if (auto* mpi = dynamic_cast<MpiTransport*>(&transport)) bare_comm_ = mpi->comm();
+}
+
+Runner::~Runner() = default;
+
+void Runner::release() { prepared_.reset(); }
+
+namespace {
+bool is_collective(Family family) {
+  return family == Family::allreduce || family == Family::exchange;
+}
+}  // namespace
+
+Runner::Prepared& Runner::prepare(const BenchmarkCase& benchmark_case) {
+  if (prepared_ && prepared_->owner == &benchmark_case) return *prepared_;
+  // The previous benchmark had the same messages (another algorithm at the
+  // same size, or on the same workload): keep its buffers, whose inputs no
+  // algorithm writes, and only build the new algorithm. For a 110M-parameter
+  // model that saves allocating, page-touching and filling 880 MB per rank
+  // for every algorithm.
+  if (prepared_ && is_collective(benchmark_case.family) &&
+      is_collective(prepared_->owner->family) &&
+      prepared_->owner->message_bytes == benchmark_case.message_bytes) {
+    for (Prepared::Message& message : prepared_->messages) message.algorithm.reset();
+    prepared_->owner = &benchmark_case;
+    build_algorithms(benchmark_case, *prepared_);
+    return *prepared_;
+  }
+  // Free the previous benchmark's memory before allocating this one's: the
+  // memory guard assumes one benchmark at a time.
+  prepared_.reset();
+  auto prepared = std::make_unique<Prepared>();
+  prepared->owner = &benchmark_case;
+  switch (benchmark_case.family) {
+    case Family::allreduce:
+    case Family::exchange:
+      prepared->messages.reserve(benchmark_case.message_bytes.size());
+      for (const std::uint64_t bytes : benchmark_case.message_bytes) {
+        Prepared::Message& message = prepared->messages.emplace_back();
+        message.in = AlignedBuffer(bytes);
+        message.out = AlignedBuffer(bytes);
+        fill_input(options_.dtype, message.in.span(), rank_);
+      }
+      build_algorithms(benchmark_case, *prepared);
+      break;
+    case Family::p2p:
+      prepared->first = AlignedBuffer(benchmark_case.message_bytes.front());
+      prepared->second = AlignedBuffer(benchmark_case.message_bytes.front());
+      fill_bytes(prepared->first.span(), rank_);
+      break;
+    case Family::local_reduce:
+    case Family::local_memcpy:
+      prepared->first = AlignedBuffer(benchmark_case.message_bytes.front());
+      prepared->second = AlignedBuffer(benchmark_case.message_bytes.front());
+      break;
+  }
+  prepared_ = std::move(prepared);
+  return *prepared_;
+}
+
+void Runner::build_algorithms(const BenchmarkCase& benchmark_case, Prepared& prepared) {
+  for (Prepared::Message& message : prepared.messages) {
+    AllreduceSpec spec;
+    spec.dtype = options_.dtype;
+    spec.op = options_.op;
+    spec.count = message.in.size() / dtype_size(options_.dtype);
+    message.algorithm =
+        benchmark_case.algorithm->build(transport_, spec, message.in.span(), message.out.span());
+  }
+}
+
+void Runner::synchronize() {
+  if (options_.sync == SyncMode::barrier) check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+}
+
+void Runner::wait_for_all_ranks_sleeping() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+  int done = 0;
+  while (true) {
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", "Ibarrier");
+    if (done != 0) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
+  switch (benchmark_case.family) {
+    case Family::allreduce:
+    case Family::exchange: {
+      if (benchmark_case.bare) {
+        Prepared::Message& message = prepared.messages.front();
+        const bool f32 = options_.dtype == DType::f32;
+        const MPI_Op op = options_.op == ReduceOp::min   ? MPI_MIN
+                          : options_.op == ReduceOp::max ? MPI_MAX
+                                                         : MPI_SUM;
+        const double start = MPI_Wtime();
+        const int rc =
+            MPI_Allreduce(message.in.data(), message.out.data(),
+                          static_cast<int>(message.in.size() / dtype_size(options_.dtype)),
+                          f32 ? MPI_FLOAT : MPI_DOUBLE, op, bare_comm_);
+        const double elapsed = MPI_Wtime() - start;
+        if (rc != MPI_SUCCESS) check_mpi(rc, "MPI_Allreduce", "mpi_bare");
+        return elapsed;
+      }
+      const double start = MPI_Wtime();
+      for (Prepared::Message& message : prepared.messages) message.algorithm->run();
+      if (rank_ == options_.debug_slow_rank && options_.debug_slow_us > 0) {
+        std::this_thread::sleep_for(
+            std::chrono::duration<double, std::micro>(options_.debug_slow_us));
+      }
+      return MPI_Wtime() - start;
+    }
+    case Family::p2p: {
+      // Round trips back to back, as OSU's latency loop: each send waits for
+      // the previous reply, so nothing overlaps and half the time of one
+      // round trip is one message's latency plus transfer.
+      double half_round_trips = 0;
+      const int peer = benchmark_case.peer;
+      const std::uint64_t round_trips = benchmark_case.calls_per_sample;
+      if (rank_ == 0) {
+        const double start = MPI_Wtime();
+        for (std::uint64_t i = 0; i < round_trips; ++i) {
+          const RequestId receive = transport_.irecv(prepared.second.span(), peer, kPingPongTag);
+          const RequestId send = transport_.isend(prepared.first.span(), peer, kPingPongTag);
+          transport_.wait(send);
+          transport_.wait(receive);
+        }
+        half_round_trips = (MPI_Wtime() - start) / 2;
+      } else if (rank_ == peer) {
+        for (std::uint64_t i = 0; i < round_trips; ++i) {
+          transport_.wait(transport_.irecv(prepared.second.span(), 0, kPingPongTag));
+          transport_.wait(transport_.isend(prepared.first.span(), 0, kPingPongTag));
+        }
+      }
+      wait_for_all_ranks_sleeping();
+      return half_round_trips;
+    }
+    case Family::local_reduce:
+    case Family::local_memcpy: {
+      double elapsed = 0;
+      if (rank_ == 0) {
+        const std::size_t bytes = prepared.first.size();
+        const std::uint64_t calls = benchmark_case.calls_per_sample;
+        const double start = MPI_Wtime();
+        for (std::uint64_t i = 0; i < calls; ++i) {
+          if (benchmark_case.family == Family::local_reduce) {
+            reduce_inplace(options_.dtype, options_.op, prepared.first.data(),
+                           prepared.second.data(), bytes / dtype_size(options_.dtype));
+          } else {
+            std::memcpy(prepared.first.data(), prepared.second.data(), bytes);
+          }
+          benchmark::ClobberMemory();
+        }
+        elapsed = MPI_Wtime() - start;
+      }
+      wait_for_all_ranks_sleeping();
+      return elapsed;
+    }
+  }
+  return 0;
+}
+
+void Runner::corrupt(Prepared& prepared) {
+  // Testing aid (--debug-corrupt-elements): spread over the messages in
+  // order, as many elements as asked for, each made wrong by adding 1.
+  std::uint64_t left = options_.debug_corrupt_elements;
+  for (Prepared::Message& message : prepared.messages) {
+    const std::size_t count = message.out.size() / dtype_size(options_.dtype);
+    for (std::size_t i = 0; i < count && left > 0; ++i, --left) {
+      const double value = load_element(options_.dtype, message.out.data(), i);
+      store_element(options_.dtype, message.out.data(), i, value + 1);
+    }
+  }
+}
+
+void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
+  CheckResult mine;
+  auto add = [&mine](const CheckResult& part, const std::string& where) {
+    if (part.wrong > 0 && mine.wrong == 0) mine.first_mismatch = where + part.first_mismatch;
+    mine.wrong += part.wrong;
+    mine.checked += part.checked;
+  };
+  switch (benchmark_case.family) {
+    case Family::allreduce:
+    case Family::exchange:
+      for (Prepared::Message& message : prepared.messages) poison(message.out.span());
+      synchronize();
+      call(benchmark_case, prepared);
+      if (options_.debug_corrupt_elements > 0 && rank_ == ranks_ - 1) corrupt(prepared);
+      for (std::size_t i = 0; i < prepared.messages.size(); ++i) {
+        add(check_allreduce(options_.dtype, options_.op, ranks_, prepared.messages[i].out.span()),
+            prepared.messages.size() > 1 ? fmt::format("message {}, ", i) : std::string());
+      }
+      break;
+    case Family::p2p:
+      poison(prepared.second.span());
+      synchronize();
+      call(benchmark_case, prepared);
+      if (rank_ == 0) add(check_bytes(prepared.second.span(), benchmark_case.peer), "");
+      if (rank_ == benchmark_case.peer) add(check_bytes(prepared.second.span(), 0), "");
+      break;
+    case Family::local_reduce:
+      fill_input(options_.dtype, prepared.first.span(), 0);
+      fill_input(options_.dtype, prepared.second.span(), 1);
+      synchronize();
+      call(benchmark_case, prepared);
+      if (rank_ == 0)
+        add(check_local_reduce(options_.dtype, options_.op, prepared.first.span()), "");
+      break;
+    case Family::local_memcpy:
+      fill_bytes(prepared.second.span(), 0);
+      poison(prepared.first.span());
+      synchronize();
+      call(benchmark_case, prepared);
+      if (rank_ == 0) add(check_bytes(prepared.first.span(), 0), "");
+      break;
+  }
+
+  // Every rank must take the same decision: total the wrong elements and
+  // take the first mismatch from the lowest rank that saw one.
+  unsigned long long wrong = mine.wrong;
+  unsigned long long total_wrong = 0;
+  check_mpi(MPI_Allreduce(&wrong, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_),
+            "MPI_Allreduce", "check result");
+  benchmark_case.checked = true;
+  benchmark_case.wrong_elements = total_wrong;
+  if (total_wrong == 0) return;
+  int reporter = mine.wrong > 0 ? rank_ : ranks_;
+  int first_reporter = ranks_;
+  check_mpi(MPI_Allreduce(&reporter, &first_reporter, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce",
+            "check reporter");
+  std::string detail = fmt::format("rank {}, {}", rank_, mine.first_mismatch);
+  int length = static_cast<int>(detail.size());
+  check_mpi(MPI_Bcast(&length, 1, MPI_INT, first_reporter, comm_), "MPI_Bcast", "check detail");
+  detail.resize(static_cast<std::size_t>(length));
+  check_mpi(MPI_Bcast(detail.data(), length, MPI_CHAR, first_reporter, comm_), "MPI_Bcast",
+            "check detail");
+  benchmark_case.check_detail = detail;
+}
+
+void Runner::calibrate_batch(BenchmarkCase& benchmark_case, Prepared& prepared) {
+  // Rank 0 decides and broadcasts, so every rank agrees. A single call of a
+  // tiny kernel is mostly timer overhead, so the first estimate (the fastest
+  // of a few single calls) is refined by timing one batch of that size.
+  constexpr int kProbes = 3;
+  constexpr unsigned long long kMaxCalls = 1 << 22;
+  auto batch_for = [&](double seconds_per_call) {
+    unsigned long long calls = 1;
+    if (rank_ == 0) {
+      calls = static_cast<unsigned long long>(
+          std::ceil(kBatchSeconds / std::max(seconds_per_call, 1e-10)));
+      calls = std::clamp<unsigned long long>(calls, 1, kMaxCalls);
+    }
+    check_mpi(MPI_Bcast(&calls, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_), "MPI_Bcast", "batch size");
+    return calls;
+  };
+  benchmark_case.calls_per_sample = 1;
+  double fastest = 0;
+  for (int probe = 0; probe < kProbes; ++probe) {
+    const double seconds = call(benchmark_case, prepared);
+    fastest = probe == 0 ? seconds : std::min(fastest, seconds);
+  }
+  benchmark_case.calls_per_sample = batch_for(fastest);
+  if (benchmark_case.calls_per_sample > 1) {
+    const double batch_seconds = call(benchmark_case, prepared);
+    benchmark_case.calls_per_sample =
+        batch_for(batch_seconds / static_cast<double>(benchmark_case.calls_per_sample));
+  }
+}
+
+void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case) {
+  try {
+    run_unguarded(state, benchmark_case);
+  } catch (const std::exception& error) {
+    progress_.clear();
+    fmt::print(stderr, "collbench: rank {}: {} failed: {}\n", rank_, benchmark_case.name,
+               error.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case) {
+  const bool first_call = !benchmark_case.warmed_up && !benchmark_case.checked;
+  if (first_call && rank_ == 0) progress_.started(benchmark_case.name);
+  Prepared& prepared = prepare(benchmark_case);
+
+  // The --check call is an untimed call of the same algorithm on the same
+  // buffers, so it counts as the first warm-up call.
+  int warmup_calls = options_.warmup;
+  if (options_.check && !benchmark_case.checked) {
+    check(benchmark_case, prepared);
+    --warmup_calls;
+  }
+  if (benchmark_case.wrong_elements > 0) {
+    state.SkipWithError(fmt::format("--check: {} wrong elements (first: {})",
+                                    benchmark_case.wrong_elements, benchmark_case.check_detail)
+                            .c_str());
+    return;
+  }
+  if (benchmark_case.family == Family::local_reduce) {
+    // Adding zeros keeps dst bounded however many iterations run (the check
+    // above left small integers in it), so timing never meets overflow or
+    // subnormals.
+    std::memset(prepared.second.data(), 0, prepared.second.size());
+  }
+  if (!benchmark_case.warmed_up) {
+    for (int i = 0; i < warmup_calls; ++i) {
+      synchronize();
+      call(benchmark_case, prepared);
+    }
+    if (benchmark_case.family == Family::p2p || benchmark_case.family == Family::local_reduce ||
+        benchmark_case.family == Family::local_memcpy) {
+      calibrate_batch(benchmark_case, prepared);
+    }
+    benchmark_case.warmed_up = true;
+  }
+
+  // Per-call seconds of every sample; reserved so that the timed loop
+  // allocates nothing.
+  const auto calls = static_cast<benchmark::IterationCount>(benchmark_case.calls_per_sample);
+  std::vector<double> seconds;
+  seconds.reserve(static_cast<std::size_t>(state.max_iterations / calls + 1));
+  transport_.reset_counters();
+  while (state.KeepRunningBatch(calls)) {
+    if (!benchmark_case.bare) synchronize();
+    const double mine = call(benchmark_case, prepared);
+    double slowest = 0;
+    check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce",
+              "iteration time");
+    state.SetIterationTime(slowest);
+    seconds.push_back(slowest / static_cast<double>(calls));
+  }
+  const auto iterations = static_cast<double>(seconds.size()) * static_cast<double>(calls);
+  const std::uint64_t sent_bytes = transport_.bytes_sent();
+  unsigned long long messages = transport_.messages_sent();
+  unsigned long long all_messages = 0;
+  check_mpi(MPI_Allreduce(&messages, &all_messages, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_),
+            "MPI_Allreduce", "message count");
+  if (seconds.empty()) return;
+
+  const Summary summary = summarize(seconds);
+  const double bytes = static_cast<double>(benchmark_case.bytes());
+  const double algbw = summary.median > 0 ? bytes / summary.median / 1e9 : 0;
+  auto& counters = state.counters;
+  counters["bytes"] = bytes;
+  counters["ranks"] = ranks_;
+  counters["min_us"] = summary.min * 1e6;
+  counters["median_us"] = summary.median * 1e6;
+  counters["mean_us"] = summary.mean * 1e6;
+  counters["p99_us"] = summary.p99 * 1e6;
+  counters["max_us"] = summary.max * 1e6;
+  counters["algbw_GBps"] = algbw;
+  counters["busbw_GBps"] = algbw * bus_bandwidth_factor(benchmark_case.family, ranks_);
+  counters["wrong_elements"] = static_cast<double>(benchmark_case.wrong_elements);
+  counters["calls_per_sample"] = static_cast<double>(benchmark_case.calls_per_sample);
+  // The MPI library's own allreduce sends nothing through the transport; a
+  // zero there would read as "sent nothing", so the counter is left out.
+  const bool through_transport = benchmark_case.family == Family::allreduce ||
+                                 benchmark_case.family == Family::exchange ||
+                                 benchmark_case.family == Family::p2p;
+  if (through_transport && (all_messages > 0 || ranks_ == 1)) {
+    counters["sent_bytes_per_rank"] = static_cast<double>(sent_bytes) / iterations;
+  }
+}
+
+}  // namespace collbench::harness

@@ -1,0 +1,158 @@
+// The benchmark families: which benchmarks a configuration registers
+// (plan_cases) and what one call of each does (Runner).
+//
+//   allreduce/<algorithm>/<bytes>[/<workload>]  one allreduce of <bytes> per rank
+//   exchange/<algorithm>/<workload>             every message of one training
+//                                               iteration of the workload, in order
+//   p2p/pingpong/<bytes>/peer:<r>               half round trip rank 0 <-> rank r
+//   local/reduce/<dtype>/<bytes>                reduce_inplace on rank 0
+//   local/memcpy/<bytes>                        memcpy on rank 0
+//   allreduce/mpi_bare/<bytes>                  (--families mpi_bare) MPI_Allreduce called
+//                                               directly, back to back, no barrier: the
+//                                               reference that shows the harness's overhead
+//
+// Lock-step: every rank registers the same list in the same order and runs
+// the same iterations; each iteration's time is the slowest rank's
+// (MPI_Allreduce MAX over a communicator of the harness's own), fed to
+// Google Benchmark as manual time, so its iteration-count decisions, which
+// depend only on that time, are identical on every rank.
+//
+// Set-up happens outside timing: buffers are allocated and page-touched and
+// the algorithm is built on the first call of a benchmark and kept for the
+// later calls Google Benchmark makes while it settles the iteration count
+// (only one benchmark's buffers live at a time; the next benchmark reuses
+// them when its messages are the same, rebuilding only the algorithm). Then, once per benchmark,
+// the untimed calls: the --check call first, which counts as one of the
+// --warmup calls; then the timed loop.
+//
+// p2p and local: only rank 0's time counts (the other ranks contribute 0 to
+// the MAX). Ranks not taking part wait in a sleeping poll instead of MPI's
+// busy wait so that, oversubscribed, they do not steal the measured ranks'
+// cores: local/reduce then measures the kernel on an otherwise idle node,
+// which is what gamma means in the cost model.
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collbench/algorithm.h"
+#include "collbench/transport.h"
+#include "collbench/workload.h"
+#include "metadata.h"
+#include "options.h"
+#include "progress.h"
+
+namespace collbench::harness {
+
+enum class Family { allreduce, exchange, p2p, local_reduce, local_memcpy };
+// The CSV's family column: "allreduce", "exchange", "p2p", "local".
+std::string family_column(Family family);
+
+struct BenchmarkCase {
+  std::string name;  // Google Benchmark's function name
+  Family family = Family::allreduce;
+  const AlgorithmInfo* algorithm = nullptr;  // allreduce and exchange
+  // Bytes per rank of each message of one call: one message, except for
+  // exchange, whose messages are the workload's sequence.
+  std::vector<std::uint64_t> message_bytes;
+  int peer = -1;  // p2p
+  // Where a size came from (--workload); empty for --sizes.
+  std::string workload;
+  std::string model;
+  std::string item;
+  int multiplicity = 0;
+  // allreduce/mpi_bare: `algorithm` is mpi (its buffers), but each call is
+  // MPI_Allreduce on them directly and the timed loop has no barrier.
+  bool bare = false;
+
+  // Filled on the first call, identical on every rank.
+  bool checked = false;
+  std::uint64_t wrong_elements = 0;
+  std::string check_detail;  // the first wrong element, when any
+  bool warmed_up = false;
+  // Calls timed together as one sample. A local/* kernel at small sizes
+  // takes nanoseconds and a ping-pong a few microseconds, far less than the
+  // barrier, the MAX-allreduce and the sleeping wait around every sample;
+  // a sample then runs a batch of calls back to back (calibrated once to
+  // take about kBatchSeconds, as OSU's latency loop) through Google
+  // Benchmark's KeepRunningBatch, so each call still counts as one
+  // iteration and the statistics are over the batches' per-call means.
+  // 1 for allreduce and exchange, whose every call is timed on its own.
+  std::uint64_t calls_per_sample = 1;
+
+  std::uint64_t bytes() const;  // per rank per call: the sum of message_bytes
+  // Bytes per rank the case allocates (buffers and algorithm workspace).
+  std::uint64_t memory_bytes(int ranks) const;
+};
+
+struct CasePlan {
+  std::vector<BenchmarkCase> cases;
+  // Combinations left out of an `all` sweep and why, for rank 0 to print.
+  std::vector<std::string> notes;
+};
+
+// The benchmarks `options` asks for on `ranks` ranks of `transport_kind`,
+// in registration order. Throws UsageError when an explicitly named
+// algorithm cannot run here, or when a benchmark needs more than
+// `memory_limit_per_rank` bytes per rank (0: no limit).
+CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloads,
+                    std::string_view transport_kind, int ranks,
+                    std::uint64_t memory_limit_per_rank);
+
+// Target duration of one timed sample (a batch of calls) of p2p and local.
+inline constexpr double kBatchSeconds = 100e-6;
+
+// nccl-tests' bus-bandwidth factor: 2(p-1)/p for allreduce and exchange, 1
+// for the others.
+double bus_bandwidth_factor(Family family, int ranks);
+
+// Counters every successful run sets (Google Benchmark user counters):
+//   bytes, ranks, min_us, median_us, mean_us, p99_us, max_us, algbw_GBps,
+//   busbw_GBps, wrong_elements, calls_per_sample, and sent_bytes_per_rank where the traffic
+//   goes through the transport (not for local or the MPI library's own).
+class Runner {
+ public:
+  Runner(const Options& options, Transport& transport, MPI_Comm timing_comm, Progress& progress);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // One Google Benchmark call of `benchmark_case`. Check failures are
+  // reported with state.SkipWithError on every rank; any other error aborts
+  // the job (MPI_Abort) with a message, since a rank that stopped alone
+  // would leave the others waiting forever.
+  void run(benchmark::State& state, BenchmarkCase& benchmark_case);
+  // Frees the current benchmark's buffers and algorithm.
+  void release();
+
+ private:
+  struct Prepared;
+  void run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case);
+  Prepared& prepare(const BenchmarkCase& benchmark_case);
+  void build_algorithms(const BenchmarkCase& benchmark_case, Prepared& prepared);
+  void check(BenchmarkCase& benchmark_case, Prepared& prepared);
+  void calibrate_batch(BenchmarkCase& benchmark_case, Prepared& prepared);
+  void corrupt(Prepared& prepared);
+  // One timed sample (calls_per_sample calls): returns this rank's
+  // contribution to the MAX, in seconds for the whole sample.
+  double call(const BenchmarkCase& benchmark_case, Prepared& prepared);
+  void wait_for_all_ranks_sleeping();
+  void synchronize();
+
+  const Options& options_;
+  Transport& transport_;
+  MPI_Comm comm_;
+  // The mpi transport's communicator, the one `mpi` uses (mpi_bare); else null.
+  MPI_Comm bare_comm_ = MPI_COMM_NULL;
+  Progress& progress_;
+  int rank_ = 0;
+  int ranks_ = 0;
+  std::unique_ptr<Prepared> prepared_;
+};
+
+}  // namespace collbench::harness

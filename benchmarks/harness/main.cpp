@@ -1,0 +1,419 @@
+// collbench: the Google Benchmark harness for collective communication,
+// launched under mpirun/srun on any number of ranks.
+//
+// Every rank parses the same arguments, checks that all ranks got the same
+// configuration, registers the same benchmarks and runs them in lock-step;
+// rank 0 reports (console or JSON, and the tidy CSV), the others use a null
+// reporter. Bad input is one line on stderr from rank 0 and exit status 2,
+// before any output file is created; a --check failure is exit status 1.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <mpi.h>
+#include <regex.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "collbench/csv.h"
+#include "collbench/mpi_transport.h"
+#include "collbench/reduce.h"
+#include "collbench/transport_factory.h"
+#include "collbench/workload.h"
+#include "families.h"
+#include "metadata.h"
+#include "options.h"
+#include "progress.h"
+#include "reporter.h"
+#ifdef COLLBENCH_HAVE_OFI
+#include "collbench/ofi_transport.h"
+#endif
+
+namespace collbench::harness {
+namespace {
+
+constexpr int kUsageStatus = 2;
+constexpr int kFailureStatus = 1;
+
+struct World {
+  MPI_Comm comm = MPI_COMM_NULL;  // the harness's own: barriers, timing, agreement
+  int rank = 0;
+  int size = 1;
+};
+
+// True when no rank reports an error. Otherwise the lowest rank that has one
+// prints it; all ranks parse the same arguments, so that is rank 0 unless
+// the ranks disagree.
+bool all_ranks_ok(const World& world, const std::string& error) {
+  int mine = error.empty() ? world.size : world.rank;
+  int first = world.size;
+  check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, world.comm), "MPI_Allreduce",
+            "error agreement");
+  if (first == world.size) return true;
+  if (world.rank == first) {
+    fmt::print(stderr, "collbench: {}\n", error);
+    std::fflush(stderr);
+  }
+  return false;
+}
+
+// Gathers every rank's configuration on rank 0 and compares it with rank
+// 0's; the first difference is reported with the option's name and both
+// values.
+std::string compare_configurations(const World& world,
+                                   const std::vector<std::pair<std::string, std::string>>& fields) {
+  // Unit and record separators cannot appear in command-line text.
+  std::string serialized;
+  for (const auto& [name, value] : fields) serialized += name + '\x1f' + value + '\x1e';
+  int length = static_cast<int>(serialized.size());
+  std::vector<int> lengths(static_cast<std::size_t>(world.size));
+  check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world.comm),
+            "MPI_Gather", "configuration lengths");
+  std::vector<int> offsets(static_cast<std::size_t>(world.size), 0);
+  for (std::size_t r = 1; r < offsets.size(); ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
+  std::string all(world.rank == 0 ? static_cast<std::size_t>(offsets.back() + lengths.back()) : 0,
+                  '\0');
+  check_mpi(MPI_Gatherv(serialized.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                        offsets.data(), MPI_CHAR, 0, world.comm),
+            "MPI_Gatherv", "configurations");
+  std::string difference;
+  if (world.rank == 0) {
+    auto parse = [](std::string_view text) {
+      std::map<std::string, std::string> map;
+      while (!text.empty()) {
+        const auto end = text.find('\x1e');
+        const std::string_view record = text.substr(0, end);
+        const auto separator = record.find('\x1f');
+        map[std::string(record.substr(0, separator))] = std::string(record.substr(separator + 1));
+        text.remove_prefix(end + 1);
+      }
+      return map;
+    };
+    const auto reference = parse(serialized);
+    for (int r = 1; r < world.size && difference.empty(); ++r) {
+      const auto theirs = parse(std::string_view(all).substr(
+          static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
+          static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
+      std::set<std::string> names;
+      for (const auto& entry : reference) names.insert(entry.first);
+      for (const auto& entry : theirs) names.insert(entry.first);
+      for (const std::string& name : names) {
+        const auto ours = reference.find(name);
+        const auto other = theirs.find(name);
+        const std::string a = ours == reference.end() ? "(not given)" : '"' + ours->second + '"';
+        const std::string b = other == theirs.end() ? "(not given)" : '"' + other->second + '"';
+        if (a != b) {
+          difference = fmt::format(
+              "ranks were started with different options: {} is {} on rank 0 but {} on rank {}; "
+              "every rank must get the same arguments",
+              name, a, b, r);
+          break;
+        }
+      }
+    }
+  }
+  return difference;
+}
+
+// How many registered benchmarks --benchmark_filter selects, for the
+// progress line and the "selects nothing" error. Matched as Google Benchmark
+// matches it: a POSIX extended regex (regcomp, as its re.h) searched in the
+// full name, which ends in "/manual_time"; a leading '-' negates.
+std::size_t count_selected(const CasePlan& plan) {
+  std::string filter = benchmark::GetBenchmarkFilter();
+  if (filter.empty() || filter == "all") filter = ".";
+  bool negative = false;
+  if (filter.front() == '-') {
+    negative = true;
+    filter.erase(0, 1);
+  }
+  regex_t pattern;
+  if (const int status = regcomp(&pattern, filter.c_str(), REG_EXTENDED | REG_NOSUB); status != 0) {
+    std::array<char, 256> reason{};
+    regerror(status, &pattern, reason.data(), reason.size());
+    throw UsageError(fmt::format("--benchmark_filter={} is not a POSIX extended regex: {}",
+                                 benchmark::GetBenchmarkFilter(), reason.data()));
+  }
+  std::size_t selected = 0;
+  for (const BenchmarkCase& entry : plan.cases) {
+    const std::string full_name = entry.name + "/manual_time";
+    const bool matches = regexec(&pattern, full_name.c_str(), 0, nullptr, 0) == 0;
+    if (matches != negative) ++selected;
+  }
+  regfree(&pattern);
+  return selected;
+}
+
+std::uint64_t agreed_memory_limit(const World& world, const RunMetadata& metadata) {
+  // 90%: the MPI library, the page cache it may need and the OS keep some.
+  const std::uint64_t available = node_available_memory();
+  unsigned long long mine =
+      available == 0 ? ULLONG_MAX
+                     : available / static_cast<std::uint64_t>(metadata.ranks_on_my_node) / 10 * 9;
+  unsigned long long limit = 0;
+  check_mpi(MPI_Allreduce(&mine, &limit, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, world.comm),
+            "MPI_Allreduce", "memory limit");
+  return limit == ULLONG_MAX ? 0 : limit;
+}
+
+std::string csv_path_problem(const Options& options) {
+  namespace fs = std::filesystem;
+  const fs::path path(options.csv_path);
+  const fs::path directory = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(directory)) {
+    return fmt::format("--csv {}: the folder {} does not exist", options.csv_path,
+                       directory.string());
+  }
+  return {};
+}
+
+std::string benchmark_out_problem(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  for (const std::string& arg : args) {
+    if (arg.rfind("--benchmark_out=", 0) != 0) continue;
+    const fs::path path(arg.substr(16));
+    const fs::path directory = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    if (path.empty() || !fs::is_directory(directory) || access(directory.c_str(), W_OK) != 0) {
+      return fmt::format("{}: cannot write a file there (folder missing or not writable)", arg);
+    }
+  }
+  return {};
+}
+
+void print_help() {
+  std::fputs(help_text().c_str(), stdout);
+  std::fputs(
+      "\nGoogle Benchmark flags (all accepted; --benchmark_enable_random_interleaving "
+      "is refused because ranks must run in the same order):\n",
+      stdout);
+  std::fflush(stdout);
+  benchmark::PrintDefaultHelp();
+  std::fflush(stdout);
+}
+
+int run(const World& world, int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (asks_for_help(args)) {
+    if (world.rank == 0) print_help();
+    return 0;
+  }
+
+  std::string error;
+  std::vector<std::pair<std::string, std::string>> benchmark_flags;
+  try {
+    benchmark_flags = benchmark_run_flags(args);
+  } catch (const UsageError& usage) {
+    error = usage.what();
+  }
+  if (error.empty() && world.rank == 0) error = benchmark_out_problem(args);
+  // Only rank 0 writes --benchmark_out: Google Benchmark opens (truncates) the
+  // file on every rank that sees the flag, and a late rank would erase what
+  // rank 0 already wrote.
+  std::vector<char*> benchmark_argv = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    const bool out_flag =
+        arg.rfind("--benchmark_out=", 0) == 0 || arg.rfind("--benchmark_out_format=", 0) == 0;
+    if (world.rank == 0 || !out_flag) benchmark_argv.push_back(argv[i]);
+  }
+  int benchmark_argc = static_cast<int>(benchmark_argv.size());
+  if (error.empty()) benchmark::Initialize(&benchmark_argc, benchmark_argv.data());
+  const std::vector<std::string> remaining(benchmark_argv.begin() + 1,
+                                           benchmark_argv.begin() + benchmark_argc);
+
+  Options options;
+  if (error.empty()) {
+    try {
+      options = parse_options(remaining);
+    } catch (const UsageError& usage) {
+      error = usage.what();
+    }
+  }
+  if (!all_ranks_ok(world, error)) return kUsageStatus;
+  auto fields = configuration_fields(options, benchmark_flags);
+  // Ranks launched from different builds would register different lists.
+  fields.emplace_back("collbench build (git revision)", build_git_revision());
+  if (!all_ranks_ok(world, compare_configurations(world, fields))) return kUsageStatus;
+
+  if (options.list_providers) {
+    if (world.rank == 0) {
+#ifdef COLLBENCH_HAVE_OFI
+      std::fputs(ofi_list_providers().c_str(), stdout);
+#else
+      std::puts(
+          "libfabric is absent from this build: collbench was built without the OFI "
+          "transport (install libfabric-dev and reconfigure with -DCOLLBENCH_WITH_OFI=ON)");
+#endif
+    }
+    return 0;
+  }
+
+  std::vector<Workload> workloads;
+  std::set<std::string> workload_specs;
+  try {
+    for (const std::string& spec : options.workloads) {
+      for (Workload& workload : parse_workloads(spec, dtype_size(options.dtype))) {
+        if (workload_specs.insert(workload.spec).second) workloads.push_back(std::move(workload));
+      }
+    }
+  } catch (const std::invalid_argument& invalid) {
+    error = fmt::format("--workload: {}", invalid.what());
+  }
+  if (error.empty() && options.families == std::vector<std::string>{"exchange"} &&
+      workloads.empty()) {
+    error = "--families exchange registers nothing without --workload SPEC";
+  }
+  if (!all_ranks_ok(world, error)) return kUsageStatus;
+
+  std::unique_ptr<Transport> transport;
+  try {
+    transport = make_transport({options.transport, options.ofi_provider, MPI_COMM_WORLD});
+    transport->set_timeout(
+        std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_seconds * 1000.0)));
+  } catch (const std::exception& failure) {
+    error =
+        fmt::format("--transport {}{}: {}", options.transport,
+                    options.ofi_provider.empty() ? "" : " --ofi-provider " + options.ofi_provider,
+                    failure.what());
+  }
+  if (!all_ranks_ok(world, error)) return kUsageStatus;
+
+  const RunMetadata metadata =
+      gather_metadata(world.comm, options.run_id, options.transport == "ofi");
+  CasePlan plan;
+  try {
+    plan = plan_cases(options, workloads, transport->kind(), world.size,
+                      agreed_memory_limit(world, metadata));
+  } catch (const UsageError& usage) {
+    error = usage.what();
+  }
+  std::size_t selected = 0;
+  if (error.empty()) {
+    try {
+      selected = count_selected(plan);
+      if (plan.cases.empty()) {
+        error = "nothing to run: no family and algorithm of this configuration can run here" +
+                (plan.notes.empty() ? std::string()
+                                    : " (" + fmt::format("{}", fmt::join(plan.notes, "; ")) + ")");
+      } else if (selected == 0) {
+        error = fmt::format(
+            "--benchmark_filter={} selects none of the {} benchmarks (names look like "
+            "{}/manual_time)",
+            benchmark::GetBenchmarkFilter(), plan.cases.size(), plan.cases.front().name);
+      }
+    } catch (const UsageError& usage) {
+      error = usage.what();
+    }
+  }
+  if (!all_ranks_ok(world, error)) return kUsageStatus;
+  if (world.rank == 0) {
+    for (const std::string& note : plan.notes) fmt::print(stderr, "collbench: note: {}\n", note);
+    std::fflush(stderr);
+  }
+
+  std::unique_ptr<CsvWriter> csv;
+  if (world.rank == 0 && !options.csv_path.empty()) {
+    error = csv_path_problem(options);
+    if (error.empty()) {
+      try {
+        const ExistingFile policy = options.append  ? ExistingFile::append
+                                    : options.force ? ExistingFile::overwrite
+                                                    : ExistingFile::refuse;
+        csv = std::make_unique<CsvWriter>(options.csv_path, csv_columns(), policy);
+      } catch (const std::exception& failure) {
+        error = fmt::format("--csv: {}{}", failure.what(),
+                            options.append || options.force ? "" : " (use --append or --force)");
+      }
+    }
+  }
+  if (!all_ranks_ok(world, error)) return kUsageStatus;
+
+  const bool show_progress = !options.quiet && (options.progress || isatty(STDERR_FILENO) != 0);
+  Progress progress(world.rank == 0 && show_progress, selected);
+  Runner runner(options, *transport, world.comm, progress);
+  std::map<std::string, const BenchmarkCase*> cases_by_name;
+  for (BenchmarkCase& entry : plan.cases) {
+    benchmark::RegisterBenchmark(
+        entry.name.c_str(),
+        [&runner, &entry](benchmark::State& state) { runner.run(state, entry); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    cases_by_name.emplace(entry.name, &entry);
+  }
+
+  benchmark::AddCustomContext("collbench_run_id", metadata.run_id);
+  benchmark::AddCustomContext("collbench_git_revision", metadata.git_revision);
+  benchmark::AddCustomContext("collbench_ranks", std::to_string(metadata.ranks));
+  benchmark::AddCustomContext("collbench_hosts", metadata.hosts);
+  benchmark::AddCustomContext("collbench_mpi_library", metadata.mpi_library);
+  benchmark::AddCustomContext("collbench_transport", std::string(transport->kind()));
+  if (world.rank == 0) {
+    RowContext context;
+    context.transport = std::string(transport->kind());
+    context.provider = transport->provider();
+    context.reduce_kernel = std::string(active_reduce_variant());
+    context.options = &options;
+    context.metadata = &metadata;
+    // Google Benchmark's console reporter prints the run's context (CPU,
+    // caches, collbench_* metadata) on stderr; it belongs with the table, and
+    // stderr is kept for notes, progress and errors.
+    benchmark::BenchmarkReporter* display = benchmark::CreateDefaultDisplayReporter();
+    display->SetErrorStream(&std::cout);
+    RankZeroReporter reporter(display, csv.get(), std::move(cases_by_name), context, progress);
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  } else {
+    NullReporter null_reporter;
+    benchmark::RunSpecifiedBenchmarks(&null_reporter);
+  }
+  runner.release();
+  benchmark::Shutdown();
+
+  std::vector<std::string> failed;
+  for (const BenchmarkCase& entry : plan.cases) {
+    if (entry.wrong_elements > 0) {
+      failed.push_back(fmt::format("{} ({} wrong)", entry.name, entry.wrong_elements));
+    }
+  }
+  if (!failed.empty()) {
+    if (world.rank == 0) {
+      fmt::print(stderr, "collbench: --check found wrong results in {} benchmark{}: {}\n",
+                 failed.size(), failed.size() == 1 ? "" : "s", fmt::join(failed, ", "));
+    }
+    return kFailureStatus;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace collbench::harness
+
+int main(int argc, char** argv) {
+  collbench::harness::World world;
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    std::fputs("collbench: MPI_Init failed\n", stderr);
+    return 1;
+  }
+  int status = 0;
+  try {
+    MPI_Comm_dup(MPI_COMM_WORLD, &world.comm);
+    MPI_Comm_rank(world.comm, &world.rank);
+    MPI_Comm_size(world.comm, &world.size);
+    status = collbench::harness::run(world, argc, argv);
+  } catch (const std::exception& failure) {
+    // Past the agreement points, an error on one rank cannot be agreed on
+    // without risking a hang: say what failed and take the job down.
+    fmt::print(stderr, "collbench: rank {}: {}\n", world.rank, failure.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (world.comm != MPI_COMM_NULL) MPI_Comm_free(&world.comm);
+  MPI_Finalize();
+  return status;
+}

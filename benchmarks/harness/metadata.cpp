@@ -1,0 +1,126 @@
+// Run metadata: hosts, versions, run id; see metadata.h.
+#include "metadata.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <ctime>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "collbench/mpi_transport.h"
+#ifdef COLLBENCH_HAVE_OFI
+#include "collbench/ofi_transport.h"
+#endif
+
+namespace collbench::harness {
+
+std::string RunMetadata::placement(int rank_a, int rank_b) const {
+  return rank_hosts.at(static_cast<std::size_t>(rank_a)) ==
+                 rank_hosts.at(static_cast<std::size_t>(rank_b))
+             ? "intra"
+             : "inter";
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::array<char, 32> text{};
+  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text.data();
+}
+
+std::string make_run_id() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::array<char, 32> stamp{};
+  std::strftime(stamp.data(), stamp.size(), "%Y%m%dT%H%M%SZ", &utc);
+  std::random_device entropy;
+  return fmt::format("{}-{:06x}", stamp.data(), entropy() & 0xFFFFFFu);
+}
+
+std::uint64_t node_available_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    if (line.rfind("MemAvailable:", 0) == 0) {
+      std::istringstream fields(line.substr(13));
+      std::uint64_t kibibytes = 0;
+      fields >> kibibytes;
+      return kibibytes * 1024;
+    }
+  }
+  return 0;
+}
+
+RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, bool uses_ofi) {
+  RunMetadata metadata;
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &metadata.ranks), "MPI_Comm_size");
+  metadata.git_revision = build_git_revision();
+
+  // Run id: rank 0's, so that all rows of all ranks' view agree.
+  std::array<char, 128> run_id{};
+  if (rank == 0) {
+    const std::string id = requested_run_id.empty() ? make_run_id() : requested_run_id;
+    id.copy(run_id.data(), run_id.size() - 1);
+  }
+  check_mpi(MPI_Bcast(run_id.data(), static_cast<int>(run_id.size()), MPI_CHAR, 0, comm),
+            "MPI_Bcast", "run id");
+  metadata.run_id = run_id.data();
+
+  // Hostnames of every rank: nodes, ranks per node and p2p placement.
+  std::array<char, MPI_MAX_PROCESSOR_NAME> name{};
+  int length = 0;
+  check_mpi(MPI_Get_processor_name(name.data(), &length), "MPI_Get_processor_name");
+  std::vector<char> all_names(static_cast<std::size_t>(metadata.ranks) * name.size());
+  check_mpi(MPI_Allgather(name.data(), static_cast<int>(name.size()), MPI_CHAR, all_names.data(),
+                          static_cast<int>(name.size()), MPI_CHAR, comm),
+            "MPI_Allgather", "hostnames");
+  std::vector<std::string> distinct;
+  std::vector<int> per_host;
+  for (int r = 0; r < metadata.ranks; ++r) {
+    std::string host(all_names.data() + static_cast<std::size_t>(r) * name.size());
+    auto found = std::find(distinct.begin(), distinct.end(), host);
+    if (found == distinct.end()) {
+      distinct.push_back(host);
+      per_host.push_back(1);
+    } else {
+      ++per_host[static_cast<std::size_t>(found - distinct.begin())];
+    }
+    metadata.rank_hosts.push_back(std::move(host));
+  }
+  metadata.nodes = static_cast<int>(distinct.size());
+  metadata.ranks_per_node = *std::max_element(per_host.begin(), per_host.end());
+  const auto mine = std::find(distinct.begin(), distinct.end(),
+                              metadata.rank_hosts[static_cast<std::size_t>(rank)]);
+  metadata.ranks_on_my_node = per_host[static_cast<std::size_t>(mine - distinct.begin())];
+  for (const std::string& host : distinct) {
+    metadata.hosts += (metadata.hosts.empty() ? "" : ";") + host;
+  }
+
+  std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> library{};
+  check_mpi(MPI_Get_library_version(library.data(), &length), "MPI_Get_library_version");
+  // Open MPI counts the terminating NUL in `length`; the text ends at the
+  // first NUL or line break either way.
+  metadata.mpi_library = library.data();
+  metadata.mpi_library = metadata.mpi_library.substr(0, metadata.mpi_library.find_first_of("\r\n"));
+  while (!metadata.mpi_library.empty() &&
+         (metadata.mpi_library.back() == ' ' || metadata.mpi_library.back() == ',')) {
+    metadata.mpi_library.pop_back();
+  }
+
+#ifdef COLLBENCH_HAVE_OFI
+  if (uses_ofi) metadata.libfabric_version = ofi_library_version();
+#else
+  (void)uses_ofi;
+#endif
+  return metadata;
+}
+
+}  // namespace collbench::harness

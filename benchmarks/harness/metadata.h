@@ -1,0 +1,48 @@
+// The run's metadata that every CSV row carries: run id, git revision,
+// hosts, nodes, ranks per node, MPI library and libfabric versions.
+//
+// Gathered once, collectively, before the first benchmark; rank 0 makes the
+// run id and broadcasts it so that every rank (and every row) agrees.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace collbench::harness {
+
+struct RunMetadata {
+  std::string run_id;
+  std::string git_revision;
+  std::vector<std::string> rank_hosts;  // hostname of every rank, by rank
+  std::string hosts;                    // distinct hostnames, ';'-separated, first-seen order
+  int ranks = 0;
+  int nodes = 0;
+  int ranks_per_node = 0;  // ranks on the most populated host
+  int ranks_on_my_node = 0;
+  std::string mpi_library;        // first line of MPI_Get_library_version
+  std::string libfabric_version;  // fi_version() when the OFI transport is used
+
+  // "intra" when ranks a and b share a host, "inter" otherwise.
+  std::string placement(int rank_a, int rank_b) const;
+};
+
+// Collective over `comm`. `requested_run_id` empty: rank 0 makes one.
+RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, bool uses_ofi);
+
+// "20250101T120000Z-3f9a1c": UTC time to the second, then 24 random bits so
+// that two runs started in the same second differ.
+std::string make_run_id();
+
+// Current UTC time as ISO 8601, e.g. "2025-01-01T12:00:00Z".
+std::string utc_now_iso8601();
+
+// `git describe --always --dirty` of the source tree when collbench was built.
+const char* build_git_revision();
+
+// MemAvailable of this node in bytes (/proc/meminfo); 0 when unknown.
+std::uint64_t node_available_memory();
+
+}  // namespace collbench::harness

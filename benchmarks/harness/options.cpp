@@ -1,0 +1,390 @@
+// CLI11 definition of collbench's own flags; see options.h.
+#include "options.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "collbench/algorithm.h"
+#include "collbench/sizes.h"
+#include "collbench/transport_factory.h"
+
+namespace collbench::harness {
+namespace {
+
+// The raw strings CLI11 fills; converted and validated by parse_options.
+struct RawOptions {
+  std::string algorithms = "all";
+  std::string sizes;
+  std::string dtype = "f32";
+  std::string op = "sum";
+  std::string sync = "barrier";
+  std::string families = "allreduce,p2p,local,exchange";
+};
+
+std::string algorithm_help() {
+  std::string text = "Allreduce algorithms (--algorithms):\n";
+  for (const AlgorithmInfo& info : algorithms()) {
+    text += fmt::format("  {:<20}{}\n", info.name, info.summary);
+  }
+  return text;
+}
+
+constexpr const char* kFooter = R"(Benchmark families and names:
+  allreduce/<algorithm>/<bytes>            one allreduce of <bytes> per rank
+  allreduce/<algorithm>/<bytes>/<workload> the same, a message size of a --workload
+  exchange/<algorithm>/<workload>          one training iteration's whole gradient:
+                                           every bucket of the workload allreduced in order
+  p2p/pingpong/<bytes>/peer:<r>            half round trip between rank 0 and rank r
+  local/reduce/<dtype>/<bytes>             the reduction kernel alone, on rank 0 (gamma)
+  local/memcpy/<bytes>                     memcpy on rank 0: this node's memory-bandwidth ceiling
+  allreduce/mpi_bare/<bytes>               (--families mpi_bare) MPI_Allreduce in a bare loop, no
+                                           barrier, no algorithm object: the harness-overhead
+                                           reference for allreduce/mpi (f32/f64; sum, min, max)
+Each iteration's time is the slowest rank's (MPI_Allreduce MAX), so every rank
+runs the same iterations. Times are reported in microseconds (min, median,
+mean, p99, max across iterations), bandwidths in GB/s (10^9 B/s); busbw is
+algbw * 2(p-1)/p for allreduce and exchange, as nccl-tests.
+Select benchmarks with --benchmark_filter=<regex>; all --benchmark_* flags
+below work as in any Google Benchmark binary.
+)";
+
+struct App {
+  CLI::App app{
+      "collbench: collective-communication microbenchmarks (Google Benchmark under MPI).\n"
+      "Launch with mpirun/srun on any number of ranks; rank 0 reports.",
+      "collbench"};
+  RawOptions raw;
+  Options options;
+
+  App() {
+    app.set_help_flag("-h,--help", "Print this help (collbench's flags, then Google Benchmark's)");
+    // A later value wins, as for Google Benchmark's flags: scripts/run.sh
+    // puts its defaults first and the user's flags after them.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.get_formatter()->column_width(34);
+    app.add_option("--algorithms", raw.algorithms,
+                   "Comma-separated allreduce algorithms, or 'all' (default: all). "
+                   "With 'all', algorithms that cannot run on this rank count or transport are "
+                   "skipped with a note; named explicitly they are an error")
+        ->type_name("LIST");
+    app.add_option("--sizes", raw.sizes,
+                   "Message sizes in bytes per rank (default: 8B:64MiB). Comma-separated items: "
+                   "a size (4096, 1.5KiB, 64MiB), MIN:MAX (x2 steps), MIN:MAX:xF (step factor "
+                   "F). Units B, KiB, MiB, GiB, TiB (powers of 1024) or kB, MB, GB, TB (powers of "
+                   "1000); a bare K/M/G is rejected as ambiguous. Each size must be a whole "
+                   "number of --dtype elements. With --workload and no --sizes only the "
+                   "workloads' sizes run")
+        ->type_name("SIZES");
+    app.add_option("--dtype", raw.dtype,
+                   fmt::format("Element type (default: f32); one of {}", dtype_names()))
+        ->type_name("TYPE");
+    app.add_option("--op", raw.op,
+                   fmt::format("Reduction operation (default: sum); one of {}", reduce_op_names()))
+        ->type_name("OP");
+    app.add_option("--families", raw.families,
+                   "Comma-separated benchmark families to register (default: "
+                   "allreduce,p2p,local,exchange; exchange only with --workload; also mpi_bare)")
+        ->type_name("LIST");
+    app.add_option("--workload", options.workloads,
+                   "DNN workload whose gradient message sizes to benchmark, e.g. resnet50:ddp "
+                   "(repeatable). Adds allreduce benchmarks per distinct message size and one "
+                   "exchange benchmark per algorithm")
+        ->type_name("SPEC")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->expected(1);
+    app.add_option(
+           "--transport", options.transport,
+           fmt::format("Transport for the hand-written algorithms (default: mpi); one of {}",
+                       fmt::join(transport_kinds(), ", ")))
+        ->type_name("KIND");
+    app.add_option("--ofi-provider", options.ofi_provider,
+                   "libfabric provider for --transport ofi, e.g. tcp, 'tcp;ofi_rxm', shm, "
+                   "sockets, verbs (default: FI_PROVIDER or libfabric's first choice)")
+        ->type_name("NAME");
+    app.add_flag("--list-providers", options.list_providers,
+                 "Print the libfabric providers available on this node and exit");
+    app.add_flag("--check", options.check,
+                 "Validate every benchmark's result once before timing it; any wrong element "
+                 "fails that benchmark and makes collbench exit with status 1");
+    app.add_option("--csv", options.csv_path,
+                   "Write tidy CSV (one row per benchmark and repetition, flushed as each "
+                   "finishes; columns in results/README.md) to PATH. An existing file is refused "
+                   "unless --append or --force")
+        ->type_name("PATH");
+    auto* append = app.add_flag("--append", options.append,
+                                "Append to an existing --csv file (its header must match)");
+    app.add_flag("--force", options.force, "Overwrite an existing --csv file")->excludes(append);
+    app.add_option("--warmup", options.warmup,
+                   "Untimed calls of each benchmark after it is built and before its first "
+                   "timed iteration (default: 1); the --check call is the first of them")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--sync", raw.sync,
+                   "Before each timed iteration: 'barrier' (MPI_Barrier, default) or 'none' "
+                   "(back-to-back calls, the skew of one carries into the next)")
+        ->type_name("MODE");
+    app.add_option("--timeout", options.timeout_seconds,
+                   "Seconds any transport wait may block before the run fails with the pending "
+                   "peers named (default: 300; 0 waits forever)")
+        ->type_name("SECONDS")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--run-id", options.run_id,
+                   "Run identifier for the CSV (default: UTC time and a random suffix, e.g. "
+                   "20250101T120000Z-3f9a1c); letters, digits, '.', '_' and '-'")
+        ->type_name("ID");
+    auto* quiet = app.add_flag(
+        "--quiet", options.quiet,
+        "No progress line on stderr (by default it is shown when stderr is a terminal)");
+    app.add_flag("--progress", options.progress,
+                 "Show the progress line (benchmark, how many left, elapsed) on stderr even when "
+                 "it is not a terminal: under mpirun rank 0's stderr is always a pipe, so pass "
+                 "this when the job's stderr is a terminal (scripts/run.sh does)")
+        ->excludes(quiet);
+    auto* testing = app.add_option_group("Testing aids");
+    testing
+        ->add_option("--debug-slow-rank", options.debug_slow_rank,
+                     "Make rank R slow: it sleeps --debug-slow-us inside every timed call, after "
+                     "its part of the collective (tests that the slowest rank sets the time and "
+                     "that ranks stay in lock-step)")
+        ->type_name("R")
+        ->check(CLI::NonNegativeNumber);
+    testing
+        ->add_option("--debug-slow-us", options.debug_slow_us,
+                     "Microseconds of the --debug-slow-rank delay (default: 0)")
+        ->type_name("US")
+        ->check(CLI::NonNegativeNumber);
+    testing
+        ->add_option("--debug-corrupt-elements", options.debug_corrupt_elements,
+                     "After the --check call of every allreduce and exchange, the last rank adds "
+                     "1 to the first N elements of its result, so --check must report N wrong "
+                     "elements per benchmark and collbench must exit with status 1")
+        ->type_name("N");
+    app.footer(algorithm_help() + "\n" + kFooter);
+  }
+};
+
+void validate_algorithms(const RawOptions& raw, Options& options) {
+  const std::vector<std::string> names = split_list(raw.algorithms);
+  if (names.empty()) {
+    throw UsageError(
+        fmt::format("--algorithms is empty; accepted: all, or a list of {}", algorithm_names()));
+  }
+  options.all_algorithms = names.size() == 1 && names[0] == "all";
+  if (options.all_algorithms) return;
+  std::set<std::string> seen;
+  for (const std::string& name : names) {
+    if (find_algorithm(name) == nullptr) {
+      throw UsageError(fmt::format("unknown algorithm '{}' in --algorithms; accepted: all, or {}",
+                                   name, algorithm_names()));
+    }
+    if (seen.insert(name).second) options.algorithms.push_back(name);
+  }
+}
+
+void validate_sizes(const RawOptions& raw, Options& options) {
+  options.sizes_given = !raw.sizes.empty();
+  if (options.sizes_given) options.sizes_text = raw.sizes;
+  try {
+    options.sizes = parse_size_list(options.sizes_text);
+  } catch (const std::invalid_argument& error) {
+    throw UsageError(fmt::format("--sizes: {}", error.what()));
+  }
+  const std::size_t element_bytes = dtype_size(options.dtype);
+  for (const std::uint64_t size : options.sizes) {
+    if (size % element_bytes != 0) {
+      throw UsageError(fmt::format(
+          "--sizes: {} bytes is not a whole number of {} elements ({} bytes each); use sizes "
+          "that are multiples of {}",
+          size, to_string(options.dtype), element_bytes, element_bytes));
+    }
+  }
+}
+
+void validate_families(const RawOptions& raw, Options& options) {
+  for (const std::string& family : split_list(raw.families)) {
+    const bool known = std::any_of(std::begin(kFamilyNames), std::end(kFamilyNames),
+                                   [&](const char* name) { return family == name; });
+    if (!known) {
+      throw UsageError(fmt::format("unknown family '{}' in --families; accepted: {}", family,
+                                   fmt::join(kFamilyNames, ", ")));
+    }
+    if (!options.has_family(family)) options.families.push_back(family);
+  }
+  if (options.families.empty()) {
+    throw UsageError(
+        fmt::format("--families is empty; accepted: {}", fmt::join(kFamilyNames, ", ")));
+  }
+}
+
+void validate_run_id(const std::string& run_id) {
+  const bool valid = std::all_of(run_id.begin(), run_id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+  });
+  if (!valid) {
+    throw UsageError(fmt::format(
+        "--run-id '{}' has characters other than letters, digits, '.', '_' and '-'", run_id));
+  }
+}
+
+bool truthy(std::string value) {
+  // Google Benchmark's IsTruthyFlagValue: these spellings are false, anything
+  // else (including an empty value, i.e. a bare flag) is true.
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return !(value == "0" || value == "f" || value == "false" || value == "n" || value == "no" ||
+           value == "off");
+}
+
+}  // namespace
+
+bool Options::has_family(const std::string& family) const {
+  return std::find(families.begin(), families.end(), family) != families.end();
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    const auto first = item.find_first_not_of(" \t");
+    const auto last = item.find_last_not_of(" \t");
+    if (first != std::string::npos) items.push_back(item.substr(first, last - first + 1));
+    start = end + 1;
+  }
+  return items;
+}
+
+Options parse_options(const std::vector<std::string>& args) {
+  App app;
+  // CLI11 parses a reversed vector (it pops arguments from the back).
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.app.parse(reversed);
+  } catch (const CLI::ParseError& error) {
+    throw UsageError(fmt::format("{} (see collbench --help)", error.what()));
+  }
+  Options& options = app.options;
+  const RawOptions& raw = app.raw;
+
+  const auto dtype = parse_dtype(raw.dtype);
+  if (!dtype) {
+    throw UsageError(fmt::format("unknown --dtype '{}'; accepted: {}", raw.dtype, dtype_names()));
+  }
+  options.dtype = *dtype;
+  const auto op = parse_reduce_op(raw.op);
+  if (!op) {
+    throw UsageError(fmt::format("unknown --op '{}'; accepted: {}", raw.op, reduce_op_names()));
+  }
+  options.op = *op;
+  if (raw.sync == "barrier") {
+    options.sync = SyncMode::barrier;
+  } else if (raw.sync == "none") {
+    options.sync = SyncMode::none;
+  } else {
+    throw UsageError(fmt::format("unknown --sync '{}'; accepted: barrier, none", raw.sync));
+  }
+  const std::vector<std::string> kinds = transport_kinds();
+  if (std::find(kinds.begin(), kinds.end(), options.transport) == kinds.end()) {
+    throw UsageError(fmt::format("unknown --transport '{}'; accepted by this build: {}{}",
+                                 options.transport, fmt::join(kinds, ", "),
+                                 options.transport == "ofi" ? " (built without libfabric)" : ""));
+  }
+  if (!options.ofi_provider.empty() && options.transport != "ofi") {
+    throw UsageError(fmt::format("--ofi-provider '{}' needs --transport ofi (got --transport {})",
+                                 options.ofi_provider, options.transport));
+  }
+  validate_algorithms(raw, options);
+  validate_sizes(raw, options);
+  validate_families(raw, options);
+  validate_run_id(options.run_id);
+  if (options.debug_slow_us > 0 && options.debug_slow_rank < 0) {
+    throw UsageError("--debug-slow-us needs --debug-slow-rank R to say which rank is slow");
+  }
+  if (options.debug_corrupt_elements > 0 && !options.check) {
+    throw UsageError("--debug-corrupt-elements only acts on the --check call; add --check");
+  }
+  if ((options.append || options.force) && options.csv_path.empty()) {
+    throw UsageError(fmt::format("--{} needs --csv PATH", options.append ? "append" : "force"));
+  }
+  return options;
+}
+
+std::string help_text() {
+  App app;
+  return app.app.help();
+}
+
+bool asks_for_help(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const std::string& arg) { return arg == "-h" || arg == "--help"; });
+}
+
+std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
+    const std::vector<std::string>& args) {
+  static const std::set<std::string> display_only = {"--benchmark_out",
+                                                     "--benchmark_out_format",
+                                                     "--benchmark_format",
+                                                     "--benchmark_color",
+                                                     "--benchmark_counters_tabular",
+                                                     "--benchmark_display_aggregates_only",
+                                                     "--benchmark_report_aggregates_only",
+                                                     "--benchmark_context"};
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (const std::string& arg : args) {
+    if (arg.rfind("--benchmark_", 0) != 0 && arg.rfind("--v=", 0) != 0) continue;
+    const auto equals = arg.find('=');
+    std::string name = arg.substr(0, equals);
+    std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
+    if (name == "--benchmark_enable_random_interleaving" && truthy(value)) {
+      throw UsageError(
+          "--benchmark_enable_random_interleaving cannot be used: it shuffles the benchmark "
+          "order differently on every rank, and ranks must run the same sequence");
+    }
+    // Google Benchmark answers a bad format with its help and exit(0), which
+    // under MPI is a job that "succeeds" without MPI_Finalize.
+    if ((name == "--benchmark_format" || name == "--benchmark_out_format") && value != "console" &&
+        value != "json" && value != "csv") {
+      throw UsageError(
+          fmt::format("{}={}: accepted formats are console, json and csv", name, value));
+    }
+    if (display_only.count(name) == 0) flags.emplace_back(std::move(name), std::move(value));
+  }
+  return flags;
+}
+
+std::vector<std::pair<std::string, std::string>> configuration_fields(
+    const Options& options,
+    const std::vector<std::pair<std::string, std::string>>& benchmark_flags) {
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"--algorithms",
+       options.all_algorithms ? "all" : fmt::format("{}", fmt::join(options.algorithms, ","))},
+      {"--sizes", fmt::format("{}", fmt::join(options.sizes, ","))},
+      {"--dtype", std::string(to_string(options.dtype))},
+      {"--op", std::string(to_string(options.op))},
+      {"--families", fmt::format("{}", fmt::join(options.families, ","))},
+      {"--workload", fmt::format("{}", fmt::join(options.workloads, " "))},
+      {"--transport", options.transport},
+      {"--ofi-provider", options.ofi_provider},
+      {"--list-providers", options.list_providers ? "yes" : "no"},
+      {"--check", options.check ? "yes" : "no"},
+      {"--warmup", std::to_string(options.warmup)},
+      {"--sync", options.sync == SyncMode::barrier ? "barrier" : "none"},
+      {"--timeout", fmt::format("{}", options.timeout_seconds)},
+      {"--debug-slow-rank", std::to_string(options.debug_slow_rank)},
+      {"--debug-slow-us", fmt::format("{}", options.debug_slow_us)},
+      {"--debug-corrupt-elements", std::to_string(options.debug_corrupt_elements)},
+  };
+  // Each Google Benchmark flag is a field of its own; main treats a flag
+  // given on one rank only as a difference too.
+  for (const auto& flag : benchmark_flags) fields.push_back(flag);
+  return fields;
+}
+
+}  // namespace collbench::harness

@@ -1,0 +1,90 @@
+// collbench's own command-line options (CLI11), parsed after Google
+// Benchmark has removed its --benchmark_* flags from argv.
+//
+// Bad input is a UsageError: main prints it as one line from rank 0 and
+// exits with status 2 before any output file exists.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collbench/dtype.h"
+
+namespace collbench::harness {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class SyncMode { barrier, none };
+
+// Benchmark families that --families selects.
+// mpi_bare registers allreduce/mpi_bare/<bytes>, a reference (see families.h).
+inline constexpr const char* kFamilyNames[] = {"allreduce", "p2p", "local", "exchange", "mpi_bare"};
+
+struct Options {
+  bool all_algorithms = true;
+  std::vector<std::string> algorithms;  // validated names, in the order given
+  std::string sizes_text = "8B:64MiB";
+  std::vector<std::uint64_t> sizes;  // bytes per rank, from sizes_text
+  bool sizes_given = false;          // --sizes appeared on the command line
+  DType dtype = DType::f32;
+  ReduceOp op = ReduceOp::sum;
+  std::string transport = "mpi";
+  std::string ofi_provider;
+  bool list_providers = false;
+  bool check = false;
+  std::string csv_path;
+  bool append = false;
+  bool force = false;
+  int warmup = 1;
+  SyncMode sync = SyncMode::barrier;
+  std::vector<std::string> families;   // subset of kFamilyNames
+  std::vector<std::string> workloads;  // --workload specs, as given
+  bool quiet = false;
+  bool progress = false;  // --progress: show it even when stderr is not a terminal
+  std::string run_id;     // empty: made up by rank 0
+  double timeout_seconds = 300;
+  int debug_slow_rank = -1;
+  double debug_slow_us = 0;
+  std::uint64_t debug_corrupt_elements = 0;
+
+  bool has_family(const std::string& family) const;
+};
+
+// Parses `args` (argv without the program name, Google Benchmark's flags
+// already removed). Throws UsageError.
+Options parse_options(const std::vector<std::string>& args);
+
+// The text --help prints for collbench's own options (Google Benchmark's
+// flags are printed after it by main).
+std::string help_text();
+
+// True for --help/-h anywhere in argv (handled before Google Benchmark sees
+// it, because its Initialize() would print its own help and exit(0) without
+// MPI_Finalize).
+bool asks_for_help(const std::vector<std::string>& args);
+
+// Google Benchmark flags that change what runs or how many iterations it
+// takes, as (flag, value) pairs, from the original argv. Flags that only
+// change how rank 0 displays or stores results (--benchmark_out,
+// --benchmark_format, --benchmark_color, ...) are left out: they may
+// legitimately differ. Throws UsageError for --benchmark_enable_random_
+// interleaving=true, which shuffles the order differently on every rank.
+std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
+    const std::vector<std::string>& args);
+
+// Everything that must be equal on every rank, as (option, value) pairs in a
+// fixed order: the configuration digest that main compares across ranks.
+std::vector<std::pair<std::string, std::string>> configuration_fields(
+    const Options& options,
+    const std::vector<std::pair<std::string, std::string>>& benchmark_flags);
+
+// Splits "a,b,,c" into {"a","b","c"}, trimming spaces.
+std::vector<std::string> split_list(const std::string& text);
+
+}  // namespace collbench::harness

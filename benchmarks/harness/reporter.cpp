@@ -1,0 +1,200 @@
+// Null and rank-0 reporters and the CSV row; see reporter.h.
+#include "reporter.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "collbench/dtype.h"
+
+namespace collbench::harness {
+namespace {
+
+std::string counter(const benchmark::BenchmarkReporter::Run& run, const std::string& name,
+                    const char* format) {
+  const auto found = run.counters.find(name);
+  if (found == run.counters.end()) return "";
+  return fmt::format(fmt::runtime(format), found->second.value);
+}
+
+}  // namespace
+
+NullReporter::NullReporter() {
+  SetOutputStream(&sink_);
+  SetErrorStream(&sink_);
+}
+
+// Returning false would skip the run on this rank alone and break lock-step.
+bool NullReporter::ReportContext(const Context& context) {
+  (void)context;
+  return true;
+}
+
+void NullReporter::ReportRuns(const std::vector<Run>& runs) { (void)runs; }
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> columns = {"benchmark",
+                                                   "family",
+                                                   "transport",
+                                                   "provider",
+                                                   "algorithm",
+                                                   "ranks",
+                                                   "ranks_per_node",
+                                                   "nodes",
+                                                   "dtype",
+                                                   "op",
+                                                   "bytes",
+                                                   "count",
+                                                   "peer",
+                                                   "placement",
+                                                   "workload",
+                                                   "model",
+                                                   "item",
+                                                   "multiplicity",
+                                                   "sync",
+                                                   "repetition",
+                                                   "iterations",
+                                                   "calls_per_sample",
+                                                   "min_us",
+                                                   "median_us",
+                                                   "mean_us",
+                                                   "p99_us",
+                                                   "max_us",
+                                                   "algbw_GBps",
+                                                   "busbw_GBps",
+                                                   "sent_bytes_per_rank",
+                                                   "check",
+                                                   "wrong_elements",
+                                                   "reduce_kernel",
+                                                   "run_id",
+                                                   "utc_time",
+                                                   "git_rev",
+                                                   "hosts",
+                                                   "mpi_library",
+                                                   "libfabric_version"};
+  return columns;
+}
+
+std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
+                                 const benchmark::BenchmarkReporter::Run& run,
+                                 const RowContext& context, const std::string& utc_time) {
+  const Options& options = *context.options;
+  const RunMetadata& metadata = *context.metadata;
+  const Family family = benchmark_case.family;
+  const bool is_collective = family == Family::allreduce || family == Family::exchange;
+  const bool has_dtype = is_collective || family == Family::local_reduce;
+  const bool is_local = family == Family::local_reduce || family == Family::local_memcpy;
+
+  std::string algorithm;
+  switch (family) {
+    case Family::allreduce:
+    case Family::exchange:
+      algorithm = benchmark_case.bare ? "mpi_bare" : std::string(benchmark_case.algorithm->name);
+      break;
+    case Family::p2p:
+      algorithm = "pingpong";
+      break;
+    case Family::local_reduce:
+      algorithm = "reduce";
+      break;
+    case Family::local_memcpy:
+      algorithm = "memcpy";
+      break;
+  }
+
+  const std::uint64_t bytes = benchmark_case.bytes();
+  std::string check = "skipped";
+  std::string wrong;
+  if (benchmark_case.checked) {
+    check = benchmark_case.wrong_elements == 0 ? "ok" : "wrong";
+    wrong = std::to_string(benchmark_case.wrong_elements);
+  }
+  const bool timed = !run.error_occurred;
+  auto timing = [&](const std::string& name, const char* format) {
+    return timed ? counter(run, name, format) : std::string();
+  };
+
+  std::vector<std::string> row = {
+      benchmark_case.name,
+      family_column(family),
+      is_local ? "local" : context.transport,
+      is_local ? "" : context.provider,
+      algorithm,
+      std::to_string(metadata.ranks),
+      std::to_string(metadata.ranks_per_node),
+      std::to_string(metadata.nodes),
+      has_dtype ? std::string(to_string(options.dtype)) : "",
+      has_dtype ? std::string(to_string(options.op)) : "",
+      std::to_string(bytes),
+      has_dtype ? std::to_string(bytes / dtype_size(options.dtype)) : "",
+      family == Family::p2p ? std::to_string(benchmark_case.peer) : "",
+      family == Family::p2p ? metadata.placement(0, benchmark_case.peer) : "",
+      benchmark_case.workload,
+      benchmark_case.model,
+      benchmark_case.item,
+      benchmark_case.multiplicity > 0 ? std::to_string(benchmark_case.multiplicity) : "",
+      options.sync == SyncMode::barrier ? "barrier" : "none",
+      std::to_string(std::max<std::int64_t>(run.repetition_index, 0)),
+      timed ? std::to_string(run.iterations) : "",
+      timing("calls_per_sample", "{:.0f}"),
+      timing("min_us", "{:.9g}"),
+      timing("median_us", "{:.9g}"),
+      timing("mean_us", "{:.9g}"),
+      timing("p99_us", "{:.9g}"),
+      timing("max_us", "{:.9g}"),
+      timing("algbw_GBps", "{:.6g}"),
+      timing("busbw_GBps", "{:.6g}"),
+      timing("sent_bytes_per_rank", "{:.0f}"),
+      check,
+      wrong,
+      is_local || is_collective ? context.reduce_kernel : "",
+      metadata.run_id,
+      utc_time,
+      metadata.git_revision,
+      metadata.hosts,
+      metadata.mpi_library,
+      metadata.libfabric_version};
+  if (row.size() != csv_columns().size()) {
+    throw std::logic_error(
+        fmt::format("CSV row has {} fields for {} columns", row.size(), csv_columns().size()));
+  }
+  return row;
+}
+
+RankZeroReporter::RankZeroReporter(benchmark::BenchmarkReporter* display, CsvWriter* csv,
+                                   std::map<std::string, const BenchmarkCase*> cases,
+                                   RowContext context, Progress& progress)
+    : display_(display),
+      csv_(csv),
+      cases_(std::move(cases)),
+      context_(std::move(context)),
+      progress_(progress) {}
+
+bool RankZeroReporter::ReportContext(const Context& context) {
+  // Whatever the display reporter thinks, every rank must run: ranks other
+  // than 0 have no way to learn that rank 0 skipped.
+  display_->ReportContext(context);
+  return true;
+}
+
+void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
+  progress_.clear();
+  display_->ReportRuns(runs);
+  if (csv_ == nullptr) return;
+  for (const Run& run : runs) {
+    if (run.run_type != Run::RT_Iteration) continue;
+    const auto found = cases_.find(run.run_name.function_name);
+    if (found == cases_.end()) {
+      throw std::logic_error("no benchmark case named '" + run.run_name.function_name + "'");
+    }
+    csv_->write_row(csv_row(*found->second, run, context_, utc_now_iso8601()));
+    ++rows_written_;
+  }
+}
+
+void RankZeroReporter::Finalize() {
+  progress_.clear();
+  display_->Finalize();
+}
+
+}  // namespace collbench::harness

@@ -1,0 +1,81 @@
+// Reporters: rank 0 shows Google Benchmark's usual output and writes one
+// tidy CSV row per finished run; every other rank reports nothing.
+//
+// Rows come from the final Run objects Google Benchmark hands the reporter,
+// never from inside a benchmark function: it calls the function several
+// times while it settles the iteration count, and only the last call is the
+// run. Aggregates (mean/median/stddev over repetitions) are left to Google
+// Benchmark's own output; the CSV keeps one row per repetition.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "collbench/csv.h"
+#include "families.h"
+#include "metadata.h"
+#include "options.h"
+#include "progress.h"
+
+namespace collbench::harness {
+
+// Prints nothing: the display and file reporter of ranks other than 0. Its
+// streams discard too, so --benchmark_list_tests prints on rank 0 only.
+class NullReporter final : public benchmark::BenchmarkReporter {
+ public:
+  NullReporter();
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+
+ private:
+  std::ostream sink_{nullptr};
+};
+
+// The CSV's columns, in order (documented in results/README.md).
+const std::vector<std::string>& csv_columns();
+
+// What every row repeats: the configuration and the run's metadata.
+struct RowContext {
+  std::string transport;  // transport kind
+  std::string provider;   // libfabric provider, empty for MPI
+  std::string reduce_kernel;
+  const Options* options = nullptr;
+  const RunMetadata* metadata = nullptr;
+};
+
+// One CSV row for one run of `benchmark_case`.
+std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
+                                 const benchmark::BenchmarkReporter::Run& run,
+                                 const RowContext& context, const std::string& utc_time);
+
+// Rank 0's display reporter: forwards everything to `display` (Google
+// Benchmark's console or --benchmark_format reporter) and, when `csv` is
+// set, writes a row per non-aggregate run as soon as it is reported.
+class RankZeroReporter final : public benchmark::BenchmarkReporter {
+ public:
+  // `display` is not owned (Google Benchmark's CreateDefaultDisplayReporter
+  // keeps the one it makes in a static).
+  RankZeroReporter(benchmark::BenchmarkReporter* display, CsvWriter* csv,
+                   std::map<std::string, const BenchmarkCase*> cases, RowContext context,
+                   Progress& progress);
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override;
+
+  std::size_t rows_written() const { return rows_written_; }
+
+ private:
+  benchmark::BenchmarkReporter* display_;
+  CsvWriter* csv_;
+  std::map<std::string, const BenchmarkCase*> cases_;
+  RowContext context_;
+  Progress& progress_;
+  std::size_t rows_written_ = 0;
+};
+
+}  // namespace collbench::harness

@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Summary tables of a collbench CSV, as Markdown (readable in a terminal too).
+
+Usage: scripts/summarize.py CSV [CSV...]
+
+Prints, for each (transport, provider, ranks, dtype, op) in the input:
+  - per allreduce size: the fastest algorithm, its median time and busbw, and
+    every algorithm's median time relative to `mpi` (MPI_Allreduce; < 1 is
+    faster than the MPI library);
+  - per workload (--workload): the per-iteration exchange time of the model's
+    whole gradient for each algorithm, fastest marked;
+  - the --check result over all rows.
+Repetitions of one benchmark are combined by the median of their median_us.
+Standard library only (runs with any python3). Bad input: one line on stderr,
+exit status 2.
+"""
+
+import csv
+import statistics
+import sys
+from collections import defaultdict
+
+REQUIRED = ["benchmark", "family", "transport", "provider", "algorithm", "ranks", "dtype", "op",
+            "bytes", "workload", "median_us", "busbw_GBps", "check", "wrong_elements"]
+# The order algorithms are listed in, as collbench lists them; others follow.
+ORDER = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded", "mpi"]
+
+
+class InputError(Exception):
+    pass
+
+
+def format_bytes(size):
+    """8 -> "8 B", 1536 -> "1.5 KiB", 2**26 -> "64 MiB" (as collbench's format_bytes)."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.2f}".rstrip("0").rstrip(".") + " " + unit
+    return f"{size} B"
+
+
+def format_time(microseconds):
+    if microseconds >= 1e6:
+        return f"{microseconds / 1e6:.3g} s"
+    if microseconds >= 1e3:
+        return f"{microseconds / 1e3:.3g} ms"
+    return f"{microseconds:.3g} µs"
+
+
+def table(header, rows, align):
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    def line(cells):
+        return "| " + " | ".join(
+            str(c).rjust(w) if a == "r" else str(c).ljust(w) for c, w, a in zip(cells, widths, align)
+        ) + " |"
+    rule = "|" + "|".join(("-" * (w + 1) + ":") if a == "r" else ("-" * (w + 2))
+                          for w, a in zip(widths, align)) + "|"
+    return "\n".join([line(header), rule] + [line(r) for r in rows])
+
+
+def load(paths):
+    rows = []
+    for path in paths:
+        try:
+            with open(path, newline="") as handle:
+                reader = csv.DictReader(handle)
+                missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+                if missing:
+                    raise InputError(f"{path}: not a collbench CSV, missing columns {', '.join(missing)}")
+                rows.extend(reader)
+        except OSError as error:
+            raise InputError(f"{path}: {error.strerror}") from error
+    if not rows:
+        raise InputError(f"{', '.join(paths)}: no rows")
+    return rows
+
+
+def median_times(rows):
+    """(group, algorithm, bytes or workload) -> (median of median_us, busbw) over repetitions."""
+    samples = defaultdict(list)
+    for row in rows:
+        if row["median_us"] == "":
+            continue  # failed --check: reported in the check summary
+        try:
+            samples[row["key"]].append((float(row["median_us"]), float(row["busbw_GBps"])))
+        except ValueError as error:
+            raise InputError(f"{row['benchmark']}: {error}") from error
+    return {key: (statistics.median(t for t, _ in values), statistics.median(b for _, b in values))
+            for key, values in samples.items()}
+
+
+def algorithm_order(names):
+    return sorted(names, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name))
+
+
+def summarize(rows):
+    out = []
+    groups = defaultdict(list)
+    for row in rows:
+        if row["family"] not in ("allreduce", "exchange"):
+            continue
+        group = (row["transport"], row["provider"], row["ranks"], row["dtype"], row["op"])
+        groups[group].append(row)
+
+    for (transport, provider, ranks, dtype, op), members in sorted(groups.items()):
+        where = f"{transport}{'/' + provider if provider else ''}, {ranks} ranks, {dtype} {op}"
+        sizes = [r for r in members if r["family"] == "allreduce" and r["workload"] == ""]
+        for row in sizes:
+            row["key"] = (row["algorithm"], int(row["bytes"]))
+        times = median_times(sizes)
+        algorithms = algorithm_order({a for a, _ in times})
+        if times:
+            has_mpi = "mpi" in algorithms
+            header = ["size", "fastest", "time", "busbw GB/s"]
+            if has_mpi:
+                header += [f"{a} / mpi" for a in algorithms]
+            lines = []
+            for size in sorted({b for _, b in times}):
+                at_size = {a: times[(a, size)] for a in algorithms if (a, size) in times}
+                fastest = min(at_size, key=lambda a: at_size[a][0])
+                line = [format_bytes(size), fastest, format_time(at_size[fastest][0]),
+                        f"{at_size[fastest][1]:.3g}"]
+                if has_mpi:
+                    reference = at_size.get("mpi")
+                    line += [f"{at_size[a][0] / reference[0]:.2f}" if a in at_size and reference else "–"
+                             for a in algorithms]
+                lines.append(line)
+            out.append(f"### allreduce, {where}: fastest per size"
+                       + (" and time relative to mpi (< 1: faster than MPI_Allreduce)" if has_mpi else ""))
+            out.append("")
+            out.append(table(header, lines, ["r", "l", "r", "r"] + ["r"] * (len(header) - 4)))
+            out.append("")
+
+        exchanges = [r for r in members if r["family"] == "exchange"]
+        for row in exchanges:
+            row["key"] = (row["algorithm"], row["workload"])
+        times = median_times(exchanges)
+        if times:
+            algorithms = algorithm_order({a for a, _ in times})
+            workloads = sorted({w for _, w in times})
+            bytes_of = {r["workload"]: int(r["bytes"]) for r in exchanges}
+            header = ["workload", "gradient"] + algorithms + ["fastest"]
+            lines = []
+            for workload in workloads:
+                per_algorithm = {a: times[(a, workload)][0] for a in algorithms if (a, workload) in times}
+                fastest = min(per_algorithm, key=per_algorithm.get)
+                lines.append([workload, format_bytes(bytes_of[workload])]
+                             + [format_time(per_algorithm[a]) if a in per_algorithm else "–"
+                                for a in algorithms] + [fastest])
+            out.append(f"### exchange, {where}: one training iteration's gradient, every bucket "
+                       "allreduced in order (time per iteration)")
+            out.append("")
+            out.append(table(header, lines, ["l", "r"] + ["r"] * len(algorithms) + ["l"]))
+            out.append("")
+
+    checked = [r for r in rows if r["check"] in ("ok", "wrong")]
+    wrong = [r for r in rows if r["check"] == "wrong"]
+    if checked:
+        elements = sum(int(r["wrong_elements"] or 0) for r in wrong)
+        out.append(f"--check: {len(checked) - len(wrong)} of {len(checked)} rows correct"
+                   + (f"; {len(wrong)} wrong ({elements} wrong elements): "
+                      + ", ".join(sorted({r['benchmark'] for r in wrong})) if wrong else ""))
+    else:
+        out.append("--check was not used: results are unverified")
+    return "\n".join(out)
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(argv) >= 2 else 2
+    try:
+        print(summarize(load(argv[1:])))
+    except InputError as error:
+        print(f"summarize.py: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,62 @@
+# Tests of the collbench harness (benchmarks/harness): unit tests of its
+# pieces, and the executable under mpirun as a user runs it, with the CSV it
+# writes read back (tests/harness_mpi_test.sh).
+if(NOT TARGET collbench_exe)
+  return()  # built without benchmarks
+endif()
+
+add_executable(harness_tests harness_test.cpp)
+target_link_libraries(harness_tests PRIVATE collbench_harness GTest::gtest_main collbench_warnings)
+gtest_discover_tests(harness_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+
+list(JOIN COLLBENCH_MPIRUN " " harness_mpirun)
+set(harness_driver ${CMAKE_CURRENT_SOURCE_DIR}/harness_mpi_test.sh)
+function(harness_mpi_test scenario)
+  cmake_parse_arguments(ARG "" "NP;TIMEOUT" "" ${ARGN})
+  set(name harness_${scenario})
+  if(ARG_NP)
+    set(name ${name}_np${ARG_NP})
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 180)
+  endif()
+  add_test(NAME ${name} COMMAND bash ${harness_driver} ${scenario} $<TARGET_FILE:collbench_exe>
+                                     ${ARG_NP})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "${COLLBENCH_MPI_ENV};COLLBENCH_MPIRUN=${harness_mpirun}"
+    TIMEOUT ${ARG_TIMEOUT} LABELS "mpi;harness" PROCESSORS 2)
+endfunction()
+
+harness_mpi_test(full NP 3)
+harness_mpi_test(full NP 4)
+harness_mpi_test(workload NP 3)
+harness_mpi_test(slow NP 3)
+harness_mpi_test(check_fail)
+harness_mpi_test(outputs)
+harness_mpi_test(killed)
+harness_mpi_test(errors)
+if(COLLBENCH_HAVE_OFI)
+  harness_mpi_test(ofi)
+endif()
+harness_mpi_test(progress)
+
+add_test(NAME harness_help COMMAND collbench_exe --help)
+set_tests_properties(harness_help PROPERTIES LABELS unit
+  PASS_REGULAR_EXPRESSION "--sizes SIZES[^\n]*default: 8B:64MiB.*--benchmark_filter")
+add_test(NAME harness_list_providers COMMAND collbench_exe --list-providers)
+set_tests_properties(harness_list_providers PROPERTIES LABELS unit ENVIRONMENT "${COLLBENCH_MPI_ENV}")
+
+# Under scripts/test.sh --sanitize: the unit tests, and one real run (check,
+# workload exchange, repetitions) on 3 ranks under ASan+UBSan.
+if(COLLBENCH_SANITIZE)
+  add_test(NAME sanitize_harness_tests COMMAND harness_tests --gtest_brief=1)
+  set_tests_properties(sanitize_harness_tests PROPERTIES ENVIRONMENT "${sanitize_env}"
+                       LABELS sanitize TIMEOUT 900)
+  add_test(NAME sanitize_collbench_np3
+           COMMAND ${COLLBENCH_MPIRUN} -np 3 $<TARGET_FILE:collbench_exe> --sizes 4B,1028B,256KiB
+                   --check --workload googlenet:ddp --dtype f16 --benchmark_min_time=0.002
+                   --benchmark_repetitions=2 --quiet)
+  set_tests_properties(sanitize_collbench_np3 PROPERTIES
+                       ENVIRONMENT "${COLLBENCH_MPI_ENV};${sanitize_env}" LABELS sanitize
+                       TIMEOUT 900 PROCESSORS 2)
+endif()

@@ -1,0 +1,344 @@
+#!/usr/bin/env bash
+# End-to-end tests of the `collbench` executable under mpirun: they run it as
+# a user would and then read the CSV it wrote (Python's csv module, stdlib
+# only), so they check what the harness promises rather than how it is built.
+#
+# Usage: harness_mpi_test.sh SCENARIO COLLBENCH [NP]
+#   full NP      all algorithms, --check, odd sizes, p2p and local: exit 0,
+#                every expected row exactly once, zero wrong elements
+#   workload NP  --workload googlenet:ddp in f16: per-size rows and exchanges
+#   slow NP      one rank made slower: the run completes in lock-step and the
+#                slow rank's delay is in every sample (time = slowest rank)
+#   check_fail   --debug-corrupt-elements: --check reports them, exit 1
+#   outputs      repetitions, --benchmark_out JSON, --append and --force
+#   killed       a run killed midway keeps every finished row, none torn
+#   ofi          --transport ofi on libfabric's shm provider; unknown provider
+#   errors       bad input: exit 2, one line from rank 0, no output file
+#   progress     progress line with --progress, none on a pipe without it
+# Environment: COLLBENCH_MPIRUN, the mpirun command with its options.
+set -euo pipefail
+
+scenario=$1
+collbench=$2
+np=${3:-2}
+python=/usr/bin/python3
+read -r -a mpirun <<<"${COLLBENCH_MPIRUN:?set COLLBENCH_MPIRUN to the mpirun command}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/harness_${scenario}.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+algorithms=ring,tree,recursive_doubling,rabenseifner,ps_central,ps_sharded,mpi
+
+fail() {
+  echo "FAIL ($scenario): $*" >&2
+  exit 1
+}
+
+run() {  # run NP ARGS... : collbench under mpirun (NP 0: as an MPI singleton, no
+         # mpirun); stdout/stderr kept in $work, exit status in $status
+  local ranks=$1
+  shift
+  local launcher=("${mpirun[@]}" -np "$ranks")
+  [[ $ranks -eq 0 ]] && launcher=()
+  set +e
+  "${launcher[@]}" "$collbench" "$@" >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+}
+
+# check_csv FILE PYTHON-CODE: runs the code with `rows` (list of dicts),
+# `header` and `fail(message)` defined.
+check_csv() {
+  local file=$1
+  shift
+  "$python" - "$file" "$@" <<PYTHON || fail "CSV check of $file failed"
+import csv, json, math, sys
+path = sys.argv[1]
+with open(path, newline="") as handle:
+    reader = csv.reader(handle)
+    header = next(reader)
+    raw = list(reader)
+for number, fields in enumerate(raw, start=2):
+    if len(fields) != len(header):
+        sys.exit(f"{path}:{number}: {len(fields)} fields for {len(header)} columns")
+rows = [dict(zip(header, fields)) for fields in raw]
+def fail(message):
+    sys.exit(message)
+$(cat)
+PYTHON
+}
+
+case $scenario in
+full)
+  sizes=4B,12B,1028B,65540B,1MiB
+  run "$np" --algorithms all --sizes "$sizes" --check --csv "$work/run.csv" \
+    --benchmark_min_time=0.002 --quiet
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
+  check_csv "$work/run.csv" "$np" "$algorithms" <<'PYTHON'
+ranks = int(sys.argv[2])
+algorithms = sys.argv[3].split(",")
+sizes = [4, 12, 1028, 65540, 1 << 20]
+expected = set()
+for size in sizes:
+    expected |= {f"allreduce/{a}/{size}" for a in algorithms}
+    expected |= {f"p2p/pingpong/{size}/peer:{peer}" for peer in range(1, ranks)}
+    expected |= {f"local/reduce/f32/{size}", f"local/memcpy/{size}"}
+names = [row["benchmark"] for row in rows]
+if sorted(names) != sorted(expected):
+    fail(f"missing {sorted(expected - set(names))}, unexpected {sorted(set(names) - expected)}, "
+         f"{len(names)} rows for {len(expected)} benchmarks")
+for row in rows:
+    name = row["benchmark"]
+    if row["check"] != "ok" or row["wrong_elements"] != "0":
+        fail(f"{name}: check={row['check']} wrong={row['wrong_elements']}")
+    if int(row["ranks"]) != ranks or row["run_id"] == "" or row["git_rev"] == "":
+        fail(f"{name}: metadata {row['ranks']} {row['run_id']} {row['git_rev']}")
+    stats = [float(row[c]) for c in ("min_us", "median_us", "mean_us", "p99_us", "max_us")]
+    if not (0 < stats[0] <= stats[1] <= stats[3] <= stats[4] and stats[0] <= stats[2] <= stats[4]):
+        fail(f"{name}: statistics out of order {stats}")
+    bytes_ = int(row["bytes"])
+    algbw = float(row["algbw_GBps"])
+    if not math.isclose(algbw, bytes_ / (float(row["median_us"]) * 1e-6) / 1e9, rel_tol=1e-3):
+        fail(f"{name}: algbw {algbw} is not bytes / median")
+    factor = 2 * (ranks - 1) / ranks if row["family"] == "allreduce" else 1
+    if not math.isclose(float(row["busbw_GBps"]), algbw * factor, rel_tol=1e-3):
+        fail(f"{name}: busbw {row['busbw_GBps']} is not algbw x {factor}")
+    if row["family"] == "p2p":
+        if row["placement"] != "intra" or int(row["sent_bytes_per_rank"]) != bytes_:
+            fail(f"{name}: placement {row['placement']} sent {row['sent_bytes_per_rank']}")
+    if row["algorithm"] == "ring":
+        # The bandwidth-optimal ring sends 2(p-1)/p of the vector per rank,
+        # give or take the uneven split of an odd count into p chunks.
+        ideal = 2 * (ranks - 1) / ranks * bytes_
+        if abs(int(row["sent_bytes_per_rank"]) - ideal) > 2 * (ranks - 1) * 4:
+            fail(f"{name}: ring sent {row['sent_bytes_per_rank']} bytes, ideal {ideal}")
+    if row["algorithm"] == "mpi" and row["sent_bytes_per_rank"] != "":
+        fail(f"{name}: MPI's own traffic is not seen by the transport, yet sent bytes are given")
+if "," not in rows[0]["mpi_library"]:
+    fail("the MPI library field lost its commas (quoting)")
+print(f"{len(rows)} rows, all checked ok on {ranks} ranks")
+PYTHON
+  ;;
+
+workload)
+  run "$np" --algorithms all --dtype f16 --workload googlenet:ddp --check --csv "$work/run.csv" \
+    --benchmark_min_time=0.002 --quiet
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
+  check_csv "$work/run.csv" "$algorithms" <<'PYTHON'
+algorithms = sys.argv[2].split(",")
+exchanges = {r["algorithm"]: r for r in rows if r["family"] == "exchange"}
+if sorted(exchanges) != sorted(algorithms):
+    fail(f"exchange rows for {sorted(exchanges)}")
+per_size = [r for r in rows if r["family"] == "allreduce"]
+if not per_size or any(r["workload"] != "googlenet:ddp=25MiB" or r["model"] != "googlenet" for r in per_size):
+    fail("per-size rows lack the workload and model columns")
+if any(r["family"] in ("p2p", "local") for r in rows):
+    fail("--workload without --sizes should run only the workload's sizes")
+for algorithm, exchange in exchanges.items():
+    mine = [r for r in per_size if r["algorithm"] == algorithm]
+    messages = int(exchange["item"].split()[0])
+    if sum(int(r["multiplicity"]) for r in mine) != messages:
+        fail(f"{algorithm}: multiplicities sum to {sum(int(r['multiplicity']) for r in mine)}, "
+             f"the exchange has {messages} messages")
+    if int(exchange["bytes"]) != sum(int(r["bytes"]) * int(r["multiplicity"]) for r in mine):
+        fail(f"{algorithm}: the exchange's bytes are not the sum of its messages")
+    if exchange["check"] != "ok" or exchange["dtype"] != "f16":
+        fail(f"{algorithm}: {exchange['check']} {exchange['dtype']}")
+print(f"{len(exchanges)} exchanges of {messages} messages, {len(per_size)} per-size rows")
+PYTHON
+  ;;
+
+slow)
+  delay_us=3000
+  common=(--algorithms ring,tree,mpi --families allreduce --sizes 1KiB,64KiB --quiet
+    --benchmark_min_time=0.03)
+  run "$np" "${common[@]}" --csv "$work/normal.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status without delay"; }
+  for sync in barrier none; do
+    run "$np" "${common[@]}" --sync "$sync" --csv "$work/slow_$sync.csv" \
+      --debug-slow-rank $((np - 1)) --debug-slow-us "$delay_us"
+    [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status, --sync $sync"; }
+    check_csv "$work/slow_$sync.csv" "$delay_us" <<'PYTHON'
+delay = float(sys.argv[2])
+if len(rows) != 6:
+    fail(f"{len(rows)} rows instead of 6")
+for row in rows:
+    # Every sample is the slowest rank's time, so the delay is in the minimum.
+    if float(row["min_us"]) < delay or int(row["iterations"]) < 3:
+        fail(f"{row['benchmark']}: min {row['min_us']} us over {row['iterations']} iterations")
+print("slow rank's delay in every sample:", ", ".join(f"{r['benchmark']} {r['min_us']}" for r in rows))
+PYTHON
+  done
+  check_csv "$work/normal.csv" "$delay_us" <<'PYTHON'
+if all(float(row["min_us"]) >= float(sys.argv[2]) for row in rows):
+    fail("without the delay every benchmark is as slow as with it: the test proves nothing")
+PYTHON
+  ;;
+
+check_fail)
+  run 3 --algorithms ring,tree --families allreduce --sizes 64B,4KiB --check \
+    --debug-corrupt-elements 3 --csv "$work/run.csv" --benchmark_min_time=0.002 --quiet
+  [[ $status -eq 1 ]] || fail "exit status $status, expected 1"
+  grep -q "^collbench: --check found wrong results in 4 benchmarks: allreduce/ring/64 (3 wrong)" \
+    "$work/stderr" || { cat "$work/stderr" >&2; fail "no summary of the wrong results"; }
+  grep -q "ERROR OCCURRED: '--check: 3 wrong elements (first: rank 2, element 0: got" \
+    "$work/stdout" || { cat "$work/stdout" >&2; fail "the console does not show the error"; }
+  check_csv "$work/run.csv" <<'PYTHON'
+if len(rows) != 4:
+    fail(f"{len(rows)} rows instead of 4")
+for row in rows:
+    if row["check"] != "wrong" or row["wrong_elements"] != "3" or row["median_us"] != "":
+        fail(f"{row['benchmark']}: check={row['check']} wrong={row['wrong_elements']} median={row['median_us']}")
+PYTHON
+  ;;
+
+outputs)
+  args=(--algorithms ring,mpi --families allreduce,local --sizes 256B,8KiB --quiet
+    --benchmark_min_time=0.002 --benchmark_repetitions=2)
+  run 2 "${args[@]}" --csv "$work/run.csv" --benchmark_out="$work/run.json" \
+    --benchmark_out_format=json
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
+  "$python" - "$work/run.json" <<'PYTHON' || fail "JSON output"
+import json, sys
+report = json.load(open(sys.argv[1]))
+runs = [b for b in report["benchmarks"] if b["run_type"] == "iteration"]
+aggregates = [b for b in report["benchmarks"] if b["run_type"] == "aggregate"]
+if len(runs) != 16 or not aggregates:
+    sys.exit(f"{len(runs)} iteration runs, {len(aggregates)} aggregates")
+if any("median_us" not in b or "busbw_GBps" not in b for b in runs):
+    sys.exit("counters missing from the JSON")
+if report["context"].get("collbench_ranks") != "2":
+    sys.exit("run metadata missing from the JSON context")
+PYTHON
+  check_csv "$work/run.csv" <<'PYTHON'
+from collections import Counter
+per_benchmark = Counter((r["benchmark"], r["repetition"]) for r in rows)
+if len(rows) != 16 or set(per_benchmark.values()) != {1} or {r["repetition"] for r in rows} != {"0", "1"}:
+    fail(f"{len(rows)} rows: {per_benchmark}")
+PYTHON
+  run 2 "${args[@]}" --csv "$work/run.csv"
+  [[ $status -eq 2 ]] || fail "an existing CSV was not refused (status $status)"
+  grep -q "use --append or --force" "$work/stderr" || fail "refusal does not say what to do"
+  run 2 "${args[@]}" --csv "$work/run.csv" --append
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--append: exit status $status"; }
+  check_csv "$work/run.csv" <<'PYTHON'
+if len(rows) != 32 or len({r["run_id"] for r in rows}) != 2:
+    fail(f"--append: {len(rows)} rows from {len({r['run_id'] for r in rows})} runs")
+PYTHON
+  run 2 "${args[@]}" --csv "$work/run.csv" --force --benchmark_filter='^allreduce/mpi/'
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--force: exit status $status"; }
+  check_csv "$work/run.csv" <<'PYTHON'
+names = sorted({r["benchmark"] for r in rows})
+if len(rows) != 4 or names != ["allreduce/mpi/256", "allreduce/mpi/8192"]:
+    fail(f"--force with a filter: {len(rows)} rows of {names}")
+PYTHON
+  ;;
+
+killed)
+  # Without --quiet and off a terminal, no progress either: stderr stays clean.
+  "${mpirun[@]}" -np 2 "$collbench" --algorithms all --sizes 8B:4MiB --families allreduce \
+    --benchmark_min_time=0.2 --csv "$work/run.csv" >"$work/stdout" 2>"$work/stderr" &
+  launcher=$!
+  for _ in $(seq 1 600); do
+    [[ -f $work/run.csv && $(wc -l <"$work/run.csv") -ge 6 ]] && break
+    sleep 0.1
+  done
+  kill -TERM "$launcher"
+  wait "$launcher" || true
+  check_csv "$work/run.csv" <<'PYTHON'
+if not 5 <= len(rows) < 7 * 20:
+    fail(f"{len(rows)} rows survived the kill")
+if any(r["median_us"] == "" for r in rows):
+    fail("a surviving row is incomplete")
+print(f"{len(rows)} complete rows survived")
+PYTHON
+  if grep -q $'\r' "$work/stderr"; then fail "progress line written to a file"; fi
+  ;;
+
+ofi)
+  # The hand-written algorithms over libfabric's shared-memory provider; the
+  # MPI library's allreduce cannot run there and is skipped with a note.
+  run 3 --transport ofi --ofi-provider shm --sizes 8B,4KiB,1MiB --check --quiet \
+    --benchmark_min_time=0.002 --csv "$work/run.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
+  grep -qF "collbench: note: skipping mpi on 3 ranks (3 sizes, 8 B..1 MiB): needs the mpi transport" \
+    "$work/stderr" || { cat "$work/stderr" >&2; fail "no note for the skipped mpi algorithm"; }
+  check_csv "$work/run.csv" <<'PYTHON'
+collective = [r for r in rows if r["family"] in ("allreduce", "p2p")]
+if len(collective) != 3 * 6 + 3 * 2:
+    fail(f"{len(collective)} allreduce and p2p rows")
+for row in collective:
+    if (row["transport"], row["provider"], row["check"]) != ("ofi", "shm", "ok") or not row["libfabric_version"]:
+        fail(f"{row['benchmark']}: {row['transport']} {row['provider']} {row['check']} '{row['libfabric_version']}'")
+PYTHON
+  run 2 --transport ofi --ofi-provider no_such_provider --sizes 8B --csv "$work/bad.csv"
+  [[ $status -eq 2 ]] || fail "an unknown provider gave status $status"
+  grep -qF "collbench: --transport ofi --ofi-provider no_such_provider: " "$work/stderr" ||
+    { cat "$work/stderr" >&2; fail "the unknown provider is not named"; }
+  [[ ! -e $work/bad.csv ]] || fail "an output file was created for an unknown provider"
+  ;;
+
+errors)
+  # expect_usage_error NP "stderr text" ARGS...
+  expect_usage_error() {
+    local ranks=$1 message=$2
+    shift 2
+    run "$ranks" "$@" --csv "$work/error.csv"
+    [[ $status -eq 2 ]] || fail "status $status for: $*"
+    grep -qF -- "$message" "$work/stderr" || { cat "$work/stderr" >&2; fail "no '$message' for: $*"; }
+    [[ $(grep -c '^collbench: ' "$work/stderr") -eq 1 ]] || fail "not exactly one message for: $*"
+    [[ ! -e $work/error.csv ]] || fail "an output file was created for: $*"
+  }
+  # Under mpirun with 2 ranks (only rank 0 may print), then as singletons,
+  # which start faster.
+  expect_usage_error 2 "collbench: unknown algorithm 'rings' in --algorithms; accepted: all, or ring," \
+    --algorithms ring,rings
+  expect_usage_error 2 "collbench: --benchmark_enable_random_interleaving cannot be used" \
+    --benchmark_enable_random_interleaving=true
+  expect_usage_error 2 "collbench: allreduce/ring/1099511627776 needs " \
+    --sizes 1TiB --algorithms ring
+  grep -qE "needs [0-9.]+ TiB per rank .* but only [0-9.]+ [GMT]iB per rank is available" \
+    "$work/stderr" || fail "the memory guard does not give both sizes"
+  expect_usage_error 0 "collbench: --sizes: " --sizes 8B:1XB
+  expect_usage_error 0 "collbench: --sizes: 6 bytes is not a whole number of f32 elements" --sizes 6B
+  expect_usage_error 0 "collbench: unknown --dtype 'f8'; accepted: f32, f64, f16, bf16" --dtype f8
+  expect_usage_error 0 "collbench: --workload: " --workload resnet51:ddp
+  expect_usage_error 0 "collbench: The following argument was not expected: --frobnicate" --frobnicate
+  expect_usage_error 0 "collbench: --benchmark_format=xml: accepted formats are console, json and csv" \
+    --benchmark_format=xml
+  expect_usage_error 0 "collbench: --benchmark_filter=ring/64\$ selects none of the 3 benchmarks (names look like allreduce/ring/64/manual_time)" \
+    --sizes 64B --algorithms ring --benchmark_filter='ring/64$'
+  expect_usage_error 0 "collbench: --benchmark_filter=ring[ is not a POSIX extended regex: " \
+    --sizes 64B --benchmark_filter='ring['
+  # Ranks started with different options (MPMD launch): named, with both values.
+  set +e
+  "${mpirun[@]}" -np 1 "$collbench" --sizes 8B --csv "$work/error.csv" : \
+    -np 1 "$collbench" --sizes 16B --csv "$work/error.csv" >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  [[ $status -eq 2 ]] || fail "status $status for differing options"
+  grep -qF 'collbench: ranks were started with different options: --sizes is "8" on rank 0 but "16" on rank 1' \
+    "$work/stderr" || { cat "$work/stderr" >&2; fail "differing options not named"; }
+  [[ ! -e $work/error.csv ]] || fail "an output file was created for differing options"
+  ;;
+
+progress)
+  # Under mpirun rank 0's stderr is a pipe: the line needs --progress there.
+  args=(--algorithms ring --families allreduce --sizes 8B,64B --benchmark_min_time=0.002)
+  run 2 "${args[@]}" --progress
+  [[ $status -eq 0 ]] || fail "exit status $status"
+  grep -qF $'\r\033[K[2/2] allreduce/ring/64  (0 left, 0:' "$work/stderr" ||
+    { cat "$work/stderr" >&2; fail "no progress line with --progress"; }
+  run 2 "${args[@]}"
+  if grep -qF '[1/2]' "$work/stderr"; then fail "progress shown on a pipe without --progress"; fi
+  # The count follows --benchmark_filter.
+  run 2 "${args[@]}" --progress --benchmark_filter='ring/64/'
+  grep -qF '[1/1] allreduce/ring/64  (0 left' "$work/stderr" ||
+    { cat "$work/stderr" >&2; fail "the progress count ignores the filter"; }
+  run 2 "${args[@]}" --progress --quiet
+  [[ $status -eq 2 ]] || fail "--progress --quiet accepted"
+  ;;
+
+*)
+  fail "unknown scenario '$scenario'"
+  ;;
+esac
+echo "PASS ($scenario)"

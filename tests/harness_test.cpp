@@ -1,0 +1,618 @@
+// Unit tests of the collbench harness pieces that need no mpirun: order
+// statistics, option parsing and its error messages, the --check data and
+// its closed-form expectations (against every real algorithm on the
+// in-process transport), benchmark planning, the CSV row and the rank-0
+// reporter.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "check_data.h"
+#include "collbench/algorithm.h"
+#include "collbench/csv.h"
+#include "collbench/inproc_transport.h"
+#include "collbench/reduce.h"
+#include "collbench/workload.h"
+#include "families.h"
+#include "metadata.h"
+#include "options.h"
+#include "reporter.h"
+#include "statistics.h"
+
+namespace collbench::harness {
+namespace {
+
+// --- statistics ---------------------------------------------------------------
+
+TEST(Statistics, OrderStatisticsOfAShuffledRange) {
+  std::vector<double> samples(200);
+  std::iota(samples.begin(), samples.end(), 1.0);
+  std::shuffle(samples.begin(), samples.end(), std::mt19937(42));
+  const Summary summary = summarize(samples);
+  EXPECT_EQ(summary.samples, 200u);
+  EXPECT_EQ(summary.min, 1.0);
+  EXPECT_EQ(summary.max, 200.0);
+  EXPECT_EQ(summary.median, 100.5);  // mean of the 100th and 101st
+  EXPECT_DOUBLE_EQ(summary.mean, 201.0 / 2);
+  EXPECT_EQ(summary.p99, 198.0);  // nearest rank: ceil(0.99 * 200) = 198th
+}
+
+TEST(Statistics, P99IsAlwaysAMeasuredSample) {
+  std::vector<double> samples = {3, 1, 1000, 2};
+  const Summary summary = summarize(samples);
+  EXPECT_EQ(summary.p99, 1000.0);  // ceil(0.99 * 4) = 4th of 4
+  EXPECT_EQ(summary.median, 2.5);
+  std::vector<double> one = {7};
+  const Summary single = summarize(one);
+  EXPECT_EQ(single.min, 7);
+  EXPECT_EQ(single.p99, 7);
+  EXPECT_EQ(single.max, 7);
+}
+
+TEST(Statistics, RejectsNoSamplesAndBadPercentiles) {
+  std::vector<double> none;
+  EXPECT_THROW(summarize(none), std::invalid_argument);
+  const std::vector<double> sorted = {1, 2};
+  EXPECT_THROW(nearest_rank_percentile(sorted, 0), std::invalid_argument);
+  EXPECT_THROW(nearest_rank_percentile(sorted, 101), std::invalid_argument);
+}
+
+// --- options ------------------------------------------------------------------
+
+TEST(Options, DefaultsAreTheDocumentedSweep) {
+  const Options options = parse_options({});
+  EXPECT_TRUE(options.all_algorithms);
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t size = 8; size <= (std::uint64_t{64} << 20); size *= 2) {
+    expected.push_back(size);
+  }
+  EXPECT_EQ(options.sizes, expected);
+  EXPECT_EQ(options.dtype, DType::f32);
+  EXPECT_EQ(options.op, ReduceOp::sum);
+  EXPECT_EQ(options.sync, SyncMode::barrier);
+  EXPECT_EQ(options.transport, "mpi");
+  EXPECT_EQ(options.warmup, 1);
+  EXPECT_FALSE(options.check);
+  EXPECT_EQ(options.families, (std::vector<std::string>{"allreduce", "p2p", "local", "exchange"}));
+}
+
+TEST(Options, ParsesListsAndRepeatedWorkloads) {
+  const Options options = parse_options({"--algorithms",
+                                         "tree, ring,tree",
+                                         "--sizes",
+                                         "16B,1KiB:4KiB",
+                                         "--dtype",
+                                         "f64",
+                                         "--op",
+                                         "max",
+                                         "--workload",
+                                         "resnet50:ddp",
+                                         "--workload",
+                                         "bert_base:total",
+                                         "--sync",
+                                         "none",
+                                         "--check",
+                                         "--dtype",
+                                         "f64",
+                                         "--warmup",
+                                         "4",
+                                         "--warmup",
+                                         "2"});
+  EXPECT_FALSE(options.all_algorithms);
+  EXPECT_EQ(options.algorithms, (std::vector<std::string>{"tree", "ring"}));
+  EXPECT_EQ(options.sizes, (std::vector<std::uint64_t>{16, 1024, 2048, 4096}));
+  EXPECT_EQ(options.dtype, DType::f64);
+  EXPECT_EQ(options.op, ReduceOp::max);
+  EXPECT_EQ(options.workloads, (std::vector<std::string>{"resnet50:ddp", "bert_base:total"}));
+  EXPECT_EQ(options.sync, SyncMode::none);
+  EXPECT_TRUE(options.check);
+  EXPECT_TRUE(options.sizes_given);
+  // A repeated option: the later value wins (run.sh's defaults, then the user's).
+  EXPECT_EQ(options.warmup, 2);
+}
+
+struct BadInput {
+  std::vector<std::string> args;
+  std::string message;  // a part of the error that says what was wrong
+};
+
+TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
+  const std::vector<BadInput> cases = {
+      {{"--algorithms", "ring,rings"},
+       "unknown algorithm 'rings' in --algorithms; accepted: all, or ring, tree"},
+      {{"--algorithms", ""}, "--algorithms is empty"},
+      {{"--sizes", "8Q"}, "--sizes: "},
+      {{"--sizes", "6B"}, "6 bytes is not a whole number of f32 elements (4 bytes each)"},
+      {{"--dtype", "f64", "--sizes", "12B"}, "not a whole number of f64 elements"},
+      {{"--dtype", "f8"}, "unknown --dtype 'f8'; accepted: f32, f64, f16, bf16"},
+      {{"--op", "prod"}, "unknown --op 'prod'; accepted: sum, avg, min, max"},
+      {{"--sync", "fence"}, "unknown --sync 'fence'; accepted: barrier, none"},
+      {{"--transport", "rdma"}, "unknown --transport 'rdma'"},
+      {{"--families", "allreduce,bogus"},
+       "unknown family 'bogus' in --families; accepted: allreduce, p2p, local, exchange"},
+      {{"--frobnicate"}, "--frobnicate"},
+      {{"--warmup", "-1"}, "--warmup"},
+      {{"--append"}, "--append needs --csv PATH"},
+      {{"--csv", "x.csv", "--append", "--force"}, "excludes"},
+      {{"--run-id", "a/b"}, "--run-id 'a/b' has characters other than"},
+      {{"--ofi-provider", "tcp"}, "--ofi-provider 'tcp' needs --transport ofi"},
+      {{"--debug-slow-us", "5"}, "--debug-slow-us needs --debug-slow-rank"},
+      {{"--debug-corrupt-elements", "3"}, "add --check"},
+  };
+  for (const BadInput& bad : cases) {
+    try {
+      parse_options(bad.args);
+      ADD_FAILURE() << "accepted: " << fmt::format("{}", fmt::join(bad.args, " "));
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find(bad.message), std::string::npos)
+          << "for " << fmt::format("{}", fmt::join(bad.args, " ")) << ": " << error.what();
+    }
+  }
+}
+
+TEST(Options, GoogleBenchmarkFlagsThatBreakLockStepAreRefused) {
+  EXPECT_THROW(benchmark_run_flags({"--benchmark_enable_random_interleaving=true"}), UsageError);
+  EXPECT_THROW(benchmark_run_flags({"--benchmark_enable_random_interleaving"}), UsageError);
+  EXPECT_NO_THROW(benchmark_run_flags({"--benchmark_enable_random_interleaving=false"}));
+  EXPECT_THROW(benchmark_run_flags({"--benchmark_format=xml"}), UsageError);
+  EXPECT_THROW(benchmark_run_flags({"--benchmark_out_format=yaml"}), UsageError);
+  // Display-only flags may differ between ranks and are not compared.
+  const auto flags =
+      benchmark_run_flags({"--benchmark_min_time=0.5", "--benchmark_out=x.json",
+                           "--benchmark_format=json", "--sizes", "8B", "--benchmark_filter=ring"});
+  EXPECT_EQ(flags, (std::vector<std::pair<std::string, std::string>>{
+                       {"--benchmark_min_time", "0.5"}, {"--benchmark_filter", "ring"}}));
+}
+
+TEST(Options, ConfigurationDigestNamesEachDifferingOption) {
+  const std::vector<std::vector<std::string>> variants = {{"--sizes", "16B"},
+                                                          {"--algorithms", "ring"},
+                                                          {"--dtype", "f64"},
+                                                          {"--op", "min"},
+                                                          {"--check"},
+                                                          {"--warmup", "3"},
+                                                          {"--sync", "none"},
+                                                          {"--families", "p2p"},
+                                                          {"--workload", "resnet50:ddp"}};
+  const auto reference = configuration_fields(parse_options({}), {});
+  for (const auto& variant : variants) {
+    const auto fields = configuration_fields(parse_options(variant), {});
+    ASSERT_EQ(fields.size(), reference.size());
+    std::vector<std::string> differing;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i] != reference[i]) differing.push_back(fields[i].first);
+    }
+    EXPECT_EQ(differing, std::vector<std::string>{variant.front()});
+  }
+  const auto with_flag = configuration_fields(parse_options({}), {{"--benchmark_min_time", "1"}});
+  EXPECT_EQ(with_flag.back(), (std::pair<std::string, std::string>{"--benchmark_min_time", "1"}));
+}
+
+TEST(Options, HelpDocumentsUnitsDefaultsAndAlgorithms) {
+  const std::string help = help_text();
+  for (const char* text : {"default: 8B:64MiB", "KiB, MiB, GiB", "(default: f32)",
+                           "MPI_Barrier, default", "--csv PATH", "--workload SPEC", "--warmup N",
+                           "microseconds", "GB/s", "--debug-slow-rank"}) {
+    EXPECT_NE(help.find(text), std::string::npos) << "help lacks: " << text;
+  }
+  for (const AlgorithmInfo& algorithm : algorithms()) {
+    EXPECT_NE(help.find(std::string(algorithm.name)), std::string::npos) << algorithm.name;
+  }
+}
+
+TEST(Options, HelpIsFoundAnywhere) {
+  EXPECT_TRUE(asks_for_help({"--sizes", "8B", "--help"}));
+  EXPECT_TRUE(asks_for_help({"-h"}));
+  EXPECT_FALSE(asks_for_help({"--sizes", "8B"}));
+}
+
+// --- --check data ---------------------------------------------------------------
+
+TEST(CheckData, InputsAreSmallIntegersDistinctPerRankAndElement) {
+  std::set<std::vector<double>> patterns;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::vector<double> pattern;
+    for (std::size_t i = 0; i < 6; ++i) {
+      const double value = input_value(rank, i);
+      EXPECT_TRUE(value == -1 || value == 0 || value == 1) << value;
+      pattern.push_back(value);
+    }
+    EXPECT_NE(pattern[0], pattern[1]);  // varies along the vector
+    patterns.insert(pattern);
+  }
+  EXPECT_EQ(patterns.size(), 3u);  // the pattern has period 3 in the rank
+}
+
+TEST(CheckData, FillWritesTheSameValuesAsStoreElement) {
+  for (const DType dtype : kAllDTypes) {
+    const std::size_t count = 17;
+    std::vector<std::byte> buffer(count * dtype_size(dtype));
+    fill_input(dtype, buffer, 2);
+    for (std::size_t i = 0; i < count; ++i) {
+      EXPECT_EQ(load_element(dtype, buffer.data(), i), input_value(2, i)) << to_string(dtype);
+    }
+  }
+}
+
+// Runs `algorithm` on `ranks` in-process ranks with the harness's inputs
+// and returns the check result summed over ranks, optionally after adding 1
+// to `corrupt` elements of the last rank's output.
+CheckResult run_and_check(const AlgorithmInfo& algorithm, int ranks, std::size_t count, DType dtype,
+                          ReduceOp op, std::size_t corrupt = 0) {
+  std::atomic<std::uint64_t> wrong{0};
+  std::atomic<std::uint64_t> checked{0};
+  run_in_process(ranks, [&](Transport& transport) {
+    std::vector<std::byte> in(count * dtype_size(dtype));
+    std::vector<std::byte> out(in.size());
+    fill_input(dtype, in, transport.rank());
+    poison(out);
+    AllreduceSpec spec;
+    spec.dtype = dtype;
+    spec.op = op;
+    spec.count = count;
+    algorithm.build(transport, spec, in, out)->run();
+    if (transport.rank() == ranks - 1) {
+      for (std::size_t i = 0; i < corrupt; ++i) {
+        store_element(dtype, out.data(), i, load_element(dtype, out.data(), i) + 1);
+      }
+    }
+    const CheckResult result = check_allreduce(dtype, op, ranks, out);
+    wrong += result.wrong;
+    checked += result.checked;
+  });
+  return {checked.load(), wrong.load(), {}};
+}
+
+TEST(CheckData, EveryAlgorithmPassesEveryDtypeAndOp) {
+  int combinations = 0;
+  for (const AlgorithmInfo& algorithm : algorithms()) {
+    for (const int ranks : {1, 3, 4, 5}) {
+      for (const std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1031}}) {
+        if (!algorithm.unsupported_reason("inproc", ranks, count).empty()) continue;
+        for (const DType dtype : kAllDTypes) {
+          for (const ReduceOp op : kAllReduceOps) {
+            const CheckResult result = run_and_check(algorithm, ranks, count, dtype, op);
+            EXPECT_EQ(result.wrong, 0u) << algorithm.name << " p=" << ranks << " n=" << count << " "
+                                        << to_string(dtype) << " " << to_string(op);
+            EXPECT_EQ(result.checked, count * static_cast<std::size_t>(ranks));
+            ++combinations;
+          }
+        }
+      }
+    }
+  }
+  // The hand-written algorithms run in process; only `mpi` needs MPI.
+  EXPECT_GE(combinations, 6 * 4 * 3 * 16);
+}
+
+TEST(CheckData, CountsEveryWrongElement) {
+  const AlgorithmInfo& ring = *find_algorithm("ring");
+  for (const std::size_t corrupt : {std::size_t{1}, std::size_t{5}, std::size_t{64}}) {
+    EXPECT_EQ(run_and_check(ring, 3, 100, DType::f32, ReduceOp::sum, corrupt).wrong, corrupt);
+    EXPECT_EQ(run_and_check(ring, 4, 100, DType::bf16, ReduceOp::avg, corrupt).wrong, corrupt);
+  }
+  // An output nobody wrote is NaN everywhere: all wrong, with the first named.
+  std::vector<std::byte> untouched(10 * sizeof(float));
+  poison(untouched);
+  const CheckResult result = check_allreduce(DType::f32, ReduceOp::sum, 2, untouched);
+  EXPECT_EQ(result.wrong, 10u);
+  // All-ones bytes are a NaN with the sign bit set.
+  EXPECT_NE(result.first_mismatch.find("element 0: got -nan, expected -1"), std::string::npos)
+      << result.first_mismatch;
+}
+
+TEST(CheckData, LocalReduceMatchesTheKernel) {
+  for (const DType dtype : kAllDTypes) {
+    for (const ReduceOp op : kAllReduceOps) {
+      const std::size_t count = 1000;
+      std::vector<std::byte> dst(count * dtype_size(dtype));
+      std::vector<std::byte> src(dst.size());
+      fill_input(dtype, dst, 0);
+      fill_input(dtype, src, 1);
+      // Before reducing, dst differs wherever op(dst, src) != dst.
+      std::uint64_t changed = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        const double a = input_value(0, i);
+        const double b = input_value(1, i);
+        const double reduced = op == ReduceOp::min   ? std::min(a, b)
+                               : op == ReduceOp::max ? std::max(a, b)
+                                                     : a + b;
+        changed += reduced != a ? 1 : 0;
+      }
+      EXPECT_GT(changed, 0u);
+      EXPECT_EQ(check_local_reduce(dtype, op, dst).wrong, changed);
+      reduce_inplace(dtype, op, dst.data(), src.data(), count);
+      EXPECT_EQ(check_local_reduce(dtype, op, dst).wrong, 0u)
+          << to_string(dtype) << " " << to_string(op);
+    }
+  }
+}
+
+TEST(CheckData, BytePatternsCatchOneFlippedByte) {
+  std::vector<std::byte> buffer(4096);
+  fill_bytes(buffer, 3);
+  EXPECT_EQ(check_bytes(buffer, 3).wrong, 0u);
+  buffer[1234] ^= std::byte{0x10};
+  const CheckResult result = check_bytes(buffer, 3);
+  EXPECT_EQ(result.wrong, 1u);
+  EXPECT_NE(result.first_mismatch.find("byte 1234"), std::string::npos);
+  // The other direction of a ping-pong uses another seed: all bytes differ.
+  fill_bytes(buffer, 3);
+  EXPECT_EQ(check_bytes(buffer, 0).wrong, buffer.size());
+}
+
+// --- planning -----------------------------------------------------------------
+
+TEST(Plan, SizeMajorAllreduceThenP2pPerPeerThenLocal) {
+  const Options options = parse_options({"--sizes", "8B,1KiB"});
+  const CasePlan plan = plan_cases(options, {}, "mpi", 4, 0);
+  std::vector<std::string> expected;
+  for (const char* size : {"8", "1024"}) {
+    for (const AlgorithmInfo& algorithm : algorithms()) {
+      expected.push_back(fmt::format("allreduce/{}/{}", algorithm.name, size));
+    }
+  }
+  for (const char* size : {"8", "1024"}) {
+    for (int peer = 1; peer < 4; ++peer) {
+      expected.push_back(fmt::format("p2p/pingpong/{}/peer:{}", size, peer));
+    }
+  }
+  expected.insert(expected.end(), {"local/reduce/f32/8", "local/reduce/f32/1024", "local/memcpy/8",
+                                   "local/memcpy/1024"});
+  std::vector<std::string> names;
+  for (const BenchmarkCase& entry : plan.cases) names.push_back(entry.name);
+  EXPECT_EQ(names, expected);
+  EXPECT_TRUE(plan.notes.empty());
+}
+
+TEST(Plan, UnsupportedIsANoteInAllAndAnErrorWhenNamed) {
+  // The MPI library's allreduce needs the MPI transport.
+  ASSERT_FALSE(find_algorithm("mpi")->unsupported_reason("inproc", 4, 16).empty());
+  const CasePlan plan = plan_cases(parse_options({"--sizes", "64B"}), {}, "inproc", 4, 0);
+  ASSERT_EQ(plan.notes.size(), 1u);
+  EXPECT_NE(plan.notes[0].find("skipping mpi on 4 ranks (64 B)"), std::string::npos)
+      << plan.notes[0];
+  for (const BenchmarkCase& entry : plan.cases)
+    EXPECT_EQ(entry.name.find("/mpi/"), std::string::npos);
+  try {
+    plan_cases(parse_options({"--sizes", "64B", "--algorithms", "ring,mpi"}), {}, "inproc", 4, 0);
+    ADD_FAILURE() << "an explicitly named unsupported algorithm was accepted";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("algorithm 'mpi' cannot run 64 B of f32 on 4 ranks"),
+              std::string::npos)
+        << error.what();
+  }
+  const CasePlan alone = plan_cases(parse_options({"--sizes", "64B"}), {}, "mpi", 1, 0);
+  EXPECT_NE(std::find(alone.notes.begin(), alone.notes.end(),
+                      "skipping p2p/pingpong: it needs at least 2 ranks"),
+            alone.notes.end());
+}
+
+TEST(Plan, MemoryGuardNamesTheBenchmarkAndTheNumbers) {
+  const Options options = parse_options({"--sizes", "1KiB,4MiB", "--algorithms", "ring"});
+  const BenchmarkCase probe = [] {
+    BenchmarkCase entry;
+    entry.algorithm = find_algorithm("ring");
+    entry.message_bytes = {std::uint64_t{4} << 20};
+    return entry;
+  }();
+  const std::uint64_t needed = probe.memory_bytes(4);
+  EXPECT_GE(needed, std::uint64_t{8} << 20);  // in and out at least
+  EXPECT_NO_THROW(plan_cases(options, {}, "mpi", 4, needed));
+  try {
+    plan_cases(options, {}, "mpi", 4, needed - 1);
+    ADD_FAILURE() << "the memory guard let a too-large benchmark through";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("allreduce/ring/4194304 needs"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(Plan, WorkloadAddsDistinctSizesAndOneExchangePerAlgorithm) {
+  const std::vector<Workload> workloads = {parse_workload("googlenet:ddp", 2)};
+  const Options options =
+      parse_options({"--dtype", "f16", "--workload", "googlenet:ddp", "--algorithms", "ring,tree"});
+  const CasePlan plan = plan_cases(options, workloads, "mpi", 3, 0);
+  const Workload& workload = workloads.front();
+  std::size_t per_size = 0;
+  std::size_t exchanges = 0;
+  std::uint64_t multiplicity = 0;
+  for (const BenchmarkCase& entry : plan.cases) {
+    if (entry.family == Family::allreduce) {
+      // Only the workload's sizes: --sizes was not given.
+      EXPECT_EQ(entry.workload, workload.spec) << entry.name;
+      EXPECT_EQ(entry.model, "googlenet");
+      if (entry.algorithm->name == "ring")
+        multiplicity += static_cast<std::uint64_t>(entry.multiplicity);
+      ++per_size;
+    } else if (entry.family == Family::exchange) {
+      std::vector<std::uint64_t> sequence;
+      for (const Message& message : workload.sequence) sequence.push_back(message.bytes);
+      EXPECT_EQ(entry.message_bytes, sequence);
+      EXPECT_EQ(entry.name, fmt::format("exchange/{}/{}", entry.algorithm->name, workload.spec));
+      ++exchanges;
+    }
+  }
+  EXPECT_EQ(per_size, 2 * workload.distinct.size());
+  EXPECT_EQ(multiplicity, workload.sequence.size());
+  EXPECT_EQ(exchanges, 2u);
+}
+
+// --- CSV row and reporter -------------------------------------------------------
+
+benchmark::BenchmarkReporter::Run make_run(const std::string& name, std::int64_t repetition,
+                                           double median_us) {
+  benchmark::BenchmarkReporter::Run run;
+  run.run_name.function_name = name;
+  run.run_type = benchmark::BenchmarkReporter::Run::RT_Iteration;
+  run.repetition_index = repetition;
+  run.iterations = 40;
+  for (const char* counter : {"min_us", "median_us", "mean_us", "p99_us", "max_us"}) {
+    run.counters[counter] = benchmark::Counter(median_us);
+  }
+  run.counters["algbw_GBps"] = benchmark::Counter(0.25);
+  run.counters["busbw_GBps"] = benchmark::Counter(0.375);
+  run.counters["sent_bytes_per_rank"] = benchmark::Counter(1536);
+  run.counters["calls_per_sample"] = benchmark::Counter(1);
+  return run;
+}
+
+struct RowFixture {
+  Options options = parse_options({"--check"});
+  RunMetadata metadata;
+  RowContext context;
+  RowFixture() {
+    metadata.run_id = "20250101T000000Z-abcdef";
+    metadata.git_revision = "v0-test";
+    metadata.rank_hosts = {"node-a", "node-a", "node-b"};
+    metadata.hosts = "node-a;node-b";
+    metadata.ranks = 3;
+    metadata.nodes = 2;
+    metadata.ranks_per_node = 2;
+    metadata.mpi_library = "Open MPI v4.1.4, package: Debian";
+    context.transport = "mpi";
+    context.reduce_kernel = "baseline";
+    context.options = &options;
+    context.metadata = &metadata;
+  }
+  std::string field(const std::vector<std::string>& row, const std::string& column) const {
+    const auto& columns = csv_columns();
+    const auto at = std::find(columns.begin(), columns.end(), column);
+    EXPECT_NE(at, columns.end()) << column;
+    return row.at(static_cast<std::size_t>(at - columns.begin()));
+  }
+};
+
+TEST(CsvRow, AllreduceRowCarriesVariablesStatisticsAndMetadata) {
+  RowFixture fixture;
+  BenchmarkCase entry;
+  entry.name = "allreduce/ring/1024";
+  entry.algorithm = find_algorithm("ring");
+  entry.message_bytes = {1024};
+  entry.checked = true;
+  const auto row =
+      csv_row(entry, make_run(entry.name, 1, 12.5), fixture.context, "2025-01-01T00:00:01Z");
+  ASSERT_EQ(row.size(), csv_columns().size());
+  EXPECT_EQ(fixture.field(row, "benchmark"), "allreduce/ring/1024");
+  EXPECT_EQ(fixture.field(row, "family"), "allreduce");
+  EXPECT_EQ(fixture.field(row, "algorithm"), "ring");
+  EXPECT_EQ(fixture.field(row, "bytes"), "1024");
+  EXPECT_EQ(fixture.field(row, "count"), "256");
+  EXPECT_EQ(fixture.field(row, "dtype"), "f32");
+  EXPECT_EQ(fixture.field(row, "ranks"), "3");
+  EXPECT_EQ(fixture.field(row, "nodes"), "2");
+  EXPECT_EQ(fixture.field(row, "repetition"), "1");
+  EXPECT_EQ(fixture.field(row, "iterations"), "40");
+  EXPECT_EQ(fixture.field(row, "median_us"), "12.5");
+  EXPECT_EQ(fixture.field(row, "busbw_GBps"), "0.375");
+  EXPECT_EQ(fixture.field(row, "sent_bytes_per_rank"), "1536");
+  EXPECT_EQ(fixture.field(row, "check"), "ok");
+  EXPECT_EQ(fixture.field(row, "wrong_elements"), "0");
+  EXPECT_EQ(fixture.field(row, "peer"), "");
+  EXPECT_EQ(fixture.field(row, "mpi_library"), "Open MPI v4.1.4, package: Debian");
+  EXPECT_EQ(fixture.field(row, "utc_time"), "2025-01-01T00:00:01Z");
+}
+
+TEST(CsvRow, FailedCheckKeepsTheCountAndLeavesTimingsEmpty) {
+  RowFixture fixture;
+  BenchmarkCase entry;
+  entry.name = "allreduce/tree/64";
+  entry.algorithm = find_algorithm("tree");
+  entry.message_bytes = {64};
+  entry.checked = true;
+  entry.wrong_elements = 7;
+  auto run = make_run(entry.name, 0, 3);
+  run.error_occurred = true;
+  run.counters.clear();
+  const auto row = csv_row(entry, run, fixture.context, "t");
+  EXPECT_EQ(fixture.field(row, "check"), "wrong");
+  EXPECT_EQ(fixture.field(row, "wrong_elements"), "7");
+  EXPECT_EQ(fixture.field(row, "median_us"), "");
+  EXPECT_EQ(fixture.field(row, "iterations"), "");
+}
+
+TEST(CsvRow, P2pHasPeerAndPlacementLocalHasNoTransport) {
+  RowFixture fixture;
+  BenchmarkCase p2p;
+  p2p.name = "p2p/pingpong/8/peer:2";
+  p2p.family = Family::p2p;
+  p2p.message_bytes = {8};
+  p2p.peer = 2;
+  const auto row = csv_row(p2p, make_run(p2p.name, 0, 1), fixture.context, "t");
+  EXPECT_EQ(fixture.field(row, "peer"), "2");
+  EXPECT_EQ(fixture.field(row, "placement"), "inter");  // node-a vs node-b
+  EXPECT_EQ(fixture.field(row, "algorithm"), "pingpong");
+  EXPECT_EQ(fixture.field(row, "dtype"), "");
+  EXPECT_EQ(fixture.field(row, "check"), "skipped");
+  BenchmarkCase memcpy_case;
+  memcpy_case.name = "local/memcpy/8";
+  memcpy_case.family = Family::local_memcpy;
+  memcpy_case.message_bytes = {8};
+  const auto local = csv_row(memcpy_case, make_run(memcpy_case.name, 0, 1), fixture.context, "t");
+  EXPECT_EQ(fixture.field(local, "transport"), "local");
+  EXPECT_EQ(fixture.field(local, "family"), "local");
+  EXPECT_EQ(fixture.field(local, "algorithm"), "memcpy");
+  EXPECT_EQ(fixture.metadata.placement(0, 1), "intra");
+}
+
+// Records what the wrapped display reporter receives.
+class RecordingReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override { received += runs.size(); }
+  std::size_t received = 0;
+};
+
+TEST(Reporter, WritesAFlushedRowPerRepetitionAndNoAggregates) {
+  RowFixture fixture;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / fmt::format("harness_reporter_{}.csv", getpid()))
+          .string();
+  std::filesystem::remove(path);
+  BenchmarkCase entry;
+  entry.name = "allreduce/ring/1024";
+  entry.algorithm = find_algorithm("ring");
+  entry.message_bytes = {1024};
+  {
+    CsvWriter writer(path, csv_columns());
+    RecordingReporter display;
+    Progress progress(false, 1);
+    RankZeroReporter reporter(&display, &writer, {{entry.name, &entry}}, fixture.context, progress);
+    auto aggregate = make_run(entry.name, 0, 11);
+    aggregate.run_type = benchmark::BenchmarkReporter::Run::RT_Aggregate;
+    aggregate.aggregate_name = "mean";
+    reporter.ReportRuns({make_run(entry.name, 0, 10), make_run(entry.name, 1, 12), aggregate});
+    EXPECT_EQ(display.received, 3u);
+    EXPECT_EQ(reporter.rows_written(), 2u);
+    // Rows are on disk before the reporter or the writer goes away.
+    const CsvTable table = read_csv_file(path);
+    EXPECT_EQ(table.header, csv_columns());
+    ASSERT_EQ(table.rows.size(), 2u);
+    const int repetition = table.column("repetition");
+    EXPECT_EQ(table.rows[0][static_cast<std::size_t>(repetition)], "0");
+    EXPECT_EQ(table.rows[1][static_cast<std::size_t>(repetition)], "1");
+    // A run of a benchmark the harness did not register is a bug, not a row.
+    EXPECT_THROW(reporter.ReportRuns({make_run("allreduce/none/1", 0, 1)}), std::logic_error);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Metadata, RunIdsAreUniqueAndFolderSafe) {
+  const std::string first = make_run_id();
+  const std::string second = make_run_id();
+  EXPECT_NE(first, second);
+  EXPECT_EQ(first.size(), std::string("20250101T120000Z-3f9a1c").size());
+  EXPECT_NO_THROW(parse_options({"--run-id", first}));
+  EXPECT_EQ(utc_now_iso8601().size(), std::string("2025-01-01T12:00:00Z").size());
+  EXPECT_GT(node_available_memory(), 0u);
+}
+
+}  // namespace
+}  // namespace collbench::harness
