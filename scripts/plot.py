@@ -123,6 +123,10 @@ def cmd_sweep(args):
         has_workload = rows and "workload" in rows[0]
         for i, row in enumerate(rows, start=1):
             if row["family"] == "allreduce":
+                # Workload sizes are scattered, not a sweep: they would make
+                # the per-algorithm lines zig-zag. The exchange panel has them.
+                if row.get("workload"):
+                    continue
                 key = (row["transport"], row["provider"], int(number(row, "ranks", path, i)),
                        row["dtype"])
                 allreduce[key].append((row["algorithm"], number(row, "bytes", path, i),
