@@ -12,11 +12,14 @@
 #     per training iteration
 #   - p2p ping-pong between rank 0 and every other rank (the alpha-beta fit)
 #   - the local reduction kernel (gamma) and memcpy (memory ceiling)
+#   - allreduce over raw libfabric too (providers tcp and shm; x4 size steps),
+#     when collbench was built with libfabric (RUN_OFI=0 skips it)
 # then prints the summary table (scripts/summarize.py), draws the plots
 # (scripts/plot.py sweep) and fits the cost models (collbench-fit --brief).
 #
 # Output, in results/<run_id>/ (run_id: UTC time and a random suffix):
 #   collbench.csv    tidy CSV, one row per benchmark (columns: results/README.md)
+#   collbench_ofi_<provider>.csv   the allreduce sweep over libfabric
 #   collbench.json   Google Benchmark's JSON report of the same runs
 #   console.txt      Google Benchmark's console table
 #   summary.md       the summary tables and the cost-model fit printed at the end
@@ -25,6 +28,7 @@
 #
 # Environment:
 #   NP         ranks (default 4)
+#   RUN_OFI    1 (default) to also sweep over libfabric tcp and shm, 0 to skip
 #   RESULTS    folder that receives the run folder (default results)
 #   BUILD_DIR  build folder (default build)
 #   JOBS       parallel build jobs (default: the number of cores)
@@ -129,6 +133,37 @@ echo
 echo
 echo "Plots:"
 /usr/bin/python3 scripts/plot.py sweep "$out/collbench.csv" --out "$out" | sed 's/^/  /'
+
+# The same algorithms over raw libfabric (tcp and shm here), smaller sweep
+# (x4 steps, allreduce only) to stay within the time budget; MPI is still the
+# launcher and the out-of-band channel. FI_*_IFACE keep tcp on loopback.
+ofi_csvs=()
+if [[ ${RUN_OFI:-1} == 1 ]] && "$collbench" --help 2>/dev/null | grep -q -- "--transport KIND.*ofi"; then
+  for provider in tcp shm; do
+    csv=$out/collbench_ofi_${provider}.csv
+    echo "run.sh: allreduce over libfabric provider $provider" >&2
+    if FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo "${launcher[@]}" \
+      "$collbench" --transport ofi --ofi-provider "$provider" --families allreduce \
+      --algorithms all --sizes 16B:64MiB:x4 --check --run-id "$run_id" --csv "$csv" \
+      --benchmark_min_time=0.01 "${display[@]}" "${passthrough[@]}" >"$out/console_ofi_${provider}.txt"; then
+      ofi_csvs+=("$csv")
+    else
+      echo "run.sh: the OFI $provider sweep failed (output in $out/console_ofi_${provider}.txt); the MPI results stand" >&2
+    fi
+  done
+fi
+if [[ ${#ofi_csvs[@]} -gt 0 ]]; then
+  echo
+  echo "libfabric vs MPI (per algorithm and size, time over OFI / time over MPI):"
+  ofi_report=$(/usr/bin/python3 scripts/compare_transports.py "$out/collbench.csv" "${ofi_csvs[@]}")
+  echo "$ofi_report"
+  {
+    echo
+    echo "### libfabric transport relative to MPI"
+    echo
+    echo "$ofi_report"
+  } >>"$out/summary.md"
+fi
 
 echo
 echo "Cost models (collbench-fit --brief; full report in $out/fit/):"
