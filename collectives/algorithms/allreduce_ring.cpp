@@ -4,8 +4,9 @@
 // any count works, including count < p). Rank r sends to r+1 and receives
 // from r−1.
 //   Phase 1, reduce-scatter, p−1 steps: in step s rank r sends chunk r−s and
-//     receives chunk r−s−1, which it reduces into its own copy. After p−1
-//     steps rank r holds chunk r+1 fully reduced.
+//     receives chunk r−s−1, which it reduces with its own input into out
+//     (out = in op received; step 0 sends straight from in, so in is never
+//     copied to out). After p−1 steps rank r holds chunk r+1 fully reduced.
 //   Phase 2, allgather, p−1 steps: in step t rank r forwards chunk r+1−t and
 //     receives chunk r−t, overwriting its copy.
 // Each chunk travels in segments of `segment_bytes`: as soon as segment k of
@@ -50,10 +51,13 @@ class RingAllreduce final : public detail::AllreduceBase {
   }
 
   void run() override {
-    copy_input_to_output();
     if (ranks_ > 1) {
+      // No copy of in to out: the first step sends from in, each reduction
+      // writes out = in op received, and the allgather fills the rest.
       reduce_scatter();
       allgather();
+    } else {
+      copy_input_to_output();
     }
     finish_average({0, spec_.count});
   }
@@ -87,7 +91,7 @@ class RingAllreduce final : public detail::AllreduceBase {
     const detail::Block first = chunk(rank_);
     for (std::size_t k = 0; k < segments_in(first.count); ++k) {
       const detail::Block part = segment(first, k);
-      sends_.push_back(send(out_at(part.offset), part.count, right_, kReduceScatterTag));
+      sends_.push_back(send(in_at(part.offset), part.count, right_, kReduceScatterTag));
     }
     for (int step = 0; step < steps; ++step) {
       const bool last = step + 1 == steps;
@@ -98,7 +102,8 @@ class RingAllreduce final : public detail::AllreduceBase {
       for (std::size_t k = 0; k < requests.size(); ++k) {
         transport_.wait(requests[k]);
         const detail::Block part = segment(incoming, k);
-        reduce(out_at(part.offset), staging + bytes(part.offset - incoming.offset), part.count);
+        reduce_ordered(out_at(part.offset), in_at(part.offset),
+                       staging + bytes(part.offset - incoming.offset), part.count);
         // The reduced segment is what the next step sends; after the last
         // step it is final and starts the allgather.
         const RequestId id =

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The performance targets of issue 8, measured in one go on this machine.
+#
+# Usage: scripts/perf.sh [--help] [--out DIR] [--reps R] [--min-time S]
+#
+# Steps (every collbench run side by side: all algorithms at a size, then the
+# next size, with --benchmark_repetitions R):
+#   1. tests/alloc_test under mpirun -np 2: operator new calls in run() of
+#      every algorithm after one warm-up call, in-process and MPI transports
+#   2. for NP in 2 4: collbench --families allreduce,mpi_bare,p2p,local
+#      --algorithms all --sizes 8B:1KiB,1MiB:64MiB --check -> DIR/np<NP>.csv,
+#      then collbench-fit DIR/np<NP>.csv --out-dir DIR/fit_np<NP> (alpha, beta
+#      from this run's p2p, gamma from its local/reduce; bottom-up predictions)
+#   3. collbench --families local --sizes 64MiB --dtype f16 and bf16 (NP 2)
+#      -> DIR/local_<dtype>.csv
+#   4. scripts/perf_report.py DIR: the target table (ratio, spread, pass or
+#      MISS) and the per-size detail, printed and saved as DIR/table.md
+#
+# Options:
+#   --out DIR        output folder (default results/perf/<UTC time>); an
+#                    existing non-empty folder is refused
+#   --reps R         Google Benchmark repetitions per benchmark (default 5)
+#   --min-time S     --benchmark_min_time per repetition in seconds (default 0.05)
+# Environment:
+#   BUILD_DIR   build folder (default build; configured Release when missing)
+#   JOBS        parallel build jobs (default: the number of cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+out=""
+reps=5
+min_time=0.05
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    --out)
+      out=${2:?--out needs a folder}
+      shift 2
+      ;;
+    --reps)
+      reps=${2:?--reps needs a number}
+      shift 2
+      ;;
+    --min-time)
+      min_time=${2:?--min-time needs seconds}
+      shift 2
+      ;;
+    *)
+      echo "perf.sh: unknown argument '$1' (see scripts/perf.sh --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+if ! [[ $reps =~ ^[1-9][0-9]*$ ]]; then
+  echo "perf.sh: --reps '$reps' is not a positive number" >&2
+  exit 2
+fi
+out=${out:-results/perf/$(date -u +%Y%m%dT%H%M%SZ)}
+if [[ -d $out && -n $(ls -A "$out") ]]; then
+  echo "perf.sh: $out exists and is not empty" >&2
+  exit 2
+fi
+mkdir -p "$out"
+
+build=${BUILD_DIR:-build}
+jobs=${JOBS:-$(nproc)}
+if [[ ! -f $build/CMakeCache.txt ]]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/configure.log" 2>&1 ||
+    { cat "$out/configure.log" >&2; exit 1; }
+fi
+echo "perf.sh: building collbench, collbench-fit and alloc_test in $build/" >&2
+if ! cmake --build "$build" -j "$jobs" --target collbench_exe collbench-fit alloc_test \
+  >"$out/build.log" 2>&1; then
+  tail -40 "$out/build.log" >&2
+  exit 1
+fi
+rm -f "$out/build.log" "$out/configure.log"
+collbench=$build/benchmarks/harness/collbench
+fit=$build/benchmarks/models/collbench-fit
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PMIX_MCA_gds=hash
+mpirun_flags=(--oversubscribe --bind-to none --mca btl self,vader,tcp
+  --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
+common=(--check --quiet --benchmark_repetitions="$reps" --benchmark_min_time="$min_time"
+  --benchmark_color=false)
+
+echo "perf.sh: allocation test (mpirun -np 2 alloc_test)" >&2
+if mpirun -np 2 "${mpirun_flags[@]}" "$build/tests/alloc_test" >"$out/alloc.txt" 2>&1; then
+  echo PASS >>"$out/alloc.txt"
+else
+  echo FAIL >>"$out/alloc.txt"
+fi
+
+for np in 2 4; do
+  echo "perf.sh: NP=$np sweep" >&2
+  start=$SECONDS
+  mpirun -np "$np" "${mpirun_flags[@]}" "$collbench" --families allreduce,mpi_bare,p2p,local \
+    --algorithms all --sizes 8B:1KiB,1MiB:64MiB --csv "$out/np$np.csv" "${common[@]}" \
+    >"$out/console_np$np.txt"
+  echo "perf.sh: NP=$np done in $((SECONDS - start)) s" >&2
+  "$fit" "$out/np$np.csv" --out-dir "$out/fit_np$np" --brief >"$out/fit_np$np.txt"
+done
+
+for dtype in f16 bf16; do
+  echo "perf.sh: local kernels, $dtype" >&2
+  mpirun -np 2 "${mpirun_flags[@]}" "$collbench" --families local --dtype "$dtype" \
+    --sizes 64MiB --csv "$out/local_$dtype.csv" "${common[@]}" >"$out/console_local_$dtype.txt"
+done
+
+/usr/bin/python3 scripts/perf_report.py "$out" | tee "$out/table.md"
+echo "perf.sh: everything in $out/" >&2

@@ -1,0 +1,150 @@
+// The timed region allocates nothing (issue 8; algorithm.h's promise that
+// run() "allocates nothing"). Global operator new and delete are replaced in
+// this binary by counting versions; the count is per thread and only while a
+// rank's thread is inside run(), after one warm-up call, so everything
+// build() and the first call set up is excluded.
+//
+// Two transports, one binary, launched with mpirun (CTest: NP 2):
+//   InProcess: every algorithm that runs without MPI, 2..5 ranks as threads.
+//     The count includes the in-process transport's own bookkeeping (its
+//     mailboxes are std::deque), so a failure here may be the transport's.
+//   Mpi: every algorithm on the MPI transport, including `mpi`. Only C++
+//     allocations are seen (operator new): OpenMPI's own malloc calls inside
+//     MPI_Isend/MPI_Allreduce are the library's business and not counted.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "allreduce_check.h"
+#include "collbench/algorithm.h"
+#include "collbench/inproc_transport.h"
+#include "collbench/mpi_transport.h"
+
+namespace {
+thread_local bool t_counting = false;
+thread_local std::size_t t_allocations = 0;
+
+void* counted_allocation(std::size_t size, std::size_t alignment) {
+  if (t_counting) ++t_allocations;
+  if (size == 0) size = 1;
+  void* pointer =
+      alignment > alignof(std::max_align_t)
+          ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
+          : std::malloc(size);
+  if (pointer == nullptr) throw std::bad_alloc();
+  return pointer;
+}
+}  // namespace
+
+void* operator new(std::size_t size) { return counted_allocation(size, 0); }
+void* operator new[](std::size_t size) { return counted_allocation(size, 0); }
+void* operator new(std::size_t size, std::align_val_t alignment) {
+  return counted_allocation(size, static_cast<std::size_t>(alignment));
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) {
+  return counted_allocation(size, static_cast<std::size_t>(alignment));
+}
+void operator delete(void* pointer) noexcept { std::free(pointer); }
+void operator delete[](void* pointer) noexcept { std::free(pointer); }
+void operator delete(void* pointer, std::size_t) noexcept { std::free(pointer); }
+void operator delete[](void* pointer, std::size_t) noexcept { std::free(pointer); }
+void operator delete(void* pointer, std::align_val_t) noexcept { std::free(pointer); }
+void operator delete[](void* pointer, std::align_val_t) noexcept { std::free(pointer); }
+void operator delete(void* pointer, std::size_t, std::align_val_t) noexcept { std::free(pointer); }
+void operator delete[](void* pointer, std::size_t, std::align_val_t) noexcept {
+  std::free(pointer);
+}
+
+namespace collbench {
+namespace {
+
+using testing::fill_input;
+
+constexpr int kTimedCalls = 3;
+// 1 element, a few, one not divisible by p, 1 MiB and 4 MiB of f32 (several
+// ring segments).
+const std::size_t kCounts[] = {1, 7, 1000, 262144, 1048576};
+
+// Allocations made by this thread during kTimedCalls calls of run(), after
+// one warm-up call.
+std::size_t allocations_in_run(Transport& transport, const AlgorithmInfo& algorithm,
+                               std::size_t count, bool in_place) {
+  std::vector<std::byte> in;
+  fill_input(DType::f32, transport.rank(), in, count);
+  std::vector<std::byte> out(in.size());
+  const AllreduceSpec spec{DType::f32, ReduceOp::sum, count, 0};
+  std::span<std::byte> in_span(in);
+  auto allreduce = algorithm.build(transport, spec, in_span, in_place ? in_span : out);
+  allreduce->run();
+  t_allocations = 0;
+  t_counting = true;
+  for (int i = 0; i < kTimedCalls; ++i) allreduce->run();
+  t_counting = false;
+  return t_allocations;
+}
+
+TEST(AllocationFree, InProcess) {
+  for (const AlgorithmInfo& algorithm : algorithms()) {
+    for (int ranks = 2; ranks <= 5; ++ranks) {
+      for (const std::size_t count : kCounts) {
+        if (!algorithm.unsupported_reason("inproc", ranks, count).empty()) continue;
+        for (const bool in_place : {false, true}) {
+          std::atomic<std::size_t> allocations{0};
+          run_in_process(ranks, [&](Transport& transport) {
+            allocations += allocations_in_run(transport, algorithm, count, in_place);
+          });
+          EXPECT_EQ(allocations.load(), 0u)
+              << algorithm.name << " on " << ranks << " in-process ranks, " << count
+              << " f32 elements, " << (in_place ? "in place" : "out of place") << ": "
+              << allocations.load() << " operator new calls in " << kTimedCalls
+              << " calls of run()";
+        }
+      }
+    }
+  }
+}
+
+TEST(AllocationFree, Mpi) {
+  MpiTransport transport(MPI_COMM_WORLD);
+  transport.set_timeout(std::chrono::seconds(30));
+  if (transport.size() < 2) GTEST_SKIP() << "needs mpirun -np 2 or more";
+  for (const AlgorithmInfo& algorithm : algorithms()) {
+    for (const std::size_t count : kCounts) {
+      if (!algorithm.unsupported_reason("mpi", transport.size(), count).empty()) continue;
+      for (const bool in_place : {false, true}) {
+        const unsigned long long mine = allocations_in_run(transport, algorithm, count, in_place);
+        unsigned long long total = 0;
+        MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        EXPECT_EQ(total, 0u) << algorithm.name << " on " << transport.size() << " MPI ranks, "
+                             << count << " f32 elements, "
+                             << (in_place ? "in place" : "out of place") << ": " << total
+                             << " operator new calls (all ranks) in " << kTimedCalls
+                             << " calls of run()";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace collbench
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  int any_failed = 0;
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return any_failed;
+}
