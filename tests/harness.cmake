@@ -24,7 +24,7 @@ function(harness_mpi_test scenario)
                                      ${ARG_NP})
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "${COLLBENCH_MPI_ENV};COLLBENCH_MPIRUN=${harness_mpirun}"
-    TIMEOUT ${ARG_TIMEOUT} LABELS "mpi;harness" PROCESSORS 2)
+    TIMEOUT ${ARG_TIMEOUT} LABELS "mpi;harness" PROCESSORS 2 RESOURCE_LOCK mpirun)
 endfunction()
 
 harness_mpi_test(full NP 3)
@@ -44,7 +44,8 @@ add_test(NAME harness_help COMMAND collbench_exe --help)
 set_tests_properties(harness_help PROPERTIES LABELS unit
   PASS_REGULAR_EXPRESSION "--sizes SIZES[^\n]*default: 8B:64MiB.*--benchmark_filter")
 add_test(NAME harness_list_providers COMMAND collbench_exe --list-providers)
-set_tests_properties(harness_list_providers PROPERTIES LABELS unit ENVIRONMENT "${COLLBENCH_MPI_ENV}")
+set_tests_properties(harness_list_providers PROPERTIES LABELS unit ENVIRONMENT "${COLLBENCH_MPI_ENV}"
+                     RESOURCE_LOCK mpirun)
 
 # Under scripts/test.sh --sanitize: the unit tests, and one real run (check,
 # workload exchange, repetitions) on 3 ranks under ASan+UBSan.
@@ -58,5 +59,5 @@ if(COLLBENCH_SANITIZE)
                    --benchmark_repetitions=2 --quiet)
   set_tests_properties(sanitize_collbench_np3 PROPERTIES
                        ENVIRONMENT "${COLLBENCH_MPI_ENV};${sanitize_env}" LABELS sanitize
-                       TIMEOUT 900 PROCESSORS 2)
+                       TIMEOUT 900 PROCESSORS 2 RESOURCE_LOCK mpirun)
 endif()
