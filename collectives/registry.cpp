@@ -65,6 +65,30 @@ Fold::Fold(int ranks, int rank) : pof2(1 << floor_log2(ranks)), rem(ranks - pof2
   }
 }
 
+bool fold_in(AllreduceBase& algorithm, const Fold& fold, std::byte* staging, int fold_tag,
+             int unfold_tag) {
+  const int rank = algorithm.rank_;
+  if (rank >= 2 * fold.rem) return false;
+  const std::size_t count = algorithm.spec_.count;
+  Transport& transport = algorithm.transport_;
+  if (fold.sits_out()) {
+    transport.wait(algorithm.send(algorithm.out_, count, rank + 1, fold_tag));
+    // The result arrives finished, avg division included.
+    transport.wait(algorithm.recv(algorithm.out_, count, rank + 1, unfold_tag));
+    return true;
+  }
+  transport.wait(algorithm.recv(staging, count, rank - 1, fold_tag));
+  algorithm.reduce_pairwise(rank - 1, algorithm.out_, staging, count);
+  return false;
+}
+
+void unfold_out(AllreduceBase& algorithm, const Fold& fold, int unfold_tag) {
+  const int rank = algorithm.rank_;
+  if (rank >= 2 * fold.rem) return;
+  algorithm.transport_.wait(
+      algorithm.send(algorithm.out_, algorithm.spec_.count, rank - 1, unfold_tag));
+}
+
 std::string common_unsupported_reason(std::string_view transport_kind, int ranks,
                                       std::size_t count) {
   (void)transport_kind;

@@ -4,6 +4,7 @@
 #include "collbench/fit.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,12 +22,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += separator;
-    out += items[i];
-  }
-  return out;
+  return fmt::format("{}", fmt::join(items, separator));
 }
 
 std::string or_none(const std::string& value) { return value.empty() ? "(none)" : value; }

@@ -4,6 +4,7 @@
 // beta_GBps, ...): β in ns/B is exactly 1/(bandwidth in GB/s), so both are
 // given and a reader never converts.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -29,12 +30,7 @@ std::string per_second(double seconds_per_byte) {
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += separator;
-    out += items[i];
-  }
-  return out;
+  return fmt::format("{}", fmt::join(items, separator));
 }
 
 std::string join_ranks(const std::vector<int>& ranks) {

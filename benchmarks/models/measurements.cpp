@@ -6,6 +6,7 @@
 // so repetitions and repeated runs count alike and an outlier run cannot drag
 // a point the way a mean would.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -26,12 +27,7 @@ constexpr std::string_view kRequiredColumns[] = {
     "family", "transport", "provider", "algorithm", "ranks", "dtype", "op", "bytes", "median_us"};
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += separator;
-    out += items[i];
-  }
-  return out;
+  return fmt::format("{}", fmt::join(items, separator));
 }
 
 struct RowContext {

@@ -2,6 +2,7 @@
 #include "collbench/predict.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -39,12 +40,7 @@ constexpr NetworkPreset kPresets[] = {
 };
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += separator;
-    out += items[i];
-  }
-  return out;
+  return fmt::format("{}", fmt::join(items, separator));
 }
 
 double parse_field(const CsvTable& table, const std::vector<std::string>& row,

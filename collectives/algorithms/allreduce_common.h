@@ -19,6 +19,8 @@ struct Block {
   std::size_t count = 0;
 };
 
+struct Fold;
+
 // Block `index` of `count` elements split into `parts` blocks whose sizes
 // differ by at most one (the first count % parts blocks get one more).
 Block partition(std::size_t count, int parts, int index);
@@ -26,6 +28,9 @@ Block partition(std::size_t count, int parts, int index);
 // Binds the spans, registers them with the transport, and offers the
 // operations every algorithm needs in the units they think in (elements).
 class AllreduceBase : public Allreduce {
+  friend bool fold_in(AllreduceBase&, const Fold&, std::byte*, int, int);
+  friend void unfold_out(AllreduceBase&, const Fold&, int);
+
  public:
   AllreduceBase(Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
                 std::span<std::byte> out);
@@ -51,6 +56,16 @@ class AllreduceBase : public Allreduce {
   void reduce_ordered(std::byte* dst, const std::byte* first, const std::byte* second,
                       std::size_t elements) {
     reduce_into(spec_.dtype, spec_.op, dst, first, second, elements);
+  }
+  // dst = op(dst, received) with the operands in rank order (the lower
+  // rank's first), so that both ranks of a pairwise exchange compute the
+  // same bits.
+  void reduce_pairwise(int peer, std::byte* dst, const std::byte* received, std::size_t elements) {
+    if (peer < rank_) {
+      reduce_ordered(dst, received, dst, elements);
+    } else {
+      reduce(dst, received, elements);
+    }
   }
   // The avg division, on `block` of out.
   void finish_average(Block block);
@@ -94,6 +109,15 @@ struct Fold {
     return participant < rem ? participant * 2 + 1 : participant + rem;
   }
 };
+
+// The fold and unfold around the power-of-two core of recursive_doubling
+// and rabenseifner. fold_in: a rank that sits out sends its vector (already
+// in `out`) to its partner and receives the finished result, and returns
+// true — its call is done; the partner reduces that vector into its own.
+// unfold_out: the partner returns the result.
+bool fold_in(AllreduceBase& algorithm, const Fold& fold, std::byte* staging, int fold_tag,
+             int unfold_tag);
+void unfold_out(AllreduceBase& algorithm, const Fold& fold, int unfold_tag);
 
 // The reasons shared by every hand-written algorithm.
 std::string common_unsupported_reason(std::string_view transport_kind, int ranks,

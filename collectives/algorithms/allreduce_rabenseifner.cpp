@@ -54,28 +54,13 @@ class RabenseifnerAllreduce final : public detail::AllreduceBase {
 
   void run() override {
     copy_input_to_output();
-    const std::size_t count = spec_.count;
-    const bool folded = rank_ < 2 * fold_.rem;
-    if (folded && fold_.sits_out()) {
-      transport_.wait(send(out_, count, rank_ + 1, kFoldTag));
-      transport_.wait(recv(out_, count, rank_ + 1, kUnfoldTag));
-      return;
-    }
-    if (folded) {
-      transport_.wait(recv(staging_, count, rank_ - 1, kFoldTag));
-      reduce_ordered(out_, staging_, out_, count);
-    }
+    if (detail::fold_in(*this, fold_, staging_, kFoldTag, kUnfoldTag)) return;
     for (const Round& round : rounds_) {
       requests_.push_back(recv(staging_, round.kept.count, round.partner, kHalvingTag));
       requests_.push_back(
           send(out_at(round.given.offset), round.given.count, round.partner, kHalvingTag));
       wait_all(requests_);
-      if (round.partner < rank_) {
-        reduce_ordered(out_at(round.kept.offset), staging_, out_at(round.kept.offset),
-                       round.kept.count);
-      } else {
-        reduce(out_at(round.kept.offset), staging_, round.kept.count);
-      }
+      reduce_pairwise(round.partner, out_at(round.kept.offset), staging_, round.kept.count);
     }
     finish_average(owned_);
     for (auto round = rounds_.rbegin(); round != rounds_.rend(); ++round) {
@@ -85,7 +70,7 @@ class RabenseifnerAllreduce final : public detail::AllreduceBase {
           send(out_at(round->kept.offset), round->kept.count, round->partner, kDoublingTag));
       wait_all(requests_);
     }
-    if (folded) transport_.wait(send(out_, count, rank_ - 1, kUnfoldTag));
+    detail::unfold_out(*this, fold_, kUnfoldTag);
   }
 
  private:

@@ -38,28 +38,15 @@ class RecursiveDoublingAllreduce final : public detail::AllreduceBase {
   void run() override {
     copy_input_to_output();
     const std::size_t count = spec_.count;
-    const bool folded = rank_ < 2 * fold_.rem;
-    if (folded && fold_.sits_out()) {
-      transport_.wait(send(out_, count, rank_ + 1, kFoldTag));
-      transport_.wait(recv(out_, count, rank_ + 1, kUnfoldTag));
-      return;  // the result arrives already averaged
-    }
-    if (folded) {
-      transport_.wait(recv(staging_, count, rank_ - 1, kFoldTag));
-      reduce_ordered(out_, staging_, out_, count);
-    }
+    if (detail::fold_in(*this, fold_, staging_, kFoldTag, kUnfoldTag)) return;
     for (int partner : partners_) {
       requests_.push_back(recv(staging_, count, partner, kExchangeTag));
       requests_.push_back(send(out_, count, partner, kExchangeTag));
       wait_all(requests_);
-      if (partner < rank_) {
-        reduce_ordered(out_, staging_, out_, count);
-      } else {
-        reduce(out_, staging_, count);
-      }
+      reduce_pairwise(partner, out_, staging_, count);
     }
     finish_average({0, count});
-    if (folded) transport_.wait(send(out_, count, rank_ - 1, kUnfoldTag));
+    detail::unfold_out(*this, fold_, kUnfoldTag);
   }
 
  private:
