@@ -1,0 +1,392 @@
+#!/usr/bin/env bash
+# characterize.sh: characterize a cluster's network for collective communication.
+#
+#   1. matrix   all-pairs point-to-point matrix (collbench-linkmatrix, first of --transports):
+#               latency at 8 B and bandwidth at --matrix-size per directed host pair, pairs in
+#               round-robin rounds so each link is measured alone; CSVs, heatmap PNGs, slow
+#               hosts/links by name
+#   2. sweep    collbench: p2p ping-pong between 2 hosts, the local reduce/memcpy kernels
+#               on one rank, then the allreduce sweep over --algorithms at p = 2, 4, 8, ...,
+#               P ranks (and P), per --transports
+#   3. fit      collbench-fit on everything (alpha, beta, gamma; bottom-up predictions;
+#               selection table), collbench-predict for --predict models on the fitted network
+#   4. report   OUT/report.md with the PNGs
+#
+# Usage: characterize.sh --out DIR [where] [options]
+# Where the hosts are (one of; default: --slurm inside a Slurm allocation):
+#   --netsim ID           hosts of scripts/netsim.sh cluster ID ('auto': the only one)
+#   --hostfile FILE       OpenMPI hostfile (one host per line; 'slots=' is ignored, see --ppn)
+#   --slurm               the nodes of this Slurm allocation ($SLURM_JOB_NODELIST)
+# Options:
+#   --out DIR             output folder (created; an existing non-empty one is refused
+#                         unless --force)
+#   --build DIR           build folder with the collbench tools (default: $COLLBENCH_BUILD, else
+#                         build/ of this checkout, else the tools on PATH)
+#   --ppn K               ranks per host for the sweep (default 1; the matrix uses 1)
+#   --ranks LIST          rank counts of the sweep (default 2,4,8,...,P and P; P = hosts x ppn)
+#   --algorithms LIST     collbench --algorithms (default: all)
+#   --transports LIST     comma-separated: mpi, ofi (default: mpi)
+#   --ofi-provider NAME   libfabric provider for ofi (e.g. verbs, 'tcp;ofi_rxm')
+#   --sizes SIZES         allreduce sizes (default: 8B:64MiB:x4)
+#   --p2p-sizes SIZES     ping-pong sizes (default: 8B:64MiB:x4)
+#   --local-sizes SIZES   local reduce and memcpy sizes (default: 4KiB:64MiB:x4)
+#   --repetitions N       Google Benchmark repetitions (default: 3)
+#   --min-time S          --benchmark_min_time in seconds (default: 0.2)
+#   --check               validate every allreduce result once before timing it
+#   --matrix-size SIZE    bandwidth transfer of the matrix (default: 4MiB)
+#   --matrix-iterations N timed transfers per link (default: 5)
+#   --threshold T         slow when below (1 - T) x the median host's bandwidth (default: 0.25)
+#   --exclude-slow        run steps 2-3 without the hosts the matrix names as slow
+#   --hosts LIST          use only these hosts, in this order (comma-separated)
+#   --predict LIST        collbench-predict runs, MODEL:BATCH:SECONDS (compute seconds per
+#                         iteration of BATCH samples on one node), comma-separated
+#                         (default: alexnet:256:0.2,googlenet:32:0.36,resnet50:256:0.8)
+#   --max-nodes N         largest p of the predictions (default: 64)
+#   --steps LIST          steps to run (default: matrix,sweep,fit,report); a later step reads
+#                         an earlier step's files from OUT
+#   --mpirun-args "ARGS"  extra mpirun arguments (hostfile/Slurm modes), split on spaces,
+#                         e.g. "--mca pml ucx" or "--mca btl self,vader,tcp"
+#   --title TEXT          title of the report
+#   --force               write into an existing non-empty OUT
+#   -h, --help            this text
+# Exit status: 0 done, 1 a step failed, 2 bad arguments.
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo_dir=$(cd "$script_dir/.." && pwd)
+
+die() {
+  echo "characterize.sh: $*" >&2
+  exit 2
+}
+fail() {
+  echo "characterize.sh: $*" >&2
+  exit 1
+}
+log() { echo "characterize.sh: $*" >&2; }
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+out="" mode="" netsim_id="" hostfile="" build="${COLLBENCH_BUILD:-}" ppn=1 ranks_list=""
+algorithms=all transports=mpi ofi_provider="" sizes="8B:64MiB:x4" p2p_sizes="8B:64MiB:x4"
+local_sizes="4KiB:64MiB:x4"
+repetitions=3 min_time=0.2 check=0 matrix_size=4MiB matrix_iterations=5 threshold=0.25
+exclude_slow=0 hosts_filter="" predict="alexnet:256:0.2,googlenet:32:0.36,resnet50:256:0.8"
+max_nodes=64 steps="matrix,sweep,fit,report" mpirun_args="" title="" force=0
+
+need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    -h | --help) usage; exit 0 ;;
+    --out) need_value "$@"; out=$2; shift 2 ;;
+    --netsim) need_value "$@"; mode=netsim; netsim_id=$2; shift 2 ;;
+    --hostfile) need_value "$@"; mode=hostfile; hostfile=$2; shift 2 ;;
+    --slurm) mode=slurm; shift ;;
+    --build) need_value "$@"; build=$2; shift 2 ;;
+    --ppn) need_value "$@"; ppn=$2; shift 2 ;;
+    --ranks) need_value "$@"; ranks_list=$2; shift 2 ;;
+    --algorithms) need_value "$@"; algorithms=$2; shift 2 ;;
+    --transports) need_value "$@"; transports=$2; shift 2 ;;
+    --ofi-provider) need_value "$@"; ofi_provider=$2; shift 2 ;;
+    --sizes) need_value "$@"; sizes=$2; shift 2 ;;
+    --p2p-sizes) need_value "$@"; p2p_sizes=$2; shift 2 ;;
+    --local-sizes) need_value "$@"; local_sizes=$2; shift 2 ;;
+    --repetitions) need_value "$@"; repetitions=$2; shift 2 ;;
+    --min-time) need_value "$@"; min_time=$2; shift 2 ;;
+    --check) check=1; shift ;;
+    --matrix-size) need_value "$@"; matrix_size=$2; shift 2 ;;
+    --matrix-iterations) need_value "$@"; matrix_iterations=$2; shift 2 ;;
+    --threshold) need_value "$@"; threshold=$2; shift 2 ;;
+    --exclude-slow) exclude_slow=1; shift ;;
+    --hosts) need_value "$@"; hosts_filter=$2; shift 2 ;;
+    --predict) need_value "$@"; predict=$2; shift 2 ;;
+    --max-nodes) need_value "$@"; max_nodes=$2; shift 2 ;;
+    --steps) need_value "$@"; steps=$2; shift 2 ;;
+    --mpirun-args) need_value "$@"; mpirun_args=$2; shift 2 ;;
+    --title) need_value "$@"; title=$2; shift 2 ;;
+    --force) force=1; shift ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+
+# ---------------------------------------------------------------- validation
+[[ -n $out ]] || die "--out DIR is required (see --help)"
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+is_uint "$ppn" && ((ppn >= 1)) || die "--ppn must be a whole number >= 1"
+is_uint "$repetitions" && ((repetitions >= 1)) || die "--repetitions must be a whole number >= 1"
+is_uint "$matrix_iterations" && ((matrix_iterations >= 1)) || die "--matrix-iterations must be >= 1"
+is_uint "$max_nodes" && ((max_nodes >= 2)) || die "--max-nodes must be a whole number >= 2"
+[[ $min_time =~ ^[0-9]*\.?[0-9]+$ ]] || die "--min-time must be seconds, e.g. 0.2"
+[[ $threshold =~ ^0?\.[0-9]+$ ]] || die "--threshold must be a fraction in (0, 1), e.g. 0.25"
+declare -A want_step=()
+IFS=, read -ra step_items <<<"$steps"
+for s in "${step_items[@]}"; do
+  case $s in
+    matrix | sweep | fit | report) want_step[$s]=1 ;;
+    *) die "unknown step '$s' in --steps; accepted: matrix, sweep, fit, report" ;;
+  esac
+done
+# A run that measures (matrix or sweep) needs the hosts and writes run.env; a
+# run that only fits or reports works on an earlier run's files.
+measuring=0
+[[ -n ${want_step[matrix]:-} || -n ${want_step[sweep]:-} ]] && measuring=1
+if [[ -z $mode ]] && ((measuring)); then
+  [[ -n ${SLURM_JOB_NODELIST:-} ]] || die "say where the hosts are: --netsim ID, --hostfile FILE or --slurm (inside an allocation)"
+  mode=slurm
+fi
+IFS=, read -ra transport_items <<<"$transports"
+for t in "${transport_items[@]}"; do
+  [[ $t == mpi || $t == ofi ]] || die "unknown transport '$t' in --transports; accepted: mpi, ofi"
+done
+IFS=, read -ra predict_items <<<"$predict"
+for spec in "${predict_items[@]}"; do
+  [[ $spec =~ ^[a-z0-9_]+:[0-9]+:[0-9]*\.?[0-9]+$ ]] ||
+    die "bad --predict item '$spec'; MODEL:BATCH:SECONDS, e.g. resnet50:256:0.8"
+done
+if [[ -n $ranks_list ]]; then
+  IFS=, read -ra rank_items <<<"$ranks_list"
+  for r in "${rank_items[@]}"; do
+    is_uint "$r" && ((r >= 2)) || die "bad rank count '$r' in --ranks; whole numbers >= 2"
+  done
+fi
+
+# ---------------------------------------------------------------- tools
+python=/usr/bin/python3
+[[ -x $python ]] || python=$(command -v python3) || die "needs python3 with matplotlib (Debian python3-matplotlib)"
+if [[ -z $build && -d $repo_dir/build ]]; then build=$repo_dir/build; fi
+if [[ -n $build ]]; then
+  [[ -d $build ]] || die "--build $build is not a folder"
+  build=$(cd "$build" && pwd)
+fi
+tool() { # tool NAME SUBDIR: path of a collbench tool
+  local name=$1 sub=$2
+  if [[ -n $build ]]; then
+    [[ -x $build/$sub/$name ]] || fail "$build/$sub/$name not found; build it (cmake --build $build --target $name) or pass --build DIR"
+    echo "$build/$sub/$name"
+  else
+    command -v "$name" || fail "$name is not on PATH; pass --build DIR (a collbench build folder)"
+  fi
+}
+collbench=$(tool collbench benchmarks/harness)
+linkmatrix=$(tool collbench-linkmatrix benchmarks/linkmatrix)
+fit=$(tool collbench-fit benchmarks/models)
+predict_tool=$(tool collbench-predict benchmarks/models)
+report_py=$script_dir/characterize_report.py
+plot_py=$script_dir/plot.py
+
+# ---------------------------------------------------------------- hosts and launch
+hosts=()
+if ((measuring)); then
+  case $mode in
+    netsim)
+      netsim=$script_dir/netsim.sh
+      if [[ $netsim_id == auto ]]; then
+        netsim_id=$(NETSIM_ID="" "$netsim" list | awk -F: 'NR == 1 { print $1 } END { if (NR != 1) exit 1 }') ||
+          die "--netsim auto needs exactly one netsim cluster (netsim.sh list)"
+      fi
+      [[ -f /run/collbench-netsim/$netsim_id/hosts ]] || die "no netsim cluster '$netsim_id' (scripts/netsim.sh list)"
+      mapfile -t hosts < <(awk '{ print $1 }' "/run/collbench-netsim/$netsim_id/hosts")
+      ;;
+    hostfile)
+      [[ -r $hostfile ]] || die "cannot read hostfile '$hostfile'"
+      mapfile -t hosts < <(sed 's/#.*//' "$hostfile" | awk 'NF { print $1 }' | awk '!seen[$0]++')
+      ;;
+    slurm)
+      [[ -n ${SLURM_JOB_NODELIST:-} ]] || die "--slurm needs a Slurm allocation (SLURM_JOB_NODELIST is unset)"
+      command -v scontrol >/dev/null || die "--slurm needs scontrol"
+      mapfile -t hosts < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
+      ;;
+  esac
+  if [[ -n $hosts_filter ]]; then
+    IFS=, read -ra wanted <<<"$hosts_filter"
+    for h in "${wanted[@]}"; do
+      printf '%s\n' "${hosts[@]}" | grep -qxF "$h" || die "--hosts: '$h' is not one of: ${hosts[*]}"
+    done
+    hosts=("${wanted[@]}")
+  fi
+  ((${#hosts[@]} >= 2)) || die "needs at least 2 hosts; got ${#hosts[@]} (${hosts[*]:-none})"
+fi
+read -ra extra_mpirun <<<"$mpirun_args"
+# launch PPN HOST... -- COMMAND...: one job of PPN ranks on each HOST.
+launch() {
+  local k=$1 list=() spec=""
+  shift
+  while [[ $1 != -- ]]; do
+    list+=("$1")
+    shift
+  done
+  shift
+  local np=$((k * ${#list[@]})) h
+  for h in "${list[@]}"; do spec+="${spec:+,}$h:$k"; done
+  case $mode in
+    netsim)
+      "$netsim" mpirun --id "$netsim_id" --ppn "$k" -- -np "$np" --host "$spec" --map-by slot \
+        "${extra_mpirun[@]}" "$@"
+      ;;
+    hostfile | slurm)
+      mpirun -np "$np" --host "$spec" --map-by slot "${extra_mpirun[@]}" "$@"
+      ;;
+  esac
+}
+
+# ---------------------------------------------------------------- output folder
+if [[ -d $out && -n $(ls -A "$out" 2>/dev/null) && $force -eq 0 && -n ${want_step[matrix]:-} ]]; then
+  die "--out $out exists and is not empty; pass --force to write into it"
+fi
+mkdir -p "$out"/{matrix,sweep,fit,predict,plots,logs}
+out=$(cd "$out" && pwd)
+# run.env describes the measurements: written by a run that measures, kept by
+# one that only fits or reports on an earlier run's files.
+run_env=$out/run.env
+((measuring)) || run_env=/dev/null
+((measuring)) || [[ -f $out/run.env ]] || die "$out/run.env is missing: run the matrix or sweep step first"
+{
+  echo "mode=$mode"
+  echo "netsim_id=$netsim_id"
+  echo "hosts=${hosts[*]}"
+  echo "ppn=$ppn"
+  echo "transports=$transports"
+  echo "ofi_provider=$ofi_provider"
+  echo "algorithms=$algorithms"
+  echo "sizes=$sizes"
+  echo "p2p_sizes=$p2p_sizes"
+  echo "local_sizes=$local_sizes"
+  echo "repetitions=$repetitions"
+  echo "min_time=$min_time"
+  echo "threshold=$threshold"
+  echo "exclude_slow=$exclude_slow"
+  echo "predict=$predict"
+  echo "title=$title"
+  echo "git_rev=$(git -C "$repo_dir" describe --always --dirty 2>/dev/null || echo unknown)"
+  echo "started_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+} >"$run_env"
+if ((measuring)) && [[ $mode == netsim ]]; then
+  cp "/run/collbench-netsim/$netsim_id/hosts" "$out/netsim_hosts.txt"
+fi
+start_seconds=$SECONDS
+[[ -n ${want_step[matrix]:-} ]] && : >"$out/timings.txt"
+step_time() { echo "$1 $((SECONDS - $2))" >>"$out/timings.txt"; }
+
+# ---------------------------------------------------------------- 1. matrix
+if [[ -n ${want_step[matrix]:-} ]]; then
+  log "1/4 matrix: ${#hosts[@]} hosts (${hosts[*]})"
+  t0=$SECONDS
+  matrix_transport=(--transport "${transport_items[0]}")
+  [[ ${transport_items[0]} == ofi && -n $ofi_provider ]] && matrix_transport+=(--ofi-provider "$ofi_provider")
+  launch 1 "${hosts[@]}" -- "$linkmatrix" "${matrix_transport[@]}" --size "$matrix_size" \
+    --iterations "$matrix_iterations" \
+    --bandwidth-threshold "$threshold" --csv "$out/matrix/links.csv" \
+    --hosts-csv "$out/matrix/hosts.csv" --force >"$out/matrix/summary.txt" 2>"$out/logs/matrix.log" ||
+    fail "the link matrix failed; see $out/logs/matrix.log"
+  cat "$out/matrix/summary.txt" >&2
+  "$python" "$report_py" matrix --links "$out/matrix/links.csv" --out "$out/matrix" >/dev/null ||
+    fail "the matrix heatmaps failed"
+  step_time matrix "$t0"
+fi
+
+# Hosts for the sweep: all, or without the slow ones.
+if ((measuring)); then
+  sweep_hosts=("${hosts[@]}")
+  if ((exclude_slow)); then
+    [[ -f $out/matrix/hosts.csv ]] || die "--exclude-slow needs the matrix step's $out/matrix/hosts.csv"
+    mapfile -t slow < <("$python" "$report_py" slow-hosts --hosts-csv "$out/matrix/hosts.csv")
+    if ((${#slow[@]} > 0)); then
+      sweep_hosts=()
+      for h in "${hosts[@]}"; do
+        printf '%s\n' "${slow[@]}" | grep -qxF "$h" || sweep_hosts+=("$h")
+      done
+      log "excluding slow hosts: ${slow[*]}; sweeping on ${sweep_hosts[*]}"
+      ((${#sweep_hosts[@]} >= 2)) || fail "fewer than 2 hosts are left without the slow ones"
+    fi
+  fi
+  echo "sweep_hosts=${sweep_hosts[*]}" >>"$run_env"
+  max_ranks=$((${#sweep_hosts[@]} * ppn))
+  if [[ -z $ranks_list ]]; then
+    rank_items=()
+    for ((r = 2; r <= max_ranks; r *= 2)); do rank_items+=("$r"); done
+    ((rank_items[-1] == max_ranks)) || rank_items+=("$max_ranks")
+  fi
+  for r in "${rank_items[@]}"; do
+    ((r <= max_ranks)) || die "--ranks $r exceeds ${#sweep_hosts[@]} hosts x $ppn ranks per host"
+    ((r % ppn == 0)) || die "--ranks $r is not a multiple of --ppn $ppn"
+  done
+  echo "ranks=${rank_items[*]}" >>"$run_env"
+fi
+
+# ---------------------------------------------------------------- 2. sweep
+common_flags() { # common_flags TRANSPORT
+  local t=$1
+  local flags=(--transport "$t" --benchmark_min_time="$min_time" --benchmark_repetitions="$repetitions"
+    --benchmark_color=false --quiet)
+  [[ $t == ofi && -n $ofi_provider ]] && flags+=(--ofi-provider "$ofi_provider")
+  printf '%s\n' "${flags[@]}"
+}
+if [[ -n ${want_step[sweep]:-} ]]; then
+  t0=$SECONDS
+  # The reduction kernel (gamma) and memcpy on one rank of the first host: no
+  # network, so nothing waits for other ranks between samples.
+  log "2/4 sweep: local reduce and memcpy kernels on ${sweep_hosts[0]}"
+  rm -f "$out/sweep/local.csv"
+  mapfile -t flags < <(common_flags mpi)
+  launch 1 "${sweep_hosts[0]}" -- "$collbench" --families local --sizes "$local_sizes" "${flags[@]}" \
+    --csv "$out/sweep/local.csv" >"$out/logs/local.log" 2>&1 ||
+    fail "collbench local failed; see $out/logs/local.log"
+  for t in "${transport_items[@]}"; do
+    mapfile -t flags < <(common_flags "$t")
+    # Ping-pong (rank 0 with every other rank: intra-host with --ppn > 1, and
+    # inter-host) on the first 2 hosts.
+    log "2/4 sweep: p2p ping-pong, transport $t, hosts ${sweep_hosts[*]:0:2}"
+    csv=$out/sweep/p2p_$t.csv
+    rm -f "$csv"
+    launch "$ppn" "${sweep_hosts[@]:0:2}" -- "$collbench" --families p2p --sizes "$p2p_sizes" \
+      "${flags[@]}" --csv "$csv" >"$out/logs/p2p_$t.log" 2>&1 ||
+      fail "collbench p2p failed; see $out/logs/p2p_$t.log"
+    for p in "${rank_items[@]}"; do
+      nodes=$((p / ppn))
+      log "2/4 sweep: allreduce p=$p ($nodes hosts), transport $t, algorithms $algorithms"
+      csv=$out/sweep/allreduce_${t}_p$p.csv
+      rm -f "$csv"
+      check_flag=()
+      ((check)) && check_flag=(--check)
+      launch "$ppn" "${sweep_hosts[@]:0:nodes}" -- "$collbench" --families allreduce \
+        --algorithms "$algorithms" --sizes "$sizes" "${flags[@]}" "${check_flag[@]}" --csv "$csv" \
+        >"$out/logs/allreduce_${t}_p$p.log" 2>&1 ||
+        fail "collbench allreduce p=$p failed; see $out/logs/allreduce_${t}_p$p.log"
+    done
+  done
+  step_time sweep "$t0"
+fi
+
+# ---------------------------------------------------------------- 3. fit and predict
+# Run from inside OUT with relative paths, so that the files name each other
+# the same wherever the folder is moved.
+if [[ -n ${want_step[fit]:-} ]]; then
+  t0=$SECONDS
+  mapfile -t csvs < <(cd "$out" && find sweep -name '*.csv' | sort)
+  ((${#csvs[@]} > 0)) || fail "no sweep CSVs in $out/sweep; run the sweep step first"
+  log "3/4 fit: collbench-fit on ${#csvs[@]} CSVs"
+  (cd "$out" && "$fit" "${csvs[@]}" --out-dir fit --plot-dir plots --python "$python" \
+    --plot-script "$plot_py" >fit/report.txt 2>logs/fit.log) ||
+    fail "collbench-fit failed: $(cat "$out/logs/fit.log")"
+  (cd "$out" && "$python" "$plot_py" sweep "${csvs[@]}" --out plots >logs/plot_sweep.log) ||
+    fail "scripts/plot.py sweep failed"
+  transport_flag=()
+  ((${#transport_items[@]} > 1)) && transport_flag=(--transport "${transport_items[0]}")
+  for spec in "${predict_items[@]}"; do
+    IFS=: read -r model batch seconds <<<"$spec"
+    log "3/4 predict: $model, batch $batch, $seconds s compute per iteration on one node"
+    mkdir -p "$out/predict/$model"
+    (cd "$out" && "$predict_tool" --network-from fit/models.csv "${transport_flag[@]}" \
+      --model "$model" --batch "$batch" --compute-seconds "$seconds" --max-nodes "$max_nodes" \
+      --out-dir "predict/$model" --plot --python "$python" --plot-script "$plot_py" \
+      >"predict/$model/report.txt" 2>"logs/predict_$model.log") ||
+      fail "collbench-predict $model failed: $(cat "$out/logs/predict_$model.log")"
+  done
+  step_time fit "$t0"
+fi
+
+# ---------------------------------------------------------------- 4. report
+if [[ -n ${want_step[report]:-} ]]; then
+  log "4/4 report"
+  "$python" "$report_py" report --out "$out" >/dev/null || fail "the report failed"
+  log "report: $out/report.md ($((SECONDS - start_seconds)) s)"
+fi

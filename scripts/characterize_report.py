@@ -1,0 +1,519 @@
+#!/usr/bin/python3
+"""Heatmaps, checks and the Markdown report of scripts/characterize.sh.
+
+Subcommands:
+  matrix --links CSV --out DIR       bandwidth and latency heatmaps of collbench-linkmatrix's
+                                     links CSV (matrix_bandwidth.png, matrix_latency.png)
+  slow-hosts --hosts-csv CSV         the hosts the matrix names as slow, one per line
+  netsim-check --out DIR [options]   on a characterize.sh folder of a netsim run: compares the
+                                     measurements with the configured link rates (the checks of
+                                     the CTest netsim_e2e test); prints a table, exit status 1
+                                     when a check fails
+  report --out DIR                   OUT/report.md from everything characterize.sh wrote
+
+Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Bad input (missing
+file or column, no usable rows) prints one line on stderr and exits with status 2.
+"""
+
+import argparse
+import collections
+import csv
+import glob
+import math
+import os
+import statistics
+import sys
+
+# What tbf counts per full TCP segment at MTU 1500 with timestamps (scripts/netsim.sh).
+PAYLOAD_PER_FRAME = 1448
+FRAME_BYTES = 1514
+# Algorithms whose bottom-up prediction is their own cost model; `mpi` (the
+# library's choice, unknown) is fitted top-down against the lower bound only.
+MODELLED = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded"]
+
+
+class InputError(Exception):
+    """Bad input: one line on stderr, exit status 2."""
+
+
+def read_csv(path, required=(), purpose="this command"):
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            rows = list(reader)
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from e
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)} (needed by {purpose})")
+    return rows
+
+
+def number(text, default=math.nan):
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return default
+    return value if math.isfinite(value) else default
+
+
+def size_label(n):
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n:g} B"
+
+
+def read_env(path):
+    env = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.rstrip("\n").partition("=")
+                if key:
+                    env[key] = value
+    return env
+
+
+# --------------------------------------------------------------------------- matrix
+
+def load_links(path):
+    rows = read_csv(path, ["src", "dst", "latency_us", "bandwidth_GBps", "slow"], "the matrix")
+    if not rows:
+        raise InputError(f"{path}: no links")
+    hosts = []
+    for r in rows:
+        for h in (r["src"], r["dst"]):
+            if h not in hosts:
+                hosts.append(h)
+    return rows, hosts
+
+
+def cmd_matrix(args):
+    rows, hosts = load_links(args.links)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    n = len(hosts)
+    index = {h: i for i, h in enumerate(hosts)}
+    peak = max(number(r["bandwidth_GBps"], 0) for r in rows)
+    scale, unit = (1e3, "MB/s") if peak < 1 else (1, "GB/s")
+    written = []
+    for metric, column, title, fmt_value, cmap in (
+        ("bandwidth", "bandwidth_GBps", f"Bandwidth src → dst ({unit})",
+         lambda v: f"{v * scale:.3g}", "viridis"),
+        ("latency", "latency_us", "Latency, half round trip (µs)", lambda v: f"{v:.3g}",
+         "viridis_r"),
+    ):
+        grid = [[math.nan] * n for _ in range(n)]
+        for r in rows:
+            grid[index[r["src"]]][index[r["dst"]]] = number(r[column])
+        fig, ax = plt.subplots(figsize=(1.2 + 0.75 * n, 1.0 + 0.65 * n))
+        shown = [[v * (scale if metric == "bandwidth" else 1) for v in row] for row in grid]
+        image = ax.imshow(shown, cmap=cmap)
+        fig.colorbar(image, ax=ax, shrink=0.8, label=unit if metric == "bandwidth" else "µs")
+        for r in rows:
+            i, j = index[r["src"]], index[r["dst"]]
+            flagged = r["slow"] == "yes" if metric == "bandwidth" else r.get("high_latency") == "yes"
+            # Dark text on light cells, light text on dark ones; red when flagged.
+            red, green, blue, _ = image.cmap(image.norm(shown[i][j]))
+            light = 0.299 * red + 0.587 * green + 0.114 * blue > 0.5
+            ax.text(j, i, fmt_value(grid[i][j]), ha="center", va="center", fontsize=8,
+                    color="red" if flagged else ("black" if light else "white"),
+                    fontweight="bold" if flagged else None)
+            if flagged:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2))
+        ax.set_xticks(range(n), hosts, rotation=90 if n > 8 else 0)
+        ax.set_yticks(range(n), hosts)
+        ax.set_xlabel("destination")
+        ax.set_ylabel("source")
+        ax.set_title(title + ("\nred: slow links" if metric == "bandwidth" else ""), fontsize=10)
+        path = os.path.join(args.out, f"matrix_{metric}.png")
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        written.append(path)
+    for path in written:
+        print(path)
+
+
+def slow_hosts(hosts_csv):
+    rows = read_csv(hosts_csv, ["host", "slow"], "slow-hosts")
+    return [r["host"] for r in rows if r["slow"] == "yes"]
+
+
+def cmd_slow_hosts(args):
+    for host in slow_hosts(args.hosts_csv):
+        print(host)
+
+
+# --------------------------------------------------------------------------- measurements
+
+def allreduce_medians(out):
+    """(transport, algorithm, ranks, bytes) -> median over repetitions of median_us."""
+    samples = collections.defaultdict(list)
+    for path in sorted(glob.glob(os.path.join(out, "sweep", "allreduce_*.csv"))):
+        for r in read_csv(path, ["family", "algorithm", "ranks", "bytes", "median_us"], "report"):
+            if r["family"] != "allreduce" or r.get("check") == "wrong":
+                continue
+            t = number(r["median_us"])
+            if math.isfinite(t):
+                key = (r.get("transport", ""), r["algorithm"], int(r["ranks"]), int(r["bytes"]))
+                samples[key].append(t)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def hockney_fits(out):
+    path = os.path.join(out, "fit", "models.csv")
+    if not os.path.exists(path):
+        return []
+    return [r for r in read_csv(path, ["model", "beta_ns_per_byte"], "the report")
+            if r["model"] == "hockney"]
+
+
+def predictions(out):
+    path = os.path.join(out, "fit", "predictions.csv")
+    if not os.path.exists(path):
+        return []
+    return read_csv(path)
+
+
+def bottom_up_errors(out, min_bytes):
+    """(transport, algorithm) -> [(ranks, bytes, measured_us, predicted_us, rel_err)]."""
+    result = collections.defaultdict(list)
+    for r in predictions(out):
+        if r.get("model") != "bottom_up" or r.get("family") != "allreduce":
+            continue
+        b = number(r.get("bytes"))
+        measured = number(r.get("measured_us"))
+        predicted = number(r.get("predicted_us"))
+        if not (b >= min_bytes and measured > 0 and math.isfinite(predicted)):
+            continue
+        result[(r.get("transport", ""), r["algorithm"])].append(
+            (int(number(r.get("ranks"), 0)), int(b), measured, predicted,
+             (predicted - measured) / measured))
+    return result
+
+
+# --------------------------------------------------------------------------- netsim checks
+
+def netsim_rates(out):
+    """host -> configured rate in bits/s, from the netsim hosts file characterize.sh copied."""
+    path = os.path.join(out, "netsim_hosts.txt")
+    rates = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 5:
+                    rates[parts[0]] = float(parts[4])
+    return rates
+
+
+def netsim_checks(out, bw_tolerance=0.10, ring_fraction=0.85, ps_factor=0.75,
+                  prediction_tolerance=0.20, min_bytes=2**20, big_bytes=16 * 2**20):
+    """[(check, measured, expected, ok)] comparing a netsim run with its configuration."""
+    env = read_env(os.path.join(out, "run.env"))
+    rates = netsim_rates(out)
+    if not rates:
+        raise InputError(f"{out}: no netsim_hosts.txt; netsim-check needs a characterize.sh "
+                         "folder of a netsim run")
+    checks = []
+    # 1. The matrix names exactly the hosts configured slower than the median.
+    hosts_csv = os.path.join(out, "matrix", "hosts.csv")
+    threshold = number(env.get("threshold"), 0.25)
+    median_rate = statistics.median(rates.values())
+    expected_slow = sorted(h for h, r in rates.items() if r < (1 - threshold) * median_rate)
+    if os.path.exists(hosts_csv):
+        named = sorted(slow_hosts(hosts_csv))
+        links = read_csv(os.path.join(out, "matrix", "links.csv"))
+        unexplained = [f"{r['src']}->{r['dst']}" for r in links
+                       if r["slow"] == "yes" and r.get("explained_by_host") != "yes"]
+        checks.append(("matrix: slow hosts named", " ".join(named) or "none",
+                       " ".join(expected_slow) or "none", named == expected_slow))
+        checks.append(("matrix: slow links not explained by a slow host",
+                       " ".join(unexplained) or "none", "none", not unexplained))
+        # "No other" host: every slow link has a configured-slow host at one end.
+        stray = sorted({f"{r['src']}->{r['dst']}" for r in links if r["slow"] == "yes"
+                        and r["src"] not in expected_slow and r["dst"] not in expected_slow})
+        checks.append(("matrix: slow links between hosts configured at full rate",
+                       " ".join(stray) or "none", "none", not stray))
+    medians = allreduce_medians(out)
+    fits = [r for r in hockney_fits(out) if r.get("placement", "inter") in ("inter", "")]
+    if not medians and not os.path.exists(os.path.join(out, "fit", "models.csv")):
+        return checks  # a matrix-only run
+    sweep_hosts = env.get("sweep_hosts", "").split()
+    sweep_rates = {rates[h] for h in sweep_hosts if h in rates}
+    if len(sweep_rates) != 1:
+        checks.append(("sweep hosts share one link rate", str(sorted(sweep_rates)), "one rate",
+                       False))
+        return checks
+    rate_bps = sweep_rates.pop()
+    link_Bps = rate_bps / 8
+    payload_Bps = link_Bps * PAYLOAD_PER_FRAME / FRAME_BYTES
+    # 2. The fitted p2p beta against the configured rate less TCP/IP headers.
+    for fit in fits:
+        beta_ns = number(fit.get("beta_ns_per_byte"))
+        fitted_Bps = 1e9 / beta_ns if beta_ns > 0 else math.nan
+        ratio = fitted_Bps / payload_Bps
+        checks.append((f"p2p beta ({fit.get('transport', '')}): payload rate 1/beta",
+                       f"{fitted_Bps / 1e6:.2f} MB/s ({100 * ratio:.1f}%)",
+                       f"{payload_Bps / 1e6:.2f} MB/s ±{100 * bw_tolerance:.0f}% "
+                       f"({rate_bps / 1e6:g} Mbit/s × {PAYLOAD_PER_FRAME}/{FRAME_BYTES})",
+                       abs(ratio - 1) <= bw_tolerance))
+    if not fits:
+        checks.append(("p2p beta fitted", "no hockney row in fit/models.csv", "one", False))
+    # 3. Ring busbw and ps_central / ring at the largest size >= big_bytes.
+    for transport in sorted({k[0] for k in medians}):
+        ranks = sorted({k[2] for k in medians if k[0] == transport})
+        for p in ranks:
+            sizes = [k[3] for k in medians if k[0] == transport and k[2] == p
+                     and k[1] == "ring" and k[3] >= big_bytes]
+            if not sizes:
+                continue
+            n = max(sizes)
+            ring_us = medians[(transport, "ring", p, n)]
+            busbw = n / (ring_us * 1e-6) * 2 * (p - 1) / p
+            checks.append((f"{transport} p={p} ring busbw at {size_label(n)}",
+                           f"{busbw / 1e6:.2f} MB/s ({100 * busbw / link_Bps:.1f}% of the link)",
+                           f">= {100 * ring_fraction:.0f}% of {link_Bps / 1e6:.2f} MB/s",
+                           busbw >= ring_fraction * link_Bps))
+            ps = medians.get((transport, "ps_central", p, n))
+            if ps is not None:
+                want = (p - 1) * ps_factor
+                checks.append((f"{transport} p={p} ps_central / ring at {size_label(n)}",
+                               f"{ps / ring_us:.2f}x", f">= (p-1) × {ps_factor} = {want:.2f}x "
+                               f"(model: {p}x)", ps / ring_us >= want))
+    # 4. Bottom-up predictions of every modelled algorithm at >= min_bytes.
+    errors = bottom_up_errors(out, min_bytes)
+    for (transport, algorithm), points in sorted(errors.items()):
+        if algorithm not in MODELLED:
+            continue
+        worst = max(points, key=lambda x: abs(x[4]))
+        checks.append((f"{transport} {algorithm}: bottom-up error at >= {size_label(min_bytes)}",
+                       f"max {100 * abs(worst[4]):.1f}% (p={worst[0]}, {size_label(worst[1])}; "
+                       f"{len(points)} points)", f"<= {100 * prediction_tolerance:.0f}%",
+                       abs(worst[4]) <= prediction_tolerance))
+    missing = [a for a in MODELLED
+               if not any(k[1] == a for k in errors) and any(k[1] == a for k in medians)]
+    for algorithm in missing:
+        checks.append((f"{algorithm}: bottom-up predictions at >= {size_label(min_bytes)}",
+                       "none in fit/predictions.csv", "some", False))
+    return checks
+
+
+def checks_table(checks):
+    lines = ["| check | measured | expected | result |", "|---|---|---|---|"]
+    for name, measured, expected, ok in checks:
+        lines.append(f"| {name} | {measured} | {expected} | {'pass' if ok else '**FAIL**'} |")
+    return "\n".join(lines)
+
+
+def cmd_netsim_check(args):
+    checks = netsim_checks(args.out, args.bandwidth_tolerance, args.ring_fraction,
+                           args.ps_factor, args.prediction_tolerance)
+    print(checks_table(checks))
+    failed = [c for c in checks if not c[3]]
+    if failed:
+        print(f"{len(failed)} of {len(checks)} checks failed", file=sys.stderr)
+        return 1
+    print(f"all {len(checks)} checks passed", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- report
+
+def read_text(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def relative(out, paths):
+    return [os.path.relpath(p, out) for p in sorted(paths)]
+
+
+def cmd_report(args):
+    out = args.out
+    env = read_env(os.path.join(out, "run.env"))
+    if not env:
+        raise InputError(f"{out}/run.env is missing: not a characterize.sh output folder")
+    lines = []
+    title = env.get("title") or "Network characterization"
+    lines += [f"# {title}", ""]
+    where = {"netsim": f"emulated cluster (scripts/netsim.sh, cluster {env.get('netsim_id')})",
+             "hostfile": "hosts of a hostfile", "slurm": "nodes of a Slurm allocation"}
+    lines += [
+        f"- Hosts: {env.get('hosts', '')} — {where.get(env.get('mode'), env.get('mode', ''))}",
+    ]
+    if glob.glob(os.path.join(out, "sweep", "*.csv")):
+        lines += [
+            f"- Sweep on: {env.get('sweep_hosts', '')}, ranks {env.get('ranks', '')}, "
+            f"{env.get('ppn', '1')} per host; transports {env.get('transports', '')}"
+            + (f" (provider {env['ofi_provider']})" if env.get("ofi_provider") else ""),
+            f"- Sizes: allreduce {env.get('sizes', '')}, ping-pong {env.get('p2p_sizes', '')}, "
+            f"local kernels {env.get('local_sizes', '')}; {env.get('repetitions', '')} "
+            f"repetitions, min time {env.get('min_time', '')} s",
+        ]
+    lines += [
+        f"- Started {env.get('started_utc', '')}, git {env.get('git_rev', '')}",
+        "- Produced by `scripts/characterize.sh`; every number below comes from the CSVs in "
+        "this folder.",
+        "",
+    ]
+    timings = read_text(os.path.join(out, "timings.txt")).split("\n")
+    timings = [t.split() for t in timings if t.strip()]
+    if timings:
+        lines += ["- Wall time per step: " + ", ".join(f"{s} {t} s" for s, t in timings), ""]
+
+    rates = netsim_rates(out)
+    if rates:
+        lines += ["## Emulated network", "",
+                  "Each host is a network namespace with one veth port into a bridge; its link is "
+                  "shaped with `tc tbf` in both directions (full duplex). tbf counts each frame "
+                  "without preamble, FCS and inter-frame gap: a full TCP segment carries "
+                  f"{PAYLOAD_PER_FRAME} B of payload in {FRAME_BYTES} B, so the payload rate is at "
+                  f"most {100 * PAYLOAD_PER_FRAME / FRAME_BYTES:.2f}% of the configured rate.", "",
+                  "| host | configured rate | payload rate (max) |", "|---|---|---|"]
+        for host, bps in rates.items():
+            lines.append(f"| {host} | {bps / 1e6:g} Mbit/s | "
+                         f"{bps / 8 * PAYLOAD_PER_FRAME / FRAME_BYTES / 1e6:.2f} MB/s |")
+        lines.append("")
+
+    # 1. matrix
+    summary = read_text(os.path.join(out, "matrix", "summary.txt"))
+    if summary:
+        lines += ["## 1. Point-to-point matrix", "",
+                  "Every pair of hosts, in the rounds of a round-robin tournament: the pairs of a "
+                  "round are disjoint, so each link carries one pair's traffic. Latency is the "
+                  "half round trip of 8 B (one pair at a time), bandwidth one-way at the matrix "
+                  "size. A host's capacity is its best link; slow means below the threshold "
+                  "fraction of the median host.", "", "```", summary.strip(), "```", ""]
+        for png in ("matrix_bandwidth.png", "matrix_latency.png"):
+            if os.path.exists(os.path.join(out, "matrix", png)):
+                lines.append(f"![{png}](matrix/{png})")
+        lines += ["", "Data: [matrix/links.csv](matrix/links.csv), "
+                  "[matrix/hosts.csv](matrix/hosts.csv).", ""]
+
+    # 2. sweep
+    medians = allreduce_medians(out)
+    if medians:
+        lines += ["## 2. Allreduce sweep", ""]
+        for transport in sorted({k[0] for k in medians}):
+            for p in sorted({k[2] for k in medians if k[0] == transport}):
+                sizes = sorted({k[3] for k in medians if k[0] == transport and k[2] == p})
+                big = [s for s in sizes if s >= 2**20] or sizes
+                algs = sorted({k[1] for k in medians if k[0] == transport and k[2] == p},
+                              key=lambda a: (MODELLED + ["mpi"]).index(a)
+                              if a in MODELLED + ["mpi"] else 99)
+                lines += [f"**{transport}, p = {p}**: median time (busbw) per size", "",
+                          "| algorithm | " + " | ".join(size_label(s) for s in big) + " |",
+                          "|---|" + "---|" * len(big)]
+                for a in algs:
+                    cells = []
+                    for s in big:
+                        t = medians.get((transport, a, p, s))
+                        if t is None:
+                            cells.append("")
+                        else:
+                            busbw = s / (t * 1e-6) * 2 * (p - 1) / p
+                            cells.append(f"{t / 1e3:.1f} ms ({busbw / 1e6:.2f} MB/s)")
+                    lines.append(f"| {a} | " + " | ".join(cells) + " |")
+                lines.append("")
+        sweep_pngs = [p for p in glob.glob(os.path.join(out, "plots", "*.png"))
+                      if not os.path.basename(p).startswith(("fit", "predict", "scaling"))]
+        for png in relative(out, sweep_pngs):
+            lines.append(f"![{os.path.basename(png)}]({png})")
+        lines.append("")
+
+    # 3. fit
+    # The tool's own "wrote PATH" lines name files of the run's machine.
+    fit_report = "\n".join(line for line in read_text(os.path.join(out, "fit", "report.txt"))
+                           .splitlines() if not line.startswith("wrote ")
+                           and not line.endswith(".png"))
+    if fit_report:
+        lines += ["## 3. Fitted models and selection", "",
+                  "`collbench-fit` on every CSV of the sweep: Hockney α, β of the ping-pong, γ of "
+                  "the reduction kernel, the bottom-up prediction of each algorithm from its own "
+                  "cost terms, top-down fits, and the selection table.", "", "```",
+                  fit_report.strip(), "```", ""]
+        errors = bottom_up_errors(out, 2**20)
+        if errors:
+            lines += ["Bottom-up prediction against measurement at sizes >= 1 MiB:", "",
+                      "| transport | algorithm | points | median error | max error |",
+                      "|---|---|---|---|---|"]
+            for (transport, algorithm), pts in sorted(errors.items()):
+                rel = [abs(x[4]) for x in pts]
+                lines.append(f"| {transport} | {algorithm} | {len(pts)} | "
+                             f"{100 * statistics.median(rel):.1f}% | {100 * max(rel):.1f}% |")
+            lines.append("")
+        fit_pngs = [p for p in glob.glob(os.path.join(out, "plots", "*.png"))
+                    if os.path.basename(p).startswith("fit")]
+        for png in relative(out, fit_pngs):
+            lines.append(f"![{os.path.basename(png)}]({png})")
+        lines.append("")
+        for model_dir in sorted(glob.glob(os.path.join(out, "predict", "*"))):
+            model = os.path.basename(model_dir)
+            text = "\n".join(line for line in read_text(os.path.join(model_dir, "report.txt"))
+                             .splitlines() if not line.startswith("wrote ")
+                             and not line.endswith(".png"))
+            if not text:
+                continue
+            lines += [f"### Predicted scaling: {model}", "", "```", text.strip(), "```", ""]
+            for png in relative(out, glob.glob(os.path.join(model_dir, "*.png"))):
+                lines.append(f"![{os.path.basename(png)}]({png})")
+            lines.append("")
+
+    # 4. checks against the configuration (netsim only)
+    if rates:
+        checks = netsim_checks(out)
+        passed = sum(1 for c in checks if c[3])
+        lines += ["## Measurements against the emulated configuration", "",
+                  f"{passed} of {len(checks)} checks pass (the checks of the `netsim_e2e` test).",
+                  "", checks_table(checks), ""]
+
+    path = os.path.join(out, "report.md")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines).rstrip() + "\n")
+    print(path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("matrix", help="heatmaps of collbench-linkmatrix's links CSV")
+    m.add_argument("--links", required=True)
+    m.add_argument("--out", required=True)
+    s = sub.add_parser("slow-hosts", help="hosts the matrix names as slow")
+    s.add_argument("--hosts-csv", required=True)
+    c = sub.add_parser("netsim-check", help="measurements against the netsim configuration")
+    c.add_argument("--out", required=True)
+    c.add_argument("--bandwidth-tolerance", type=float, default=0.10)
+    c.add_argument("--ring-fraction", type=float, default=0.85)
+    c.add_argument("--ps-factor", type=float, default=0.75)
+    c.add_argument("--prediction-tolerance", type=float, default=0.20)
+    r = sub.add_parser("report", help="OUT/report.md")
+    r.add_argument("--out", required=True)
+    args = parser.parse_args()
+    try:
+        if args.command == "matrix":
+            cmd_matrix(args)
+        elif args.command == "slow-hosts":
+            cmd_slow_hosts(args)
+        elif args.command == "netsim-check":
+            return cmd_netsim_check(args)
+        elif args.command == "report":
+            cmd_report(args)
+    except InputError as e:
+        print(f"characterize_report.py: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
