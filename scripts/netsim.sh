@@ -23,7 +23,7 @@
 #       Runs `mpirun MPIRUN_ARGS` from inside h0's namespace with a hostfile of the hosts
 #       (K slots each, default 1), a launch agent that starts orted inside each host's
 #       namespace (with its own hostname), the TCP BTL and OOB restricted to the test
-#       subnet, pml ob1, the TCP BTL without its put protocol (see TCP_BTL_FLAGS),
+#       subnet, pml ob1, the TCP BTL tuned for slow links (see TCP_BTL_FLAGS),
 #       mpi_yield_when_idle and --oversubscribe. An --mca NAME in MPIRUN_ARGS replaces
 #       the default for NAME (mpirun refuses a parameter given twice).
 #   netsim.sh exec [--id ID] HOST CMD [ARGS...]
@@ -327,7 +327,7 @@ cmd_up() {
   ip -n "$sw" link add br0 type bridge stp_state 0 forward_delay 0
   ip -n "$sw" link set br0 up
 
-  local ns addr bps b limit hosts_text
+  local ns addr bps b limit tsq hosts_text
   hosts_text="127.0.0.1 localhost"$'\n'
   for ((i = 0; i < n; i++)); do
     hosts_text+="$subnet.$((i + 1)) h$i"$'\n'
@@ -338,7 +338,13 @@ cmd_up() {
     ip netns add "$ns"
     mkdir -p "/etc/netns/$ns"
     printf '%s' "$hosts_text" >"/etc/netns/$ns/hosts"
-    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    # TCP Small Queues: at most ~0.5 ms of the rate (at least 16 KiB) of one
+    # socket's data waits in the link's queue, as a real NIC's byte queue limit
+    # keeps it short; the kernel's 4 MiB default is 170 ms at 200 Mbit/s, and
+    # acknowledgements and MPI control messages to other peers wait behind it.
+    tsq=$(awk -v r="$(rate_bps "${rates[i]}")" 'BEGIN { t = r / 8 * 0.0005; if (t < 16384) t = 16384; printf "%.0f", t }')
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 \
+      net.ipv4.tcp_limit_output_bytes="$tsq"
     ip -n "$ns" link set lo up
     # The host's port is eth0; the switch's port for it is named after the host.
     ip -n "$ns" link add eth0 type veth peer name "h$i" netns "$sw"
@@ -431,15 +437,23 @@ cmd_agent() {
 }
 
 # ---------------------------------------------------------------- mpirun
-# The TCP BTL's flags without "put" (and "hetero-rdma"): with put, OpenMPI sends
-# the rest of a large message as ONE fragment, and a control message for the
-# opposite direction (the rendezvous reply of a simultaneous exchange) queues
-# behind it in the same connection until the whole message is out: pairwise
-# exchanges (recursive doubling, Rabenseifner, sharded parameter server) then
-# run half duplex, at up to twice their time, depending on event order. Without
-# put, large messages go as a pipeline of btl_tcp_max_send_size fragments and
-# control messages wait behind at most a few of them.
+# OpenMPI's TCP BTL for links hundreds of times slower than the fabrics its
+# byte-sized buffers and thresholds were chosen for (tests/netsim_e2e.sh
+# measured each choice; docs/characterize.md has the numbers):
+# - flags without "put" (and "hetero-rdma"): with put, the rest of a large
+#   message goes as ONE fragment, and a control message for the opposite
+#   direction (the rendezvous reply of a simultaneous exchange) waits behind
+#   it until the whole message is out: pairwise exchanges then run half duplex
+#   at up to twice their time, depending on event order;
+# - btl_tcp_sndbuf 128 KiB (the kernel doubles it; autotuning lets a socket
+#   grow to 4 MiB, 170 ms at 200 Mbit/s): what a control message can find
+#   queued ahead of it in the same connection;
+# - eager limit and fragment size 1 MiB: a rendezvous round trip crosses the
+#   peers' queues, which at these rates take milliseconds, so a message of up
+#   to 1 MiB (a ring step of a 4 MiB allreduce on 4 ranks) goes in one trip.
 readonly TCP_BTL_FLAGS=send,inplace,need-ack,need-csum
+readonly TCP_BTL_SNDBUF=131072
+readonly TCP_BTL_EAGER=1048576
 
 cmd_mpirun() {
   need_root
@@ -473,6 +487,10 @@ cmd_mpirun() {
     pml ob1
     btl self,vader,tcp
     btl_tcp_flags "$TCP_BTL_FLAGS"
+    btl_tcp_sndbuf "$TCP_BTL_SNDBUF"
+    btl_tcp_eager_limit "$TCP_BTL_EAGER"
+    btl_tcp_rndv_eager_limit "$TCP_BTL_EAGER"
+    btl_tcp_max_send_size "$TCP_BTL_EAGER"
     btl_tcp_if_include "$subnet.0/24"
     oob_tcp_if_include "$subnet.0/24"
     mpi_yield_when_idle 1

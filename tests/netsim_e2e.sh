@@ -60,9 +60,15 @@ build=$(cd "$build" && pwd)
 
 clusters=()
 tmp_out=""
+step_pid=""
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
+  if [[ -n $step_pid ]]; then
+    # timeout passes the signal on to the step's whole process group.
+    kill -TERM "$step_pid" 2>/dev/null || true
+    wait "$step_pid" 2>/dev/null || true
+  fi
   for id in "${clusters[@]}"; do "$netsim" down "$id" >/dev/null 2>&1 || true; done
   [[ -n $tmp_out ]] && rm -rf "$tmp_out"
   exit "$status"
@@ -84,6 +90,24 @@ remaining() {
   echo "$left"
 }
 suffix=$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n')
+# run_step WHAT CMD...: runs CMD within what is left of the budget. In the
+# background and waited for, so that an interrupt stops it at once (bash runs
+# a trap only after the foreground command ends).
+run_step() {
+  local what=$1 status=0
+  shift
+  timeout "$(remaining)" "$@" &
+  step_pid=$!
+  wait "$step_pid" || status=$?
+  step_pid=""
+  if ((status == 124)); then
+    echo "netsim_e2e.sh: $what ran out of the ${budget} s budget" >&2
+    exit 1
+  elif ((status != 0)); then
+    echo "netsim_e2e.sh: $what failed (status $status)" >&2
+    exit 1
+  fi
+}
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- A: slow host
@@ -91,7 +115,8 @@ echo "== A: 4 hosts at 200mbit, h3 at 50mbit: link matrix"
 id_a=e2e${suffix}a
 "$netsim" up 4 --rate 200mbit --slow h3:50mbit --id "$id_a" --owner $$ >/dev/null
 clusters+=("$id_a")
-timeout "$(remaining)" "$characterize" --netsim "$id_a" --out "$out/slow_host" --build "$build" \
+run_step "characterize.sh on cluster A" \
+  "$characterize" --netsim "$id_a" --out "$out/slow_host" --build "$build" \
   --steps matrix,report --matrix-iterations 3 --force \
   --title "netsim: 4 hosts at 200 Mbit/s, h3 at 50 Mbit/s (link matrix)"
 "$netsim" down "$id_a" >/dev/null
@@ -107,7 +132,8 @@ clusters+=("$id_b")
 # fits) in tbf's token bucket and leaves at once instead of at the rate, an
 # artefact of the emulation and not of the link it stands for; and 64 KiB,
 # OpenMPI's TCP eager limit, where the rendezvous switch adds a round trip.
-timeout "$(remaining)" "$characterize" --netsim "$id_b" --out "$out/uniform" --build "$build" \
+run_step "characterize.sh on cluster B" \
+  "$characterize" --netsim "$id_b" --out "$out/uniform" --build "$build" \
   --matrix-iterations 3 --sizes 1KiB:16MiB:x4 --p2p-sizes 8B,64B,256KiB:16MiB:x4 \
   --local-sizes 4KiB:16MiB:x4 --force --title "netsim: 4 hosts at 200 Mbit/s"
 "$netsim" down "$id_b" >/dev/null

@@ -50,10 +50,11 @@ class TreeAllreduce final : public detail::AllreduceBase {
     } else {
       finish_average({0, count});
     }
+    // One child at a time: concurrent sends would share this rank's link and
+    // delay the farthest subtree, costing more than the model's nβ per round.
     for (auto child = children_.rbegin(); child != children_.rend(); ++child) {
-      requests_.push_back(send(out_, count, *child, kBroadcastTag));
+      transport_.wait(send(out_, count, *child, kBroadcastTag));
     }
-    wait_all(requests_);
   }
 
  private:
