@@ -21,10 +21,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  return fmt::format("{}", fmt::join(items, separator));
-}
-
 std::string or_none(const std::string& value) { return value.empty() ? "(none)" : value; }
 
 std::vector<std::string> sources_of(const std::vector<const Measurement*>& points) {
@@ -46,14 +42,14 @@ std::string describe_sizes(const std::vector<const Measurement*>& points) {
                         ? fmt::format("{} B at {} ranks", m->bytes, m->ranks)
                         : fmt::format("{} B", m->bytes));
   }
-  return items.empty() ? "none" : join(items, ", ");
+  return items.empty() ? "none" : fmt::to_string(fmt::join(items, ", "));
 }
 
 [[noreturn]] void too_few_points(const std::vector<const Measurement*>& points,
                                  const std::string& what, int needed, const std::string& why) {
   throw std::runtime_error(
       fmt::format("{}: too few points for the {}: {} distinct point{} ({}); needs at least {} {}",
-                  join(sources_of(points), ", "), what, points.size(),
+                  fmt::to_string(fmt::join(sources_of(points), ", ")), what, points.size(),
                   points.size() == 1 ? "" : "s", describe_sizes(points), needed, why));
 }
 

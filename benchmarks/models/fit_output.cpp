@@ -29,14 +29,10 @@ std::string per_second(double seconds_per_byte) {
   return seconds_per_byte > 0 ? number(1e-9 / seconds_per_byte) : "";
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  return fmt::format("{}", fmt::join(items, separator));
-}
-
 std::string join_ranks(const std::vector<int>& ranks) {
   std::vector<std::string> items;
   for (int r : ranks) items.push_back(std::to_string(r));
-  return join(items, ";");
+  return fmt::to_string(fmt::join(items, ";"));
 }
 
 std::string percent(double fraction) {
@@ -142,7 +138,7 @@ void write_models_csv(const std::string& path, const FitResults& results) {
                         number(f.quality.median_rel_err),
                         number(f.quality.max_rel_err),
                         f.note,
-                        join(f.sources, ";")});
+                        fmt::to_string(fmt::join(f.sources, ";"))});
     }
   });
 }
@@ -261,7 +257,7 @@ std::string format_report(const FitResults& results, const LoadSummary& summary,
       if (!f->note.empty()) notes[f->note].push_back(f->algorithm);
     }
     for (const auto& [note, names] : notes) {
-      line(fmt::format("  {}: {}", join(names, ", "), note));
+      line(fmt::format("  {}: {}", fmt::to_string(fmt::join(names, ", ")), note));
     }
 
     // Bottom-up error per rank count shows where a model stops describing

@@ -26,10 +26,6 @@ namespace {
 constexpr std::string_view kRequiredColumns[] = {
     "family", "transport", "provider", "algorithm", "ranks", "dtype", "op", "bytes", "median_us"};
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  return fmt::format("{}", fmt::join(items, separator));
-}
-
 struct RowContext {
   const std::string& source;
   std::size_t row;  // 1 = first data row
@@ -78,9 +74,9 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
   }
   if (!missing.empty()) {
     std::vector<std::string> required(std::begin(kRequiredColumns), std::end(kRequiredColumns));
-    throw std::runtime_error(fmt::format("{}: missing column{} {}; collbench-fit needs {}", source,
-                                         missing.size() > 1 ? "s" : "", join(missing, ", "),
-                                         join(required, ", ")));
+    throw std::runtime_error(fmt::format(
+        "{}: missing column{} {}; collbench-fit needs {}", source, missing.size() > 1 ? "s" : "",
+        fmt::to_string(fmt::join(missing, ", ")), fmt::to_string(fmt::join(required, ", "))));
   }
   if (table.rows.empty()) {
     throw std::runtime_error(

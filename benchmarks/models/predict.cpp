@@ -39,10 +39,6 @@ constexpr NetworkPreset kPresets[] = {
     {"ndr", "InfiniBand NDR 4x: 400 Gb/s data, ~0.6 µs latency", 0.6e-6, 400.0},
 };
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  return fmt::format("{}", fmt::join(items, separator));
-}
-
 double parse_field(const CsvTable& table, const std::vector<std::string>& row,
                    std::string_view column, const std::string& path, std::size_t row_number) {
   const std::string& text = row[static_cast<std::size_t>(table.column(column))];
@@ -72,7 +68,7 @@ std::span<const NetworkPreset> network_presets() { return kPresets; }
 std::string network_preset_names() {
   std::vector<std::string> names;
   for (const NetworkPreset& preset : kPresets) names.emplace_back(preset.name);
-  return join(names, ", ");
+  return fmt::to_string(fmt::join(names, ", "));
 }
 
 std::string_view to_string(Overlap overlap) {
@@ -123,7 +119,7 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
   if (!missing.empty()) {
     throw std::runtime_error(
         fmt::format("{}: missing column{} {}; expected collbench-fit's models.csv", path,
-                    missing.size() > 1 ? "s" : "", join(missing, ", ")));
+                    missing.size() > 1 ? "s" : "", fmt::to_string(fmt::join(missing, ", "))));
   }
   const auto field = [&](const std::vector<std::string>& row, std::string_view column) {
     return row[static_cast<std::size_t>(table.column(column))];
@@ -159,7 +155,7 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
     throw std::runtime_error(
         fmt::format("{}: {} p2p fits match; choose one with --transport, "
                     "--provider, --placement: {}",
-                    path, links.size(), join(choices, "; ")));
+                    path, links.size(), fmt::to_string(fmt::join(choices, "; "))));
   }
   const std::vector<std::string>& link = table.rows[links.front()];
   Network network;

@@ -41,13 +41,13 @@ class RingAllreduce final : public detail::AllreduceBase {
         spec.segment_bytes > 0 ? spec.segment_bytes : kDefaultSegmentBytes;
     segment_elements_ = std::max<std::size_t>(1, segment_bytes / element_bytes_);
     const std::size_t largest_chunk = detail::partition(spec.count, ranks_, 0).count;
-    max_segments_ = segments_in(largest_chunk);
+    const std::size_t max_segments = segments_in(largest_chunk);
     for (auto& staging : staging_) staging = allocate_workspace(largest_chunk);
-    for (auto& requests : step_receives_) requests.reserve(max_segments_);
+    for (auto& requests : step_receives_) requests.reserve(max_segments);
     const auto steps = static_cast<std::size_t>(ranks_ - 1);
-    allgather_receives_.reserve(steps * max_segments_);
-    sends_.reserve(2 * steps * max_segments_);
-    final_sends_.reserve(2 * max_segments_);
+    allgather_receives_.reserve(steps * max_segments);
+    sends_.reserve(2 * steps * max_segments);
+    final_sends_.reserve(2 * max_segments);
   }
 
   void run() override {
@@ -144,7 +144,6 @@ class RingAllreduce final : public detail::AllreduceBase {
   const int left_;
   const int right_;
   std::size_t segment_elements_ = 1;
-  std::size_t max_segments_ = 0;
   std::byte* staging_[2] = {};
   std::vector<RequestId> step_receives_[2];
   std::vector<RequestId> allgather_receives_;

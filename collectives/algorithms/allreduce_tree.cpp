@@ -33,7 +33,6 @@ class TreeAllreduce final : public detail::AllreduceBase {
       if (rank_ + distance < ranks_) children_.push_back(rank_ + distance);
     }
     if (!children_.empty()) staging_ = allocate_workspace(spec.count);
-    requests_.reserve(children_.size() + 1);
   }
 
   void run() override {
@@ -61,7 +60,6 @@ class TreeAllreduce final : public detail::AllreduceBase {
   int parent_ = -1;
   std::vector<int> children_;  // nearest first
   std::byte* staging_ = nullptr;
-  std::vector<RequestId> requests_;
 };
 
 CostTerms tree_cost(int p, double n) {
