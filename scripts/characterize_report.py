@@ -17,12 +17,13 @@ file or column, no usable rows) prints one line on stderr and exits with status 
 
 import argparse
 import collections
-import csv
 import glob
 import math
 import os
 import statistics
 import sys
+
+from collbench_csv import InputError, read_rows, size_label
 
 # What tbf counts per full TCP segment at MTU 1500 with timestamps (scripts/netsim.sh).
 PAYLOAD_PER_FRAME = 1448
@@ -32,37 +33,12 @@ FRAME_BYTES = 1514
 MODELLED = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded"]
 
 
-class InputError(Exception):
-    """Bad input: one line on stderr, exit status 2."""
-
-
-def read_csv(path, required=(), purpose="this command"):
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            rows = list(reader)
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror}") from e
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise InputError(f"{path}: missing column(s) {', '.join(missing)} (needed by {purpose})")
-    return rows
-
-
 def number(text, default=math.nan):
     try:
         value = float(text)
     except (TypeError, ValueError):
         return default
     return value if math.isfinite(value) else default
-
-
-def size_label(n):
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:g} {unit}"
-    return f"{n:g} B"
 
 
 def read_env(path):
@@ -79,7 +55,7 @@ def read_env(path):
 # --------------------------------------------------------------------------- matrix
 
 def load_links(path):
-    rows = read_csv(path, ["src", "dst", "latency_us", "bandwidth_GBps", "slow"], "the matrix")
+    rows = read_rows(path, ["src", "dst", "latency_us", "bandwidth_GBps", "slow"], "the matrix")
     if not rows:
         raise InputError(f"{path}: no links")
     hosts = []
@@ -92,6 +68,7 @@ def load_links(path):
 
 def cmd_matrix(args):
     rows, hosts = load_links(args.links)
+    os.makedirs(args.out, exist_ok=True)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -141,7 +118,7 @@ def cmd_matrix(args):
 
 
 def slow_hosts(hosts_csv):
-    rows = read_csv(hosts_csv, ["host", "slow"], "slow-hosts")
+    rows = read_rows(hosts_csv, ["host", "slow"], "slow-hosts")
     return [r["host"] for r in rows if r["slow"] == "yes"]
 
 
@@ -156,7 +133,7 @@ def allreduce_medians(out):
     """(transport, algorithm, ranks, bytes) -> median over repetitions of median_us."""
     samples = collections.defaultdict(list)
     for path in sorted(glob.glob(os.path.join(out, "sweep", "allreduce_*.csv"))):
-        for r in read_csv(path, ["family", "algorithm", "ranks", "bytes", "median_us"], "report"):
+        for r in read_rows(path, ["family", "algorithm", "ranks", "bytes", "median_us"], "report"):
             if r["family"] != "allreduce" or r.get("check") == "wrong":
                 continue
             t = number(r["median_us"])
@@ -170,7 +147,7 @@ def hockney_fits(out):
     path = os.path.join(out, "fit", "models.csv")
     if not os.path.exists(path):
         return []
-    return [r for r in read_csv(path, ["model", "beta_ns_per_byte"], "the report")
+    return [r for r in read_rows(path, ["model", "beta_ns_per_byte"], "the report")
             if r["model"] == "hockney"]
 
 
@@ -178,7 +155,7 @@ def predictions(out):
     path = os.path.join(out, "fit", "predictions.csv")
     if not os.path.exists(path):
         return []
-    return read_csv(path)
+    return read_rows(path, (), "the report")
 
 
 def bottom_up_errors(out, min_bytes):
@@ -229,7 +206,7 @@ def netsim_checks(out, bw_tolerance=0.10, ring_fraction=0.85, ps_factor=0.75,
     expected_slow = sorted(h for h, r in rates.items() if r < (1 - threshold) * median_rate)
     if os.path.exists(hosts_csv):
         named = sorted(slow_hosts(hosts_csv))
-        links = read_csv(os.path.join(out, "matrix", "links.csv"))
+        links = read_rows(os.path.join(out, "matrix", "links.csv"), ["src", "dst", "slow"], "netsim-check")
         unexplained = [f"{r['src']}->{r['dst']}" for r in links
                        if r["slow"] == "yes" and r.get("explained_by_host") != "yes"]
         checks.append(("matrix: slow hosts named", " ".join(named) or "none",

@@ -10,30 +10,15 @@ Markdown table per other transport/provider: rows are sizes, columns are
 algorithms, cells are `time over that transport / time over MPI` (below 1:
 faster than over MPI). Exit status 2 with one message on bad input.
 """
-import csv
 import statistics
 import sys
 from collections import defaultdict
 
+from collbench_csv import InputError, format_bytes, read_rows
+
 REQUIRED = ["family", "transport", "provider", "ranks", "algorithm", "bytes", "median_us",
             "workload"]
 ORDER = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded"]
-
-
-class InputError(Exception):
-    pass
-
-
-def load(path):
-    try:
-        with open(path, newline="") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-            if missing:
-                raise InputError(f"{path}: not a collbench CSV, missing columns {', '.join(missing)}")
-            return list(reader)
-    except OSError as error:
-        raise InputError(f"{path}: {error.strerror}") from error
 
 
 def medians(rows):
@@ -46,24 +31,17 @@ def medians(rows):
     return {key: statistics.median(values) for key, values in samples.items()}
 
 
-def format_bytes(size):
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale} {unit}"
-    return f"{size} B"
-
-
 def main(argv):
     if len(argv) < 3 or argv[1] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if len(argv) >= 2 and argv[1] in ("-h", "--help") else 2
-    baseline = medians(load(argv[1]))
+    baseline = medians(read_rows(argv[1], REQUIRED, "compare_transports.py"))
     mpi = {(ranks, algorithm, size): t for (transport, _, ranks, algorithm, size), t in baseline.items()
            if transport == "mpi"}
     if not mpi:
         raise InputError(f"{argv[1]}: no allreduce rows over the mpi transport")
     for path in argv[2:]:
-        other = medians(load(path))
+        other = medians(read_rows(path, REQUIRED, "compare_transports.py"))
         groups = defaultdict(dict)
         for (transport, provider, ranks, algorithm, size), t in other.items():
             if transport == "mpi" or (ranks, algorithm, size) not in mpi:

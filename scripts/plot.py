@@ -18,12 +18,13 @@ values) prints one line on stderr and exits with status 2, before any PNG is wri
 
 import argparse
 import collections
-import csv
 import math
 import os
 import re
 import statistics
 import sys
+
+from collbench_csv import InputError, read_rows, size_label
 
 COLORS = {  # one color per algorithm everywhere, in registry order
     "ring": "tab:blue",
@@ -39,37 +40,12 @@ COLORS = {  # one color per algorithm everywhere, in registry order
 ORDER = list(COLORS)
 
 
-class InputError(Exception):
-    """Bad input: reported on one line, exit status 2."""
-
-
 def algorithm_order(names):
     return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
 
 
 def color(name):
     return COLORS.get(name)
-
-
-def read_rows(path, required, purpose):
-    """Rows of a CSV as dicts, after checking that it exists, has a header and every
-    required column."""
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames
-            rows = list(reader)
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror}") from e
-    except csv.Error as e:
-        raise InputError(f"{path}: malformed CSV: {e}") from e
-    if not header:
-        raise InputError(f"{path}: empty file; {purpose} needs a CSV with a header")
-    missing = [c for c in required if c not in header]
-    if missing:
-        s = "s" if len(missing) > 1 else ""
-        raise InputError(f"{path}: missing column{s} {', '.join(missing)} (needed by {purpose})")
-    return rows
 
 
 def number(row, column, path, index):
@@ -86,13 +62,6 @@ def number(row, column, path, index):
 def slug(*parts):
     text = "_".join(p for p in parts if p != "")
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text.replace("=", "")).strip("_")
-
-
-def size_label(n, _pos=None):
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:g} {unit}"
-    return f"{n:g} B"
 
 
 def pyplot():

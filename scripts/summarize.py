@@ -15,27 +15,16 @@ Standard library only (runs with any python3). Bad input: one line on stderr,
 exit status 2.
 """
 
-import csv
 import statistics
 import sys
 from collections import defaultdict
+
+from collbench_csv import InputError, format_bytes, read_rows
 
 REQUIRED = ["benchmark", "family", "transport", "provider", "algorithm", "ranks", "dtype", "op",
             "bytes", "workload", "median_us", "busbw_GBps", "check", "wrong_elements"]
 # The order algorithms are listed in, as collbench lists them; others follow.
 ORDER = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded", "mpi"]
-
-
-class InputError(Exception):
-    pass
-
-
-def format_bytes(size):
-    """8 -> "8 B", 1536 -> "1.5 KiB", 2**26 -> "64 MiB" (as collbench's format_bytes)."""
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:.2f}".rstrip("0").rstrip(".") + " " + unit
-    return f"{size} B"
 
 
 def format_time(microseconds):
@@ -60,15 +49,7 @@ def table(header, rows, align):
 def load(paths):
     rows = []
     for path in paths:
-        try:
-            with open(path, newline="") as handle:
-                reader = csv.DictReader(handle)
-                missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-                if missing:
-                    raise InputError(f"{path}: not a collbench CSV, missing columns {', '.join(missing)}")
-                rows.extend(reader)
-        except OSError as error:
-            raise InputError(f"{path}: {error.strerror}") from error
+        rows.extend(read_rows(path, REQUIRED, "summarize.py"))
     if not rows:
         raise InputError(f"{', '.join(paths)}: no rows")
     return rows
