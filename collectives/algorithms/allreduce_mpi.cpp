@@ -90,13 +90,9 @@ class MpiAllreduce final : public detail::AllreduceBase {
 
   void run() override {
     const void* send_buffer = in_ == out_ ? MPI_IN_PLACE : static_cast<const void*>(in_);
-    const int rc =
-        MPI_Allreduce(send_buffer, out_, static_cast<int>(spec_.count), datatype_, op_, comm_);
-    // Formatted only on failure: run() allocates nothing.
-    if (rc != MPI_SUCCESS) {
-      check_mpi(rc, "MPI_Allreduce",
-                fmt::format("{} {} elements", spec_.count, to_string(spec_.dtype)));
-    }
+    check_mpi(
+        MPI_Allreduce(send_buffer, out_, static_cast<int>(spec_.count), datatype_, op_, comm_),
+        "MPI_Allreduce", "{} {} elements", spec_.count, to_string(spec_.dtype));
     finish_average({0, spec_.count});
   }
 

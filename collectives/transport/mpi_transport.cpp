@@ -32,8 +32,7 @@ int checked_count(std::size_t bytes, const char* call) {
 
 }  // namespace
 
-void check_mpi(int rc, const char* call, const std::string& context) {
-  if (rc == MPI_SUCCESS) return;
+void throw_mpi_error(int rc, const char* call, std::string_view context) {
   char text[MPI_MAX_ERROR_STRING] = {};
   int length = 0;
   MPI_Error_string(rc, text, &length);
@@ -92,12 +91,8 @@ RequestId MpiTransport::isend(std::span<const std::byte> data, int peer, int tag
   check_peer_and_tag(peer, tag);
   const int count = checked_count(data.size(), "MPI_Isend");
   const RequestId id = acquire(peer, tag, true);
-  // The context is formatted only on failure: these calls are in the timed
-  // region, which allocates nothing.
-  const int rc = MPI_Isend(data.data(), count, MPI_BYTE, peer, tag, comm_, &requests_[id]);
-  if (rc != MPI_SUCCESS) {
-    check_mpi(rc, "MPI_Isend", fmt::format("peer {}, tag {}, {} bytes", peer, tag, data.size()));
-  }
+  check_mpi(MPI_Isend(data.data(), count, MPI_BYTE, peer, tag, comm_, &requests_[id]), "MPI_Isend",
+            "peer {}, tag {}, {} bytes", peer, tag, data.size());
   count_send(data.size());
   return id;
 }
@@ -106,10 +101,8 @@ RequestId MpiTransport::irecv(std::span<std::byte> data, int peer, int tag) {
   check_peer_and_tag(peer, tag);
   const int count = checked_count(data.size(), "MPI_Irecv");
   const RequestId id = acquire(peer, tag, false);
-  const int rc = MPI_Irecv(data.data(), count, MPI_BYTE, peer, tag, comm_, &requests_[id]);
-  if (rc != MPI_SUCCESS) {
-    check_mpi(rc, "MPI_Irecv", fmt::format("peer {}, tag {}, {} bytes", peer, tag, data.size()));
-  }
+  check_mpi(MPI_Irecv(data.data(), count, MPI_BYTE, peer, tag, comm_, &requests_[id]), "MPI_Irecv",
+            "peer {}, tag {}, {} bytes", peer, tag, data.size());
   return id;
 }
 
@@ -120,20 +113,16 @@ void MpiTransport::wait_all(std::span<const RequestId> requests) {
   for (RequestId id : requests) scratch_.push_back(requests_[id]);
   const int count = static_cast<int>(scratch_.size());
   if (timeout().count() == 0) {
-    const int rc = MPI_Waitall(count, scratch_.data(), MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) {
-      check_mpi(rc, "MPI_Waitall", fmt::format("rank {}, {} requests", this->rank(), count));
-    }
+    check_mpi(MPI_Waitall(count, scratch_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
+              "rank {}, {} requests", this->rank(), count);
   } else {
     // MPI_Waitall cannot be bounded, so poll: the harness must never hang
     // forever on a peer that died or a schedule that deadlocked.
     const auto deadline = std::chrono::steady_clock::now() + timeout();
     int done = 0;
     for (std::uint64_t spins = 0;; ++spins) {
-      const int rc = MPI_Testall(count, scratch_.data(), &done, MPI_STATUSES_IGNORE);
-      if (rc != MPI_SUCCESS) {
-        check_mpi(rc, "MPI_Testall", fmt::format("rank {}, {} requests", this->rank(), count));
-      }
+      check_mpi(MPI_Testall(count, scratch_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall",
+                "rank {}, {} requests", this->rank(), count);
       if (done) break;
       if ((spins & 255) == 0 && std::chrono::steady_clock::now() > deadline) {
         for (std::size_t i = 0; i < requests.size(); ++i) requests_[requests[i]] = scratch_[i];
