@@ -145,6 +145,12 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--ofi-provider", "tcp"}, "--ofi-provider 'tcp' needs --transport ofi"},
       {{"--debug-slow-us", "5"}, "--debug-slow-us needs --debug-slow-rank"},
       {{"--debug-corrupt-elements", "3"}, "add --check"},
+      {{"--sizes", ""}, "--sizes is empty; accepted: "},
+      {{"--timeout", "-1"}, "--timeout: expected a number of seconds from 0 to 31536000, got '-1'"},
+      {{"--timeout", "nan"}, "got 'nan'"},
+      {{"--debug-stuck-rank", "1", "--debug-crash-rank", "2"}, "excludes"},
+      {{"--debug-fault-after", "2"}, "--debug-fault-after needs --debug-stuck-rank R"},
+      {{"--debug-crash-rank", "-1"}, "expected a whole number from 0 to 2147483647, got '-1'"},
   };
   for (const BadInput& bad : cases) {
     try {
@@ -155,6 +161,38 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
           << "for " << fmt::format("{}", fmt::join(bad.args, " ")) << ": " << error.what();
     }
   }
+}
+
+TEST(Options, DebugRanksMustBeRanksOfTheJob) {
+  EXPECT_NO_THROW(validate_for_ranks(parse_options({"--debug-stuck-rank", "2"}), 3));
+  for (const char* flag : {"--debug-slow-rank", "--debug-stuck-rank", "--debug-crash-rank"}) {
+    try {
+      validate_for_ranks(parse_options({flag, "3"}), 3);
+      ADD_FAILURE() << flag << " 3 accepted on 3 ranks";
+    } catch (const UsageError& error) {
+      EXPECT_EQ(std::string(error.what()),
+                fmt::format("{} 3: the job has 3 ranks; accepted: 0 to 2", flag));
+    }
+  }
+}
+
+TEST(Options, MalformedGoogleBenchmarkNumbersAreRefusedWithTheirForm) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--benchmark_repetitions=-1", "expected a whole number of repetitions >= 1"},
+      {"--benchmark_repetitions=2.5", "expected a whole number of repetitions >= 1"},
+      {"--benchmark_min_time=0.5s", "expected a number of seconds >= 0, e.g. 0.5"},
+      {"--benchmark_min_warmup_time=abc", "expected a number of seconds >= 0"},
+  };
+  for (const auto& [flag, message] : cases) {
+    try {
+      benchmark_run_flags({flag});
+      ADD_FAILURE() << flag << " accepted";
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find(flag + ": " + message), std::string::npos)
+          << error.what();
+    }
+  }
+  EXPECT_NO_THROW(benchmark_run_flags({"--benchmark_repetitions=3", "--benchmark_min_time=0"}));
 }
 
 TEST(Options, GoogleBenchmarkFlagsThatBreakLockStepAreRefused) {
@@ -180,7 +218,10 @@ TEST(Options, ConfigurationDigestNamesEachDifferingOption) {
                                                           {"--warmup", "3"},
                                                           {"--sync", "none"},
                                                           {"--families", "p2p"},
-                                                          {"--workload", "resnet50:ddp"}};
+                                                          {"--workload", "resnet50:ddp"},
+                                                          {"--timeout", "5"},
+                                                          {"--debug-stuck-rank", "1"},
+                                                          {"--debug-crash-rank", "1"}};
   const auto reference = configuration_fields(parse_options({}), {});
   for (const auto& variant : variants) {
     const auto fields = configuration_fields(parse_options(variant), {});

@@ -249,7 +249,15 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help
-    fmt::print(stderr, "collbench-catalog: {} (see collbench-catalog --help)\n", error.what());
+    std::string message = error.what();
+    const std::string_view first = argc > 1 ? argv[1] : "";
+    if (!list->parsed() && !show->parsed()) {
+      // CLI11 says "A subcommand is required" for a misspelt one too.
+      message = first.empty() || first.front() == '-'
+                    ? "a subcommand is required; accepted: list, show"
+                    : fmt::format("unknown subcommand '{}'; accepted: list, show", first);
+    }
+    fmt::print(stderr, "collbench-catalog: {} (see collbench-catalog --help)\n", message);
     return kUsageError;
   }
 

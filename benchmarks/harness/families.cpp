@@ -2,13 +2,19 @@
 #include "families.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -22,6 +28,7 @@ namespace collbench::harness {
 namespace {
 
 constexpr int kPingPongTag = 7;
+constexpr int kDiagnosisTag = 1;
 // Buffers start on cache-line (and AVX-512 vector) boundaries, so that a
 // size's timing does not depend on where malloc happened to put it.
 constexpr std::size_t kBufferAlignment = 64;
@@ -266,6 +273,75 @@ CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloa
 
 // ---------------------------------------------------------------------------
 
+namespace {
+
+std::string size_text(const BenchmarkCase& benchmark_case) {
+  if (benchmark_case.message_bytes.size() == 1) {
+    return fmt::format("{} per rank", format_bytes(benchmark_case.bytes()));
+  }
+  return fmt::format("{} per rank in {} messages", format_bytes(benchmark_case.bytes()),
+                     benchmark_case.message_bytes.size());
+}
+
+}  // namespace
+
+class Runner::Watchdog {
+ public:
+  Watchdog(int rank, std::chrono::milliseconds timeout)
+      : rank_(rank),
+        // Well after every bounded wait has timed out and been reported;
+        // staggered by rank so that one rank speaks first.
+        limit_(timeout + std::chrono::seconds(10) +
+               std::chrono::milliseconds(200) * std::min(rank, 50)),
+        thread_([this] { watch(); }) {}
+  ~Watchdog() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void arm(const BenchmarkCase& benchmark_case) {
+    case_.store(&benchmark_case, std::memory_order_relaxed);
+    since_.store(Clock::now().time_since_epoch().count(), std::memory_order_release);
+  }
+  void disarm() { since_.store(0, std::memory_order_relaxed); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void watch() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; })) {
+      const Clock::rep since = since_.load(std::memory_order_acquire);
+      if (since == 0 || Clock::now() - Clock::time_point(Clock::duration(since)) < limit_) continue;
+      const BenchmarkCase& stuck = *case_.load(std::memory_order_relaxed);
+      fmt::print(stderr,
+                 "collbench: rank {}: {} ({}): the MPI library's MPI_Allreduce has not returned "
+                 "after {} s and --timeout cannot interrupt it, so this rank ends the job; the "
+                 "ranks that had not arrived cannot be named from inside the library (--sync "
+                 "barrier, the default, names a rank that stops before the call)\n",
+                 rank_, stuck.name, size_text(stuck),
+                 std::chrono::duration_cast<std::chrono::seconds>(limit_).count());
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
+  }
+
+  const int rank_;
+  const std::chrono::milliseconds limit_;
+  std::atomic<Clock::rep> since_{0};  // 0: no library call in progress
+  std::atomic<const BenchmarkCase*> case_{nullptr};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts once everything above is initialized
+};
+
 struct Runner::Prepared {
   const BenchmarkCase* owner = nullptr;
   struct Message {
@@ -289,9 +365,18 @@ Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_com
       rank_(transport.rank()),
       ranks_(transport.size()) {
   if (auto* mpi = dynamic_cast<MpiTransport*>(&transport)) bare_comm_ = mpi->comm();
+  check_mpi(MPI_Comm_dup(comm_, &diagnosis_comm_), "MPI_Comm_dup", "timeout diagnosis");
+  mpi_algorithm_ = find_algorithm("mpi");
+  if (transport.timeout().count() > 0) {
+    watchdog_ = std::make_unique<Watchdog>(rank_, transport.timeout());
+  }
 }
 
-Runner::~Runner() = default;
+Runner::~Runner() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized == 0 && diagnosis_comm_ != MPI_COMM_NULL) MPI_Comm_free(&diagnosis_comm_);
+}
 
 void Runner::release() { prepared_.reset(); }
 
@@ -359,19 +444,63 @@ void Runner::build_algorithms(const BenchmarkCase& benchmark_case, Prepared& pre
   }
 }
 
+void Runner::wait_bounded(MPI_Request& request, const char* what, bool sleeping) {
+  const std::chrono::milliseconds timeout = transport_.timeout();
+  if (timeout.count() == 0 && !sleeping) {
+    check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait", "{}", what);
+    return;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int done = 0;
+  for (std::uint64_t polls = 0;; ++polls) {
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", "{}", what);
+    if (done != 0) return;
+    if (sleeping) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (timeout.count() > 0 && (sleeping || (polls & 255) == 0) &&
+        std::chrono::steady_clock::now() > deadline) {
+      throw TimeoutError(
+          fmt::format("rank {}: timed out after {} ms in {}", rank_, timeout.count(), what));
+    }
+  }
+}
+
+void Runner::allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op,
+                       const char* what) {
+  if (transport_.timeout().count() == 0) {
+    check_mpi(MPI_Allreduce(send, receive, count, type, op, comm_), "MPI_Allreduce", "{}", what);
+    return;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(send, receive, count, type, op, comm_, &request), "MPI_Iallreduce", "{}",
+            what);
+  wait_bounded(request, what);
+}
+
+void Runner::broadcast(void* data, int count, MPI_Datatype type, int root, const char* what) {
+  if (transport_.timeout().count() == 0) {
+    check_mpi(MPI_Bcast(data, count, type, root, comm_), "MPI_Bcast", "{}", what);
+    return;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibcast(data, count, type, root, comm_, &request), "MPI_Ibcast", "{}", what);
+  wait_bounded(request, what);
+}
+
 void Runner::synchronize() {
-  if (options_.sync == SyncMode::barrier) check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+  if (options_.sync != SyncMode::barrier) return;
+  if (transport_.timeout().count() == 0) {
+    check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+    return;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+  wait_bounded(request, "the barrier before a call");
 }
 
 void Runner::wait_for_all_ranks_sleeping() {
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
-  int done = 0;
-  while (true) {
-    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", "Ibarrier");
-    if (done != 0) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
+  wait_bounded(request, "the barrier after a p2p or local call", /*sleeping=*/true);
 }
 
 double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
@@ -384,22 +513,28 @@ double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
         const MPI_Op op = options_.op == ReduceOp::min   ? MPI_MIN
                           : options_.op == ReduceOp::max ? MPI_MAX
                                                          : MPI_SUM;
+        if (watchdog_) watchdog_->arm(benchmark_case);
         const double start = MPI_Wtime();
         const int rc =
             MPI_Allreduce(message.in.data(), message.out.data(),
                           static_cast<int>(message.in.size() / dtype_size(options_.dtype)),
                           f32 ? MPI_FLOAT : MPI_DOUBLE, op, bare_comm_);
         const double elapsed = MPI_Wtime() - start;
+        if (watchdog_) watchdog_->disarm();
         check_mpi(rc, "MPI_Allreduce", "mpi_bare");
         return elapsed;
       }
+      const bool library = watchdog_ && benchmark_case.algorithm == mpi_algorithm_;
+      if (library) watchdog_->arm(benchmark_case);
       const double start = MPI_Wtime();
       for (Prepared::Message& message : prepared.messages) message.algorithm->run();
       if (rank_ == options_.debug_slow_rank && options_.debug_slow_us > 0) {
         std::this_thread::sleep_for(
             std::chrono::duration<double, std::micro>(options_.debug_slow_us));
       }
-      return MPI_Wtime() - start;
+      const double elapsed = MPI_Wtime() - start;
+      if (library) watchdog_->disarm();
+      return elapsed;
     }
     case Family::p2p: {
       // Round trips back to back, as OSU's latency loop: each send waits for
@@ -511,21 +646,19 @@ void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
   // take the first mismatch from the lowest rank that saw one.
   unsigned long long wrong = mine.wrong;
   unsigned long long total_wrong = 0;
-  check_mpi(MPI_Allreduce(&wrong, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_),
-            "MPI_Allreduce", "check result");
+  allreduce(&wrong, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+            "the agreement on the --check result");
   benchmark_case.checked = true;
   benchmark_case.wrong_elements = total_wrong;
   if (total_wrong == 0) return;
   int reporter = mine.wrong > 0 ? rank_ : ranks_;
   int first_reporter = ranks_;
-  check_mpi(MPI_Allreduce(&reporter, &first_reporter, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce",
-            "check reporter");
+  allreduce(&reporter, &first_reporter, 1, MPI_INT, MPI_MIN, "the agreement on the --check result");
   std::string detail = fmt::format("rank {}, {}", rank_, mine.first_mismatch);
   int length = static_cast<int>(detail.size());
-  check_mpi(MPI_Bcast(&length, 1, MPI_INT, first_reporter, comm_), "MPI_Bcast", "check detail");
+  broadcast(&length, 1, MPI_INT, first_reporter, "the agreement on the --check result");
   detail.resize(static_cast<std::size_t>(length));
-  check_mpi(MPI_Bcast(detail.data(), length, MPI_CHAR, first_reporter, comm_), "MPI_Bcast",
-            "check detail");
+  broadcast(detail.data(), length, MPI_CHAR, first_reporter, "the agreement on the --check result");
   benchmark_case.check_detail = detail;
 }
 
@@ -542,7 +675,7 @@ void Runner::calibrate_batch(BenchmarkCase& benchmark_case, Prepared& prepared) 
           std::ceil(kBatchSeconds / std::max(seconds_per_call, 1e-10)));
       calls = std::clamp<unsigned long long>(calls, 1, kMaxCalls);
     }
-    check_mpi(MPI_Bcast(&calls, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_), "MPI_Bcast", "batch size");
+    broadcast(&calls, 1, MPI_UNSIGNED_LONG_LONG, 0, "the agreement on the batch size");
     return calls;
   };
   benchmark_case.calls_per_sample = 1;
@@ -559,9 +692,107 @@ void Runner::calibrate_batch(BenchmarkCase& benchmark_case, Prepared& prepared) 
   }
 }
 
+void Runner::inject_fault() const {
+  if (rank_ == options_.debug_crash_rank) {
+    std::raise(SIGSEGV);
+  }
+  if (rank_ == options_.debug_stuck_rank) {
+    while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
+}
+
+namespace {
+
+std::string rank_list(const std::vector<int>& ranks) {
+  return fmt::format("rank{} {}", ranks.size() == 1 ? "" : "s", fmt::join(ranks, ", "));
+}
+
+}  // namespace
+
+void Runner::abort_on_timeout(const BenchmarkCase& benchmark_case, const std::string& detail) {
+  // Where every rank is: (benchmark index, phase, timed calls so far).
+  using Where = std::array<long long, 3>;
+  const Where mine = {benchmark_index_, static_cast<long long>(phase_),
+                      static_cast<long long>(timed_calls_)};
+  // Each rank that timed out tells every other rank where it waits, then
+  // listens. A rank that arrived at this call up to one timeout after this
+  // one times out up to one timeout after it, so listening that long hears
+  // every rank that arrived in time (capped: a hang of 5 minutes need not
+  // take 10 to report).
+  const auto listen = std::clamp<std::chrono::milliseconds>(
+      transport_.timeout(), std::chrono::seconds(1), std::chrono::seconds(10));
+  std::vector<Where> theirs(static_cast<std::size_t>(ranks_));
+  std::vector<MPI_Request> sends, receives(static_cast<std::size_t>(ranks_), MPI_REQUEST_NULL);
+  for (int r = 0; r < ranks_; ++r) {
+    if (r == rank_) continue;
+    MPI_Request& send = sends.emplace_back(MPI_REQUEST_NULL);
+    MPI_Isend(mine.data(), 3, MPI_LONG_LONG, r, kDiagnosisTag, diagnosis_comm_, &send);
+    MPI_Irecv(theirs[static_cast<std::size_t>(r)].data(), 3, MPI_LONG_LONG, r, kDiagnosisTag,
+              diagnosis_comm_, &receives[static_cast<std::size_t>(r)]);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + listen;
+  std::vector<bool> heard(static_cast<std::size_t>(ranks_), false);
+  heard[static_cast<std::size_t>(rank_)] = true;
+  for (int waiting = ranks_ - 1; waiting > 0 && std::chrono::steady_clock::now() < deadline;) {
+    for (int r = 0; r < ranks_; ++r) {
+      int done = 0;
+      if (heard[static_cast<std::size_t>(r)]) continue;
+      MPI_Test(&receives[static_cast<std::size_t>(r)], &done, MPI_STATUS_IGNORE);
+      if (done != 0) {
+        heard[static_cast<std::size_t>(r)] = true;
+        --waiting;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::vector<int> arrived, missing, elsewhere;
+  for (int r = 0; r < ranks_; ++r) {
+    if (!heard[static_cast<std::size_t>(r)]) {
+      missing.push_back(r);
+      continue;
+    }
+    arrived.push_back(r);
+    if (r != rank_ && theirs[static_cast<std::size_t>(r)] != mine) elsewhere.push_back(r);
+  }
+
+  if (arrived.front() == rank_) {
+    static constexpr const char* kPhases[] = {"setting up",     "the --check call",
+                                              "a warm-up call", "the batch calibration",
+                                              "timed call",     "the end of the benchmark"};
+    std::string where = kPhases[static_cast<int>(phase_)];
+    if (phase_ == Phase::timed) where += fmt::format(" {}", timed_calls_);
+    const std::string size = size_text(benchmark_case);
+    const std::string who =
+        missing.empty() ? fmt::format(
+                              "every rank had arrived and was waiting, so the call itself did not "
+                              "finish (a deadlock, or slower than --timeout {} s)",
+                              options_.timeout_seconds)
+                        : fmt::format("{} had not arrived ({} waiting)", rank_list(missing),
+                                      rank_list(arrived));
+    progress_.clear();
+    fmt::print(stderr,
+               "collbench: {} ({}) did not complete within --timeout {} s, at {}: {}{}; {}\n",
+               benchmark_case.name, size, options_.timeout_seconds, where, who,
+               elsewhere.empty() ? ""
+                                 : fmt::format(" ({} waiting elsewhere: in another benchmark or "
+                                               "phase)",
+                                               rank_list(elsewhere)),
+               detail);
+    std::fflush(stderr);
+  } else {
+    // The lowest rank that arrived reports, and its MPI_Abort ends this
+    // process too; aborting at the same time would garble mpirun's output.
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+  }
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // MPI_Abort does not return
+}
+
 void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case) {
   try {
     run_unguarded(state, benchmark_case);
+  } catch (const TimeoutError& timeout) {
+    abort_on_timeout(benchmark_case, timeout.what());
   } catch (const std::exception& error) {
     progress_.clear();
     fmt::print(stderr, "collbench: rank {}: {} failed: {}\n", rank_, benchmark_case.name,
@@ -573,13 +804,19 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case) {
 
 void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case) {
   const bool first_call = !benchmark_case.warmed_up && !benchmark_case.checked;
-  if (first_call && rank_ == 0) progress_.started(benchmark_case.name);
+  if (first_call) {
+    ++benchmark_index_;
+    timed_calls_ = 0;
+    if (rank_ == 0) progress_.started(benchmark_case.name);
+  }
+  phase_ = Phase::setup;
   Prepared& prepared = prepare(benchmark_case);
 
   // The --check call is an untimed call of the same algorithm on the same
   // buffers, so it counts as the first warm-up call.
   int warmup_calls = options_.warmup;
   if (options_.check && !benchmark_case.checked) {
+    phase_ = Phase::check;
     check(benchmark_case, prepared);
     --warmup_calls;
   }
@@ -596,12 +833,14 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
     std::memset(prepared.second.data(), 0, prepared.second.size());
   }
   if (!benchmark_case.warmed_up) {
+    phase_ = Phase::warmup;
     for (int i = 0; i < warmup_calls; ++i) {
       synchronize();
       call(benchmark_case, prepared);
     }
     if (benchmark_case.family == Family::p2p || benchmark_case.family == Family::local_reduce ||
         benchmark_case.family == Family::local_memcpy) {
+      phase_ = Phase::calibration;
       calibrate_batch(benchmark_case, prepared);
     }
     benchmark_case.warmed_up = true;
@@ -613,21 +852,26 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   std::vector<double> seconds;
   seconds.reserve(static_cast<std::size_t>(state.max_iterations / calls + 1));
   transport_.reset_counters();
+  const bool fault = benchmark_index_ == options_.debug_fault_after &&
+                     (rank_ == options_.debug_stuck_rank || rank_ == options_.debug_crash_rank);
+  phase_ = Phase::timed;
   while (state.KeepRunningBatch(calls)) {
+    if (fault) inject_fault();
+    ++timed_calls_;
     if (!benchmark_case.bare) synchronize();
     const double mine = call(benchmark_case, prepared);
     double slowest = 0;
-    check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce",
-              "iteration time");
+    allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, "the reduction of the iteration time");
     state.SetIterationTime(slowest);
     seconds.push_back(slowest / static_cast<double>(calls));
   }
+  phase_ = Phase::after;
   const auto iterations = static_cast<double>(seconds.size()) * static_cast<double>(calls);
   const std::uint64_t sent_bytes = transport_.bytes_sent();
   unsigned long long messages = transport_.messages_sent();
   unsigned long long all_messages = 0;
-  check_mpi(MPI_Allreduce(&messages, &all_messages, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_),
-            "MPI_Allreduce", "message count");
+  allreduce(&messages, &all_messages, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+            "the sum of the message counts");
   if (seconds.empty()) return;
 
   const Summary summary = summarize(seconds);

@@ -25,6 +25,17 @@
 // the untimed calls: the --check call first, which counts as one of the
 // --warmup calls; then the timed loop.
 //
+// Hang protection: every wait of the harness's own (the barrier, the
+// iteration-time reduction, the agreement on check results, the sleeping
+// wait of p2p and local) polls a non-blocking MPI call with the --timeout
+// deadline, as the transports' waits do. A rank whose wait times out tells
+// the others where it is and listens for a while for the ones that also
+// wait; the lowest rank heard from names the benchmark, its size and the
+// ranks that never arrived, and takes the job down (MPI_Abort, exit 1).
+// The MPI library's own blocking MPI_Allreduce (`mpi`, `mpi_bare`) cannot
+// be bounded: a watchdog thread, which makes no MPI call, ends the process
+// (and mpirun the job) when one has not returned long after the timeout.
+//
 // p2p and local: only rank 0's time counts (the other ranks contribute 0 to
 // the MAX). Ranks not taking part wait in a sleeping poll instead of MPI's
 // busy wait so that, oversubscribed, they do not steal the measured ranks'
@@ -125,13 +136,15 @@ class Runner {
   // One Google Benchmark call of `benchmark_case`. Check failures are
   // reported with state.SkipWithError on every rank; any other error aborts
   // the job (MPI_Abort) with a message, since a rank that stopped alone
-  // would leave the others waiting forever.
+  // would leave the others waiting forever; a timeout first finds out
+  // which ranks had not arrived (see above).
   void run(benchmark::State& state, BenchmarkCase& benchmark_case);
   // Frees the current benchmark's buffers and algorithm.
   void release();
 
  private:
   struct Prepared;
+  class Watchdog;
   void run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case);
   Prepared& prepare(const BenchmarkCase& benchmark_case);
   void build_algorithms(const BenchmarkCase& benchmark_case, Prepared& prepared);
@@ -143,6 +156,21 @@ class Runner {
   double call(const BenchmarkCase& benchmark_case, Prepared& prepared);
   void wait_for_all_ranks_sleeping();
   void synchronize();
+  // The harness's collectives on comm_, bounded by the transport's timeout
+  // (TimeoutError naming `what`); blocking calls when the timeout is 0.
+  void wait_bounded(MPI_Request& request, const char* what, bool sleeping = false);
+  void allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op,
+                 const char* what);
+  void broadcast(void* data, int count, MPI_Datatype type, int root, const char* what);
+  // After a TimeoutError: finds the ranks that had not arrived, reports
+  // them (from the lowest rank that had) and aborts the job.
+  [[noreturn]] void abort_on_timeout(const BenchmarkCase& benchmark_case,
+                                     const std::string& detail);
+  // --debug-stuck-rank and --debug-crash-rank.
+  void inject_fault() const;
+
+  // Where this rank is, for the timeout report.
+  enum class Phase { setup, check, warmup, calibration, timed, after };
 
   const Options& options_;
   Transport& transport_;
@@ -153,6 +181,12 @@ class Runner {
   int rank_ = 0;
   int ranks_ = 0;
   std::unique_ptr<Prepared> prepared_;
+  MPI_Comm diagnosis_comm_ = MPI_COMM_NULL;  // the timeout report's messages only
+  const AlgorithmInfo* mpi_algorithm_ = nullptr;
+  std::unique_ptr<Watchdog> watchdog_;  // with a timeout only
+  int benchmark_index_ = -1;            // benchmarks started so far, minus one
+  Phase phase_ = Phase::setup;
+  std::uint64_t timed_calls_ = 0;  // of the current benchmark, over Google Benchmark's calls
 };
 
 }  // namespace collbench::harness

@@ -232,6 +232,7 @@ int run(const World& world, int argc, char** argv) {
   if (error.empty()) {
     try {
       options = parse_options(remaining);
+      validate_for_ranks(options, world.size);
     } catch (const UsageError& usage) {
       error = usage.what();
     }
@@ -318,10 +319,24 @@ int run(const World& world, int argc, char** argv) {
     std::fflush(stderr);
   }
 
+  // --benchmark_list_tests only prints the names: no CSV is created (a dry
+  // run, as scripts/run.sh makes one to check its flags), but the path is
+  // checked as for a run.
+  const bool list_only =
+      std::any_of(benchmark_flags.begin(), benchmark_flags.end(), [](const auto& flag) {
+        return flag.first == "--benchmark_list_tests" && flag_is_true(flag.second);
+      });
   std::unique_ptr<CsvWriter> csv;
   if (world.rank == 0 && !options.csv_path.empty()) {
     error = csv_path_problem(options);
-    if (error.empty()) {
+    if (error.empty() && list_only) {
+      if (std::filesystem::exists(options.csv_path) && !options.append && !options.force) {
+        error = fmt::format(
+            "--csv: {} already exists; choose another path, or pass --append or "
+            "--force",
+            options.csv_path);
+      }
+    } else if (error.empty()) {
       try {
         const ExistingFile policy = options.append  ? ExistingFile::append
                                     : options.force ? ExistingFile::overwrite

@@ -7,8 +7,12 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <set>
 
+#include "cli_checks.h"
 #include "collbench/algorithm.h"
 #include "collbench/sizes.h"
 #include "collbench/transport_factory.h"
@@ -16,10 +20,14 @@
 namespace collbench::harness {
 namespace {
 
+// A year: beyond it a deadline would overflow the clock's range.
+constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
+
 // The raw strings CLI11 fills; converted and validated by parse_options.
 struct RawOptions {
   std::string algorithms = "all";
   std::string sizes;
+  bool sizes_given = false;  // --sizes appeared, even with an empty value
   std::string dtype = "f32";
   std::string op = "sum";
   std::string sync = "barrier";
@@ -123,16 +131,18 @@ struct App {
                    "Untimed calls of each benchmark after it is built and before its first "
                    "timed iteration (default: 1); the --check call is the first of them")
         ->type_name("N")
-        ->check(CLI::NonNegativeNumber);
+        ->check(cli::whole_number(0, INT32_MAX, "calls"));
     app.add_option("--sync", raw.sync,
                    "Before each timed iteration: 'barrier' (MPI_Barrier, default) or 'none' "
                    "(back-to-back calls, the skew of one carries into the next)")
         ->type_name("MODE");
     app.add_option("--timeout", options.timeout_seconds,
-                   "Seconds any transport wait may block before the run fails with the pending "
-                   "peers named (default: 300; 0 waits forever)")
+                   "Seconds any wait may block (the transports' and the harness's own: "
+                   "barrier, time reduction) before the job fails naming the benchmark, its "
+                   "size and the ranks that had not arrived (default: 300; 0 waits forever; "
+                   "the mpi algorithm's own MPI_Allreduce is ended 10 s later by a watchdog)")
         ->type_name("SECONDS")
-        ->check(CLI::NonNegativeNumber);
+        ->check(cli::number_at_least(0, false, "seconds", kMaxTimeoutSeconds));
     app.add_option("--run-id", options.run_id,
                    "Run identifier for the CSV (default: UTC time and a random suffix, e.g. "
                    "20250101T120000Z-3f9a1c); letters, digits, '.', '_' and '-'")
@@ -152,18 +162,43 @@ struct App {
                      "its part of the collective (tests that the slowest rank sets the time and "
                      "that ranks stay in lock-step)")
         ->type_name("R")
-        ->check(CLI::NonNegativeNumber);
+        ->check(cli::whole_number(0, INT32_MAX));
     testing
         ->add_option("--debug-slow-us", options.debug_slow_us,
                      "Microseconds of the --debug-slow-rank delay (default: 0)")
         ->type_name("US")
-        ->check(CLI::NonNegativeNumber);
+        ->check(cli::non_negative("microseconds"));
     testing
         ->add_option("--debug-corrupt-elements", options.debug_corrupt_elements,
                      "After the --check call of every allreduce and exchange, the last rank adds "
                      "1 to the first N elements of its result, so --check must report N wrong "
                      "elements per benchmark and collbench must exit with status 1")
-        ->type_name("N");
+        ->type_name("N")
+        ->check(cli::whole_number(0, INT64_MAX, "elements"));
+    auto* stuck =
+        testing
+            ->add_option("--debug-stuck-rank", options.debug_stuck_rank,
+                         "Make rank R stop taking part: at the first timed call of benchmark "
+                         "number --debug-fault-after it sleeps forever instead of entering the "
+                         "call, so the other ranks must give up after --timeout and name it "
+                         "(tests the hang protection)")
+            ->type_name("R")
+            ->check(cli::whole_number(0, INT32_MAX));
+    testing
+        ->add_option("--debug-crash-rank", options.debug_crash_rank,
+                     "Make rank R crash: at the first timed call of benchmark number "
+                     "--debug-fault-after it raises SIGSEGV, so the job must end at once, keeping "
+                     "the CSV rows of the benchmarks finished before (tests crash handling)")
+        ->type_name("R")
+        ->check(cli::whole_number(0, INT32_MAX))
+        ->excludes(stuck);
+    testing
+        ->add_option("--debug-fault-after", options.debug_fault_after,
+                     "Benchmarks that run to completion before the --debug-stuck-rank or "
+                     "--debug-crash-rank fault (default: 0, the first benchmark's first timed "
+                     "call)")
+        ->type_name("N")
+        ->check(cli::whole_number(0, INT32_MAX, "benchmarks"));
     app.footer(algorithm_help() + "\n" + kFooter);
   }
 };
@@ -187,7 +222,12 @@ void validate_algorithms(const RawOptions& raw, Options& options) {
 }
 
 void validate_sizes(const RawOptions& raw, Options& options) {
-  options.sizes_given = !raw.sizes.empty();
+  options.sizes_given = raw.sizes_given;
+  if (options.sizes_given && raw.sizes.find_first_not_of(" \t,") == std::string::npos) {
+    throw UsageError(
+        "--sizes is empty; accepted: comma-separated sizes and ranges, e.g. 8B:64MiB or "
+        "4KiB,1MiB (see collbench --help)");
+  }
   if (options.sizes_given) options.sizes_text = raw.sizes;
   try {
     options.sizes = parse_size_list(options.sizes_text);
@@ -231,7 +271,24 @@ void validate_run_id(const std::string& run_id) {
   }
 }
 
-bool truthy(std::string value) {
+// What is wrong with the value of a numeric Google Benchmark flag, or empty.
+// This Google Benchmark (1.7) takes --benchmark_min_time as plain seconds,
+// without the "s" or "x" suffix of later versions.
+std::string benchmark_number_problem(const std::string& value, bool whole, const char* unit,
+                                     double lowest) {
+  double number = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, number);
+  const bool ok = !value.empty() && ec == std::errc() && ptr == end && std::isfinite(number) &&
+                  number >= lowest && (!whole || number == std::floor(number));
+  if (ok) return {};
+  return fmt::format("expected a {} of {} >= {}{}", whole ? "whole number" : "number", unit, lowest,
+                     whole ? "" : ", e.g. 0.5 (no unit suffix)");
+}
+
+}  // namespace
+
+bool flag_is_true(std::string value) {
   // Google Benchmark's IsTruthyFlagValue: these spellings are false, anything
   // else (including an empty value, i.e. a bare flag) is true.
   std::transform(value.begin(), value.end(), value.begin(),
@@ -239,8 +296,6 @@ bool truthy(std::string value) {
   return !(value == "0" || value == "f" || value == "false" || value == "n" || value == "no" ||
            value == "off");
 }
-
-}  // namespace
 
 bool Options::has_family(const std::string& family) const {
   return std::find(families.begin(), families.end(), family) != families.end();
@@ -271,6 +326,7 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError(fmt::format("{} (see collbench --help)", error.what()));
   }
   Options& options = app.options;
+  app.raw.sizes_given = app.app.count("--sizes") > 0;
   const RawOptions& raw = app.raw;
 
   const auto dtype = parse_dtype(raw.dtype);
@@ -307,6 +363,12 @@ Options parse_options(const std::vector<std::string>& args) {
   if (options.debug_slow_us > 0 && options.debug_slow_rank < 0) {
     throw UsageError("--debug-slow-us needs --debug-slow-rank R to say which rank is slow");
   }
+  if (options.debug_fault_after > 0 && options.debug_stuck_rank < 0 &&
+      options.debug_crash_rank < 0) {
+    throw UsageError(
+        "--debug-fault-after needs --debug-stuck-rank R or --debug-crash-rank R to say which rank "
+        "fails");
+  }
   if (options.debug_corrupt_elements > 0 && !options.check) {
     throw UsageError("--debug-corrupt-elements only acts on the --check call; add --check");
   }
@@ -314,6 +376,18 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError(fmt::format("--{} needs --csv PATH", options.append ? "append" : "force"));
   }
   return options;
+}
+
+void validate_for_ranks(const Options& options, int ranks) {
+  const std::pair<const char*, int> named[] = {{"--debug-slow-rank", options.debug_slow_rank},
+                                               {"--debug-stuck-rank", options.debug_stuck_rank},
+                                               {"--debug-crash-rank", options.debug_crash_rank}};
+  for (const auto& [flag, rank] : named) {
+    if (rank >= ranks) {
+      throw UsageError(fmt::format("{} {}: the job has {} rank{}; accepted: 0 to {}", flag, rank,
+                                   ranks, ranks == 1 ? "" : "s", ranks - 1));
+    }
+  }
 }
 
 std::string help_text() {
@@ -342,7 +416,7 @@ std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
     const auto equals = arg.find('=');
     std::string name = arg.substr(0, equals);
     std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
-    if (name == "--benchmark_enable_random_interleaving" && truthy(value)) {
+    if (name == "--benchmark_enable_random_interleaving" && flag_is_true(value)) {
       throw UsageError(
           "--benchmark_enable_random_interleaving cannot be used: it shuffles the benchmark "
           "order differently on every rank, and ranks must run the same sequence");
@@ -354,6 +428,16 @@ std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
       throw UsageError(
           fmt::format("{}={}: accepted formats are console, json and csv", name, value));
     }
+    // Google Benchmark prints its own complaint about a malformed number and
+    // leaves the flag for collbench to reject as unknown; a negative
+    // repetition count it accepts and then fails on. Both are refused here.
+    std::string problem;
+    if (name == "--benchmark_repetitions") {
+      problem = benchmark_number_problem(value, true, "repetitions", 1);
+    } else if (name == "--benchmark_min_time" || name == "--benchmark_min_warmup_time") {
+      problem = benchmark_number_problem(value, false, "seconds", 0);
+    }
+    if (!problem.empty()) throw UsageError(fmt::format("{}={}: {}", name, value, problem));
     if (display_only.count(name) == 0) flags.emplace_back(std::move(name), std::move(value));
   }
   return flags;
@@ -380,6 +464,9 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--debug-slow-rank", std::to_string(options.debug_slow_rank)},
       {"--debug-slow-us", fmt::format("{}", options.debug_slow_us)},
       {"--debug-corrupt-elements", std::to_string(options.debug_corrupt_elements)},
+      {"--debug-stuck-rank", std::to_string(options.debug_stuck_rank)},
+      {"--debug-crash-rank", std::to_string(options.debug_crash_rank)},
+      {"--debug-fault-after", std::to_string(options.debug_fault_after)},
   };
   // Each Google Benchmark flag is a field of its own; main treats a flag
   // given on one rank only as a difference too.

@@ -52,6 +52,9 @@ struct Options {
   int debug_slow_rank = -1;
   double debug_slow_us = 0;
   std::uint64_t debug_corrupt_elements = 0;
+  int debug_stuck_rank = -1;
+  int debug_crash_rank = -1;
+  int debug_fault_after = 0;  // benchmarks that finish before the stuck or crash fault
 
   bool has_family(const std::string& family) const;
 };
@@ -59,6 +62,10 @@ struct Options {
 // Parses `args` (argv without the program name, Google Benchmark's flags
 // already removed). Throws UsageError.
 Options parse_options(const std::vector<std::string>& args);
+
+// Checks what depends on the job's size: a rank named by --debug-slow-rank,
+// --debug-stuck-rank or --debug-crash-rank must exist. Throws UsageError.
+void validate_for_ranks(const Options& options, int ranks);
 
 // The text --help prints for collbench's own options (Google Benchmark's
 // flags are printed after it by main).
@@ -77,6 +84,10 @@ bool asks_for_help(const std::vector<std::string>& args);
 // interleaving=true, which shuffles the order differently on every rank.
 std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
     const std::vector<std::string>& args);
+
+// A Google Benchmark boolean flag's value as it reads it: "0", "f", "false",
+// "n", "no", "off" (any case) are false, anything else, even "", is true.
+bool flag_is_true(std::string value);
 
 // Everything that must be equal on every rank, as (option, value) pairs in a
 // fixed order: the configuration digest that main compares across ranks.

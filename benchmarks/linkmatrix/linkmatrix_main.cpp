@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli_checks.h"
 #include "collbench/csv.h"
 #include "collbench/mpi_transport.h"
 #include "collbench/sizes.h"
@@ -197,11 +198,11 @@ int run(int argc, char** argv) {
   app.add_option("--latency-threshold", options.latency_threshold,
                  "A host or link has high latency when its latency is above (1 + T) x the median "
                  "host's (default: 1.0, i.e. twice)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative());
   app.add_option("--timeout", options.timeout_seconds,
                  "Seconds a transfer may block before the run fails naming the peer (default: "
                  "300; 0 waits forever)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::number_at_least(0, false, "seconds", 365.0 * 24 * 3600));
   app.add_option("--csv", options.csv_path,
                  "Links CSV: one row per directed pair (src, dst, latency, bandwidth, verdicts)")
       ->type_name("PATH");

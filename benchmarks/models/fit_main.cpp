@@ -42,7 +42,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--plot-dir", plot_dir,
                  "also draw the fit plots (PNG) into this folder; default: no plots");
-  app.add_option("--plot-script", plot_script, "scripts/plot.py to run")->capture_default_str();
+  app.add_option("--plot-script", plot_script, "scripts/plot.py to run")
+      ->capture_default_str()
+      ->check(CLI::ExistingFile);
   app.add_option("--python", python, "Python with matplotlib")->capture_default_str();
   app.add_flag("--residuals", residuals, "print every top-down residual in the report");
   app.add_flag("--brief", brief,

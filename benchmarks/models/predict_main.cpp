@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "collbench/catalog.h"
 #include "collbench/predict.h"
 #include "collbench/sizes.h"
@@ -21,6 +23,9 @@
 #include "replace_on_commit.h"
 
 namespace {
+
+// Every p from 1 is predicted: 2^20 nodes take seconds, far more would take hours.
+constexpr int kMaxNodes = 1 << 20;
 
 std::vector<std::string> split(const std::string& list) {
   std::vector<std::string> items;
@@ -88,14 +93,14 @@ int main(int argc, char** argv) {
   app.add_option("--model", model_name, "catalog model (collbench-catalog list)");
   app.add_option("--batch", batch,
                  "global batch B (samples per iteration over all nodes); per node with --weak")
-      ->check(CLI::PositiveNumber);
+      ->check(collbench::cli::whole_number(1, INT32_MAX, "samples"));
   auto* compute_opt = app.add_option("--compute-seconds", compute_seconds,
                                      "seconds per iteration of B samples on one node")
-                          ->check(CLI::PositiveNumber);
+                          ->check(collbench::cli::positive("seconds"));
   auto* flops_opt = app.add_option("--flops-per-second", flops_per_second,
                                    "sustained FLOP/s of one node; compute = 3 x forward FLOPs x "
                                    "B / this")
-                        ->check(CLI::PositiveNumber);
+                        ->check(collbench::cli::positive("FLOP/s"));
   compute_opt->excludes(flops_opt);
   auto* network_opt =
       app.add_option("--network", network_name,
@@ -118,18 +123,19 @@ int main(int argc, char** argv) {
   app.add_option("--gamma", gamma_ns,
                  "γ in ns per byte reduced, for presets (default: 0.1, i.e. 10 GB/s, a streaming "
                  "f32 sum on one core) and when models.csv has no reduce fit")
-      ->check(CLI::NonNegativeNumber);
+      ->check(collbench::cli::non_negative("ns per byte"));
   app.add_option("--latency-us", latency_us, "override α (µs per message)")
-      ->check(CLI::PositiveNumber);
+      ->check(collbench::cli::positive("µs"));
   app.add_option("--bandwidth-gbps", bandwidth_gbps,
                  "override the data rate (Gbit/s; β = 8 / rate)")
-      ->check(CLI::PositiveNumber);
+      ->check(collbench::cli::positive("Gbit/s"));
   app.add_option("--algorithms", algorithm_list,
                  "comma-separated: " + collbench::algorithm_names() +
                      ", lower_bound (default: every algorithm with a cost model of its own; "
                      "keuper2016: ps_central,tree,ring)");
-  app.add_option("--max-nodes", max_nodes, "largest p (default 128; keuper2016: 256)")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--max-nodes", max_nodes,
+                 fmt::format("largest p (default 128; keuper2016: 256; at most {})", kMaxNodes))
+      ->check(collbench::cli::whole_number(1, kMaxNodes, "nodes"));
   app.add_option("--dtype", dtype, "gradient element type")
       ->capture_default_str()
       ->check(CLI::IsMember({"f32", "f64", "f16", "bf16"}));
@@ -151,7 +157,9 @@ int main(int argc, char** argv) {
   app.add_option("--out-dir", out_dir,
                  "write scaling.csv here (keuper2016: also README.md); default: report only");
   app.add_flag("--plot", plot, "draw speedup/efficiency PNGs into --out-dir via scripts/plot.py");
-  app.add_option("--plot-script", plot_script, "scripts/plot.py to run")->capture_default_str();
+  app.add_option("--plot-script", plot_script, "scripts/plot.py to run")
+      ->capture_default_str()
+      ->check(CLI::ExistingFile);
   app.add_option("--python", python, "Python with matplotlib")->capture_default_str();
   try {
     app.parse(argc, argv);
