@@ -232,13 +232,14 @@ launch() {
 if [[ -d $out && -n $(ls -A "$out" 2>/dev/null) && $force -eq 0 && -n ${want_step[matrix]:-} ]]; then
   die "--out $out exists and is not empty; pass --force to write into it"
 fi
+# run.env describes the measurements: written by a run that measures, kept by
+# one that only fits or reports on an earlier run's files (checked before
+# anything is created).
+((measuring)) || [[ -f $out/run.env ]] || die "$out/run.env is missing: run the matrix or sweep step first"
 mkdir -p "$out"/{matrix,sweep,fit,predict,plots,logs}
 out=$(cd "$out" && pwd)
-# run.env describes the measurements: written by a run that measures, kept by
-# one that only fits or reports on an earlier run's files.
 run_env=$out/run.env
 ((measuring)) || run_env=/dev/null
-((measuring)) || [[ -f $out/run.env ]] || die "$out/run.env is missing: run the matrix or sweep step first"
 {
   echo "mode=$mode"
   echo "netsim_id=$netsim_id"

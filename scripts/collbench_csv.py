@@ -5,6 +5,7 @@ characterize_report.py (they run from this folder, which Python puts first
 on sys.path). Standard library only.
 """
 import csv
+import math
 
 
 class InputError(Exception):
@@ -30,6 +31,21 @@ def read_rows(path, required, purpose):
         s = "s" if len(missing) > 1 else ""
         raise InputError(f"{path}: missing column{s} {', '.join(missing)} (needed by {purpose})")
     return rows
+
+
+def number(row, column, path, index, whole=False):
+    """The value of `column` in data row `index` (1 = first) of `path` as a
+    finite float (a whole one with whole=True); InputError naming the file, row
+    and column otherwise (empty, text, nan, inf)."""
+    text = row[column]
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or (whole and value != int(value)):
+        expected = "a whole number" if whole else "a finite number"
+        raise InputError(f"{path}: data row {index}: {column} is '{text}'; expected {expected}")
+    return value
 
 
 def size_label(n, _pos=None):

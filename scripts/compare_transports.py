@@ -14,34 +14,38 @@ import statistics
 import sys
 from collections import defaultdict
 
-from collbench_csv import InputError, format_bytes, read_rows
+from collbench_csv import InputError, format_bytes, number, read_rows
 
 REQUIRED = ["family", "transport", "provider", "ranks", "algorithm", "bytes", "median_us",
             "workload"]
 ORDER = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded"]
 
 
-def medians(rows):
+def medians(path):
     samples = defaultdict(list)
-    for row in rows:
+    for index, row in enumerate(read_rows(path, REQUIRED, "compare_transports.py"), start=1):
         if row["family"] != "allreduce" or row["workload"] or row["median_us"] == "":
             continue
-        key = (row["transport"], row["provider"], row["ranks"], row["algorithm"], int(row["bytes"]))
-        samples[key].append(float(row["median_us"]))
+        size = int(number(row, "bytes", path, index, whole=True))
+        key = (row["transport"], row["provider"], row["ranks"], row["algorithm"], size)
+        samples[key].append(number(row, "median_us", path, index))
     return {key: statistics.median(values) for key, values in samples.items()}
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] in ("-h", "--help"):
+    if len(argv) >= 2 and argv[1] in ("-h", "--help"):
         print(__doc__.strip())
-        return 0 if len(argv) >= 2 and argv[1] in ("-h", "--help") else 2
-    baseline = medians(read_rows(argv[1], REQUIRED, "compare_transports.py"))
+        return 0
+    if len(argv) < 3:
+        raise InputError("needs the MPI CSV and at least one other; usage: compare_transports.py "
+                         "MPI.csv OTHER.csv [OTHER.csv ...] (see --help)")
+    baseline = medians(argv[1])
     mpi = {(ranks, algorithm, size): t for (transport, _, ranks, algorithm, size), t in baseline.items()
            if transport == "mpi"}
     if not mpi:
         raise InputError(f"{argv[1]}: no allreduce rows over the mpi transport")
     for path in argv[2:]:
-        other = medians(read_rows(path, REQUIRED, "compare_transports.py"))
+        other = medians(path)
         groups = defaultdict(dict)
         for (transport, provider, ranks, algorithm, size), t in other.items():
             if transport == "mpi" or (ranks, algorithm, size) not in mpi:

@@ -29,6 +29,12 @@ cd "$(dirname "$0")/.."
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
+die() {
+  echo "perf.sh: $*" >&2
+  exit 2
+}
+need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see scripts/perf.sh --help)"; }
+
 out=""
 reps=5
 min_time=0.05
@@ -39,15 +45,18 @@ while [[ $# -gt 0 ]]; do
       exit 0
       ;;
     --out)
-      out=${2:?--out needs a folder}
+      need_value "$@"
+      out=$2
       shift 2
       ;;
     --reps)
-      reps=${2:?--reps needs a number}
+      need_value "$@"
+      reps=$2
       shift 2
       ;;
     --min-time)
-      min_time=${2:?--min-time needs seconds}
+      need_value "$@"
+      min_time=$2
       shift 2
       ;;
     *)
@@ -56,19 +65,16 @@ while [[ $# -gt 0 ]]; do
       ;;
   esac
 done
-if ! [[ $reps =~ ^[1-9][0-9]*$ ]]; then
-  echo "perf.sh: --reps '$reps' is not a positive number" >&2
-  exit 2
-fi
+[[ $reps =~ ^[1-9][0-9]*$ ]] || die "--reps '$reps' is not a positive number"
+[[ $min_time =~ ^[0-9]*\.?[0-9]+$ ]] || die "--min-time '$min_time' is not a number of seconds, e.g. 0.05"
+jobs=${JOBS:-$(nproc)}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || die "JOBS='$jobs' is not a positive number of build jobs"
 out=${out:-results/perf/$(date -u +%Y%m%dT%H%M%SZ)}
-if [[ -d $out && -n $(ls -A "$out") ]]; then
-  echo "perf.sh: $out exists and is not empty" >&2
-  exit 2
-fi
+[[ ! -e $out || -d $out ]] || die "--out $out exists and is not a folder"
+if [[ -d $out && -n $(ls -A "$out") ]]; then die "$out exists and is not empty"; fi
 mkdir -p "$out"
 
 build=${BUILD_DIR:-build}
-jobs=${JOBS:-$(nproc)}
 if [[ ! -f $build/CMakeCache.txt ]]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/configure.log" 2>&1 ||
     { cat "$out/configure.log" >&2; exit 1; }

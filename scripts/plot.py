@@ -18,13 +18,12 @@ values) prints one line on stderr and exits with status 2, before any PNG is wri
 
 import argparse
 import collections
-import math
 import os
 import re
 import statistics
 import sys
 
-from collbench_csv import InputError, read_rows, size_label
+from collbench_csv import InputError, number, read_rows, size_label
 
 COLORS = {  # one color per algorithm everywhere, in registry order
     "ring": "tab:blue",
@@ -46,17 +45,6 @@ def algorithm_order(names):
 
 def color(name):
     return COLORS.get(name)
-
-
-def number(row, column, path, index):
-    text = row[column]
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not math.isfinite(value):
-        raise InputError(f"{path}: data row {index}: {column} is '{text}'; expected a finite number")
-    return value
 
 
 def slug(*parts):

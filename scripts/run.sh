@@ -36,6 +36,8 @@
 # so they can add to or override them (Google Benchmark's included), e.g.
 #   scripts/run.sh -- --sizes 1KiB:1MiB --benchmark_min_time=0.1
 #   NP=8 scripts/run.sh -- --algorithms ring,mpi --dtype bf16
+# Once it is built, collbench checks them in a dry run: bad ones end run.sh
+# with status 2 before a run folder is created.
 # See `build/benchmarks/harness/collbench --help` for every flag.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +71,10 @@ fi
 results=${RESULTS:-results}
 build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
+if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
+  echo "run.sh: JOBS='$jobs' is not a positive number of build jobs" >&2
+  exit 2
+fi
 
 scripts/setup.sh
 if [[ ! -f $build/CMakeCache.txt ]]; then
@@ -86,10 +92,6 @@ fi
 collbench=$build/benchmarks/harness/collbench
 fit=$build/benchmarks/models/collbench-fit
 
-run_id=$(date -u +%Y%m%dT%H%M%SZ)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-out=$results/$run_id
-mkdir -p "$out"
-
 # Open MPI refuses root without these, and more ranks than cores without
 # --oversubscribe; on one machine its shared-memory and loopback transports
 # are the ones to use. Other MPIs get a plain mpiexec.
@@ -103,6 +105,23 @@ if mpirun --version 2>/dev/null | grep -q "Open MPI"; then
   fi
 fi
 
+# The flags after `--` are collbench's to judge, and it can only once it is
+# built: a dry run (--benchmark_list_tests: names only, no output file)
+# refuses bad ones before a run folder exists.
+sweep_flags=(--algorithms all --sizes 8B:64MiB --check --workload resnet50:ddp
+  --workload bert_base:ddp --benchmark_min_time=0.01)
+if ((${#passthrough[@]} > 0)) &&
+  ! dry_run=$("${launcher[@]}" "$collbench" "${sweep_flags[@]}" "${passthrough[@]}" \
+    --benchmark_list_tests=true 2>&1 >/dev/null); then
+  grep '^collbench: ' <<<"$dry_run" | grep -v '^collbench: note: ' >&2 || echo "$dry_run" >&2
+  echo "run.sh: collbench refused the flags after '--' (see $collbench --help)" >&2
+  exit 2
+fi
+
+run_id=$(date -u +%Y%m%dT%H%M%SZ)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+out=$results/$run_id
+mkdir -p "$out"
+
 # Under mpirun rank 0's stdout is a pseudo-terminal and its stderr a pipe
 # whatever this script's are, so colour and progress are decided here.
 display=(--benchmark_color=false)
@@ -112,10 +131,8 @@ display=(--benchmark_color=false)
 # large ones at least one; with the buffers of a size shared by all
 # algorithms this keeps the whole sweep within about two minutes on 2 cores.
 sweep=(
-  --algorithms all --sizes 8B:64MiB --check
-  --workload resnet50:ddp --workload bert_base:ddp
+  "${sweep_flags[@]}"
   --run-id "$run_id" --csv "$out/collbench.csv"
-  --benchmark_min_time=0.01
   --benchmark_out="$out/collbench.json" --benchmark_out_format=json
 )
 echo "run.sh: run $run_id: ${launcher[*]} $collbench ..." >&2

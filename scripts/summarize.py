@@ -19,7 +19,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-from collbench_csv import InputError, format_bytes, read_rows
+from collbench_csv import InputError, format_bytes, number, read_rows
 
 REQUIRED = ["benchmark", "family", "transport", "provider", "algorithm", "ranks", "dtype", "op",
             "bytes", "workload", "median_us", "busbw_GBps", "check", "wrong_elements"]
@@ -47,9 +47,18 @@ def table(header, rows, align):
 
 
 def load(paths):
+    """Every row of every CSV, its numbers checked (a benchmark that failed
+    --check has no statistics: empty median_us and busbw_GBps)."""
     rows = []
     for path in paths:
-        rows.extend(read_rows(path, REQUIRED, "summarize.py"))
+        for index, row in enumerate(read_rows(path, REQUIRED, "summarize.py"), start=1):
+            number(row, "bytes", path, index, whole=True)
+            if row["median_us"] != "":
+                number(row, "median_us", path, index)
+                number(row, "busbw_GBps", path, index)
+            if row["wrong_elements"] != "":
+                number(row, "wrong_elements", path, index, whole=True)
+            rows.append(row)
     if not rows:
         raise InputError(f"{', '.join(paths)}: no rows")
     return rows
@@ -61,10 +70,7 @@ def median_times(rows):
     for row in rows:
         if row["median_us"] == "":
             continue  # failed --check: reported in the check summary
-        try:
-            samples[row["key"]].append((float(row["median_us"]), float(row["busbw_GBps"])))
-        except ValueError as error:
-            raise InputError(f"{row['benchmark']}: {error}") from error
+        samples[row["key"]].append((float(row["median_us"]), float(row["busbw_GBps"])))
     return {key: (statistics.median(t for t, _ in values), statistics.median(b for _, b in values))
             for key, values in samples.items()}
 
@@ -86,7 +92,7 @@ def summarize(rows):
         where = f"{transport}{'/' + provider if provider else ''}, {ranks} ranks, {dtype} {op}"
         sizes = [r for r in members if r["family"] == "allreduce" and r["workload"] == ""]
         for row in sizes:
-            row["key"] = (row["algorithm"], int(row["bytes"]))
+            row["key"] = (row["algorithm"], int(float(row["bytes"])))
         times = median_times(sizes)
         algorithms = algorithm_order({a for a, _ in times})
         if times:
@@ -118,7 +124,7 @@ def summarize(rows):
         if times:
             algorithms = algorithm_order({a for a, _ in times})
             workloads = sorted({w for _, w in times})
-            bytes_of = {r["workload"]: int(r["bytes"]) for r in exchanges}
+            bytes_of = {r["workload"]: int(float(r["bytes"])) for r in exchanges}
             header = ["workload", "gradient"] + algorithms + ["fastest"]
             lines = []
             for workload in workloads:
@@ -136,7 +142,7 @@ def summarize(rows):
     checked = [r for r in rows if r["check"] in ("ok", "wrong")]
     wrong = [r for r in rows if r["check"] == "wrong"]
     if checked:
-        elements = sum(int(r["wrong_elements"] or 0) for r in wrong)
+        elements = sum(int(float(r["wrong_elements"] or 0)) for r in wrong)
         out.append(f"--check: {len(checked) - len(wrong)} of {len(checked)} rows correct"
                    + (f"; {len(wrong)} wrong ({elements} wrong elements): "
                       + ", ".join(sorted({r['benchmark'] for r in wrong})) if wrong else ""))
@@ -146,9 +152,13 @@ def summarize(rows):
 
 
 def main(argv):
-    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+    if len(argv) < 2:
+        print("summarize.py: no CSV given; usage: summarize.py CSV [CSV...] (see --help)",
+              file=sys.stderr)
+        return 2
+    if argv[1] in ("-h", "--help"):
         print(__doc__.strip())
-        return 0 if len(argv) >= 2 else 2
+        return 0
     try:
         print(summarize(load(argv[1:])))
     except InputError as error:
