@@ -83,6 +83,17 @@ TEST(Options, DefaultsAreTheDocumentedSweep) {
   EXPECT_EQ(options.families, (std::vector<std::string>{"allreduce", "p2p", "local", "exchange"}));
 }
 
+TEST(Options, DefaultTimeoutGrowsWithBytesAndRanks) {
+  EXPECT_LT(parse_options({}).timeout_seconds, 0);  // not given: per benchmark
+  EXPECT_DOUBLE_EQ(parse_options({"--timeout", "2.5"}).timeout_seconds, 2.5);
+  EXPECT_DOUBLE_EQ(default_timeout_seconds(0, 2), 60);
+  EXPECT_DOUBLE_EQ(default_timeout_seconds(8, 1), 60 + 2 * 8 / 10e6);
+  // 64 MiB on 4 ranks: 2·3·64 MiB at 10 MB/s on top of the minute.
+  EXPECT_NEAR(default_timeout_seconds(std::uint64_t{64} << 20, 4), 60 + 6 * 67.108864 / 10, 1e-9);
+  EXPECT_GT(default_timeout_seconds(1 << 20, 8), default_timeout_seconds(1 << 20, 4));
+  EXPECT_LE(default_timeout_seconds(~std::uint64_t{0}, 1 << 20), 365.0 * 24 * 3600);
+}
+
 TEST(Options, ParsesListsAndRepeatedWorkloads) {
   const Options options = parse_options({"--algorithms",
                                          "tree, ring,tree",

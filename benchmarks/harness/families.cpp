@@ -287,13 +287,7 @@ std::string size_text(const BenchmarkCase& benchmark_case) {
 
 class Runner::Watchdog {
  public:
-  Watchdog(int rank, std::chrono::milliseconds timeout)
-      : rank_(rank),
-        // Well after every bounded wait has timed out and been reported;
-        // staggered by rank so that one rank speaks first.
-        limit_(timeout + std::chrono::seconds(10) +
-               std::chrono::milliseconds(200) * std::min(rank, 50)),
-        thread_([this] { watch(); }) {}
+  explicit Watchdog(int rank) : rank_(rank), thread_([this] { watch(); }) {}
   ~Watchdog() {
     {
       const std::lock_guard<std::mutex> lock(mutex_);
@@ -305,8 +299,13 @@ class Runner::Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  void arm(const BenchmarkCase& benchmark_case) {
+  void arm(const BenchmarkCase& benchmark_case, std::chrono::milliseconds timeout) {
     case_.store(&benchmark_case, std::memory_order_relaxed);
+    // Well after every bounded wait has timed out and been reported;
+    // staggered by rank so that one rank speaks first.
+    const auto limit =
+        timeout + std::chrono::seconds(10) + std::chrono::milliseconds(200) * std::min(rank_, 50);
+    limit_ms_.store(limit.count(), std::memory_order_relaxed);
     since_.store(Clock::now().time_since_epoch().count(), std::memory_order_release);
   }
   void disarm() { since_.store(0, std::memory_order_relaxed); }
@@ -318,7 +317,8 @@ class Runner::Watchdog {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; })) {
       const Clock::rep since = since_.load(std::memory_order_acquire);
-      if (since == 0 || Clock::now() - Clock::time_point(Clock::duration(since)) < limit_) continue;
+      const std::chrono::milliseconds limit(limit_ms_.load(std::memory_order_relaxed));
+      if (since == 0 || Clock::now() - Clock::time_point(Clock::duration(since)) < limit) continue;
       const BenchmarkCase& stuck = *case_.load(std::memory_order_relaxed);
       fmt::print(stderr,
                  "collbench: rank {}: {} ({}): the MPI library's MPI_Allreduce has not returned "
@@ -326,14 +326,14 @@ class Runner::Watchdog {
                  "ranks that had not arrived cannot be named from inside the library (--sync "
                  "barrier, the default, names a rank that stops before the call)\n",
                  rank_, stuck.name, size_text(stuck),
-                 std::chrono::duration_cast<std::chrono::seconds>(limit_).count());
+                 std::chrono::duration_cast<std::chrono::seconds>(limit).count());
       std::fflush(stderr);
       std::_Exit(1);
     }
   }
 
   const int rank_;
-  const std::chrono::milliseconds limit_;
+  std::atomic<std::chrono::milliseconds::rep> limit_ms_{0};
   std::atomic<Clock::rep> since_{0};  // 0: no library call in progress
   std::atomic<const BenchmarkCase*> case_{nullptr};
   std::mutex mutex_;
@@ -367,9 +367,7 @@ Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_com
   if (auto* mpi = dynamic_cast<MpiTransport*>(&transport)) bare_comm_ = mpi->comm();
   check_mpi(MPI_Comm_dup(comm_, &diagnosis_comm_), "MPI_Comm_dup", "timeout diagnosis");
   mpi_algorithm_ = find_algorithm("mpi");
-  if (transport.timeout().count() > 0) {
-    watchdog_ = std::make_unique<Watchdog>(rank_, transport.timeout());
-  }
+  if (transport.timeout().count() > 0) watchdog_ = std::make_unique<Watchdog>(rank_);
 }
 
 Runner::~Runner() {
@@ -513,7 +511,7 @@ double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
         const MPI_Op op = options_.op == ReduceOp::min   ? MPI_MIN
                           : options_.op == ReduceOp::max ? MPI_MAX
                                                          : MPI_SUM;
-        if (watchdog_) watchdog_->arm(benchmark_case);
+        if (watchdog_) watchdog_->arm(benchmark_case, transport_.timeout());
         const double start = MPI_Wtime();
         const int rc =
             MPI_Allreduce(message.in.data(), message.out.data(),
@@ -525,7 +523,7 @@ double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
         return elapsed;
       }
       const bool library = watchdog_ && benchmark_case.algorithm == mpi_algorithm_;
-      if (library) watchdog_->arm(benchmark_case);
+      if (library) watchdog_->arm(benchmark_case, transport_.timeout());
       const double start = MPI_Wtime();
       for (Prepared::Message& message : prepared.messages) message.algorithm->run();
       if (rank_ == options_.debug_slow_rank && options_.debug_slow_us > 0) {
@@ -762,17 +760,22 @@ void Runner::abort_on_timeout(const BenchmarkCase& benchmark_case, const std::st
     std::string where = kPhases[static_cast<int>(phase_)];
     if (phase_ == Phase::timed) where += fmt::format(" {}", timed_calls_);
     const std::string size = size_text(benchmark_case);
+    const double seconds = static_cast<double>(transport_.timeout().count()) / 1000;
+    const std::string limit =
+        options_.timeout_seconds < 0
+            ? fmt::format("the default timeout of {} s for its size (set one with --timeout)",
+                          seconds)
+            : fmt::format("--timeout {} s", seconds);
     const std::string who =
         missing.empty() ? fmt::format(
                               "every rank had arrived and was waiting, so the call itself did not "
-                              "finish (a deadlock, or slower than --timeout {} s)",
-                              options_.timeout_seconds)
+                              "finish (a deadlock, or slower than {})",
+                              limit)
                         : fmt::format("{} had not arrived ({} waiting)", rank_list(missing),
                                       rank_list(arrived));
     progress_.clear();
-    fmt::print(stderr,
-               "collbench: {} ({}) did not complete within --timeout {} s, at {}: {}{}; {}\n",
-               benchmark_case.name, size, options_.timeout_seconds, where, who,
+    fmt::print(stderr, "collbench: {} ({}) did not complete within {}, at {}: {}{}; {}\n",
+               benchmark_case.name, size, limit, where, who,
                elsewhere.empty() ? ""
                                  : fmt::format(" ({} waiting elsewhere: in another benchmark or "
                                                "phase)",
@@ -803,6 +806,10 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case) {
 }
 
 void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case) {
+  if (options_.timeout_seconds < 0) {
+    transport_.set_timeout(std::chrono::milliseconds(
+        static_cast<std::int64_t>(1000 * default_timeout_seconds(benchmark_case.bytes(), ranks_))));
+  }
   const bool first_call = !benchmark_case.warmed_up && !benchmark_case.checked;
   if (first_call) {
     ++benchmark_index_;

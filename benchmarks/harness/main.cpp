@@ -276,8 +276,13 @@ int run(const World& world, int argc, char** argv) {
   std::unique_ptr<Transport> transport;
   try {
     transport = make_transport({options.transport, options.ofi_provider, MPI_COMM_WORLD});
+    // Without --timeout, the start-up exchanges get the default of a
+    // benchmark of no bytes; the Runner sets each benchmark's own.
+    const double timeout_seconds = options.timeout_seconds < 0
+                                       ? default_timeout_seconds(0, world.size)
+                                       : options.timeout_seconds;
     transport->set_timeout(
-        std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_seconds * 1000.0)));
+        std::chrono::milliseconds(static_cast<std::int64_t>(timeout_seconds * 1000.0)));
   } catch (const std::exception& failure) {
     error =
         fmt::format("--transport {}{}: {}", options.transport,

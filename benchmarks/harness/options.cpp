@@ -139,8 +139,9 @@ struct App {
     app.add_option("--timeout", options.timeout_seconds,
                    "Seconds any wait may block (the transports' and the harness's own: "
                    "barrier, time reduction) before the job fails naming the benchmark, its "
-                   "size and the ranks that had not arrived (default: 300; 0 waits forever; "
-                   "the mpi algorithm's own MPI_Allreduce is ended 10 s later by a watchdog)")
+                   "size and the ranks that had not arrived (default: per benchmark, 60 s plus "
+                   "2(p-1) x its bytes per rank at 10 MB/s; 0 waits forever; the mpi "
+                   "algorithm's own MPI_Allreduce is ended 10 s later by a watchdog)")
         ->type_name("SECONDS")
         ->check(cli::number_at_least(0, false, "seconds", kMaxTimeoutSeconds));
     app.add_option("--run-id", options.run_id,
@@ -295,6 +296,13 @@ bool flag_is_true(std::string value) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return !(value == "0" || value == "f" || value == "false" || value == "n" || value == "no" ||
            value == "off");
+}
+
+double default_timeout_seconds(std::uint64_t bytes, int ranks) {
+  constexpr double kSlowestBytesPerSecond = 10e6;
+  const double seconds =
+      60.0 + 2.0 * std::max(ranks - 1, 1) * static_cast<double>(bytes) / kSlowestBytesPerSecond;
+  return std::min(seconds, kMaxTimeoutSeconds);
 }
 
 bool Options::has_family(const std::string& family) const {
@@ -460,7 +468,8 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--check", options.check ? "yes" : "no"},
       {"--warmup", std::to_string(options.warmup)},
       {"--sync", options.sync == SyncMode::barrier ? "barrier" : "none"},
-      {"--timeout", fmt::format("{}", options.timeout_seconds)},
+      {"--timeout", options.timeout_seconds < 0 ? std::string("default")
+                                                : fmt::format("{}", options.timeout_seconds)},
       {"--debug-slow-rank", std::to_string(options.debug_slow_rank)},
       {"--debug-slow-us", fmt::format("{}", options.debug_slow_us)},
       {"--debug-corrupt-elements", std::to_string(options.debug_corrupt_elements)},

@@ -48,7 +48,9 @@ struct Options {
   bool quiet = false;
   bool progress = false;  // --progress: show it even when stderr is not a terminal
   std::string run_id;     // empty: made up by rank 0
-  double timeout_seconds = 300;
+  // --timeout; negative when not given: then each benchmark gets
+  // default_timeout_seconds(its bytes, ranks).
+  double timeout_seconds = -1;
   int debug_slow_rank = -1;
   double debug_slow_us = 0;
   std::uint64_t debug_corrupt_elements = 0;
@@ -58,6 +60,13 @@ struct Options {
 
   bool has_family(const std::string& family) const;
 };
+
+// The --timeout of a benchmark moving `bytes` per rank per call on `ranks`
+// ranks when none is given: 60 s plus the 2(p−1)·n bytes ps_central's root
+// moves, at 10 MB/s (a 100 Mbit/s port, slower than any fabric collbench is
+// pointed at), so a healthy run never reaches it and a hang of a small
+// benchmark ends within a minute or two.
+double default_timeout_seconds(std::uint64_t bytes, int ranks);
 
 // Parses `args` (argv without the program name, Google Benchmark's flags
 // already removed). Throws UsageError.
