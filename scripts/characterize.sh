@@ -173,6 +173,24 @@ predict_tool=$(tool collbench-predict benchmarks/models)
 report_py=$script_dir/characterize_report.py
 plot_py=$script_dir/plot.py
 
+# Size lists are collbench's to judge: a dry run of one rank (names only, no
+# output file) refuses a bad one before anything is measured. Only its usage
+# errors (exit 2) count; a machine where a lone rank cannot start is left to
+# the measurements to report.
+check_sizes() { # check_sizes OPTION VALUE
+  local message status=0
+  message=$("$collbench" --families allreduce --algorithms ring --sizes "$2" \
+    --benchmark_list_tests=true 2>&1 >/dev/null) || status=$?
+  if ((status == 2)); then
+    die "$1 $2: $(grep -m1 '^collbench: ' <<<"$message" | sed 's/^collbench: \(--sizes: \)\{0,1\}//')"
+  fi
+}
+if ((measuring)); then
+  check_sizes --sizes "$sizes"
+  check_sizes --p2p-sizes "$p2p_sizes"
+  check_sizes --local-sizes "$local_sizes"
+fi
+
 # ---------------------------------------------------------------- hosts and launch
 hosts=()
 if ((measuring)); then

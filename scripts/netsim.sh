@@ -62,6 +62,8 @@ fail() {
   exit 1
 }
 usage() { sed -n '2,/^set -euo/p' "$script_path" | sed '$d' | sed 's/^# \{0,1\}//'; }
+# need_value "$@" MESSAGE: the option in $1 must have a non-empty value in $2.
+need_value() { (($# >= 3)) && [[ -n $2 ]] || die "${!#}"; }
 
 need_root() {
   if [[ $(id -u) -ne 0 ]]; then
@@ -266,13 +268,13 @@ cmd_up() {
   local slow=()
   while [[ $# -gt 0 ]]; do
     case $1 in
-      --rate) rate=${2:?--rate needs a value}; shift 2 ;;
-      --slow) slow+=("${2:?--slow needs HOST:RATE}"); shift 2 ;;
-      --id) id=${2:?--id needs a value}; shift 2 ;;
-      --subnet) subnet=${2:?--subnet needs A.B.C}; shift 2 ;;
-      --burst) burst=${2:?--burst needs bytes}; shift 2 ;;
-      --queue) queue_ms=${2:?--queue needs milliseconds}; shift 2 ;;
-      --owner) owner=${2:?--owner needs a process id}; shift 2 ;;
+      --rate) need_value "$@" "--rate needs a value"; rate=$2; shift 2 ;;
+      --slow) need_value "$@" "--slow needs HOST:RATE"; slow+=("$2"); shift 2 ;;
+      --id) need_value "$@" "--id needs a value"; id=$2; shift 2 ;;
+      --subnet) need_value "$@" "--subnet needs A.B.C"; subnet=$2; shift 2 ;;
+      --burst) need_value "$@" "--burst needs bytes"; burst=$2; shift 2 ;;
+      --queue) need_value "$@" "--queue needs milliseconds"; queue_ms=$2; shift 2 ;;
+      --owner) need_value "$@" "--owner needs a process id"; owner=$2; shift 2 ;;
       *) die "up: unknown argument '$1'; accepted: --rate RATE, --slow HOST:RATE, --id ID, --subnet A.B.C, --burst BYTES, --queue MS, --owner PID" ;;
     esac
   done
@@ -403,7 +405,8 @@ take_id_option() { # parses a leading --id ID; sets cluster_id and args_left
   cluster_id=""
   args_left=("$@")
   if [[ ${args_left[0]:-} == --id ]]; then
-    cluster_id=${args_left[1]:?--id needs a value}
+    [[ -n ${args_left[1]:-} ]] || die "--id needs a value"
+    cluster_id=${args_left[1]}
     args_left=("${args_left[@]:2}")
   fi
   cluster_id=$(resolve_id "$cluster_id")
@@ -460,8 +463,8 @@ cmd_mpirun() {
   local id="" ppn=1
   while [[ $# -gt 0 ]]; do
     case $1 in
-      --id) id=${2:?--id needs a value}; shift 2 ;;
-      --ppn) ppn=${2:?--ppn needs a value}; shift 2 ;;
+      --id) need_value "$@" "--id needs a value"; id=$2; shift 2 ;;
+      --ppn) need_value "$@" "--ppn needs a value"; ppn=$2; shift 2 ;;
       --) shift; break ;;
       *) break ;;
     esac

@@ -31,12 +31,14 @@ characterize=$repo/scripts/characterize.sh
 report=$repo/scripts/characterize_report.py
 
 build="" out="" budget=570
+# need_value "$@" MESSAGE: the option in $1 must have a non-empty value in $2.
+need_value() { (($# >= 3)) && [[ -n $2 ]] || { echo "netsim_e2e.sh: ${!#}" >&2; exit 2; }; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-    --build) build=${2:?--build needs a folder}; shift 2 ;;
-    --out) out=${2:?--out needs a folder}; shift 2 ;;
-    --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
+    --build) need_value "$@" "--build needs a folder"; build=$2; shift 2 ;;
+    --out) need_value "$@" "--out needs a folder"; out=$2; shift 2 ;;
+    --budget) need_value "$@" "--budget needs seconds"; budget=$2; shift 2 ;;
     *) echo "netsim_e2e.sh: unknown argument '$1'; accepted: --build DIR, --out DIR, --budget SECONDS" >&2; exit 2 ;;
   esac
 done
