@@ -318,6 +318,19 @@ errors)
   grep -qF 'collbench: ranks were started with different options: --sizes is "8" on rank 0 but "16" on rank 1' \
     "$work/stderr" || { cat "$work/stderr" >&2; fail "differing options not named"; }
   [[ ! -e $work/error.csv ]] || fail "an output file was created for differing options"
+  # Ranks running different executables of the same revision (a rebuilt,
+  # uncommitted tree): told apart by the executable's digest.
+  cp "$collbench" "$work/collbench_other"
+  printf 'rebuilt' >>"$work/collbench_other"
+  set +e
+  "${mpirun[@]}" -np 1 "$collbench" --sizes 8B --csv "$work/error.csv" : \
+    -np 1 "$work/collbench_other" --sizes 8B --csv "$work/error.csv" >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  [[ $status -eq 2 ]] || fail "status $status for differing executables"
+  grep -qE 'collbench: ranks were started with different builds: collbench executable \(FNV-1a of /proc/self/exe\) is "[0-9a-f]{16}" on rank 0 but "[0-9a-f]{16}" on rank 1; every rank must run the same collbench executable' \
+    "$work/stderr" || { cat "$work/stderr" >&2; fail "differing executables not named"; }
+  [[ ! -e $work/error.csv ]] || fail "an output file was created for differing executables"
   ;;
 
 progress)

@@ -42,6 +42,24 @@ namespace {
 constexpr int kUsageStatus = 2;
 constexpr int kFailureStatus = 1;
 
+// FNV-1a (64 bit) of this process's executable file, in hex; "unknown" when it
+// cannot be read (no /proc). Cheap enough at start-up: a few MB read once.
+std::string executable_digest() {
+  std::FILE* file = std::fopen("/proc/self/exe", "rb");
+  if (file == nullptr) return "unknown";
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  std::array<unsigned char, 1 << 16> chunk{};
+  std::size_t got = 0;
+  while ((got = std::fread(chunk.data(), 1, chunk.size(), file)) > 0) {
+    for (std::size_t i = 0; i < got; ++i) {
+      hash = (hash ^ chunk[i]) * 0x100000001b3ULL;
+    }
+  }
+  const bool failed = std::ferror(file) != 0;
+  std::fclose(file);
+  return failed ? "unknown" : fmt::format("{:016x}", hash);
+}
+
 struct World {
   MPI_Comm comm = MPI_COMM_NULL;  // the harness's own: barriers, timing, agreement
   int rank = 0;
@@ -110,10 +128,12 @@ std::string compare_configurations(const World& world,
         const std::string a = ours == reference.end() ? "(not given)" : '"' + ours->second + '"';
         const std::string b = other == theirs.end() ? "(not given)" : '"' + other->second + '"';
         if (a != b) {
+          const bool build = name.starts_with("collbench ");
           difference = fmt::format(
-              "ranks were started with different options: {} is {} on rank 0 but {} on rank {}; "
-              "every rank must get the same arguments",
-              name, a, b, r);
+              "ranks were started with different {}: {} is {} on rank 0 but {} on rank {}; "
+              "every rank must {}",
+              build ? "builds" : "options", name, a, b, r,
+              build ? "run the same collbench executable" : "get the same arguments");
           break;
         }
       }
@@ -239,8 +259,11 @@ int run(const World& world, int argc, char** argv) {
   }
   if (!all_ranks_ok(world, error)) return kUsageStatus;
   auto fields = configuration_fields(options, benchmark_flags);
-  // Ranks launched from different builds would register different lists.
+  // Ranks launched from different builds would register different lists. The
+  // git revision names the source; the executable's digest tells apart two
+  // builds of one uncommitted ("-dirty") tree.
   fields.emplace_back("collbench build (git revision)", build_git_revision());
+  fields.emplace_back("collbench executable (FNV-1a of /proc/self/exe)", executable_digest());
   if (!all_ranks_ok(world, compare_configurations(world, fields))) return kUsageStatus;
 
   if (options.list_providers) {
