@@ -134,8 +134,14 @@ clusters+=("$id_b")
 # fits) in tbf's token bucket and leaves at once instead of at the rate, an
 # artefact of the emulation and not of the link it stands for; and 64 KiB,
 # OpenMPI's TCP eager limit, where the rendezvous switch adds a round trip.
+# Five repetitions: about one sample in five at >= 1 MiB takes 15-50% longer
+# (which one depends on the order of events in Open MPI's TCP transport), and
+# a median of three once had two of them (rabenseifner at 4 MiB: 389, 292 and
+# 365 ms, the model 263 ms); at these sizes one call outlasts --min-time, so a
+# repetition is one sample.
 run_step "characterize.sh on cluster B" \
   "$characterize" --netsim "$id_b" --out "$out/uniform" --build "$build" \
+  --repetitions 5 --min-time 0.1 \
   --matrix-iterations 3 --sizes 1KiB:16MiB:x4 --p2p-sizes 8B,64B,256KiB:16MiB:x4 \
   --local-sizes 4KiB:16MiB:x4 --force --title "netsim: 4 hosts at 200 Mbit/s"
 "$netsim" down "$id_b" >/dev/null
