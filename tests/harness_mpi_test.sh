@@ -7,12 +7,15 @@
 #   full NP      all algorithms, --check, odd sizes, p2p and local: exit 0,
 #                every expected row exactly once, zero wrong elements
 #   workload NP  --workload googlenet:ddp in f16: per-size rows and exchanges
+#   sendrecv NP  --families sendrecv,allreduce: one p2p/sendrecv row per size,
+#                checked, with sane times; none on 1 rank
 #   slow NP      one rank made slower: the run completes in lock-step and the
 #                slow rank's delay is in every sample (time = slowest rank)
 #   check_fail   --debug-corrupt-elements: --check reports them, exit 1
 #   outputs      repetitions, --benchmark_out JSON, --append and --force
 #   killed       a run killed midway keeps every finished row, none torn
-#   ofi          --transport ofi on libfabric's shm provider; unknown provider
+#   ofi          --transport ofi on libfabric's shm provider (allreduce, p2p,
+#                sendrecv); unknown provider
 #   errors       bad input: exit 2, one line from rank 0, no output file
 #   progress     progress line with --progress, none on a pipe without it
 # Environment: COLLBENCH_MPIRUN, the mpirun command with its options.
@@ -146,6 +149,57 @@ print(f"{len(exchanges)} exchanges of {messages} messages, {len(per_size)} per-s
 PYTHON
   ;;
 
+sendrecv)
+  sizes=4B,1028B,64KiB,4MiB
+  run "$np" --families sendrecv,allreduce --algorithms ring,mpi --sizes "$sizes" --check \
+    --csv "$work/run.csv" --benchmark_min_time=0.002 --quiet
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
+  check_csv "$work/run.csv" "$np" <<'PYTHON'
+ranks = int(sys.argv[2])
+sizes = [4, 1028, 64 << 10, 4 << 20]
+exchanges = {int(r["bytes"]): r for r in rows if r["benchmark"].startswith("p2p/sendrecv/")}
+names = sorted(r["benchmark"] for r in rows)
+expected = sorted([f"p2p/sendrecv/{n}" for n in sizes] +
+                  [f"allreduce/{a}/{n}" for a in ("ring", "mpi") for n in sizes])
+if names != expected:
+    fail(f"benchmarks {names}, expected {expected}")
+for size, row in sorted(exchanges.items()):
+    name = row["benchmark"]
+    if (row["family"], row["algorithm"], row["peer"], row["dtype"]) != ("p2p", "sendrecv", "", ""):
+        fail(f"{name}: family {row['family']} algorithm {row['algorithm']} peer '{row['peer']}' "
+             f"dtype '{row['dtype']}'")
+    if row["placement"] != "intra" or int(row["ranks"]) != ranks:
+        fail(f"{name}: placement {row['placement']}, ranks {row['ranks']}")
+    if row["check"] != "ok" or row["wrong_elements"] != "0":
+        fail(f"{name}: check={row['check']} wrong={row['wrong_elements']}")
+    stats = [float(row[c]) for c in ("min_us", "median_us", "mean_us", "p99_us", "max_us")]
+    if not (0 < stats[0] <= stats[1] <= stats[3] <= stats[4] and stats[0] <= stats[2] <= stats[4]):
+        fail(f"{name}: statistics out of order {stats}")
+    if int(row["calls_per_sample"]) < 1 or int(row["sent_bytes_per_rank"]) != size:
+        fail(f"{name}: calls_per_sample {row['calls_per_sample']}, sent {row['sent_bytes_per_rank']}")
+    algbw = float(row["algbw_GBps"])
+    if not (math.isclose(algbw, size / (stats[1] * 1e-6) / 1e9, rel_tol=1e-3)
+            and math.isclose(float(row["busbw_GBps"]), algbw, rel_tol=1e-3)):
+        fail(f"{name}: algbw {algbw} busbw {row['busbw_GBps']}, expected bytes / median for both")
+    # Shared memory on one host: far below 1000 GB/s, and a call is never a
+    # whole second.
+    if not (algbw < 1000 and stats[1] < 1e6):
+        fail(f"{name}: {stats[1]} us, {algbw} GB/s")
+# 4 MiB takes longer than 4 B: the loop moves the bytes.
+if float(exchanges[4 << 20]["median_us"]) <= float(exchanges[4]["median_us"]):
+    fail(f"4 MiB ({exchanges[4 << 20]['median_us']} us) not slower than 4 B "
+         f"({exchanges[4]['median_us']} us)")
+if any(r["check"] != "ok" for r in rows):
+    fail("an allreduce row failed its check")
+print(", ".join(f"sendrecv {n} B: {float(r['median_us']):.2f} us" for n, r in sorted(exchanges.items())))
+PYTHON
+  # One rank has no neighbour: a note, and here nothing else to run.
+  run 0 --families sendrecv --sizes 8B --csv "$work/alone.csv"
+  [[ $status -eq 2 ]] || fail "sendrecv on 1 rank: exit status $status"
+  grep -qF "skipping p2p/sendrecv: it needs at least 2 ranks" "$work/stderr" ||
+    { cat "$work/stderr" >&2; fail "no note for sendrecv on 1 rank"; }
+  ;;
+
 slow)
   delay_us=3000
   common=(--algorithms ring,tree,mpi --families allreduce --sizes 1KiB,64KiB --quiet
@@ -268,6 +322,19 @@ if len(collective) != 3 * 6 + 3 * 2:
 for row in collective:
     if (row["transport"], row["provider"], row["check"]) != ("ofi", "shm", "ok") or not row["libfabric_version"]:
         fail(f"{row['benchmark']}: {row['transport']} {row['provider']} {row['check']} '{row['libfabric_version']}'")
+PYTHON
+  # The sendrecv chain goes through the transport too.
+  run 3 --transport ofi --ofi-provider shm --families sendrecv --sizes 8B,1MiB --check --quiet \
+    --benchmark_min_time=0.002 --csv "$work/sendrecv.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "sendrecv: exit status $status"; }
+  check_csv "$work/sendrecv.csv" <<'PYTHON'
+if sorted(r["benchmark"] for r in rows) != ["p2p/sendrecv/1048576", "p2p/sendrecv/8"]:
+    fail(f"sendrecv over ofi: {[r['benchmark'] for r in rows]}")
+for row in rows:
+    if (row["transport"], row["provider"], row["algorithm"], row["check"]) != ("ofi", "shm", "sendrecv", "ok"):
+        fail(f"{row['benchmark']}: {row['transport']} {row['provider']} {row['algorithm']} {row['check']}")
+    if not 0 < float(row["median_us"]) or int(row["sent_bytes_per_rank"]) != int(row["bytes"]):
+        fail(f"{row['benchmark']}: median {row['median_us']} sent {row['sent_bytes_per_rank']}")
 PYTHON
   run 2 --transport ofi --ofi-provider no_such_provider --sizes 8B --csv "$work/bad.csv"
   [[ $status -eq 2 ]] || fail "an unknown provider gave status $status"

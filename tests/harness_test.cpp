@@ -424,6 +424,32 @@ TEST(Plan, SizeMajorAllreduceThenP2pPerPeerThenLocal) {
   EXPECT_TRUE(plan.notes.empty());
 }
 
+TEST(Plan, SendrecvOnlyWhenNamedOnePerSizeAndNeedsTwoRanks) {
+  // Not in the default list: the default sweep stays as it was.
+  const CasePlan defaults = plan_cases(parse_options({"--sizes", "8B"}), {}, "mpi", 4, 0);
+  for (const BenchmarkCase& entry : defaults.cases) {
+    EXPECT_EQ(entry.name.find("sendrecv"), std::string::npos) << entry.name;
+  }
+  const CasePlan plan = plan_cases(parse_options({"--sizes", "8B,1MiB", "--families",
+                                                  "sendrecv,allreduce", "--algorithms", "ring"}),
+                                   {}, "mpi", 3, 0);
+  std::vector<std::string> names;
+  for (const BenchmarkCase& entry : plan.cases) {
+    names.push_back(entry.name);
+    if (entry.family != Family::p2p_sendrecv) continue;
+    EXPECT_EQ(family_column(entry.family), "p2p");
+    EXPECT_EQ(entry.peer, -1);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(entry.family, 3), 1.0);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"allreduce/ring/8", "allreduce/ring/1048576",
+                                             "p2p/sendrecv/8", "p2p/sendrecv/1048576"}));
+  const CasePlan alone =
+      plan_cases(parse_options({"--sizes", "64B", "--families", "sendrecv"}), {}, "mpi", 1, 0);
+  EXPECT_TRUE(alone.cases.empty());
+  EXPECT_EQ(alone.notes,
+            (std::vector<std::string>{"skipping p2p/sendrecv: it needs at least 2 ranks"}));
+}
+
 TEST(Plan, UnsupportedIsANoteInAllAndAnErrorWhenNamed) {
   // The MPI library's allreduce needs the MPI transport.
   ASSERT_FALSE(find_algorithm("mpi")->unsupported_reason("inproc", 4, 16).empty());
@@ -612,6 +638,26 @@ TEST(CsvRow, P2pHasPeerAndPlacementLocalHasNoTransport) {
   EXPECT_EQ(fixture.field(local, "family"), "local");
   EXPECT_EQ(fixture.field(local, "algorithm"), "memcpy");
   EXPECT_EQ(fixture.metadata.placement(0, 1), "intra");
+}
+
+TEST(CsvRow, SendrecvIsP2pWithTheChainsPlacementAndNoPeer) {
+  RowFixture fixture;
+  BenchmarkCase entry;
+  entry.name = "p2p/sendrecv/8";
+  entry.family = Family::p2p_sendrecv;
+  entry.message_bytes = {8};
+  const auto row = csv_row(entry, make_run(entry.name, 0, 1), fixture.context, "t");
+  EXPECT_EQ(fixture.field(row, "family"), "p2p");
+  EXPECT_EQ(fixture.field(row, "algorithm"), "sendrecv");
+  EXPECT_EQ(fixture.field(row, "peer"), "");
+  EXPECT_EQ(fixture.field(row, "dtype"), "");
+  // node-a, node-a, node-b: rank 1's right neighbour is on another host,
+  // though rank 0's is not.
+  EXPECT_EQ(fixture.field(row, "placement"), "inter");
+  fixture.metadata.rank_hosts = {"node-a", "node-a", "node-a"};
+  EXPECT_EQ(
+      fixture.field(csv_row(entry, make_run(entry.name, 0, 1), fixture.context, "t"), "placement"),
+      "intra");
 }
 
 // Records what the wrapped display reporter receives.

@@ -28,6 +28,7 @@ namespace collbench::harness {
 namespace {
 
 constexpr int kPingPongTag = 7;
+constexpr int kSendrecvTag = 8;
 constexpr int kDiagnosisTag = 1;
 // Buffers start on cache-line (and AVX-512 vector) boundaries, so that a
 // size's timing does not depend on where malloc happened to put it.
@@ -76,6 +77,7 @@ std::string family_column(Family family) {
     case Family::exchange:
       return "exchange";
     case Family::p2p:
+    case Family::p2p_sendrecv:
       return "p2p";
     case Family::local_reduce:
     case Family::local_memcpy:
@@ -230,6 +232,20 @@ CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloa
           entry.peer = peer;
           plan.cases.push_back(std::move(entry));
         }
+      }
+    }
+  }
+
+  if (options.has_family("sendrecv")) {
+    if (ranks < 2) {
+      plan.notes.push_back("skipping p2p/sendrecv: it needs at least 2 ranks");
+    } else {
+      for (const std::uint64_t bytes : sizes) {
+        BenchmarkCase entry;
+        entry.name = fmt::format("p2p/sendrecv/{}", bytes);
+        entry.family = Family::p2p_sendrecv;
+        entry.message_bytes = {bytes};
+        plan.cases.push_back(std::move(entry));
       }
     }
   }
@@ -417,6 +433,7 @@ Runner::Prepared& Runner::prepare(const BenchmarkCase& benchmark_case) {
       build_algorithms(benchmark_case, *prepared);
       break;
     case Family::p2p:
+    case Family::p2p_sendrecv:
       prepared->first = AlignedBuffer(benchmark_case.message_bytes.front());
       prepared->second = AlignedBuffer(benchmark_case.message_bytes.front());
       fill_bytes(prepared->first.span(), rank_);
@@ -559,6 +576,25 @@ double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
       wait_for_all_ranks_sleeping();
       return half_round_trips;
     }
+    case Family::p2p_sendrecv: {
+      // Intel MPI Benchmarks' Sendrecv: the ranks form a periodic chain and
+      // every rank receives from r-1 while it sends to r+1 (at p = 2 a
+      // bidirectional exchange), repeated back to back. Unlike the
+      // ping-pong, every rank moves data at the same time, as in an
+      // allreduce step, so its beta includes what the ranks share (memory
+      // bandwidth, cores, a node's NIC) and the ping-pong's does not.
+      const int right = (rank_ + 1) % ranks_;
+      const int left = (rank_ + ranks_ - 1) % ranks_;
+      const std::uint64_t exchanges = benchmark_case.calls_per_sample;
+      const double start = MPI_Wtime();
+      for (std::uint64_t i = 0; i < exchanges; ++i) {
+        const std::array<RequestId, 2> requests = {
+            transport_.irecv(prepared.second.span(), left, kSendrecvTag),
+            transport_.isend(prepared.first.span(), right, kSendrecvTag)};
+        transport_.wait_all(requests);
+      }
+      return MPI_Wtime() - start;
+    }
     case Family::local_reduce:
     case Family::local_memcpy: {
       double elapsed = 0;
@@ -622,6 +658,13 @@ void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
       call(benchmark_case, prepared);
       if (rank_ == 0) add(check_bytes(prepared.second.span(), benchmark_case.peer), "");
       if (rank_ == benchmark_case.peer) add(check_bytes(prepared.second.span(), 0), "");
+      break;
+    case Family::p2p_sendrecv:
+      // What a rank received must be its left neighbour's pattern.
+      poison(prepared.second.span());
+      synchronize();
+      call(benchmark_case, prepared);
+      add(check_bytes(prepared.second.span(), (rank_ + ranks_ - 1) % ranks_), "");
       break;
     case Family::local_reduce:
       fill_input(options_.dtype, prepared.first.span(), 0);
@@ -845,7 +888,8 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
       synchronize();
       call(benchmark_case, prepared);
     }
-    if (benchmark_case.family == Family::p2p || benchmark_case.family == Family::local_reduce ||
+    if (benchmark_case.family == Family::p2p || benchmark_case.family == Family::p2p_sendrecv ||
+        benchmark_case.family == Family::local_reduce ||
         benchmark_case.family == Family::local_memcpy) {
       phase_ = Phase::calibration;
       calibrate_batch(benchmark_case, prepared);
@@ -898,9 +942,9 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   counters["calls_per_sample"] = static_cast<double>(benchmark_case.calls_per_sample);
   // The MPI library's own allreduce sends nothing through the transport; a
   // zero there would read as "sent nothing", so the counter is left out.
-  const bool through_transport = benchmark_case.family == Family::allreduce ||
-                                 benchmark_case.family == Family::exchange ||
-                                 benchmark_case.family == Family::p2p;
+  const bool through_transport =
+      benchmark_case.family == Family::allreduce || benchmark_case.family == Family::exchange ||
+      benchmark_case.family == Family::p2p || benchmark_case.family == Family::p2p_sendrecv;
   if (through_transport && (all_messages > 0 || ranks_ == 1)) {
     counters["sent_bytes_per_rank"] = static_cast<double>(sent_bytes) / iterations;
   }

@@ -5,6 +5,9 @@
 //   exchange/<algorithm>/<workload>             every message of one training
 //                                               iteration of the workload, in order
 //   p2p/pingpong/<bytes>/peer:<r>               half round trip rank 0 <-> rank r
+//   p2p/sendrecv/<bytes>                        (--families sendrecv) every rank sends to
+//                                               r+1 and receives from r-1 at once (IMB
+//                                               Sendrecv): β when every rank is busy
 //   local/reduce/<dtype>/<bytes>                reduce_inplace on rank 0
 //   local/memcpy/<bytes>                        memcpy on rank 0
 //   allreduce/mpi_bare/<bytes>                  (--families mpi_bare) MPI_Allreduce called
@@ -36,11 +39,13 @@
 // be bounded: a watchdog thread, which makes no MPI call, ends the process
 // (and mpirun the job) when one has not returned long after the timeout.
 //
-// p2p and local: only rank 0's time counts (the other ranks contribute 0 to
-// the MAX). Ranks not taking part wait in a sleeping poll instead of MPI's
-// busy wait so that, oversubscribed, they do not steal the measured ranks'
-// cores: local/reduce then measures the kernel on an otherwise idle node,
-// which is what gamma means in the cost model.
+// p2p/pingpong and local: only rank 0's time counts (the other ranks
+// contribute 0 to the MAX). Ranks not taking part wait in a sleeping poll
+// instead of MPI's busy wait so that, oversubscribed, they do not steal the
+// measured ranks' cores: local/reduce then measures the kernel on an
+// otherwise idle node, which is what gamma means in the cost model.
+// p2p/sendrecv keeps every rank busy on purpose, so its time is the slowest
+// rank's, as for allreduce.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -60,7 +65,9 @@
 
 namespace collbench::harness {
 
-enum class Family { allreduce, exchange, p2p, local_reduce, local_memcpy };
+// p2p is the ping-pong, p2p_sendrecv the periodic chain; both are "p2p" in
+// the CSV, told apart by the algorithm column ("pingpong", "sendrecv").
+enum class Family { allreduce, exchange, p2p, p2p_sendrecv, local_reduce, local_memcpy };
 // The CSV's family column: "allreduce", "exchange", "p2p", "local".
 std::string family_column(Family family);
 
@@ -71,7 +78,7 @@ struct BenchmarkCase {
   // Bytes per rank of each message of one call: one message, except for
   // exchange, whose messages are the workload's sequence.
   std::vector<std::uint64_t> message_bytes;
-  int peer = -1;  // p2p
+  int peer = -1;  // p2p ping-pong (sendrecv: every rank has two, r-1 and r+1)
   // Where a size came from (--workload); empty for --sizes.
   std::string workload;
   std::string model;

@@ -24,6 +24,14 @@ std::string RunMetadata::placement(int rank_a, int rank_b) const {
              : "inter";
 }
 
+std::string RunMetadata::chain_placement() const {
+  const int count = static_cast<int>(rank_hosts.size());
+  for (int rank = 0; rank < count; ++rank) {
+    if (placement(rank, (rank + 1) % count) == "inter") return "inter";
+  }
+  return "intra";
+}
+
 std::string utc_now_iso8601() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};

@@ -27,6 +27,10 @@ struct RunMetadata {
 
   // "intra" when ranks a and b share a host, "inter" otherwise.
   std::string placement(int rank_a, int rank_b) const;
+  // The periodic chain of p2p/sendrecv (rank r sends to r+1 mod p): "inter"
+  // when any rank's right neighbour is on another host, else "intra". One
+  // link that crosses hosts sets the pace of every exchange.
+  std::string chain_placement() const;
 };
 
 // Collective over `comm`. `requested_run_id` empty: rank 0 makes one.

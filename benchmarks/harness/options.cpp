@@ -48,6 +48,9 @@ constexpr const char* kFooter = R"(Benchmark families and names:
   exchange/<algorithm>/<workload>          one training iteration's whole gradient:
                                            every bucket of the workload allreduced in order
   p2p/pingpong/<bytes>/peer:<r>            half round trip between rank 0 and rank r
+  p2p/sendrecv/<bytes>                     (--families sendrecv) every rank sends <bytes> to rank
+                                           r+1 and receives <bytes> from rank r-1 at once, as Intel
+                                           MPI Benchmarks' Sendrecv: one exchange (slowest rank)
   local/reduce/<dtype>/<bytes>             the reduction kernel alone, on rank 0 (gamma)
   local/memcpy/<bytes>                     memcpy on rank 0: this node's memory-bandwidth ceiling
   allreduce/mpi_bare/<bytes>               (--families mpi_bare) MPI_Allreduce in a bare loop, no
@@ -96,7 +99,8 @@ struct App {
         ->type_name("OP");
     app.add_option("--families", raw.families,
                    "Comma-separated benchmark families to register (default: "
-                   "allreduce,p2p,local,exchange; exchange only with --workload; also mpi_bare)")
+                   "allreduce,p2p,local,exchange; exchange only with --workload; also mpi_bare "
+                   "and sendrecv)")
         ->type_name("LIST");
     app.add_option("--workload", options.workloads,
                    "DNN workload whose gradient message sizes to benchmark, e.g. resnet50:ddp "

@@ -94,6 +94,9 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
     case Family::p2p:
       algorithm = "pingpong";
       break;
+    case Family::p2p_sendrecv:
+      algorithm = "sendrecv";
+      break;
     case Family::local_reduce:
       algorithm = "reduce";
       break;
@@ -128,7 +131,9 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       std::to_string(bytes),
       has_dtype ? std::to_string(bytes / dtype_size(options.dtype)) : "",
       family == Family::p2p ? std::to_string(benchmark_case.peer) : "",
-      family == Family::p2p ? metadata.placement(0, benchmark_case.peer) : "",
+      family == Family::p2p            ? metadata.placement(0, benchmark_case.peer)
+      : family == Family::p2p_sendrecv ? metadata.chain_placement()
+                                       : "",
       benchmark_case.workload,
       benchmark_case.model,
       benchmark_case.item,
