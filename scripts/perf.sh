@@ -7,10 +7,11 @@
 # next size, with --benchmark_repetitions R):
 #   1. tests/alloc_test under mpirun -np 2: operator new calls in run() of
 #      every algorithm after one warm-up call, in-process and MPI transports
-#   2. for NP in 2 4: collbench --families allreduce,mpi_bare,p2p,local
+#   2. for NP in 2 4: collbench --families allreduce,mpi_bare,p2p,sendrecv,local
 #      --algorithms all --sizes 8B:1KiB,1MiB:64MiB --check -> DIR/np<NP>.csv,
 #      then collbench-fit DIR/np<NP>.csv --out-dir DIR/fit_np<NP> (alpha, beta
-#      from this run's p2p, gamma from its local/reduce; bottom-up predictions)
+#      from this run's p2p/sendrecv at NP ranks, every rank sending at once as
+#      in an allreduce, gamma from its local/reduce; bottom-up predictions)
 #   3. collbench --families local --sizes 64MiB --dtype f16 and bf16 (NP 2)
 #      -> DIR/local_<dtype>.csv
 #   4. scripts/perf_report.py DIR: the target table (ratio, spread, pass or
@@ -105,8 +106,9 @@ fi
 for np in 2 4; do
   echo "perf.sh: NP=$np sweep" >&2
   start=$SECONDS
-  mpirun -np "$np" "${mpirun_flags[@]}" "$collbench" --families allreduce,mpi_bare,p2p,local \
-    --algorithms all --sizes 8B:1KiB,1MiB:64MiB --csv "$out/np$np.csv" "${common[@]}" \
+  mpirun -np "$np" "${mpirun_flags[@]}" "$collbench" \
+    --families allreduce,mpi_bare,p2p,sendrecv,local --algorithms all \
+    --sizes 8B:1KiB,1MiB:64MiB --csv "$out/np$np.csv" "${common[@]}" \
     >"$out/console_np$np.txt"
   echo "perf.sh: NP=$np done in $((SECONDS - start)) s" >&2
   "$fit" "$out/np$np.csv" --out-dir "$out/fit_np$np" --brief >"$out/fit_np$np.txt"

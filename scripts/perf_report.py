@@ -4,9 +4,12 @@
 Usage: scripts/perf_report.py DIR
 
 DIR holds (as scripts/perf.sh leaves them):
-  np<P>.csv               collbench: allreduce (all algorithms), mpi_bare, p2p,
+  np<P>.csv               collbench: allreduce (all algorithms), mpi_bare, p2p
+                          (ping-pong, and sendrecv when --families had it),
                           local; --benchmark_repetitions R; one file per P
   fit_np<P>/predictions.csv   collbench-fit on np<P>.csv (bottom-up rows)
+  fit_np<P>/models.csv    the same run's fits: which alpha, beta each bottom-up
+                          prediction used (sendrecv at P ranks, or ping-pong)
   local_<dtype>.csv       collbench --families local --dtype f16|bf16
   alloc.txt               tests/alloc_test's output; its last line PASS or FAIL
 
@@ -66,6 +69,30 @@ def fmt_ratio(value):
 
 def fmt_spread(value):
     return "n/a" if value is None else f"{value[1]:.3f}..{value[2]:.3f}"
+
+
+def bottom_up_sources(folder, p):
+    """algorithm -> True when its bottom-up prediction at p ranks took alpha, beta
+    from the sendrecv fit at p ranks (collbench-fit's note says so), False for
+    the ping-pong; and the text comparing the two fits' beta, or ""."""
+    path = os.path.join(folder, f"fit_np{p}", "models.csv")
+    if not os.path.exists(path):
+        return {}, ""
+    rows = read_rows(path)
+    sources = {}
+    for r in rows:
+        if r["model"] == "bottom_up" and str(p) in r["ranks"].split(";"):
+            sources[r["algorithm"]] = "sendrecv fit at" in r["note"]
+    ping_pong = [r for r in rows if r["model"] == "hockney" and r["beta_GBps"]]
+    exchange = [r for r in rows if r["model"] == "hockney_sendrecv" and r["ranks"] == str(p)
+                and r["beta_GBps"]]
+    comparison = ""
+    if ping_pong and exchange:
+        ratio = float(ping_pong[0]["beta_GBps"]) / float(exchange[0]["beta_GBps"])
+        comparison = (f"beta: sendrecv at {p} ranks {float(exchange[0]['beta_GBps']):.3f} GB/s, "
+                      f"ping-pong {float(ping_pong[0]['beta_GBps']):.3f} GB/s "
+                      f"(sendrecv beta = {ratio:.2f} x ping-pong beta)")
+    return sources, comparison
 
 
 def sizes_of(rows, family="allreduce"):
@@ -148,7 +175,14 @@ def main():
                     # sizes here are powers of two.
                     size = 1 << round(math.log2(float(r["bytes"])))
                     by_algorithm.setdefault(r["algorithm"], []).append((ratio, size))
-            detail.append(f"\n### p = {p}: measured / bottom-up prediction, sizes >= 1 MiB\n")
+            sources, comparison = bottom_up_sources(folder, p)
+            origin = ("alpha, beta from sendrecv at this p" if sources and all(sources.values())
+                      else "alpha, beta from the ping-pong" if not any(sources.values())
+                      else "alpha, beta from sendrecv or ping-pong, per algorithm below")
+            detail.append(f"\n### p = {p}: measured / bottom-up prediction ({origin}), "
+                          "sizes >= 1 MiB\n")
+            if comparison:
+                detail.append(comparison + "\n")
             detail.append("| algorithm | " + " | ".join(
                 human(s) for s in sorted({b for v in by_algorithm.values() for _, b in v})) + " |")
             detail.append("|---|" + "---|" * len({b for v in by_algorithm.values() for _, b in v}))
@@ -158,7 +192,9 @@ def main():
                 points = sorted(by_algorithm[algorithm], key=lambda x: x[1])
                 detail.append(f"| {algorithm} | " + " | ".join(f"{r:.2f}" for r, _ in points) + " |")
                 off = max(points, key=lambda x: max(x[0], 1 / x[0]))
-                table.append((f"{algorithm}: measured / bottom-up model, worst size >= 1 MiB", p,
+                model = ("bottom-up model (beta from sendrecv)" if sources.get(algorithm)
+                         else "bottom-up model")
+                table.append((f"{algorithm}: measured / {model}, worst size >= 1 MiB", p,
                               f"{off[0]:.3f} ({human(off[1])})",
                               f"{min(r for r, _ in points):.3f}..{max(r for r, _ in points):.3f}"
                               " over sizes", "0.8..1.25", 1 / 1.25 <= off[0] <= 1.25))

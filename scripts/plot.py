@@ -175,13 +175,18 @@ def cmd_fit(args):
             key = ("reduce", row["dtype"], row["op"])
         else:
             continue
-        figures[key][row["algorithm"]][row["model"]].append(point)
+        algorithm = row["algorithm"]
+        if family == "p2p" and algorithm == "sendrecv":
+            # Fitted per rank count (all ranks send at once): one curve per p.
+            algorithm = f"sendrecv p={int(number(row, 'ranks', path, i))}"
+        figures[key][algorithm][row["model"]].append(point)
     if not figures:
         raise InputError(f"{path}: no prediction rows to plot")
     plt, FuncFormatter = pyplot()
     os.makedirs(args.out, exist_ok=True)
     styles = {"bottom_up": ("-", "bottom-up"), "top_down": ("--", "top-down fit"),
-              "hockney": ("-", "Hockney fit"), "reduce_gamma": ("-", "t0 + nγ fit")}
+              "hockney": ("-", "Hockney fit"), "hockney_sendrecv": ("-", "Hockney fit"),
+              "reduce_gamma": ("-", "t0 + nγ fit")}
     written = []
     for key, by_algorithm in sorted(figures.items()):
         fig, (ax, ax_err) = plt.subplots(2, 1, figsize=(9, 7.5), sharex=True,
@@ -191,7 +196,7 @@ def cmd_fit(args):
             c = color(algorithm)
             measured = sorted({(n, m) for points in models.values() for n, m, _, _ in points})
             ax.plot(*zip(*measured), "o", ms=4, color=c, label=f"{algorithm} measured")
-            for model in ("bottom_up", "top_down", "hockney", "reduce_gamma"):
+            for model in ("bottom_up", "top_down", "hockney", "hockney_sendrecv", "reduce_gamma"):
                 points = sorted(models.get(model, []))
                 if not points:
                     continue
@@ -222,6 +227,8 @@ def cmd_fit(args):
         elif key[0] == "p2p":
             _, transport, provider, placement = key
             title = f"ping-pong {transport}{' ' + provider if provider else ''} {placement}"
+            if any(a.startswith("sendrecv") for a in by_algorithm):
+                title += ", and sendrecv (one exchange, every rank busy) per rank count"
             name = f"fit_p2p_{slug(transport, provider, placement)}.png"
         else:
             _, dtype, op = key

@@ -441,6 +441,178 @@ TEST(SyntheticRecovery, GammaAbsorbedIntoBetaWithoutLocalRows) {
   EXPECT_EQ(find_fit(results, "bottom_up", "ring"), nullptr);
 }
 
+// --------------------------------------------------- sendrecv (all ranks busy)
+
+std::vector<const ModelFit*> find_fits(const FitResults& results, const std::string& model,
+                                       const std::string& algorithm) {
+  std::vector<const ModelFit*> found;
+  for (const ModelFit& f : results.fits) {
+    if (f.model == model && f.algorithm == algorithm) found.push_back(&f);
+  }
+  return found;
+}
+
+// Median |relative error| of the bottom-up predictions at `ranks` and at
+// least 1 MiB, where β dominates every algorithm's time.
+double bottom_up_error_at(const FitResults& results, int ranks) {
+  std::vector<double> errors;
+  for (const PointPrediction& p : results.predictions) {
+    if (p.model == "bottom_up" && p.point.ranks == ranks && p.point.bytes >= (1 << 20)) {
+      errors.push_back(std::abs(p.rel_err()));
+    }
+  }
+  EXPECT_FALSE(errors.empty());
+  std::sort(errors.begin(), errors.end());
+  return errors.empty() ? 0 : errors[errors.size() / 2];
+}
+
+SyntheticTruth contended_at_four() {
+  // β when all 4 ranks send at once is twice the ping-pong's; at 2 ranks no
+  // sendrecv rows were measured.
+  SyntheticTruth truth;
+  truth.ranks = {2, 4};
+  truth.sendrecv_ranks = {4};
+  truth.sendrecv_beta = 2 * truth.beta;
+  truth.algorithms = {"ring",         "tree",       "recursive_doubling",
+                      "rabenseifner", "ps_central", "ps_sharded"};
+  return truth;
+}
+
+TEST(Sendrecv, BottomUpUsesItsBetaAtItsRankCountAndThePingPongElsewhere) {
+  const SyntheticTruth truth = contended_at_four();
+  const FitResults results = fit_measurements(synthetic_points(truth));
+
+  const ModelFit* ping_pong = find_fit(results, "hockney");
+  ASSERT_NE(ping_pong, nullptr);
+  expect_within(ping_pong->params.beta, truth.beta, 0.05, "ping-pong β");  // sendrecv not mixed in
+  const std::vector<const ModelFit*> exchanges = find_fits(results, "hockney_sendrecv", "sendrecv");
+  ASSERT_EQ(exchanges.size(), 1u);
+  const ModelFit& exchange = *exchanges.front();
+  EXPECT_EQ(exchange.family, "p2p");
+  EXPECT_EQ(exchange.terms, "alpha+n*beta");
+  EXPECT_EQ(exchange.ranks, std::vector<int>{4});
+  expect_within(exchange.params.alpha, truth.sendrecv_alpha, 0.05, "sendrecv α");
+  expect_within(exchange.params.beta, truth.sendrecv_beta, 0.05, "sendrecv β");
+
+  for (const std::string& algorithm : truth.algorithms) {
+    SCOPED_TRACE(algorithm);
+    // α, β differ by rank count: one bottom-up fit per rank count.
+    const std::vector<const ModelFit*> bottom = find_fits(results, "bottom_up", algorithm);
+    ASSERT_EQ(bottom.size(), 2u);
+    const ModelFit& two = *bottom[0];
+    const ModelFit& four = *bottom[1];
+    EXPECT_EQ(two.ranks, std::vector<int>{2});
+    EXPECT_EQ(two.link_model, "hockney");
+    EXPECT_EQ(two.params.beta, ping_pong->params.beta);
+    EXPECT_EQ(two.note,
+              "α, β from the inter p2p ping-pong fit (no sendrecv rows at 2 ranks), γ from the "
+              "local reduce f32 sum");
+    EXPECT_EQ(four.ranks, std::vector<int>{4});
+    EXPECT_EQ(four.link_model, "hockney_sendrecv");
+    EXPECT_EQ(four.params.alpha, exchange.params.alpha);
+    EXPECT_EQ(four.params.beta, exchange.params.beta);
+    EXPECT_EQ(four.note,
+              "α, β from the inter sendrecv fit at 4 ranks, γ from the local reduce f32 sum");
+    // The synthetic allreduce at 4 ranks runs at the sendrecv β: predicted.
+    EXPECT_LT(two.quality.median_rel_err, 0.04);
+    EXPECT_LT(four.quality.median_rel_err, 0.04);
+  }
+  // Every bottom-up point is its own rank count's model.
+  for (const PointPrediction& p : results.predictions) {
+    if (p.model != "bottom_up") continue;
+    const ModelFit& source = p.point.ranks == 4 ? exchange : *ping_pong;
+    const double expected = model_terms(p.point.algorithm, p.point.ranks, p.point.bytes)
+                                .seconds(source.params.alpha, source.params.beta,
+                                         find_fit(results, "reduce_gamma")->params.gamma);
+    EXPECT_NEAR(p.predicted_seconds, expected, 1e-12 * expected) << p.point.algorithm;
+  }
+  // The selection's predicted times at 4 ranks come from the same models.
+  for (const Selection& s : results.selections) {
+    for (const SelectionRow& row : s.rows) {
+      ASSERT_FALSE(row.predicted.empty());
+      const ModelFit& source = s.ranks == 4 ? exchange : *ping_pong;
+      EXPECT_NEAR(row.predicted_seconds,
+                  model_terms(row.predicted, s.ranks, row.bytes)
+                      .seconds(source.params.alpha, source.params.beta,
+                               find_fit(results, "reduce_gamma")->params.gamma),
+                  1e-12 * row.predicted_seconds);
+    }
+  }
+  EXPECT_LT(bottom_up_error_at(results, 4), 0.05);
+  EXPECT_LT(bottom_up_error_at(results, 2), 0.05);
+}
+
+TEST(Sendrecv, WithoutItTheContendedRankCountIsMispredicted) {
+  // The same measurements without the sendrecv rows: the ping-pong β
+  // predicts 4 ranks far too fast, and nothing else changes.
+  CsvTable table = synthetic_table(contended_at_four());
+  std::erase_if(table.rows, [](const auto& row) { return row[3] == "sendrecv"; });
+  const std::vector<NamedTable> tables = {{"synthetic.csv", table}};
+  const FitResults results = fit_measurements(aggregate_measurements(tables));
+  EXPECT_EQ(find_fit(results, "hockney_sendrecv"), nullptr);
+  EXPECT_GT(bottom_up_error_at(results, 4), 0.3);
+  EXPECT_LT(bottom_up_error_at(results, 2), 0.05);
+  for (const std::string& algorithm : contended_at_four().algorithms) {
+    const std::vector<const ModelFit*> bottom = find_fits(results, "bottom_up", algorithm);
+    ASSERT_EQ(bottom.size(), 1u) << algorithm;  // as before sendrecv existed
+    EXPECT_EQ(bottom.front()->ranks, (std::vector<int>{2, 4}));
+    EXPECT_EQ(bottom.front()->note, "α, β from the inter p2p fit, γ from the local reduce f32 sum");
+  }
+}
+
+TEST(Sendrecv, PredictsWithoutPingPongAndSkipsRankCountsWithNeither) {
+  SyntheticTruth truth;
+  truth.ranks = {2, 3, 4};
+  truth.sendrecv_ranks = {2, 4};
+  truth.algorithms = {"ring"};
+  CsvTable table = synthetic_table(truth);
+  std::erase_if(table.rows, [](const auto& row) { return row[3] == "pingpong"; });
+  const std::vector<NamedTable> tables = {{"no_pingpong.csv", table}};
+  const FitResults results = fit_measurements(aggregate_measurements(tables));
+  const std::vector<const ModelFit*> bottom = find_fits(results, "bottom_up", "ring");
+  ASSERT_EQ(bottom.size(), 2u);
+  EXPECT_EQ(bottom[0]->ranks, std::vector<int>{2});
+  EXPECT_EQ(bottom[1]->ranks, std::vector<int>{4});
+  EXPECT_NE(std::find(results.notes.begin(), results.notes.end(),
+                      "bottom-up: skipped ring at 3 ranks on transport=mpi provider=(none): no p2p "
+                      "sendrecv rows at 3 ranks and no ping-pong rows for that transport and "
+                      "provider"),
+            results.notes.end());
+  // The 3-rank selection has no prediction; the others do.
+  for (const Selection& s : results.selections) {
+    EXPECT_EQ(s.predicted_string.empty(), s.ranks == 3) << s.ranks;
+  }
+}
+
+TEST(Sendrecv, OutputsNameWhereAlphaAndBetaCameFrom) {
+  const FitResults results = fit_measurements(synthetic_points(contended_at_four()));
+  const std::string dir = ::testing::TempDir();
+  write_models_csv(dir + "/models_sendrecv.csv", results);
+  const CsvTable models = read_csv_file(dir + "/models_sendrecv.csv");
+  const auto field = [&](const std::vector<std::string>& row, const char* column) {
+    return row[static_cast<std::size_t>(models.column(column))];
+  };
+  std::map<std::string, std::vector<std::string>> ranks_of_model;  // ring only, and p2p
+  for (const auto& row : models.rows) {
+    if (field(row, "algorithm") == "ring" || field(row, "family") == "p2p") {
+      ranks_of_model[field(row, "model")].push_back(field(row, "ranks"));
+    }
+  }
+  EXPECT_EQ(ranks_of_model["hockney"], std::vector<std::string>{"2"});
+  EXPECT_EQ(ranks_of_model["hockney_sendrecv"], std::vector<std::string>{"4"});
+  EXPECT_EQ(ranks_of_model["bottom_up"], (std::vector<std::string>{"2", "4"}));
+  EXPECT_EQ(ranks_of_model["top_down"], std::vector<std::string>{"2;4"});
+  const std::string report = format_report(results, LoadSummary{}, false);
+  EXPECT_NE(report.find("Sendrecv chain, Hockney"), std::string::npos) << report;
+  EXPECT_NE(report.find("bottom-up α, β from the sendrecv fit at ranks 4, from the ping-pong at "
+                        "ranks 2 (no sendrecv rows)"),
+            std::string::npos)
+      << report;
+  const std::string brief = format_brief(results);
+  EXPECT_EQ(brief.rfind("p2p mpi inter: alpha ", 0), 0u) << brief;
+  EXPECT_NE(brief.find("\nsendrecv mpi inter ranks=4: alpha "), std::string::npos) << brief;
+}
+
 // True times of the candidates at one size; the winner is known when every
 // algorithm that is not (within rounding) the fastest is 15% slower or more,
 // far beyond what 3% noise can flip.

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -47,13 +48,26 @@ CsvTable synthetic_table(const SyntheticTruth& truth) {
         truth.reduce_overhead + n * truth.gamma);
     add("local", "local", "memcpy", 1, 1, "f32", n, "", "", n / truth.copy_bandwidth);
   }
+  const auto contended = [&](int p) {
+    return std::find(truth.sendrecv_ranks.begin(), truth.sendrecv_ranks.end(), p) !=
+           truth.sendrecv_ranks.end();
+  };
   for (const std::string& algorithm : truth.algorithms) {
     for (int p : truth.ranks) {
+      const double alpha = contended(p) ? truth.sendrecv_alpha : truth.alpha;
+      const double beta = contended(p) ? truth.sendrecv_beta : truth.beta;
       for (double n : sizes) {
         const CostTerms terms = model_terms(algorithm, p, n);
         add("allreduce", truth.transport, algorithm, p, p, "f32", n, "", "",
-            terms.seconds(truth.alpha, truth.beta, truth.gamma));
+            terms.seconds(alpha, beta, truth.gamma));
       }
+    }
+  }
+  // Last, so that the noise of every other row does not depend on them.
+  for (int p : truth.sendrecv_ranks) {
+    for (double n : sizes) {
+      add("p2p", truth.transport, "sendrecv", p, p, "f32", n, "", "inter",
+          truth.sendrecv_alpha + n * truth.sendrecv_beta);
     }
   }
   return table;

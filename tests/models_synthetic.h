@@ -3,7 +3,9 @@
 // Every time is the exact cost model times (1 + noise·N(0,1)) with a fixed
 // seed, so a test that recovers the parameters checks the fitter, not luck:
 // ping-pong t = α + nβ, local reduce t = t0 + nγ, memcpy t = n/bandwidth,
-// allreduce t = the algorithm's CostTerms (or the lower bound for mpi).
+// allreduce t = the algorithm's CostTerms (or the lower bound for mpi);
+// optionally sendrecv t = α' + nβ' at some rank counts, where the allreduce
+// then runs with α', β' (ranks that contend when all send at once).
 #pragma once
 
 #include <string>
@@ -23,6 +25,12 @@ struct SyntheticTruth {
   unsigned seed = 20240611;
   std::string transport = "mpi";
   std::vector<int> ranks = {2, 3, 4, 5, 6, 7, 8};
+  // Rank counts with p2p/sendrecv rows (collbench --families sendrecv); at
+  // these the allreduce times use sendrecv_alpha, sendrecv_beta too. Empty:
+  // no sendrecv rows, every allreduce at the ping-pong's α, β.
+  std::vector<int> sendrecv_ranks;
+  double sendrecv_alpha = 20e-6;
+  double sendrecv_beta = 2.0 / 1.25e9;
   std::vector<std::string> algorithms = {
       "ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded", "mpi"};
   // Allreduce and ping-pong sizes: 8 B .. 64 MiB in factors of 4.

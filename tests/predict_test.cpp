@@ -221,6 +221,17 @@ TEST(NetworkFromModels, ReadsWhatCollbenchFitWrote) {
         << e.what();
   }
 
+  // Sendrecv fits (per rank count) do not stand for the network: the p2p
+  // link is still the ping-pong's hockney row, and nothing is ambiguous.
+  testing::SyntheticTruth contended = truth;
+  contended.sendrecv_ranks = {2, 4};
+  const std::vector<NamedTable> with_sendrecv = {
+      {"sendrecv.csv", testing::synthetic_table(contended)}};
+  const std::string sendrecv_path = ::testing::TempDir() + "/predict_models_sendrecv.csv";
+  write_models_csv(sendrecv_path, fit_measurements(aggregate_measurements(with_sendrecv)));
+  const Network from_ping_pong = network_from_models_csv(sendrecv_path, NetworkSelection{}, 0);
+  EXPECT_NEAR(from_ping_pong.params.beta, truth.beta, 1e-5 * truth.beta);
+
   CsvTable bad;
   bad.header = {"model", "alpha_us"};
   bad.rows = {{"hockney", "1"}};

@@ -95,6 +95,7 @@ void add_predictions(FitResults& results, const std::string& model,
 // Fits t = c0 + n·c1 (Hockney for p2p, overhead + γ for reduce).
 ModelFit fit_affine(FitResults& results, const std::string& model, const std::string& what,
                     const std::vector<const Measurement*>& points) {
+  const bool hockney = model == "hockney" || model == "hockney_sendrecv";
   if (points.size() < 3) {
     too_few_points(points, what, 3,
                    "distinct sizes: 2 parameters and at least one point to judge the fit");
@@ -108,7 +109,7 @@ ModelFit fit_affine(FitResults& results, const std::string& model, const std::st
   ModelFit result = base_fit(model, points);
   result.params.alpha = fit.coefficients(0);
   result.alpha_rel_stderr = fit.relative_stderr(0);
-  if (model == "hockney") {
+  if (hockney) {
     result.terms = "alpha+n*beta";
     result.params.beta = fit.coefficients(1);
     result.beta_rel_stderr = fit.relative_stderr(1);
@@ -139,6 +140,8 @@ std::map<Key, std::vector<const Measurement*>> group_by(std::span<const Measurem
 
 using LinkKey =
     std::tuple<std::string, std::string, std::string>;  // transport, provider, placement
+using ExchangeKey = std::tuple<std::string, std::string, std::string,
+                               int>;                    // transport, provider, placement, ranks
 using GammaKey = std::tuple<std::string, std::string>;  // dtype, op
 using AlgorithmKey =
     std::tuple<std::string, std::string, std::string, std::string, std::string,
@@ -147,6 +150,9 @@ using SelectionKey = std::tuple<std::string, std::string, std::string, std::stri
                                 int>;  // transport, provider, placement, dtype, op, ranks
 
 LinkKey link_key(const Measurement& m) { return {m.transport, m.provider, m.placement}; }
+ExchangeKey exchange_key(const Measurement& m) {
+  return {m.transport, m.provider, m.placement, m.ranks};
+}
 GammaKey gamma_key(const Measurement& m) { return {m.dtype, m.op}; }
 std::tuple<std::string, std::string> memcpy_key(const Measurement& m) {
   return {m.transport, m.provider};
@@ -166,6 +172,22 @@ const ModelFit* find_link(const std::map<LinkKey, ModelFit>& links, const std::s
   for (const std::string& candidate : {placement, std::string("inter"), std::string("intra")}) {
     const auto it = links.find({transport, provider, candidate});
     if (it != links.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+// The sendrecv fit for an allreduce group at `ranks`: the same placement
+// only (a chain across hosts and one inside a host are different links); an
+// unknown placement (no nodes column) takes inter, else intra, as find_link.
+const ModelFit* find_exchange(const std::map<ExchangeKey, ModelFit>& exchanges,
+                              const std::string& transport, const std::string& provider,
+                              const std::string& placement, int ranks) {
+  const std::vector<std::string> candidates = placement.empty()
+                                                  ? std::vector<std::string>{"inter", "intra"}
+                                                  : std::vector<std::string>{placement};
+  for (const std::string& candidate : candidates) {
+    const auto it = exchanges.find({transport, provider, candidate, ranks});
+    if (it != exchanges.end()) return &it->second;
   }
   return nullptr;
 }
@@ -277,17 +299,16 @@ ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
   return result;
 }
 
-std::optional<double> model_seconds(const std::map<std::string, NetworkModel>& models,
-                                    const std::string& algorithm, const std::string& transport,
-                                    int ranks, double bytes, double element_bytes) {
-  const auto it = models.find(algorithm);
-  if (it == models.end()) return std::nullopt;
+// `model` null: the algorithm has no model here (nothing to predict with).
+std::optional<double> model_seconds(const NetworkModel* model, const std::string& algorithm,
+                                    const std::string& transport, int ranks, double bytes,
+                                    double element_bytes) {
+  if (model == nullptr) return std::nullopt;
   if (const AlgorithmInfo* info = find_algorithm(algorithm); info != nullptr) {
     const auto count = static_cast<std::size_t>(bytes / element_bytes);
     if (!info->unsupported_reason(transport, ranks, count).empty()) return std::nullopt;
   }
-  const NetworkModel& p = it->second;
-  return model_terms(algorithm, ranks, bytes).seconds(p.alpha, p.beta, p.gamma);
+  return model_terms(algorithm, ranks, bytes).seconds(model->alpha, model->beta, model->gamma);
 }
 
 std::vector<std::string> ordered_candidates(const std::set<std::string>& names) {
@@ -345,9 +366,9 @@ std::string selection_string(std::span<const std::pair<double, std::string>> win
 FitResults fit_measurements(std::span<const Measurement> measurements, const FitOptions& options) {
   FitResults results;
 
-  // 1. Hockney per link.
+  // 1. Hockney per link: the ping-pong, then the sendrecv chain per rank count.
   std::map<LinkKey, ModelFit> links;
-  for (const auto& [key, points] : group_by(measurements, "p2p", link_key)) {
+  for (const auto& [key, points] : group_by(measurements, "p2p", link_key, "pingpong")) {
     const auto& [transport, provider, placement] = key;
     ModelFit fit = fit_affine(
         results, "hockney",
@@ -355,6 +376,18 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
                     transport, or_none(provider), placement),
         points);
     links.emplace(key, fit);
+    results.fits.push_back(std::move(fit));
+  }
+  std::map<ExchangeKey, ModelFit> exchanges;
+  for (const auto& [key, points] : group_by(measurements, "p2p", exchange_key, "sendrecv")) {
+    const auto& [transport, provider, placement, ranks] = key;
+    ModelFit fit = fit_affine(
+        results, "hockney_sendrecv",
+        fmt::format("Hockney fit of the p2p sendrecv transport={} provider={} placement={} "
+                    "ranks={}",
+                    transport, or_none(provider), placement, ranks),
+        points);
+    exchanges.emplace(key, fit);
     results.fits.push_back(std::move(fit));
   }
 
@@ -391,9 +424,12 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
   }
 
   // 3 and 4. Bottom-up predictions and top-down fits per algorithm.
-  using ModelsByAlgorithm = std::map<std::string, NetworkModel>;
+  // Bottom-up α, β may differ by rank count (sendrecv fits), so its models
+  // are kept per rank count; a top-down fit spans every rank count.
+  using BottomUpModels = std::map<std::string, std::map<int, NetworkModel>>;
+  using TopDownModels = std::map<std::string, NetworkModel>;
   std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>,
-           std::pair<ModelsByAlgorithm, ModelsByAlgorithm>>
+           std::pair<BottomUpModels, TopDownModels>>
       models;  // (transport, provider, placement, dtype, op) -> (bottom-up, top-down)
   std::size_t single_rank_points = 0;
   for (const auto& [key, all_points] : group_by(measurements, "allreduce", algorithm_key)) {
@@ -410,12 +446,26 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
     bool own = true;
     model_terms(algorithm, 2, 1.0, &own);
     const ModelFit* link = find_link(links, transport, provider, placement);
+    // Per rank count, the fit whose α, β predict it: the sendrecv chain at
+    // that p when measured (every rank busy, as in the allreduce), else the
+    // ping-pong.
+    std::map<int, std::vector<const Measurement*>> points_by_ranks;
+    for (const Measurement* m : points) points_by_ranks[m->ranks].push_back(m);
+    std::map<int, const ModelFit*> exchange_at;
+    for (const auto& entry : points_by_ranks) {
+      const int ranks = entry.first;
+      if (const ModelFit* exchange =
+              find_exchange(exchanges, transport, provider, placement, ranks);
+          exchange != nullptr) {
+        exchange_at[ranks] = exchange;
+      }
+    }
     if (!own) {
       results.notes.push_back(fmt::format(
           "bottom-up: {} (transport={}) has no cost model of its own; fitted top-down with the "
           "allreduce lower-bound terms only",
           algorithm, transport));
-    } else if (link == nullptr) {
+    } else if (link == nullptr && exchange_at.empty()) {
       results.notes.push_back(fmt::format(
           "bottom-up: skipped {} on transport={} provider={}: no p2p ping-pong rows for that "
           "transport and provider",
@@ -425,22 +475,52 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
           "bottom-up: skipped {} on transport={} dtype={}: no local reduce rows for dtype {}",
           algorithm, transport, dtype, dtype));
     } else {
-      ModelFit fit = base_fit("bottom_up", points);
-      fit.terms = "own";
-      fit.params = {link->params.alpha, link->params.beta, gamma->params.gamma};
-      fit.gamma_source = "local";
-      fit.note = fmt::format("α, β from the {} p2p fit, γ from the local reduce {} {}",
-                             link->placement, gamma->dtype, gamma->op);
-      std::vector<double> predicted, measured;
-      for (const Measurement* m : points) {
-        predicted.push_back(model_terms(algorithm, m->ranks, m->bytes)
-                                .seconds(fit.params.alpha, fit.params.beta, fit.params.gamma));
-        measured.push_back(m->seconds);
+      // One bottom-up fit over `group` with α, β of `source`.
+      const auto predict_bottom_up = [&](const std::vector<const Measurement*>& group,
+                                         const ModelFit& source, const std::string& note) {
+        ModelFit fit = base_fit("bottom_up", group);
+        fit.terms = "own";
+        fit.params = {source.params.alpha, source.params.beta, gamma->params.gamma};
+        fit.gamma_source = "local";
+        fit.link_model = source.model;
+        fit.note = note;
+        std::vector<double> predicted, measured;
+        for (const Measurement* m : group) {
+          predicted.push_back(model_terms(algorithm, m->ranks, m->bytes)
+                                  .seconds(fit.params.alpha, fit.params.beta, fit.params.gamma));
+          measured.push_back(m->seconds);
+        }
+        fit.quality = fit_quality(measured, predicted);
+        add_predictions(results, "bottom_up", group, predicted);
+        for (const int ranks : fit.ranks) bottom_up[algorithm][ranks] = fit.params;
+        results.fits.push_back(std::move(fit));
+      };
+      const std::string gamma_note =
+          fmt::format("γ from the local reduce {} {}", gamma->dtype, gamma->op);
+      if (exchange_at.empty()) {
+        // One fit for every rank count: α, β do not depend on p.
+        predict_bottom_up(points, *link,
+                          fmt::format("α, β from the {} p2p fit, {}", link->placement, gamma_note));
+      } else {
+        for (const auto& [ranks, group] : points_by_ranks) {
+          const auto exchange = exchange_at.find(ranks);
+          if (exchange != exchange_at.end()) {
+            predict_bottom_up(group, *exchange->second,
+                              fmt::format("α, β from the {} sendrecv fit at {} ranks, {}",
+                                          exchange->second->placement, ranks, gamma_note));
+          } else if (link != nullptr) {
+            predict_bottom_up(group, *link,
+                              fmt::format("α, β from the {} p2p ping-pong fit (no sendrecv rows "
+                                          "at {} ranks), {}",
+                                          link->placement, ranks, gamma_note));
+          } else {
+            results.notes.push_back(fmt::format(
+                "bottom-up: skipped {} at {} ranks on transport={} provider={}: no p2p "
+                "sendrecv rows at {} ranks and no ping-pong rows for that transport and provider",
+                algorithm, ranks, transport, or_none(provider), ranks));
+          }
+        }
       }
-      fit.quality = fit_quality(measured, predicted);
-      add_predictions(results, "bottom_up", points, predicted);
-      bottom_up[algorithm] = fit.params;
-      results.fits.push_back(std::move(fit));
     }
 
     ModelFit fit = fit_top_down(results, key, points, gamma, options);
@@ -474,10 +554,18 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
     const double element_bytes = parsed ? static_cast<double>(dtype_size(*parsed)) : 1.0;
     const auto& [bottom_up, top_down] = models[{transport, provider, placement, dtype, op}];
     const auto predict = [&](const std::string& name, double bytes) {
-      return model_seconds(bottom_up, name, transport, ranks, bytes, element_bytes);
+      const NetworkModel* model = nullptr;
+      if (const auto by_ranks = bottom_up.find(name); by_ranks != bottom_up.end()) {
+        if (const auto it = by_ranks->second.find(ranks); it != by_ranks->second.end()) {
+          model = &it->second;
+        }
+      }
+      return model_seconds(model, name, transport, ranks, bytes, element_bytes);
     };
     const auto fitted = [&](const std::string& name, double bytes) {
-      return model_seconds(top_down, name, transport, ranks, bytes, element_bytes);
+      const auto it = top_down.find(name);
+      return model_seconds(it == top_down.end() ? nullptr : &it->second, name, transport, ranks,
+                           bytes, element_bytes);
     };
     std::vector<std::pair<double, std::string>> measured_winners;
     for (const auto& [bytes, times] : measured) {

@@ -21,7 +21,12 @@ int main(int argc, char** argv) {
       "Rows of one configuration are combined by the median of median_us over repetitions "
       "and runs.\n"
       "Units: α in µs per message, β in ns per byte (and as GB/s = 1/β), γ in ns per byte of "
-      "one operand vector reduced; times are p2p half round trips.\n"
+      "one operand vector reduced; times are ping-pong half round trips and sendrecv exchanges.\n"
+      "Bottom-up predictions use α, β of the p2p ping-pong; where the input has p2p sendrecv "
+      "rows (collbench --families sendrecv: every rank sends and receives at once, as in an "
+      "allreduce), a point at p ranks uses the sendrecv fit at p ranks instead (models.csv: "
+      "hockney_sendrecv rows, and then one bottom_up row per algorithm and rank count whose "
+      "note names the fit used).\n"
       "Writes OUT_DIR/models.csv (one row per fit: parameters with units, R² on log time, "
       "median and max relative error) and OUT_DIR/predictions.csv (measured vs predicted per "
       "point), prints a report, and with --plot-dir draws PNGs through scripts/plot.py.",

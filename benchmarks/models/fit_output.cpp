@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "collbench/fit.h"
@@ -50,6 +51,51 @@ std::string rate(double seconds_per_byte) {
 }
 
 std::string dash_if_empty(const std::string& s) { return s.empty() ? "-" : s; }
+
+bool same_group(const ModelFit& a, const ModelFit& b) {
+  return a.algorithm == b.algorithm && a.transport == b.transport && a.provider == b.provider &&
+         a.placement == b.placement && a.dtype == b.dtype && a.op == b.op;
+}
+
+// The bottom-up fits of `top_down`'s group: one, or one per rank count when
+// α, β came from sendrecv fits.
+std::vector<const ModelFit*> bottom_up_fits(const FitResults& results, const ModelFit& top_down) {
+  std::vector<const ModelFit*> found;
+  for (const ModelFit& f : results.fits) {
+    if (f.model == "bottom_up" && same_group(f, top_down)) found.push_back(&f);
+  }
+  return found;
+}
+
+// The bottom-up quality of a group over all its points: the fit's own when
+// there is one fit, else recomputed from the predictions of every rank count.
+std::optional<FitQuality> bottom_up_quality(const FitResults& results, const ModelFit& top_down) {
+  const std::vector<const ModelFit*> fits = bottom_up_fits(results, top_down);
+  if (fits.empty()) return std::nullopt;
+  if (fits.size() == 1) return fits.front()->quality;
+  std::vector<double> measured, predicted;
+  for (const PointPrediction& p : results.predictions) {
+    const Measurement& m = p.point;
+    if (p.model == "bottom_up" && m.family == "allreduce" && m.algorithm == top_down.algorithm &&
+        m.transport == top_down.transport && m.provider == top_down.provider &&
+        m.placement == top_down.placement && m.dtype == top_down.dtype && m.op == top_down.op) {
+      measured.push_back(m.seconds);
+      predicted.push_back(p.predicted_seconds);
+    }
+  }
+  return fit_quality(measured, predicted);
+}
+
+// The ping-pong β of the same link as a sendrecv fit, for their ratio.
+const ModelFit* ping_pong_of(const FitResults& results, const ModelFit& exchange) {
+  for (const ModelFit& f : results.fits) {
+    if (f.model == "hockney" && f.transport == exchange.transport &&
+        f.provider == exchange.provider && f.placement == exchange.placement) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
 
 template <typename Writer>
 void write_atomically(const std::string& path, std::vector<std::string> columns, Writer&& rows) {
@@ -188,6 +234,28 @@ std::string format_report(const FitResults& results, const LoadSummary& summary,
                        percent(f->quality.max_rel_err)));
     }
   }
+  if (const auto exchanges = fits_of("hockney_sendrecv"); !exchanges.empty()) {
+    line("");
+    line(
+        "Sendrecv chain, Hockney t(n) = α + n·β per rank count (one exchange: every rank sends n "
+        "to r+1 and receives n from r−1 at once)");
+    line(fmt::format(
+        "  {:<9} {:<14} {:<9} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
+        "transport", "provider", "placement", "ranks", "points", "α (µs)", "β (ns/B)", "β (GB/s)",
+        "β/ping-pong", "R² log", "median", "max"));
+    for (const ModelFit* f : exchanges) {
+      const ModelFit* ping_pong = ping_pong_of(results, *f);
+      const std::string ratio = ping_pong != nullptr && ping_pong->params.beta > 0
+                                    ? fmt::format("{:.2f}", f->params.beta / ping_pong->params.beta)
+                                    : "-";
+      line(fmt::format(
+          "  {:<9} {:<14} {:<9} {:>5} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>10} {:>8} {:>8} {:>8}",
+          f->transport, dash_if_empty(f->provider), f->placement, join_ranks(f->ranks),
+          f->quality.points, f->params.alpha * 1e6, f->params.beta * 1e9, rate(f->params.beta),
+          ratio, fixed(f->quality.r2_log, 4), percent(f->quality.median_rel_err),
+          percent(f->quality.max_rel_err)));
+    }
+  }
   const auto gammas = fits_of("reduce_gamma");
   const auto copies = fits_of("memcpy");
   if (!gammas.empty() || !copies.empty()) {
@@ -228,17 +296,16 @@ std::string format_report(const FitResults& results, const LoadSummary& summary,
     std::set<std::string> algorithms_here;
     for (const ModelFit* f : fits) algorithms_here.insert(f->algorithm);
     for (const std::string& algorithm : algorithms_here) {
-      const ModelFit* bottom_up = nullptr;
       const ModelFit* top_down = nullptr;
       for (const ModelFit* f : fits) {
-        if (f->algorithm != algorithm) continue;
-        (f->model == "bottom_up" ? bottom_up : top_down) = f;
+        if (f->algorithm == algorithm && f->model == "top_down") top_down = f;
       }
-      const std::string bottom =
-          bottom_up != nullptr ? fmt::format("{}/{}", percent(bottom_up->quality.median_rel_err),
-                                             percent(bottom_up->quality.max_rel_err))
-                               : "-";
       if (top_down == nullptr) continue;
+      const std::optional<FitQuality> bottom_up = bottom_up_quality(results, *top_down);
+      const std::string bottom = bottom_up
+                                     ? fmt::format("{}/{}", percent(bottom_up->median_rel_err),
+                                                   percent(bottom_up->max_rel_err))
+                                     : "-";
       line(fmt::format("  {:<19} {:>17} | {:>9.3f} {:>9} {:>9} {:<9} {:>7} {:>8} {:>8}  {}",
                        algorithm, bottom, top_down->params.alpha * 1e6, rate(top_down->params.beta),
                        rate(top_down->params.gamma), top_down->gamma_source,
@@ -258,6 +325,21 @@ std::string format_report(const FitResults& results, const LoadSummary& summary,
     }
     for (const auto& [note, names] : notes) {
       line(fmt::format("  {}: {}", fmt::to_string(fmt::join(names, ", ")), note));
+    }
+    // Where the bottom-up α, β came from, when not one ping-pong fit for all.
+    std::set<int> from_exchange, from_ping_pong;
+    for (const ModelFit* f : fits) {
+      if (f->model != "bottom_up") continue;
+      (f->link_model == "hockney_sendrecv" ? from_exchange : from_ping_pong)
+          .insert(f->ranks.begin(), f->ranks.end());
+    }
+    if (!from_exchange.empty()) {
+      line(fmt::format("  bottom-up α, β from the sendrecv fit at ranks {}{}",
+                       fmt::join(from_exchange, ", "),
+                       from_ping_pong.empty()
+                           ? std::string()
+                           : fmt::format(", from the ping-pong at ranks {} (no sendrecv rows)",
+                                         fmt::join(from_ping_pong, ", "))));
     }
 
     // Bottom-up error per rank count shows where a model stops describing
@@ -375,15 +457,17 @@ std::string format_brief(const FitResults& results) {
         rate(f.params.beta), fixed(f.quality.r2_log, 4), percent(f.quality.median_rel_err));
   }
   for (const ModelFit& f : results.fits) {
+    if (f.model != "hockney_sendrecv") continue;
+    out += fmt::format(
+        "sendrecv {}{}{} {} ranks={}: alpha {:.3f} us, beta {} GB/s (R2 log {}, median error {})\n",
+        f.transport, f.provider.empty() ? "" : " ", f.provider, f.placement, join_ranks(f.ranks),
+        f.params.alpha * 1e6, rate(f.params.beta), fixed(f.quality.r2_log, 4),
+        percent(f.quality.median_rel_err));
+  }
+  for (const ModelFit& f : results.fits) {
     if (f.model != "top_down") continue;
-    std::string bottom_up = "-";
-    for (const ModelFit& b : results.fits) {
-      if (b.model == "bottom_up" && b.algorithm == f.algorithm && b.transport == f.transport &&
-          b.provider == f.provider && b.placement == f.placement && b.dtype == f.dtype &&
-          b.op == f.op) {
-        bottom_up = percent(b.quality.median_rel_err);
-      }
-    }
+    const std::optional<FitQuality> quality = bottom_up_quality(results, f);
+    const std::string bottom_up = quality ? percent(quality->median_rel_err) : "-";
     out += fmt::format("{} {}{}{} {} {} {}: median relative error bottom-up {}, top-down {}\n",
                        f.algorithm, f.transport, f.provider.empty() ? "" : " ", f.provider,
                        dash_if_empty(f.placement), f.dtype, f.op, bottom_up,

@@ -100,7 +100,8 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
     ++summary.rows_read;
     const std::string& family = row[family_col];
     const std::string& algorithm = row[algorithm_col];
-    const bool used = (family == "allreduce") || (family == "p2p" && algorithm == "pingpong") ||
+    const bool used = (family == "allreduce") ||
+                      (family == "p2p" && (algorithm == "pingpong" || algorithm == "sendrecv")) ||
                       (family == "local" && (algorithm == "reduce" || algorithm == "memcpy"));
     if (!used) {
       ++ignored[fmt::format("family={} algorithm={}", family, algorithm)];
@@ -152,7 +153,7 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
             fmt::format("{}: data row {}: placement is '{}'; expected intra or inter", source,
                         where.row, placement));
       }
-      // A ping-pong moves bytes: its element type and operation do not matter.
+      // Ping-pong and sendrecv move bytes: element type and operation do not matter.
       dtype.clear();
       op.clear();
     } else if (family == "allreduce" && nodes_col >= 0 &&

@@ -2,13 +2,20 @@
 //
 // From any mix of collbench CSVs this derives, in this order:
 //   1. Hockney α, β of the ping-pong per (transport, provider, placement):
-//      t(n) = α + n·β, with t the half round-trip time.
+//      t(n) = α + n·β, with t the half round-trip time; and, where the input
+//      has p2p/sendrecv rows (collbench --families sendrecv), Hockney α, β
+//      of that chain exchange per (transport, provider, placement, ranks),
+//      t the time of one exchange with every rank sending and receiving.
 //   2. γ per (dtype, op) from the local reduce kernel: t(n) = t0 + n·γ, where
 //      n is the bytes of ONE operand vector — the same unit as the
 //      algorithms' CostTerms::reduce_bytes — and t0 the per-call overhead.
 //      The memcpy ceiling is the highest copy bandwidth measured.
 //   3. Bottom-up prediction of every allreduce point from the algorithm's own
-//      CostTerms (algorithm.h) with the p2p α, β and the measured γ.
+//      CostTerms (algorithm.h) with α, β of the sendrecv fit at the point's
+//      rank count when there is one, else of the ping-pong, and the measured
+//      γ. A ping-pong has one message in flight; in an allreduce every rank
+//      sends and receives at once and shares the node's memory bandwidth,
+//      cores and NIC, which the sendrecv β includes and depends on p.
 //   4. Top-down fit per (transport, provider, placement, dtype, op,
 //      algorithm): α, β, γ by non-negative least squares on the algorithm's
 //      CostTerms, weighted so that each point counts by its relative error.
@@ -46,7 +53,7 @@ struct Measurement {
   std::string placement;
   std::string dtype;      // empty for p2p and memcpy
   std::string op;         // empty for p2p and memcpy
-  std::string algorithm;  // allreduce algorithm, "pingpong", "reduce" or "memcpy"
+  std::string algorithm;  // allreduce algorithm, "pingpong", "sendrecv", "reduce" or "memcpy"
   int ranks = 0;
   double bytes = 0;
   double seconds = 0;                // median time
@@ -69,7 +76,7 @@ struct LoadSummary {
 };
 
 // Validates and aggregates the rows that the fits use (allreduce, p2p
-// pingpong, local reduce/memcpy); other rows are counted in summary->ignored,
+// pingpong and sendrecv, local reduce/memcpy); other rows are counted in summary->ignored,
 // as are rows whose check column says "wrong" and rows the harness left
 // untimed (empty median_us, a benchmark that failed). Throws std::runtime_error
 // naming the source for an empty table, missing columns, or a value that is
@@ -143,8 +150,11 @@ CostTerms allreduce_lower_bound(int ranks, double bytes);
 CostTerms model_terms(std::string_view algorithm, int ranks, double bytes, bool* own = nullptr);
 
 struct ModelFit {
-  // "hockney" (p2p), "reduce_gamma" (local reduce), "memcpy" (ceiling),
-  // "bottom_up" (prediction, nothing fitted), "top_down" (allreduce fit).
+  // "hockney" (p2p ping-pong), "hockney_sendrecv" (p2p sendrecv, one per rank
+  // count), "reduce_gamma" (local reduce), "memcpy" (ceiling), "bottom_up"
+  // (prediction, nothing fitted: one per algorithm group, or one per
+  // algorithm group and rank count when a sendrecv fit is used, because α
+  // and β then depend on p), "top_down" (allreduce fit).
   std::string model;
   std::string family;
   std::string transport, provider, placement, dtype, op, algorithm;
@@ -165,10 +175,14 @@ struct ModelFit {
   double min_bytes = 0, max_bytes = 0;
   std::vector<std::string> sources;
   std::string note;  // why γ was fixed, which p2p fit was used, ...
+  // bottom_up: the model of the fit its α, β came from, "hockney" or
+  // "hockney_sendrecv" (models.csv says it in the note); empty otherwise.
+  std::string link_model;
 };
 
 struct PointPrediction {
-  std::string model;  // "hockney", "reduce_gamma", "bottom_up" or "top_down"
+  // "hockney", "hockney_sendrecv", "reduce_gamma", "bottom_up" or "top_down"
+  std::string model;
   Measurement point;
   double predicted_seconds = 0;
   double rel_err() const { return (predicted_seconds - point.seconds) / point.seconds; }
@@ -250,8 +264,9 @@ std::string format_report(const FitResults& results, const LoadSummary& summary,
                           bool all_residuals);
 
 // The few lines scripts/run.sh prints at the end of a run: the p2p α (µs) and
-// β (GB/s), each algorithm's median relative error (bottom-up and top-down),
-// and the measured and predicted selection strings per rank count.
+// β (GB/s) (ping-pong, then sendrecv per rank count when measured), each
+// algorithm's median relative error (bottom-up and top-down), and the
+// measured and predicted selection strings per rank count.
 std::string format_brief(const FitResults& results);
 
 // Column names of the two files, shared with collbench-predict and plot.py.
