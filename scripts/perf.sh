@@ -8,7 +8,8 @@
 #   1. tests/alloc_test under mpirun -np 2: operator new calls in run() of
 #      every algorithm after one warm-up call, in-process and MPI transports
 #   2. for NP in 2 4: collbench --families allreduce,mpi_bare,p2p,sendrecv,local
-#      --algorithms all --sizes 8B:1KiB,1MiB:64MiB --check -> DIR/np<NP>.csv,
+#      --algorithms all --sizes 8B:1KiB,1MiB:64MiB --check -> DIR/np<NP>.csv
+#      (ranks bound to a core each when NP <= cores, unbound when oversubscribed),
 #      then collbench-fit DIR/np<NP>.csv --out-dir DIR/fit_np<NP> (alpha, beta
 #      from this run's p2p/sendrecv at NP ranks, every rank sending at once as
 #      in an allreduce, gamma from its local/reduce; bottom-up predictions)
@@ -91,13 +92,18 @@ collbench=$build/benchmarks/harness/collbench
 fit=$build/benchmarks/models/collbench-fit
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PMIX_MCA_gds=hash
-mpirun_flags=(--oversubscribe --bind-to none --mca btl self,vader,tcp
+mpirun_flags=(--oversubscribe --mca btl self,vader,tcp
   --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
+# bind NP: a core per rank while there are enough cores (two busy-polling ranks
+# that the scheduler puts on one core for a moment double a sub-microsecond
+# time: unbound, recursive_doubling/mpi at 8 B..1 KiB, NP 2, ranged 0.85..1.77
+# over two runs, bound 1.01..1.26); none when oversubscribed.
+bind() { if (($1 <= $(nproc))); then echo core; else echo none; fi; }
 common=(--check --quiet --benchmark_repetitions="$reps" --benchmark_min_time="$min_time"
   --benchmark_color=false)
 
 echo "perf.sh: allocation test (mpirun -np 2 alloc_test)" >&2
-if mpirun -np 2 "${mpirun_flags[@]}" "$build/tests/alloc_test" >"$out/alloc.txt" 2>&1; then
+if mpirun -np 2 --bind-to "$(bind 2)" "${mpirun_flags[@]}" "$build/tests/alloc_test" >"$out/alloc.txt" 2>&1; then
   echo PASS >>"$out/alloc.txt"
 else
   echo FAIL >>"$out/alloc.txt"
@@ -106,7 +112,7 @@ fi
 for np in 2 4; do
   echo "perf.sh: NP=$np sweep" >&2
   start=$SECONDS
-  mpirun -np "$np" "${mpirun_flags[@]}" "$collbench" \
+  mpirun -np "$np" --bind-to "$(bind "$np")" "${mpirun_flags[@]}" "$collbench" \
     --families allreduce,mpi_bare,p2p,sendrecv,local --algorithms all \
     --sizes 8B:1KiB,1MiB:64MiB --csv "$out/np$np.csv" "${common[@]}" \
     >"$out/console_np$np.txt"
@@ -116,7 +122,7 @@ done
 
 for dtype in f16 bf16; do
   echo "perf.sh: local kernels, $dtype" >&2
-  mpirun -np 2 "${mpirun_flags[@]}" "$collbench" --families local --dtype "$dtype" \
+  mpirun -np 2 --bind-to "$(bind 2)" "${mpirun_flags[@]}" "$collbench" --families local --dtype "$dtype" \
     --sizes 64MiB --csv "$out/local_$dtype.csv" "${common[@]}" >"$out/console_local_$dtype.txt"
 done
 
