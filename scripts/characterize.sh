@@ -6,8 +6,9 @@
 #               round-robin rounds so each link is measured alone; CSVs, heatmap PNGs, slow
 #               hosts/links by name
 #   2. sweep    collbench: p2p ping-pong between 2 hosts, the local reduce/memcpy kernels
-#               on one rank, then the allreduce sweep over --algorithms at p = 2, 4, 8, ...,
-#               P ranks (and P), per --transports
+#               on one rank, then the allreduce sweep over --algorithms and a sendrecv
+#               ring (every rank sending at once, --p2p-sizes) at p = 2, 4, 8, ..., P ranks
+#               (and P), per --transports
 #   3. fit      collbench-fit on everything (alpha, beta, gamma; bottom-up predictions;
 #               selection table), collbench-predict for --predict models on the fitted network
 #   4. report   OUT/report.md with the PNGs
@@ -28,7 +29,7 @@
 #   --transports LIST     comma-separated: mpi, ofi (default: mpi)
 #   --ofi-provider NAME   libfabric provider for ofi (e.g. verbs, 'tcp;ofi_rxm')
 #   --sizes SIZES         allreduce sizes (default: 8B:64MiB:x4)
-#   --p2p-sizes SIZES     ping-pong sizes (default: 8B:64MiB:x4)
+#   --p2p-sizes SIZES     ping-pong and sendrecv sizes (default: 8B:64MiB:x4)
 #   --local-sizes SIZES   local reduce and memcpy sizes (default: 4KiB:64MiB:x4)
 #   --repetitions N       Google Benchmark repetitions (default: 3)
 #   --min-time S          --benchmark_min_time in seconds (default: 0.2)
@@ -370,6 +371,16 @@ if [[ -n ${want_step[sweep]:-} ]]; then
         --algorithms "$algorithms" --sizes "$sizes" "${flags[@]}" "${check_flag[@]}" --csv "$csv" \
         >"$out/logs/allreduce_${t}_p$p.log" 2>&1 ||
         fail "collbench allreduce p=$p failed; see $out/logs/allreduce_${t}_p$p.log"
+      # Every rank sending to its right neighbour while it receives from its
+      # left, at the ping-pong's sizes: the beta an allreduce step gets with
+      # all p ranks on the network at once (collbench-fit predicts bottom-up
+      # at p from it; shared NICs and switches show here, not in a ping-pong).
+      log "2/4 sweep: sendrecv p=$p ($nodes hosts), transport $t"
+      csv=$out/sweep/sendrecv_${t}_p$p.csv
+      rm -f "$csv"
+      launch "$ppn" "${sweep_hosts[@]:0:nodes}" -- "$collbench" --families sendrecv \
+        --sizes "$p2p_sizes" "${flags[@]}" --csv "$csv" >"$out/logs/sendrecv_${t}_p$p.log" 2>&1 ||
+        fail "collbench sendrecv p=$p failed; see $out/logs/sendrecv_${t}_p$p.log"
     done
   done
   step_time sweep "$t0"
