@@ -12,8 +12,8 @@
 // Same bytes as ring, in one step each way and without ring's forwarding.
 // Posting all p−1 large sends at once (the textbook push) puts p−1 flows on
 // every link at the same time; on the emulated 200 Mbit/s cluster of
-// tests/netsim_e2e.sh that measured 18–19% above this model at p = 4 and
-// 4–16 MiB, one at a time 10–15%. Ranks that drift out of step still
+// tests/netsim_e2e.sh that measured 18–23% above this model at p = 4 and
+// 4–16 MiB, one at a time 10–17%. Ranks that drift out of step still
 // converge on one rank (incast), which is what hurts on real networks.
 //
 // Cost (p ranks, n bytes): 2(p−1)α + 2(p−1)/p·nβ + (p−1)/p·nγ.
