@@ -394,12 +394,6 @@ Runner::~Runner() {
 
 void Runner::release() { prepared_.reset(); }
 
-namespace {
-bool is_collective(Family family) {
-  return family == Family::allreduce || family == Family::exchange;
-}
-}  // namespace
-
 Runner::Prepared& Runner::prepare(const BenchmarkCase& benchmark_case) {
   if (prepared_ && prepared_->owner == &benchmark_case) return *prepared_;
   // The previous benchmark had the same messages (another algorithm at the
@@ -888,9 +882,7 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
       synchronize();
       call(benchmark_case, prepared);
     }
-    if (benchmark_case.family == Family::p2p || benchmark_case.family == Family::p2p_sendrecv ||
-        benchmark_case.family == Family::local_reduce ||
-        benchmark_case.family == Family::local_memcpy) {
+    if (!is_collective(benchmark_case.family)) {
       phase_ = Phase::calibration;
       calibrate_batch(benchmark_case, prepared);
     }
@@ -942,9 +934,7 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   counters["calls_per_sample"] = static_cast<double>(benchmark_case.calls_per_sample);
   // The MPI library's own allreduce sends nothing through the transport; a
   // zero there would read as "sent nothing", so the counter is left out.
-  const bool through_transport =
-      benchmark_case.family == Family::allreduce || benchmark_case.family == Family::exchange ||
-      benchmark_case.family == Family::p2p || benchmark_case.family == Family::p2p_sendrecv;
+  const bool through_transport = !is_local(benchmark_case.family);
   if (through_transport && (all_messages > 0 || ranks_ == 1)) {
     counters["sent_bytes_per_rank"] = static_cast<double>(sent_bytes) / iterations;
   }

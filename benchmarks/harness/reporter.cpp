@@ -81,9 +81,9 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
   const Options& options = *context.options;
   const RunMetadata& metadata = *context.metadata;
   const Family family = benchmark_case.family;
-  const bool is_collective = family == Family::allreduce || family == Family::exchange;
-  const bool has_dtype = is_collective || family == Family::local_reduce;
-  const bool is_local = family == Family::local_reduce || family == Family::local_memcpy;
+  const bool collective = is_collective(family);
+  const bool has_dtype = collective || family == Family::local_reduce;
+  const bool local = is_local(family);
 
   std::string algorithm;
   switch (family) {
@@ -120,8 +120,8 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
   std::vector<std::string> row = {
       benchmark_case.name,
       family_column(family),
-      is_local ? "local" : context.transport,
-      is_local ? "" : context.provider,
+      local ? "local" : context.transport,
+      local ? "" : context.provider,
       algorithm,
       std::to_string(metadata.ranks),
       std::to_string(metadata.ranks_per_node),
@@ -152,7 +152,7 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       timing("sent_bytes_per_rank", "{:.0f}"),
       check,
       wrong,
-      is_local || is_collective ? context.reduce_kernel : "",
+      local || collective ? context.reduce_kernel : "",
       metadata.run_id,
       utc_time,
       metadata.git_revision,
