@@ -186,7 +186,8 @@ def cmd_fit(args):
     os.makedirs(args.out, exist_ok=True)
     styles = {"bottom_up": ("-", "bottom-up"), "top_down": ("--", "top-down fit"),
               "hockney": ("-", "Hockney fit"), "hockney_sendrecv": ("-", "Hockney fit"),
-              "reduce_gamma": ("-", "t0 + nγ fit")}
+              "reduce_gamma": ("-", "t0 + nγ fit"),
+              "bottom_up_by_size": (":", "bottom-up by size")}
     written = []
     for key, by_algorithm in sorted(figures.items()):
         fig, (ax, ax_err) = plt.subplots(2, 1, figsize=(9, 7.5), sharex=True,
@@ -196,7 +197,8 @@ def cmd_fit(args):
             c = color(algorithm)
             measured = sorted({(n, m) for points in models.values() for n, m, _, _ in points})
             ax.plot(*zip(*measured), "o", ms=4, color=c, label=f"{algorithm} measured")
-            for model in ("bottom_up", "top_down", "hockney", "hockney_sendrecv", "reduce_gamma"):
+            for model in ("bottom_up", "bottom_up_by_size", "top_down", "hockney",
+                          "hockney_sendrecv", "reduce_gamma"):
                 points = sorted(models.get(model, []))
                 if not points:
                     continue

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <random>
@@ -707,6 +708,96 @@ TEST(Output, ModelsAndPredictionsCsvAreComplete) {
   const std::string report = format_report(results, LoadSummary{}, false);
   EXPECT_NE(report.find("measured:  "), std::string::npos);
   EXPECT_NE(report.find("Point-to-point"), std::string::npos);
+}
+
+// A machine whose copy and reduce rates drop past 1 MiB (cache-resident
+// against memory-bound), as shared memory does: sendrecv and reduce times
+// are piecewise linear in the size, which no single Hockney line follows.
+double knee_sendrecv_seconds(double m) {
+  return 2e-6 + (m <= (1 << 20) ? m / 10e9 : (1 << 20) / 10e9 + (m - (1 << 20)) / 4e9);
+}
+double knee_reduce_seconds(double m) {
+  return 0.1e-6 + (m <= (1 << 20) ? m / 40e9 : (1 << 20) / 40e9 + (m - (1 << 20)) / 12e9);
+}
+
+Measurement measured_point(const std::string& family, const std::string& algorithm, int ranks,
+                           double bytes, double seconds) {
+  Measurement m;
+  m.family = family;
+  m.transport = family == "local" ? "" : "mpi";
+  m.placement = family == "local" ? "" : "intra";
+  m.dtype = family == "p2p" ? "" : "f32";
+  m.op = family == "p2p" ? "" : "sum";
+  m.algorithm = algorithm;
+  m.ranks = ranks;
+  m.bytes = bytes;
+  m.seconds = seconds;
+  m.samples = 1;
+  m.sources = {"knee.csv"};
+  return m;
+}
+
+TEST(BottomUpBySize, PricesEachStepAtTheMeasuredTimeOfItsMessageSize) {
+  constexpr int kRanks = 4;
+  std::vector<Measurement> points;
+  for (int k = 12; k <= 26; ++k) {  // 4 KiB .. 64 MiB
+    const double m = std::ldexp(1.0, k);
+    points.push_back(measured_point("p2p", "sendrecv", kRanks, m, knee_sendrecv_seconds(m)));
+    points.push_back(measured_point("local", "reduce", 1, m, knee_reduce_seconds(m)));
+  }
+  points.push_back(measured_point("p2p", "pingpong", 2, 8, 1e-6));
+  points.push_back(measured_point("p2p", "pingpong", 2, 1 << 20, 1e-6 + (1 << 20) / 10e9));
+  points.push_back(measured_point("p2p", "pingpong", 2, 1 << 26, 1e-6 + (1 << 26) / 10e9));
+  // Ring at 4 ranks: 6 messages of n/4 and 3·n/4 bytes reduced in chunks of
+  // n/4, timed exactly as the model prices them where n/4 was measured.
+  const auto ring_truth = [](double n) {
+    const CostTerms c = model_terms("ring", kRanks, n);
+    const double m = n / kRanks;
+    return c.messages * knee_sendrecv_seconds(m) + c.reduce_bytes * knee_reduce_seconds(m) / m;
+  };
+  for (int k = 16; k <= 28; ++k) {  // n/4 from 16 KiB to 64 MiB
+    const double n = std::ldexp(1.0, k);
+    points.push_back(measured_point("allreduce", "ring", kRanks, n, ring_truth(n)));
+  }
+  // n/4 = 768 KiB and 1.5 MiB, between measured sizes: interpolated.
+  points.push_back(measured_point("allreduce", "ring", kRanks, 3 << 20, ring_truth(3 << 20)));
+  points.push_back(measured_point("allreduce", "ring", kRanks, 6 << 20, ring_truth(6 << 20)));
+  // n/4 = 2 KiB, below the smallest sendrecv size: left out.
+  points.push_back(measured_point("allreduce", "ring", kRanks, 8192, ring_truth(8192)));
+
+  const FitResults results = fit_measurements(points);
+  const std::vector<const ModelFit*> by_size = find_fits(results, "bottom_up_by_size", "ring");
+  ASSERT_EQ(by_size.size(), 1u);
+  EXPECT_EQ(by_size.front()->ranks, std::vector<int>{kRanks});
+  EXPECT_EQ(by_size.front()->quality.points, 15);
+  EXPECT_EQ(by_size.front()->link_model, "hockney_sendrecv");
+  int exact = 0, interpolated = 0;
+  for (const PointPrediction& p : results.predictions) {
+    if (p.model != "bottom_up_by_size") continue;
+    EXPECT_NE(p.point.bytes, 8192) << "outside the measured sizes, yet predicted";
+    if (std::has_single_bit(static_cast<std::uint64_t>(p.point.bytes))) {
+      EXPECT_NEAR(p.predicted_seconds, p.point.seconds, 1e-9 * p.point.seconds) << p.point.bytes;
+      ++exact;
+    } else {
+      // Log-log interpolation of a piecewise linear curve: close, not exact;
+      // least close across the knee (n/4 = 1.5 MiB lies between 1 and 2 MiB).
+      EXPECT_LT(std::abs(p.rel_err()), p.point.bytes == (3 << 20) ? 0.03 : 0.10) << p.point.bytes;
+      EXPECT_GT(std::abs(p.rel_err()), 1e-6) << p.point.bytes << ": not interpolated";
+      ++interpolated;
+    }
+  }
+  EXPECT_EQ(exact, 13);
+  EXPECT_EQ(interpolated, 2);
+  EXPECT_NE(std::find(results.notes.begin(), results.notes.end(),
+                      "bottom-up by size: 1 of 16 ring points at 4 ranks left out: their mean "
+                      "message size is outside the measured sendrecv (4096..67108864 B) or "
+                      "reduce sizes"),
+            results.notes.end());
+  // The one-line Hockney bottom-up of the same points misses the knee: this
+  // data tells the two apart.
+  const ModelFit* line = find_fit(results, "bottom_up", "ring");
+  ASSERT_NE(line, nullptr);
+  EXPECT_GT(line->quality.max_rel_err, 0.15);
 }
 
 }  // namespace

@@ -299,6 +299,52 @@ ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
   return result;
 }
 
+// Time at `bytes` on the piecewise-linear log-log curve through `points`
+// (one measured size each, any order); nullopt outside the measured range,
+// where there is nothing to interpolate between.
+std::optional<double> interpolate_seconds(const std::vector<const Measurement*>& points,
+                                          double bytes) {
+  std::vector<std::pair<double, double>> curve;
+  for (const Measurement* m : points) {
+    if (m->bytes > 0 && m->seconds > 0) curve.emplace_back(m->bytes, m->seconds);
+  }
+  std::sort(curve.begin(), curve.end());
+  if (curve.empty() || !(bytes >= curve.front().first) || !(bytes <= curve.back().first)) {
+    return std::nullopt;
+  }
+  const auto upper = std::lower_bound(curve.begin(), curve.end(), std::pair(bytes, 0.0));
+  if (upper->first == bytes) return upper->second;
+  const auto lower = std::prev(upper);
+  const double weight = std::log(bytes / lower->first) / std::log(upper->first / lower->first);
+  return std::exp(std::log(lower->second) + weight * std::log(upper->second / lower->second));
+}
+
+// The by-size bottom-up prediction (PLogP's idea, Kielmann et al. 2000: the
+// per-message cost is measured at each message size instead of one line
+// through all sizes): the algorithm's critical path of `messages` exchanges
+// and `reduce_bytes` reduced, each exchange priced at the measured sendrecv
+// time and each byte reduced at the measured reduce rate, both at the mean
+// message size bytes/messages of its CostTerms. One Hockney line through
+// 8 B..64 MiB misses both where the p2p rate changes with size (cache-resident
+// copies against memory-bound ones on shared memory) and the reduce rate does
+// (about 4x between 1 MiB and 64 MiB here); this does not. nullopt when the
+// mean message size is outside either measured range.
+std::optional<double> by_size_seconds(const CostTerms& terms,
+                                      const std::vector<const Measurement*>& exchange,
+                                      const std::vector<const Measurement*>& reduce) {
+  if (terms.messages <= 0 || terms.bytes <= 0) return std::nullopt;
+  const double message_bytes = terms.bytes / terms.messages;
+  const std::optional<double> exchange_seconds = interpolate_seconds(exchange, message_bytes);
+  if (!exchange_seconds) return std::nullopt;
+  double seconds = terms.messages * *exchange_seconds;
+  if (terms.reduce_bytes > 0) {
+    const std::optional<double> reduce_seconds = interpolate_seconds(reduce, message_bytes);
+    if (!reduce_seconds) return std::nullopt;
+    seconds += terms.reduce_bytes * *reduce_seconds / message_bytes;
+  }
+  return seconds;
+}
+
 // `model` null: the algorithm has no model here (nothing to predict with).
 std::optional<double> model_seconds(const NetworkModel* model, const std::string& algorithm,
                                     const std::string& transport, int ranks, double bytes,
@@ -379,6 +425,7 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
     results.fits.push_back(std::move(fit));
   }
   std::map<ExchangeKey, ModelFit> exchanges;
+  std::map<ExchangeKey, std::vector<const Measurement*>> exchange_points;
   for (const auto& [key, points] : group_by(measurements, "p2p", exchange_key, "sendrecv")) {
     const auto& [transport, provider, placement, ranks] = key;
     ModelFit fit = fit_affine(
@@ -388,17 +435,20 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
                     transport, or_none(provider), placement, ranks),
         points);
     exchanges.emplace(key, fit);
+    exchange_points.emplace(key, points);
     results.fits.push_back(std::move(fit));
   }
 
   // 2. γ per (dtype, op) and the memcpy ceiling.
   std::map<GammaKey, ModelFit> gammas;
+  std::map<GammaKey, std::vector<const Measurement*>> reduce_points;
   for (const auto& [key, points] : group_by(measurements, "local", gamma_key, "reduce")) {
     ModelFit fit = fit_affine(
         results, "reduce_gamma",
         fmt::format("γ fit of the local reduce dtype={} op={}", std::get<0>(key), std::get<1>(key)),
         points);
     gammas.emplace(key, fit);
+    reduce_points.emplace(key, points);
     results.fits.push_back(std::move(fit));
   }
   for (const auto& [key, points] : group_by(measurements, "local", memcpy_key, "memcpy")) {
@@ -495,6 +545,44 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         for (const int ranks : fit.ranks) bottom_up[algorithm][ranks] = fit.params;
         results.fits.push_back(std::move(fit));
       };
+      // The by-size prediction of `group` from the sendrecv points behind
+      // `exchange` and the reduce points behind γ; points whose mean message
+      // size lies outside either measured range get none.
+      const auto predict_by_size = [&](const std::vector<const Measurement*>& group,
+                                       const ModelFit& exchange) {
+        const auto& sendrecv = exchange_points.at(
+            {exchange.transport, exchange.provider, exchange.placement, exchange.ranks.front()});
+        const auto& reduce = reduce_points.at({gamma->dtype, gamma->op});
+        std::vector<const Measurement*> covered;
+        std::vector<double> predicted, measured;
+        for (const Measurement* m : group) {
+          const std::optional<double> seconds =
+              by_size_seconds(model_terms(algorithm, m->ranks, m->bytes), sendrecv, reduce);
+          if (!seconds) continue;
+          covered.push_back(m);
+          predicted.push_back(*seconds);
+          measured.push_back(m->seconds);
+        }
+        if (covered.size() < group.size()) {
+          results.notes.push_back(fmt::format(
+              "bottom-up by size: {} of {} {} points at {} ranks left out: their mean message "
+              "size is outside the measured sendrecv ({:.0f}..{:.0f} B) or reduce sizes",
+              group.size() - covered.size(), group.size(), algorithm, exchange.ranks.front(),
+              exchange.min_bytes, exchange.max_bytes));
+        }
+        if (covered.empty()) return;
+        ModelFit fit = base_fit("bottom_up_by_size", covered);
+        fit.terms = "own";
+        fit.params = {kNaN, kNaN, kNaN};
+        fit.link_model = exchange.model;
+        fit.note = fmt::format(
+            "each exchange at the {} sendrecv time at {} ranks and each byte reduced at the "
+            "local reduce {} {} rate, both interpolated at the mean message size bytes/messages",
+            exchange.placement, exchange.ranks.front(), gamma->dtype, gamma->op);
+        fit.quality = fit_quality(measured, predicted);
+        add_predictions(results, "bottom_up_by_size", covered, predicted);
+        results.fits.push_back(std::move(fit));
+      };
       const std::string gamma_note =
           fmt::format("γ from the local reduce {} {}", gamma->dtype, gamma->op);
       if (exchange_at.empty()) {
@@ -508,6 +596,7 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
             predict_bottom_up(group, *exchange->second,
                               fmt::format("α, β from the {} sendrecv fit at {} ranks, {}",
                                           exchange->second->placement, ranks, gamma_note));
+            predict_by_size(group, *exchange->second);
           } else if (link != nullptr) {
             predict_bottom_up(group, *link,
                               fmt::format("α, β from the {} p2p ping-pong fit (no sendrecv rows "

@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
       "rows (collbench --families sendrecv: every rank sends and receives at once, as in an "
       "allreduce), a point at p ranks uses the sendrecv fit at p ranks instead (models.csv: "
       "hockney_sendrecv rows, and then one bottom_up row per algorithm and rank count whose "
-      "note names the fit used).\n"
+      "note names the fit used), and bottom_up_by_size rows: each exchange priced at the "
+      "measured sendrecv time and each byte reduced at the measured reduce rate, both "
+      "interpolated at the algorithm's mean message size (bytes/messages of its cost terms).\n"
       "Writes OUT_DIR/models.csv (one row per fit: parameters with units, R² on log time, "
       "median and max relative error) and OUT_DIR/predictions.csv (measured vs predicted per "
       "point), prints a report, and with --plot-dir draws PNGs through scripts/plot.py.",

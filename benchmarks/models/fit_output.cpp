@@ -344,19 +344,20 @@ std::string format_report(const FitResults& results, const LoadSummary& summary,
 
     // Bottom-up error per rank count shows where a model stops describing
     // an algorithm (e.g. contention at high p), which one number hides.
-    std::map<std::string, std::map<int, std::vector<double>>> errors;
-    std::set<int> rank_counts;
-    for (const PointPrediction& p : results.predictions) {
-      const Measurement& m = p.point;
-      if (p.model != "bottom_up" ||
-          Block{m.transport, m.provider, m.placement, m.dtype, m.op} != block) {
-        continue;
+    const auto error_table = [&](const std::string& model, const std::string& title) {
+      std::map<std::string, std::map<int, std::vector<double>>> errors;
+      std::set<int> rank_counts;
+      for (const PointPrediction& p : results.predictions) {
+        const Measurement& m = p.point;
+        if (p.model != model ||
+            Block{m.transport, m.provider, m.placement, m.dtype, m.op} != block) {
+          continue;
+        }
+        errors[m.algorithm][m.ranks].push_back(std::abs(p.rel_err()));
+        rank_counts.insert(m.ranks);
       }
-      errors[m.algorithm][m.ranks].push_back(std::abs(p.rel_err()));
-      rank_counts.insert(m.ranks);
-    }
-    if (!errors.empty()) {
-      line("  bottom-up median |relative error| by rank count");
+      if (errors.empty()) return;
+      line("  " + title);
       std::string header = fmt::format("  {:<19}", "ranks");
       for (int r : rank_counts) header += fmt::format(" {:>7}", r);
       line(header);
@@ -376,7 +377,11 @@ std::string format_report(const FitResults& results, const LoadSummary& summary,
         }
         line(row);
       }
-    }
+    };
+    error_table("bottom_up", "bottom-up median |relative error| by rank count");
+    error_table("bottom_up_by_size",
+                "bottom-up by size (sendrecv and reduce times at the mean message size) median "
+                "|relative error| by rank count");
   }
 
   for (const Selection& s : results.selections) {

@@ -16,6 +16,10 @@
 //      γ. A ping-pong has one message in flight; in an allreduce every rank
 //      sends and receives at once and shares the node's memory bandwidth,
 //      cores and NIC, which the sendrecv β includes and depends on p.
+//      Where the sendrecv is measured, also a by-size prediction
+//      (bottom_up_by_size): each exchange priced at the measured sendrecv
+//      time and each byte reduced at the measured reduce rate, interpolated
+//      at the algorithm's mean message size bytes/messages.
 //   4. Top-down fit per (transport, provider, placement, dtype, op,
 //      algorithm): α, β, γ by non-negative least squares on the algorithm's
 //      CostTerms, weighted so that each point counts by its relative error.
@@ -154,7 +158,10 @@ struct ModelFit {
   // count), "reduce_gamma" (local reduce), "memcpy" (ceiling), "bottom_up"
   // (prediction, nothing fitted: one per algorithm group, or one per
   // algorithm group and rank count when a sendrecv fit is used, because α
-  // and β then depend on p), "top_down" (allreduce fit).
+  // and β then depend on p), "bottom_up_by_size" (prediction from measured
+  // sendrecv and reduce times at the mean message size, one per algorithm
+  // group and rank count; params are NaN: there are none), "top_down"
+  // (allreduce fit).
   std::string model;
   std::string family;
   std::string transport, provider, placement, dtype, op, algorithm;
@@ -181,7 +188,8 @@ struct ModelFit {
 };
 
 struct PointPrediction {
-  // "hockney", "hockney_sendrecv", "reduce_gamma", "bottom_up" or "top_down"
+  // "hockney", "hockney_sendrecv", "reduce_gamma", "bottom_up",
+  // "bottom_up_by_size" or "top_down"
   std::string model;
   Measurement point;
   double predicted_seconds = 0;
