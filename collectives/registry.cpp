@@ -72,13 +72,13 @@ bool fold_in(AllreduceBase& algorithm, const Fold& fold, std::byte* staging, int
   const std::size_t count = algorithm.spec_.count;
   Transport& transport = algorithm.transport_;
   if (fold.sits_out()) {
-    transport.wait(algorithm.send(algorithm.out_, count, rank + 1, fold_tag));
+    transport.wait(algorithm.send(algorithm.in_, count, rank + 1, fold_tag));
     // The result arrives finished, avg division included.
     transport.wait(algorithm.recv(algorithm.out_, count, rank + 1, unfold_tag));
     return true;
   }
   transport.wait(algorithm.recv(staging, count, rank - 1, fold_tag));
-  algorithm.reduce_pairwise(rank - 1, algorithm.out_, staging, count);
+  algorithm.reduce_pairwise_from(rank - 1, algorithm.out_, algorithm.in_, staging, count);
   return false;
 }
 

@@ -67,6 +67,21 @@ class AllreduceBase : public Allreduce {
       reduce(dst, received, elements);
     }
   }
+  // dst = op(mine, received) in rank order, as reduce_pairwise, where `mine`
+  // is dst itself or, for a call's first reduction, the input: out then
+  // need not start as a copy of in, a whole-vector copy per call that no
+  // cost model has (and on shared memory it rewrites every line the peers
+  // read from out in the previous call).
+  void reduce_pairwise_from(int peer, std::byte* dst, const std::byte* mine,
+                            const std::byte* received, std::size_t elements) {
+    if (peer < rank_) {
+      reduce_ordered(dst, received, mine, elements);
+    } else if (dst == mine) {
+      reduce(dst, received, elements);
+    } else {
+      reduce_ordered(dst, mine, received, elements);
+    }
+  }
   // The avg division, on `block` of out.
   void finish_average(Block block);
 
@@ -111,10 +126,11 @@ struct Fold {
 };
 
 // The fold and unfold around the power-of-two core of recursive_doubling
-// and rabenseifner. fold_in: a rank that sits out sends its vector (already
-// in `out`) to its partner and receives the finished result, and returns
-// true — its call is done; the partner reduces that vector into its own.
-// unfold_out: the partner returns the result.
+// and rabenseifner. fold_in: a rank that sits out sends its input to its
+// partner and receives the finished result into `out`, and returns true —
+// its call is done; the partner writes out = its input op that vector, so
+// from then on its vector is in `out` (every rank at or above 2·rem still has
+// it in `in`). unfold_out: the partner returns the result.
 bool fold_in(AllreduceBase& algorithm, const Fold& fold, std::byte* staging, int fold_tag,
              int unfold_tag);
 void unfold_out(AllreduceBase& algorithm, const Fold& fold, int unfold_tag);

@@ -41,11 +41,14 @@ class PsCentralAllreduce final : public detail::AllreduceBase {
     for (int worker = 1; worker < ranks_; ++worker) {
       requests_.push_back(recv(slot(worker), count, worker, kPushTag));
     }
-    copy_input_to_output();
+    // No copy of in to out: the first reduction writes out = in op worker 1's.
+    const std::byte* mine = in_;
     for (int worker = 1; worker < ranks_; ++worker) {
       transport_.wait(requests_[static_cast<std::size_t>(worker - 1)]);
-      reduce(out_, slot(worker), count);
+      reduce_ordered(out_, mine, slot(worker), count);
+      mine = out_;
     }
+    if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce
     requests_.clear();
     finish_average({0, count});
     for (int worker = 1; worker < ranks_; ++worker) {

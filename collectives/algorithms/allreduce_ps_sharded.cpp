@@ -49,18 +49,22 @@ class PsShardedAllreduce final : public detail::AllreduceBase {
       const int peer = (rank_ + shift) % ranks_;
       receives_.push_back(recv(copy_slot(peer), shard_.count, peer, kPushTag));
     }
-    copy_input_to_output();
     send_to_each_peer([this](int peer) {
       const detail::Block theirs = shard(peer);
       return send(in_at(theirs.offset), theirs.count, peer, kPushTag);
     });
     // In rank order, whatever the arrival order, so every run reduces alike.
+    // No copy of in to out: the first reduction writes out's shard = in's
+    // op the first peer's copy, and the pull fills the other shards.
+    const std::byte* mine = in_at(shard_.offset);
     for (int peer = 0; peer < ranks_; ++peer) {
       if (peer == rank_) continue;
       const int shift = (peer - rank_ + ranks_) % ranks_;
       transport_.wait(receives_[static_cast<std::size_t>(shift - 1)]);
-      reduce(out_at(shard_.offset), copy_slot(peer), shard_.count);
+      reduce_ordered(out_at(shard_.offset), mine, copy_slot(peer), shard_.count);
+      mine = out_at(shard_.offset);
     }
+    if (ranks_ == 1) copy_input_to_output();  // nothing to reduce
     receives_.clear();
     finish_average(shard_);
     // The pull overwrites the other shards of `out`, which may be `in`.

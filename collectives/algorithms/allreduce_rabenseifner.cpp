@@ -53,15 +53,22 @@ class RabenseifnerAllreduce final : public detail::AllreduceBase {
   }
 
   void run() override {
-    copy_input_to_output();
     if (detail::fold_in(*this, fold_, staging_, kFoldTag, kUnfoldTag)) return;
+    // No copy of in to out: round 0 sends its half from wherever the vector
+    // is (in, unless fold_in reduced into out) and writes out = that op the
+    // partner's on the half it keeps; later rounds work inside that half,
+    // now in out, and the allgather fills the rest of out.
+    const std::byte* mine = rank_ < 2 * fold_.rem ? out_ : in_;
     for (const Round& round : rounds_) {
       requests_.push_back(recv(staging_, round.kept.count, round.partner, kHalvingTag));
       requests_.push_back(
-          send(out_at(round.given.offset), round.given.count, round.partner, kHalvingTag));
+          send(mine + bytes(round.given.offset), round.given.count, round.partner, kHalvingTag));
       wait_all(requests_);
-      reduce_pairwise(round.partner, out_at(round.kept.offset), staging_, round.kept.count);
+      reduce_pairwise_from(round.partner, out_at(round.kept.offset),
+                           mine + bytes(round.kept.offset), staging_, round.kept.count);
+      mine = out_;
     }
+    if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce
     finish_average(owned_);
     for (auto round = rounds_.rbegin(); round != rounds_.rend(); ++round) {
       requests_.push_back(

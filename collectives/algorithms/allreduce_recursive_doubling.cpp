@@ -36,15 +36,20 @@ class RecursiveDoublingAllreduce final : public detail::AllreduceBase {
   }
 
   void run() override {
-    copy_input_to_output();
     const std::size_t count = spec_.count;
     if (detail::fold_in(*this, fold_, staging_, kFoldTag, kUnfoldTag)) return;
+    // No copy of in to out: the first round sends from wherever the vector
+    // is (in, unless fold_in reduced into out) and writes out = that op the
+    // partner's.
+    const std::byte* mine = rank_ < 2 * fold_.rem ? out_ : in_;
     for (int partner : partners_) {
       requests_.push_back(recv(staging_, count, partner, kExchangeTag));
-      requests_.push_back(send(out_, count, partner, kExchangeTag));
+      requests_.push_back(send(mine, count, partner, kExchangeTag));
       wait_all(requests_);
-      reduce_pairwise(partner, out_, staging_, count);
+      reduce_pairwise_from(partner, out_, mine, staging_, count);
+      mine = out_;
     }
+    if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce
     finish_average({0, count});
     detail::unfold_out(*this, fold_, kUnfoldTag);
   }

@@ -36,17 +36,22 @@ class TreeAllreduce final : public detail::AllreduceBase {
   }
 
   void run() override {
-    copy_input_to_output();
     const std::size_t count = spec_.count;
     // Reduce: nearest child first, as their subtrees finish in that order.
+    // No copy of in to out: the first reduction writes out = in op the
+    // child's, and a leaf sends straight from in.
+    const std::byte* mine = in_;
     for (int child : children_) {
       transport_.wait(recv(staging_, count, child, kReduceTag));
-      reduce(out_, staging_, count);
+      reduce_ordered(out_, mine, staging_, count);
+      mine = out_;
     }
     if (parent_ >= 0) {
-      transport_.wait(send(out_, count, parent_, kReduceTag));
+      // Sent before out is written: out may be in (in place).
+      transport_.wait(send(mine, count, parent_, kReduceTag));
       transport_.wait(recv(out_, count, parent_, kBroadcastTag));
     } else {
+      if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce
       finish_average({0, count});
     }
     // One child at a time: concurrent sends would share this rank's link and
