@@ -7,11 +7,15 @@ DIR holds (as scripts/perf.sh leaves them):
   np<P>.csv               collbench: allreduce (all algorithms), mpi_bare, p2p
                           (ping-pong, and sendrecv when --families had it),
                           local; --benchmark_repetitions R; one file per P
-  fit_np<P>/predictions.csv   collbench-fit on np<P>.csv (bottom-up rows)
+  fit_np<P>/predictions.csv   collbench-fit on np<P>.csv (bottom-up rows: by
+                          size, the target, and one Hockney line, shown next to it)
   fit_np<P>/models.csv    the same run's fits: which alpha, beta each bottom-up
                           prediction used (sendrecv at P ranks, or ping-pong)
   local_<dtype>.csv       collbench --families local --dtype f16|bf16
   alloc.txt               tests/alloc_test's output; its last line PASS or FAIL
+  core_latency.txt        optional: collbench-core-latency around each sweep,
+                          'np=P attempt=A before|after cpu_a cpu_b median min max';
+                          np<P>_far<A>.csv is an attempt perf.sh repeated
 
 Prints Markdown: the target table (per target and rank count the measured
 ratio, its spread, pass or miss), then the per-size detail the ratios come
@@ -95,6 +99,73 @@ def bottom_up_sources(folder, p):
     return sources, comparison
 
 
+def model_ratios(rows, model, p):
+    """algorithm -> [(measured / predicted, size)] at >= 1 MiB and p ranks,
+    sorted by size, from collbench-fit's predictions.csv rows of `model`."""
+    by_algorithm = {}
+    for r in rows:
+        if (r["model"] == model and r["family"] == "allreduce" and r["algorithm"] in HAND_WRITTEN
+                and float(r["bytes"]) >= MIB and int(float(r["ranks"])) == p
+                and r["measured_us"] and r["predicted_us"]):
+            # The fit prints bytes with 6 significant digits; the sizes here
+            # are powers of two.
+            size = 1 << round(math.log2(float(r["bytes"])))
+            by_algorithm.setdefault(r["algorithm"], []).append(
+                (float(r["measured_us"]) / float(r["predicted_us"]), size))
+    return {a: sorted(v, key=lambda x: x[1]) for a, v in by_algorithm.items()}
+
+
+def ratio_table(by_algorithm):
+    """Markdown lines: one row per algorithm, one column per size."""
+    sizes = sorted({b for v in by_algorithm.values() for _, b in v})
+    lines = ["| algorithm | " + " | ".join(human(s) for s in sizes) + " |",
+             "|---|" + "---|" * len(sizes)]
+    for algorithm in HAND_WRITTEN:
+        if algorithm in by_algorithm:
+            ratio_at = {b: r for r, b in by_algorithm[algorithm]}
+            lines.append(f"| {algorithm} | " + " | ".join(
+                f"{ratio_at[s]:.2f}" if s in ratio_at else "-" for s in sizes) + " |")
+    return lines
+
+
+def core_latency(folder):
+    """Markdown lines from core_latency.txt (perf.sh: one line per probe,
+    'np=P attempt=A when cpu_a cpu_b median_ns min_ns max_ns'), or []."""
+    path = os.path.join(folder, "core_latency.txt")
+    if not os.path.exists(path):
+        return []
+    lines = ["\n### Core-to-core latency around each sweep (collbench-core-latency)\n",
+             "| sweep | attempt | probe | cpus | one-way ns (median) | min..max | kept |",
+             "|---|---|---|---|---|---|---|"]
+    with open(path) as handle:
+        for text in handle:
+            fields = text.split()
+            if len(fields) != 8 or not fields[0].startswith("np="):
+                continue
+            p, attempt, when, a, b, med, low, high = fields
+            sweep, number = p.replace("=", ""), attempt.split("=")[1]
+            # perf.sh renames an attempt it repeats to np<P>_far<A>.csv.
+            far = os.path.join(folder, f"{sweep}_far{number}.csv")
+            kept = f"no: {os.path.basename(far)}" if os.path.exists(far) else "yes"
+            lines.append(f"| {p} | {number} | {when} | {a},{b} | {med} | {low}..{high} | {kept} |")
+    return lines
+
+
+def kept_core_distance(folder, p):
+    """The largest one-way latency (ns) probed around the kept sweep at p
+    ranks (its last attempt in core_latency.txt), or None."""
+    path = os.path.join(folder, "core_latency.txt")
+    if not os.path.exists(path):
+        return None
+    attempts = {}
+    with open(path) as handle:
+        for text in handle:
+            fields = text.split()
+            if len(fields) == 8 and fields[0] == f"np={p}":
+                attempts.setdefault(int(fields[1].split("=")[1]), []).append(float(fields[5]))
+    return max(attempts[max(attempts)]) if attempts else None
+
+
 def sizes_of(rows, family="allreduce"):
     return sorted({int(r["bytes"]) for r in rows if r["family"] == family})
 
@@ -162,42 +233,42 @@ def main():
                       worst and f"{worst[0]:.3f} ({human(worst[3])}, {worst[4]})",
                       fmt_spread(worst), "<= 1.3", worst is not None and worst[0] <= 1.3))
 
-        # 3. measured / bottom-up prediction within 1.25x at >= 1 MiB.
+        # 3. measured / bottom-up prediction within 1.25x at >= 1 MiB: the
+        # by-size prediction (sendrecv and reduce times at the algorithm's
+        # message size) is the target; the one-line Hockney prediction is
+        # shown next to it.
         predictions = os.path.join(folder, f"fit_np{p}", "predictions.csv")
         if os.path.exists(predictions):
-            by_algorithm = {}
-            for r in read_rows(predictions):
-                if (r["model"] == "bottom_up" and r["family"] == "allreduce"
-                        and r["algorithm"] in HAND_WRITTEN and float(r["bytes"]) >= MIB
-                        and int(float(r["ranks"])) == p and r["measured_us"] and r["predicted_us"]):
-                    ratio = float(r["measured_us"]) / float(r["predicted_us"])
-                    # The fit prints bytes with 6 significant digits; the
-                    # sizes here are powers of two.
-                    size = 1 << round(math.log2(float(r["bytes"])))
-                    by_algorithm.setdefault(r["algorithm"], []).append((ratio, size))
+            prediction_rows = read_rows(predictions)
+            by_size = model_ratios(prediction_rows, "bottom_up_by_size", p)
+            line = model_ratios(prediction_rows, "bottom_up", p)
             sources, comparison = bottom_up_sources(folder, p)
+            detail.append(f"\n### p = {p}: measured / bottom-up by size (each exchange at the "
+                          "sendrecv time and each byte reduced at the reduce rate measured at "
+                          "the algorithm's mean message size, this run, this p), sizes >= 1 MiB\n")
+            detail.extend(ratio_table(by_size))
             origin = ("alpha, beta from sendrecv at this p" if sources and all(sources.values())
                       else "alpha, beta from the ping-pong" if not any(sources.values())
-                      else "alpha, beta from sendrecv or ping-pong, per algorithm below")
-            detail.append(f"\n### p = {p}: measured / bottom-up prediction ({origin}), "
-                          "sizes >= 1 MiB\n")
+                      else "alpha, beta from sendrecv or ping-pong, per algorithm")
+            detail.append(f"\nFor comparison, one Hockney line through every size ({origin}):\n")
             if comparison:
                 detail.append(comparison + "\n")
-            detail.append("| algorithm | " + " | ".join(
-                human(s) for s in sorted({b for v in by_algorithm.values() for _, b in v})) + " |")
-            detail.append("|---|" + "---|" * len({b for v in by_algorithm.values() for _, b in v}))
+            detail.extend(ratio_table(line))
+            distance = kept_core_distance(folder, p)
+            where = "" if distance is None else f" (cores {distance:.0f} ns apart)"
             for algorithm in HAND_WRITTEN:
-                if algorithm not in by_algorithm:
+                if algorithm not in by_size:
                     continue
-                points = sorted(by_algorithm[algorithm], key=lambda x: x[1])
-                detail.append(f"| {algorithm} | " + " | ".join(f"{r:.2f}" for r, _ in points) + " |")
+                points = by_size[algorithm]
                 off = max(points, key=lambda x: max(x[0], 1 / x[0]))
-                model = ("bottom-up model (beta from sendrecv)" if sources.get(algorithm)
-                         else "bottom-up model")
-                table.append((f"{algorithm}: measured / {model}, worst size >= 1 MiB", p,
-                              f"{off[0]:.3f} ({human(off[1])})",
+                table.append((f"{algorithm}: measured / bottom-up model by size, worst size >= 1 MiB"
+                              f"{where}",
+                              p, f"{off[0]:.3f} ({human(off[1])})",
                               f"{min(r for r, _ in points):.3f}..{max(r for r, _ in points):.3f}"
                               " over sizes", "0.8..1.25", 1 / 1.25 <= off[0] <= 1.25))
+            if not by_size:
+                table.append(("measured / bottom-up model by size", p, "n/a",
+                              "no bottom_up_by_size rows", "", False))
         else:
             table.append(("measured / bottom-up model", p, "n/a", "no predictions.csv", "", False))
 
@@ -239,7 +310,7 @@ def main():
     for target, p, ratio, spread, goal, ok in table:
         print(f"| {target} | {p} | {ratio or 'n/a'} | {spread} | {goal} | "
               f"{'pass' if ok else 'MISS'} |")
-    print("\n".join(detail))
+    print("\n".join(detail + core_latency(folder)))
 
 
 if __name__ == "__main__":
