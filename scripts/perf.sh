@@ -9,20 +9,22 @@
 #   1. tests/alloc_test under mpirun -np 2: operator new calls in run() of
 #      every algorithm after one warm-up call, in-process and MPI transports
 #   2. for NP in 2 4: collbench --families allreduce,mpi_bare,p2p,sendrecv,local
-#      --algorithms all --sizes 8B:1KiB,64KiB:64MiB --check -> DIR/np<NP>.csv
-#      (ranks bound to a core each when NP <= cores, unbound when oversubscribed),
-#      then collbench-fit DIR/np<NP>.csv --out-dir DIR/fit_np<NP> (bottom-up
-#      predictions from this run's p2p/sendrecv at NP ranks, every rank sending
-#      at once as in an allreduce, and its local/reduce: by size, each exchange
-#      and reduction priced at the algorithm's message size, 64 KiB and up so
-#      that n/p of 1 MiB is measured; and one Hockney line for comparison).
-#      collbench-core-latency runs before and after each sweep on the first
+#      --algorithms all --check, sizes 8B:1KiB and 64KiB:64MiB in five parts
+#      (8B:1KiB 64KiB:512KiB 1MiB:4MiB 8MiB:16MiB 32MiB:64MiB), one job each,
+#      joined into DIR/np<NP>.csv (ranks bound to a core each when NP <= cores,
+#      unbound when oversubscribed); then collbench-fit DIR/np<NP>.csv
+#      --out-dir DIR/fit_np<NP> (bottom-up predictions from this run's
+#      p2p/sendrecv at NP ranks, every rank sending at once as in an allreduce,
+#      and its local/reduce: by size, each exchange and reduction priced at the
+#      algorithm's message size, 64 KiB and up so that n/p of 1 MiB is
+#      measured; and one Hockney line for comparison).
+#      collbench-core-latency runs before and after each part on the first
 #      min(NP, cores) CPUs -> DIR/core_latency.txt. When either probe says the
 #      cores are more than --far-ns apart (on a VM the host can move the vCPUs
 #      to different dies mid-run; an allreduce then takes 3-5x longer at 1-16
-#      MiB while sendrecv does not, see results/perf/README.md), the sweep is
-#      kept as DIR/np<NP>_far<A>.csv and repeated, up to --attempts in all;
-#      the report uses the last attempt and lists every probe.
+#      MiB while sendrecv does not, see results/perf/README.md), the part is
+#      kept as DIR/np<NP>_part<K>_far<A>.csv and measured again, up to
+#      --attempts in all; np<NP>.csv holds the last attempt of each part.
 #   3. collbench --families local --sizes 64MiB --dtype f16 and bf16 (NP 2)
 #      -> DIR/local_<dtype>.csv
 #   4. scripts/perf_report.py DIR: the target table (ratio, spread, pass or
@@ -33,10 +35,10 @@
 #                    existing non-empty folder is refused
 #   --reps R         Google Benchmark repetitions per benchmark (default 5)
 #   --min-time S     --benchmark_min_time per repetition in seconds (default 0.05)
-#   --far-ns NS      one-way core-to-core latency above which a sweep is
-#                    repeated (default 100; same-die cores here take 25-50 ns,
-#                    cores on different dies 160-330); 0 never repeats
-#   --attempts N     sweeps per NP at most, the far ones included (default 3)
+#   --far-ns NS      one-way core-to-core latency above which a part is
+#                    measured again (default 100; cores on one die here take
+#                    25-50 ns, on different dies 160-330); 0 never repeats
+#   --attempts N     jobs per part at most, the far ones included (default 3)
 # Environment:
 #   BUILD_DIR   build folder (default build; configured Release when missing)
 #   JOBS        parallel build jobs (default: the number of cores)
@@ -139,8 +141,14 @@ else
   echo FAIL >>"$out/alloc.txt"
 fi
 
-# probe NP ATTEMPT WHEN: one line per CPU pair in core_latency.txt; prints the
-# largest median (ns, rounded down) of the pairs.
+# The sweep runs in parts of a few sizes each (under a minute at NP=2), each
+# bracketed by core-distance probes: the cores move on a scale of seconds to
+# minutes, so probes around one long sweep say little about its middle.
+parts=(8B:1KiB 64KiB:512KiB 1MiB:4MiB 8MiB:16MiB 32MiB:64MiB)
+
+# probe NP PART ATTEMPT WHEN: one line per CPU pair in core_latency.txt
+# ('np=NP part=K sizes=S attempt=A WHEN cpu_a cpu_b median min max'); prints
+# the largest median of the pairs (ns, rounded down).
 probe() {
   local cpus n
   n=$(($1 < $(nproc) ? $1 : $(nproc)))
@@ -150,28 +158,37 @@ probe() {
   fi
   cpus=$(seq -s, 0 $((n - 1)))
   "$core_latency" --cpus "$cpus" --repetitions 3 --round-trips 20000 | tail -n +2 |
-    sed "s/^/np=$1 attempt=$2 $3 /" | tee -a "$out/core_latency.txt" |
-    awk '{ if ($6 > worst) worst = $6 } END { printf "%d\n", worst }'
+    sed "s/^/np=$1 part=$2 sizes=${parts[$2 - 1]} attempt=$3 $4 /" |
+    tee -a "$out/core_latency.txt" | awk '{ if ($8 > worst) worst = $8 } END { printf "%d\n", worst }'
 }
 
 for np in 2 4; do
-  for ((attempt = 1; ; attempt++)); do
-    echo "perf.sh: NP=$np sweep, attempt $attempt" >&2
-    start=$SECONDS
-    before=$(probe "$np" "$attempt" before)
-    mpirun -np "$np" --bind-to "$(bind "$np")" "${mpirun_flags[@]}" "$collbench" \
-      --families allreduce,mpi_bare,p2p,sendrecv,local --algorithms all \
-      --sizes 8B:1KiB,64KiB:64MiB --csv "$out/np$np.csv" "${common[@]}" \
-      >"$out/console_np$np.txt"
-    after=$(probe "$np" "$attempt" after)
-    echo "perf.sh: NP=$np done in $((SECONDS - start)) s; cores ${before} ns apart before, ${after} ns after" >&2
-    if ((far_ns == 0 || (before <= far_ns && after <= far_ns) || attempt >= attempts)); then
-      break
-    fi
-    echo "perf.sh: NP=$np: cores more than $far_ns ns apart; kept as np${np}_far$attempt.csv, measuring again" >&2
-    mv "$out/np$np.csv" "$out/np${np}_far$attempt.csv"
-    mv "$out/console_np$np.txt" "$out/console_np${np}_far$attempt.txt"
+  for part in $(seq 1 ${#parts[@]}); do
+    sizes=${parts[$part - 1]}
+    name=np${np}_part$part
+    for ((attempt = 1; ; attempt++)); do
+      echo "perf.sh: NP=$np sizes $sizes (part $part of ${#parts[@]}), attempt $attempt" >&2
+      start=$SECONDS
+      before=$(probe "$np" "$part" "$attempt" before)
+      mpirun -np "$np" --bind-to "$(bind "$np")" "${mpirun_flags[@]}" "$collbench" \
+        --families allreduce,mpi_bare,p2p,sendrecv,local --algorithms all \
+        --sizes "$sizes" --csv "$out/$name.csv" "${common[@]}" >"$out/console_$name.txt"
+      after=$(probe "$np" "$part" "$attempt" after)
+      echo "perf.sh: done in $((SECONDS - start)) s; cores ${before} ns apart before, ${after} ns after" >&2
+      if ((far_ns == 0 || (before <= far_ns && after <= far_ns) || attempt >= attempts)); then
+        break
+      fi
+      echo "perf.sh: cores more than $far_ns ns apart; kept as ${name}_far$attempt.csv, measuring again" >&2
+      mv "$out/$name.csv" "$out/${name}_far$attempt.csv"
+      mv "$out/console_$name.txt" "$out/console_${name}_far$attempt.txt"
+    done
   done
+  # np<NP>.csv: the kept parts under one header.
+  {
+    head -n 1 "$out/np${np}_part1.csv"
+    for part in $(seq 1 ${#parts[@]}); do tail -n +2 "$out/np${np}_part$part.csv"; done
+  } >"$out/np$np.csv"
+  for part in $(seq 1 ${#parts[@]}); do rm "$out/np${np}_part$part.csv"; done
   "$fit" "$out/np$np.csv" --out-dir "$out/fit_np$np" --brief >"$out/fit_np$np.txt"
 done
 

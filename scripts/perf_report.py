@@ -13,9 +13,10 @@ DIR holds (as scripts/perf.sh leaves them):
                           prediction used (sendrecv at P ranks, or ping-pong)
   local_<dtype>.csv       collbench --families local --dtype f16|bf16
   alloc.txt               tests/alloc_test's output; its last line PASS or FAIL
-  core_latency.txt        optional: collbench-core-latency around each sweep,
-                          'np=P attempt=A before|after cpu_a cpu_b median min max';
-                          np<P>_far<A>.csv is an attempt perf.sh repeated
+  core_latency.txt        optional: collbench-core-latency around each part of
+                          a sweep, 'np=P part=K sizes=S attempt=A before|after
+                          cpu_a cpu_b median min max'; np<P>_part<K>_far<A>.csv
+                          is an attempt perf.sh measured again
 
 Prints Markdown: the target table (per target and rank count the measured
 ratio, its spread, pass or miss), then the per-size detail the ratios come
@@ -128,42 +129,54 @@ def ratio_table(by_algorithm):
     return lines
 
 
-def core_latency(folder):
-    """Markdown lines from core_latency.txt (perf.sh: one line per probe,
-    'np=P attempt=A when cpu_a cpu_b median_ns min_ns max_ns'), or []."""
+def core_probes(folder):
+    """core_latency.txt as (np, part, sizes, attempt, when, cpus, median, min,
+    max) tuples, one per probe and CPU pair; [] when there is none."""
     path = os.path.join(folder, "core_latency.txt")
     if not os.path.exists(path):
         return []
-    lines = ["\n### Core-to-core latency around each sweep (collbench-core-latency)\n",
-             "| sweep | attempt | probe | cpus | one-way ns (median) | min..max | kept |",
-             "|---|---|---|---|---|---|---|"]
+    probes = []
     with open(path) as handle:
         for text in handle:
             fields = text.split()
-            if len(fields) != 8 or not fields[0].startswith("np="):
+            if len(fields) != 10 or not fields[0].startswith("np="):
                 continue
-            p, attempt, when, a, b, med, low, high = fields
-            sweep, number = p.replace("=", ""), attempt.split("=")[1]
-            # perf.sh renames an attempt it repeats to np<P>_far<A>.csv.
-            far = os.path.join(folder, f"{sweep}_far{number}.csv")
-            kept = f"no: {os.path.basename(far)}" if os.path.exists(far) else "yes"
-            lines.append(f"| {p} | {number} | {when} | {a},{b} | {med} | {low}..{high} | {kept} |")
-    return lines
+            value = [f.split("=", 1)[1] for f in fields[:4]]
+            probes.append((int(value[0]), int(value[1]), value[2], int(value[3]), fields[4],
+                           f"{fields[5]},{fields[6]}", float(fields[7]), fields[8], fields[9]))
+    return probes
 
 
 def kept_core_distance(folder, p):
-    """The largest one-way latency (ns) probed around the kept sweep at p
-    ranks (its last attempt in core_latency.txt), or None."""
-    path = os.path.join(folder, "core_latency.txt")
-    if not os.path.exists(path):
-        return None
-    attempts = {}
-    with open(path) as handle:
-        for text in handle:
-            fields = text.split()
-            if len(fields) == 8 and fields[0] == f"np={p}":
-                attempts.setdefault(int(fields[1].split("=")[1]), []).append(float(fields[5]))
-    return max(attempts[max(attempts)]) if attempts else None
+    """The largest one-way latency (ns) probed around the parts of the sweep at
+    p ranks that np<p>.csv holds (the last attempt of each part), or None."""
+    last = {}
+    for np, part, _, attempt, _, _, median, _, _ in core_probes(folder):
+        if np == p:
+            if part not in last or attempt > last[part][0]:
+                last[part] = (attempt, [])
+            if attempt == last[part][0]:
+                last[part][1].append(median)
+    return max(max(v) for _, v in last.values()) if last else None
+
+
+def core_latency(folder):
+    """Markdown lines listing every probe of core_latency.txt, or []."""
+    probes = core_probes(folder)
+    if not probes:
+        return []
+    lines = ["\n### Core-to-core latency around each part of the sweeps "
+             "(collbench-core-latency)\n",
+             "| ranks | part (sizes) | attempt | probe | cpus | one-way ns (median) | min..max "
+             "| kept |",
+             "|---|---|---|---|---|---|---|---|"]
+    for np, part, sizes, attempt, when, cpus, median, low, high in probes:
+        # perf.sh renames a part it measures again to np<P>_part<K>_far<A>.csv.
+        far = f"np{np}_part{part}_far{attempt}.csv"
+        kept = f"no: {far}" if os.path.exists(os.path.join(folder, far)) else "yes"
+        lines.append(f"| {np} | {part} ({sizes}) | {attempt} | {when} | {cpus} | {median:.1f} | "
+                     f"{low}..{high} | {kept} |")
+    return lines
 
 
 def sizes_of(rows, family="allreduce"):
