@@ -113,6 +113,9 @@ double handoff_ns(int a, int b, int round_trips) {
   };
   Line line;
   std::string answerer_error;
+  // Pinned before the answerer starts, so a failure here leaves no thread
+  // to join.
+  pin_this_thread(a);
   std::thread answerer([&] {
     try {
       pin_this_thread(b);
@@ -127,11 +130,17 @@ double handoff_ns(int a, int b, int round_trips) {
       line.value.store(2 * i + 2, std::memory_order_release);
     }
   });
-  pin_this_thread(a);
-  // The answerer signals a failed pin with -1 before its first answer.
+  // The answerer signals a failed pin with -1 before its first answer, so the
+  // first request must not overwrite that -1 (a compare-exchange from 0);
+  // once it has answered it can no longer fail, and plain stores follow.
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < round_trips; ++i) {
-    line.value.store(2 * i + 1, std::memory_order_release);
+    if (i == 0) {
+      long expected = 0;
+      if (!line.value.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) break;
+    } else {
+      line.value.store(2 * i + 1, std::memory_order_release);
+    }
     long seen = 0;
     while ((seen = line.value.load(std::memory_order_acquire)) != 2 * i + 2 && seen != -1) {
     }
