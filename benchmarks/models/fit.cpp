@@ -299,16 +299,23 @@ ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
   return result;
 }
 
-// Time at `bytes` on the piecewise-linear log-log curve through `points`
-// (one measured size each, any order); nullopt outside the measured range,
-// where there is nothing to interpolate between.
-std::optional<double> interpolate_seconds(const std::vector<const Measurement*>& points,
-                                          double bytes) {
-  std::vector<std::pair<double, double>> curve;
+// Measured (bytes, seconds) of one benchmark, ascending in bytes: built once
+// per group, then interpolated at every point predicted from it.
+using SizeCurve = std::vector<std::pair<double, double>>;
+
+SizeCurve size_curve(const std::vector<const Measurement*>& points) {
+  SizeCurve curve;
   for (const Measurement* m : points) {
     if (m->bytes > 0 && m->seconds > 0) curve.emplace_back(m->bytes, m->seconds);
   }
   std::sort(curve.begin(), curve.end());
+  return curve;
+}
+
+// Time at `bytes` on the piecewise-linear log-log curve through `curve`;
+// nullopt outside the measured range, where there is nothing to interpolate
+// between.
+std::optional<double> interpolate_seconds(const SizeCurve& curve, double bytes) {
   if (curve.empty() || !(bytes >= curve.front().first) || !(bytes <= curve.back().first)) {
     return std::nullopt;
   }
@@ -329,9 +336,8 @@ std::optional<double> interpolate_seconds(const std::vector<const Measurement*>&
 // copies against memory-bound ones on shared memory) and the reduce rate does
 // (about 4x between 1 MiB and 64 MiB here); this does not. nullopt when the
 // mean message size is outside either measured range.
-std::optional<double> by_size_seconds(const CostTerms& terms,
-                                      const std::vector<const Measurement*>& exchange,
-                                      const std::vector<const Measurement*>& reduce) {
+std::optional<double> by_size_seconds(const CostTerms& terms, const SizeCurve& exchange,
+                                      const SizeCurve& reduce) {
   if (terms.messages <= 0 || terms.bytes <= 0) return std::nullopt;
   const double message_bytes = terms.bytes / terms.messages;
   const std::optional<double> exchange_seconds = interpolate_seconds(exchange, message_bytes);
@@ -425,7 +431,7 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
     results.fits.push_back(std::move(fit));
   }
   std::map<ExchangeKey, ModelFit> exchanges;
-  std::map<ExchangeKey, std::vector<const Measurement*>> exchange_points;
+  std::map<ExchangeKey, SizeCurve> exchange_curves;
   for (const auto& [key, points] : group_by(measurements, "p2p", exchange_key, "sendrecv")) {
     const auto& [transport, provider, placement, ranks] = key;
     ModelFit fit = fit_affine(
@@ -435,20 +441,20 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
                     transport, or_none(provider), placement, ranks),
         points);
     exchanges.emplace(key, fit);
-    exchange_points.emplace(key, points);
+    exchange_curves.emplace(key, size_curve(points));
     results.fits.push_back(std::move(fit));
   }
 
   // 2. γ per (dtype, op) and the memcpy ceiling.
   std::map<GammaKey, ModelFit> gammas;
-  std::map<GammaKey, std::vector<const Measurement*>> reduce_points;
+  std::map<GammaKey, SizeCurve> reduce_curves;
   for (const auto& [key, points] : group_by(measurements, "local", gamma_key, "reduce")) {
     ModelFit fit = fit_affine(
         results, "reduce_gamma",
         fmt::format("γ fit of the local reduce dtype={} op={}", std::get<0>(key), std::get<1>(key)),
         points);
     gammas.emplace(key, fit);
-    reduce_points.emplace(key, points);
+    reduce_curves.emplace(key, size_curve(points));
     results.fits.push_back(std::move(fit));
   }
   for (const auto& [key, points] : group_by(measurements, "local", memcpy_key, "memcpy")) {
@@ -550,9 +556,9 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
       // size lies outside either measured range get none.
       const auto predict_by_size = [&](const std::vector<const Measurement*>& group,
                                        const ModelFit& exchange) {
-        const auto& sendrecv = exchange_points.at(
+        const SizeCurve& sendrecv = exchange_curves.at(
             {exchange.transport, exchange.provider, exchange.placement, exchange.ranks.front()});
-        const auto& reduce = reduce_points.at({gamma->dtype, gamma->op});
+        const SizeCurve& reduce = reduce_curves.at({gamma->dtype, gamma->op});
         std::vector<const Measurement*> covered;
         std::vector<double> predicted, measured;
         for (const Measurement* m : group) {
