@@ -53,7 +53,7 @@ check_csv() {
   local file=$1
   shift
   "$python" - "$file" "$@" <<PYTHON || fail "CSV check of $file failed"
-import csv, json, math, sys
+import csv, json, math, os, sys
 path = sys.argv[1]
 with open(path, newline="") as handle:
     reader = csv.reader(handle)
@@ -115,6 +115,15 @@ for row in rows:
             fail(f"{name}: ring sent {row['sent_bytes_per_rank']} bytes, ideal {ideal}")
     if row["algorithm"] == "mpi" and row["sent_bytes_per_rank"] != "":
         fail(f"{name}: MPI's own traffic is not seen by the transport, yet sent bytes are given")
+    # Ranks 0 and 1 share this node: every repetition says how far apart
+    # their cores were (empty allowed only when ranks outnumber the cores,
+    # where the probe's 20 ms may pass before a round trip completes).
+    handoff = row["core_handoff_ns"]
+    if ranks == 1 and handoff != "":
+        fail(f"{name}: core_handoff_ns '{handoff}' on one rank")
+    if ranks >= 2 and (handoff != "" or ranks <= os.cpu_count()):
+        if not 1 <= float(handoff or "nan") <= 1e9:
+            fail(f"{name}: core_handoff_ns '{handoff}' is not a latency in ns")
 if "," not in rows[0]["mpi_library"]:
     fail("the MPI library field lost its commas (quoting)")
 print(f"{len(rows)} rows, all checked ok on {ranks} ranks")
@@ -257,7 +266,7 @@ runs = [b for b in report["benchmarks"] if b["run_type"] == "iteration"]
 aggregates = [b for b in report["benchmarks"] if b["run_type"] == "aggregate"]
 if len(runs) != 16 or not aggregates:
     sys.exit(f"{len(runs)} iteration runs, {len(aggregates)} aggregates")
-if any("median_us" not in b or "busbw_GBps" not in b for b in runs):
+if any("median_us" not in b or "busbw_GBps" not in b or "core_handoff_ns" not in b for b in runs):
     sys.exit("counters missing from the JSON")
 if report["context"].get("collbench_ranks") != "2":
     sys.exit("run metadata missing from the JSON context")
@@ -267,6 +276,11 @@ from collections import Counter
 per_benchmark = Counter((r["benchmark"], r["repetition"]) for r in rows)
 if len(rows) != 16 or set(per_benchmark.values()) != {1} or {r["repetition"] for r in rows} != {"0", "1"}:
     fail(f"{len(rows)} rows: {per_benchmark}")
+# Two ranks on one node, one core each at most: every repetition has its
+# own core-to-core handoff latency, in ns.
+handoffs = [r["core_handoff_ns"] for r in rows]
+if not all(h and 1 <= float(h) <= 1e9 for h in handoffs):
+    fail(f"core_handoff_ns {handoffs}")
 PYTHON
   run 2 "${args[@]}" --csv "$work/run.csv"
   [[ $status -eq 2 ]] || fail "an existing CSV was not refused (status $status)"

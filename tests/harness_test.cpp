@@ -596,6 +596,12 @@ TEST(CsvRow, AllreduceRowCarriesVariablesStatisticsAndMetadata) {
   EXPECT_EQ(fixture.field(row, "peer"), "");
   EXPECT_EQ(fixture.field(row, "mpi_library"), "Open MPI v4.1.4, package: Debian");
   EXPECT_EQ(fixture.field(row, "utc_time"), "2025-01-01T00:00:01Z");
+  // Not measured (one rank, or ranks 0 and 1 on different nodes): empty.
+  EXPECT_EQ(fixture.field(row, "core_handoff_ns"), "");
+  auto probed = make_run(entry.name, 1, 12.5);
+  probed.counters["core_handoff_ns"] = benchmark::Counter(183.26);
+  const auto probed_row = csv_row(entry, probed, fixture.context, "2025-01-01T00:00:01Z");
+  EXPECT_EQ(fixture.field(probed_row, "core_handoff_ns"), "183.3");
 }
 
 TEST(CsvRow, FailedCheckKeepsTheCountAndLeavesTimingsEmpty) {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -384,6 +385,7 @@ Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_com
   check_mpi(MPI_Comm_dup(comm_, &diagnosis_comm_), "MPI_Comm_dup", "timeout diagnosis");
   mpi_algorithm_ = find_algorithm("mpi");
   if (transport.timeout().count() > 0) watchdog_ = std::make_unique<Watchdog>(rank_);
+  core_handoff_ = std::make_unique<CoreHandoffProbe>(comm_);
 }
 
 Runner::~Runner() {
@@ -897,6 +899,7 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   transport_.reset_counters();
   const bool fault = benchmark_index_ == options_.debug_fault_after &&
                      (rank_ == options_.debug_stuck_rank || rank_ == options_.debug_crash_rank);
+  const std::optional<double> handoff_before = core_handoff_->measure();
   phase_ = Phase::timed;
   while (state.KeepRunningBatch(calls)) {
     if (fault) inject_fault();
@@ -909,6 +912,7 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
     seconds.push_back(slowest / static_cast<double>(calls));
   }
   phase_ = Phase::after;
+  const std::optional<double> handoff_after = core_handoff_->measure();
   const auto iterations = static_cast<double>(seconds.size()) * static_cast<double>(calls);
   const std::uint64_t sent_bytes = transport_.bytes_sent();
   unsigned long long messages = transport_.messages_sent();
@@ -932,6 +936,11 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   counters["busbw_GBps"] = algbw * bus_bandwidth_factor(benchmark_case.family, ranks_);
   counters["wrong_elements"] = static_cast<double>(benchmark_case.wrong_elements);
   counters["calls_per_sample"] = static_cast<double>(benchmark_case.calls_per_sample);
+  // The larger of the two probes: a repetition counts as measured with the
+  // cores near only if they were near at both ends.
+  if (handoff_before && handoff_after) {
+    counters["core_handoff_ns"] = std::max(*handoff_before, *handoff_after);
+  }
   // The MPI library's own allreduce sends nothing through the transport; a
   // zero there would read as "sent nothing", so the counter is left out.
   const bool through_transport = !is_local(benchmark_case.family);

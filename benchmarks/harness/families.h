@@ -59,6 +59,7 @@
 #include "collbench/algorithm.h"
 #include "collbench/transport.h"
 #include "collbench/workload.h"
+#include "core_handoff.h"
 #include "metadata.h"
 #include "options.h"
 #include "progress.h"
@@ -199,6 +200,7 @@ class Runner {
   MPI_Comm diagnosis_comm_ = MPI_COMM_NULL;  // the timeout report's messages only
   const AlgorithmInfo* mpi_algorithm_ = nullptr;
   std::unique_ptr<Watchdog> watchdog_;  // with a timeout only
+  std::unique_ptr<CoreHandoffProbe> core_handoff_;
   int benchmark_index_ = -1;            // benchmarks started so far, minus one
   Phase phase_ = Phase::setup;
   std::uint64_t timed_calls_ = 0;  // of the current benchmark, over Google Benchmark's calls
