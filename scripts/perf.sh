@@ -10,21 +10,27 @@
 #      every algorithm after one warm-up call, in-process and MPI transports
 #   2. for NP in 2 4: collbench --families allreduce,mpi_bare,p2p,sendrecv,local
 #      --algorithms all --check, sizes 8B:1KiB and 64KiB:64MiB in five parts
-#      (8B:1KiB 64KiB:512KiB 1MiB:4MiB 8MiB:16MiB 32MiB:64MiB), one job each,
-#      joined into DIR/np<NP>.csv (ranks bound to a core each when NP <= cores,
-#      unbound when oversubscribed); then collbench-fit DIR/np<NP>.csv
-#      --out-dir DIR/fit_np<NP> (bottom-up predictions from this run's
-#      p2p/sendrecv at NP ranks, every rank sending at once as in an allreduce,
-#      and its local/reduce: by size, each exchange and reduction priced at the
+#      (8B:1KiB 64KiB:512KiB 1MiB:4MiB 8MiB:16MiB 32MiB:64MiB), one job each
+#      (ranks bound to a core each when NP <= cores, unbound when
+#      oversubscribed). Every row carries core_handoff_ns: how far apart the
+#      cores of ranks 0 and 1 were during that repetition (on a VM the host can
+#      move the vCPUs to different dies mid-run; an allreduce then takes 3-5x
+#      longer at 1-16 MiB while sendrecv does not, see results/perf/README.md).
+#      A part is measured again, up to --attempts jobs, while one of its
+#      allreduce or sendrecv benchmarks has fewer than min(R, 3) repetitions
+#      with the cores at most --far-ns apart ("near"); not when NP > cores,
+#      where ranks 0 and 1 may share a core and every row counts as near.
+#      DIR/np<NP>.csv holds
+#      every job of every part (run_id tells them apart), DIR/np<NP>_near.csv
+#      its near rows. collbench-fit on each -> DIR/fit_np<NP>_near and
+#      DIR/fit_np<NP> (bottom-up predictions from the sweep's p2p/sendrecv at
+#      NP ranks, every rank sending at once as in an allreduce, and its
+#      local/reduce: by size, each exchange and reduction priced at the
 #      algorithm's message size, 64 KiB and up so that n/p of 1 MiB is
 #      measured; and one Hockney line for comparison).
-#      collbench-core-latency runs before and after each part on the first
-#      min(NP, cores) CPUs -> DIR/core_latency.txt. When either probe says the
-#      cores are more than --far-ns apart (on a VM the host can move the vCPUs
-#      to different dies mid-run; an allreduce then takes 3-5x longer at 1-16
-#      MiB while sendrecv does not, see results/perf/README.md), the part is
-#      kept as DIR/np<NP>_part<K>_far<A>.csv and measured again, up to
-#      --attempts in all; np<NP>.csv holds the last attempt of each part.
+#      collbench-core-latency runs before and after each job on the first
+#      min(NP, cores) CPUs -> DIR/core_latency.txt (every CPU pair, which
+#      core_handoff_ns, ranks 0 and 1 only, does not cover at NP > 2).
 #   3. collbench --families local --sizes 64MiB --dtype f16 and bf16 (NP 2)
 #      -> DIR/local_<dtype>.csv
 #   4. scripts/perf_report.py DIR: the target table (ratio, spread, pass or
@@ -35,10 +41,12 @@
 #                    existing non-empty folder is refused
 #   --reps R         Google Benchmark repetitions per benchmark (default 5)
 #   --min-time S     --benchmark_min_time per repetition in seconds (default 0.05)
-#   --far-ns NS      one-way core-to-core latency above which a part is
-#                    measured again (default 100; cores on one die here take
-#                    25-50 ns, on different dies 160-330); 0 never repeats
-#   --attempts N     jobs per part at most, the far ones included (default 3)
+#   --far-ns NS      one-way core-to-core latency above which a repetition
+#                    counts as far (default 100; cores on one die here take
+#                    25-50 ns, on different dies 160-330); the report judges
+#                    the targets on near rows and shows all rows next to them;
+#                    0: every row counts as near, no part is measured again
+#   --attempts N     jobs per part at most (default 3)
 # Environment:
 #   BUILD_DIR   build folder (default build; configured Release when missing)
 #   JOBS        parallel build jobs (default: the number of cores)
@@ -162,11 +170,18 @@ probe() {
     tee -a "$out/core_latency.txt" | awk '{ if ($8 > worst) worst = $8 } END { printf "%d\n", worst }'
 }
 
+report=scripts/perf_report.py
+all_rows=()  # rank counts whose rows all count as near (oversubscribed)
 for np in 2 4; do
+  near_ns=$far_ns
+  if ((far_ns == 0 || np > $(nproc))); then
+    near_ns=all
+    all_rows+=("$np")
+  fi
   for part in $(seq 1 ${#parts[@]}); do
     sizes=${parts[$part - 1]}
-    name=np${np}_part$part
     for ((attempt = 1; ; attempt++)); do
+      name=np${np}_part${part}_a$attempt
       echo "perf.sh: NP=$np sizes $sizes (part $part of ${#parts[@]}), attempt $attempt" >&2
       start=$SECONDS
       before=$(probe "$np" "$part" "$attempt" before)
@@ -174,22 +189,28 @@ for np in 2 4; do
         --families allreduce,mpi_bare,p2p,sendrecv,local --algorithms all \
         --sizes "$sizes" --csv "$out/$name.csv" "${common[@]}" >"$out/console_$name.txt"
       after=$(probe "$np" "$part" "$attempt" after)
-      echo "perf.sh: done in $((SECONDS - start)) s; cores ${before} ns apart before, ${after} ns after" >&2
-      if ((far_ns == 0 || (before <= far_ns && after <= far_ns) || attempt >= attempts)); then
-        break
-      fi
-      echo "perf.sh: cores more than $far_ns ns apart; kept as ${name}_far$attempt.csv, measuring again" >&2
-      mv "$out/$name.csv" "$out/${name}_far$attempt.csv"
-      mv "$out/console_$name.txt" "$out/console_${name}_far$attempt.txt"
+      short=$(/usr/bin/python3 "$report" --near-shortfall "$near_ns" "$reps" \
+        "$out"/np${np}_part${part}_a*.csv)
+      echo "perf.sh: done in $((SECONDS - start)) s; cores ${before} ns apart before, ${after} ns" \
+        "after; $short benchmarks with fewer than $((reps < 3 ? reps : 3)) near repetitions" >&2
+      if ((short == 0 || attempt >= attempts)); then break; fi
+      echo "perf.sh: measuring part $part again for more repetitions with the cores near" >&2
     done
   done
-  # np<NP>.csv: the kept parts under one header.
+  # np<NP>.csv: every job under one header; np<NP>_near.csv: its near rows.
+  jobs_csv=("$out"/np${np}_part*_a*.csv)
   {
-    head -n 1 "$out/np${np}_part1.csv"
-    for part in $(seq 1 ${#parts[@]}); do tail -n +2 "$out/np${np}_part$part.csv"; done
+    head -n 1 "${jobs_csv[0]}"
+    for file in "${jobs_csv[@]}"; do tail -n +2 "$file"; done
   } >"$out/np$np.csv"
-  for part in $(seq 1 ${#parts[@]}); do rm "$out/np${np}_part$part.csv"; done
+  rm "${jobs_csv[@]}"
+  /usr/bin/python3 "$report" --select-near "$near_ns" "$out/np$np.csv" >"$out/np${np}_near.csv"
   "$fit" "$out/np$np.csv" --out-dir "$out/fit_np$np" --brief >"$out/fit_np$np.txt"
+  if ! "$fit" "$out/np${np}_near.csv" --out-dir "$out/fit_np${np}_near" --brief \
+    >"$out/fit_np${np}_near.txt" 2>&1; then
+    echo "perf.sh: collbench-fit on the near rows of NP=$np failed (too few?):" >&2
+    cat "$out/fit_np${np}_near.txt" >&2
+  fi
 done
 
 for dtype in f16 bf16; do
@@ -198,5 +219,7 @@ for dtype in f16 bf16; do
     --sizes 64MiB --csv "$out/local_$dtype.csv" "${common[@]}" >"$out/console_local_$dtype.txt"
 done
 
-/usr/bin/python3 scripts/perf_report.py "$out" | tee "$out/table.md"
+report_options=(--far-ns "$far_ns")
+if ((${#all_rows[@]} > 0)); then report_options+=(--all-rows "$(IFS=,; echo "${all_rows[*]}")"); fi
+/usr/bin/python3 "$report" "$out" "${report_options[@]}" | tee "$out/table.md"
 echo "perf.sh: everything in $out/" >&2

@@ -13,3 +13,10 @@ if(TARGET collbench-core-latency)
     PASS_REGULAR_EXPRESSION
       "^cpu_a cpu_b median_ns min_ns max_ns\n0 1 [0-9]+\\.[0-9] [0-9]+\\.[0-9] [0-9]+\\.[0-9]\n$")
 endif()
+
+# scripts/perf_report.py judges the targets on rows measured with the cores
+# near, pairs rows by job and repetition, and refuses bad input.
+add_test(NAME perf_report
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/perf_report_test.py
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(perf_report PROPERTIES LABELS "unit;perf")
