@@ -8,6 +8,10 @@
 //     (operands in rank order, so every rank computes the same bits).
 //   Unfold: each odd rank below 2·rem sends the result to the rank it
 //     absorbed.
+// Out of place, the first round receives straight into out and reduces it
+// there with in (out = in op out): the working set of a 2-rank call is then
+// in and out only, as in the sendrecv and reduce benchmarks of its model,
+// and the reduction writes lines it has just read instead of a third stream.
 //
 // Cost (p = 2^k): lg p·α + lg p·nβ + lg p·nγ — the fewest rounds of any
 // algorithm, each moving the whole vector: for small messages. Otherwise the
@@ -43,10 +47,12 @@ class RecursiveDoublingAllreduce final : public detail::AllreduceBase {
     // partner's.
     const std::byte* mine = rank_ < 2 * fold_.rem ? out_ : in_;
     for (int partner : partners_) {
-      requests_.push_back(recv(staging_, count, partner, kExchangeTag));
+      // out is free to receive into until the first reduction writes it.
+      std::byte* received = mine == out_ ? staging_ : out_;
+      requests_.push_back(recv(received, count, partner, kExchangeTag));
       requests_.push_back(send(mine, count, partner, kExchangeTag));
       wait_all(requests_);
-      reduce_pairwise_from(partner, out_, mine, staging_, count);
+      reduce_pairwise_from(partner, out_, mine, received, count);
       mine = out_;
     }
     if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce

@@ -7,6 +7,12 @@
 //     receives chunk r−s−1, which it reduces with its own input into out
 //     (out = in op received; step 0 sends straight from in, so in is never
 //     copied to out). After p−1 steps rank r holds chunk r+1 fully reduced.
+//     Out of place, a chunk is received straight into its place in out, which
+//     nothing has written yet in this call, and reduced there: no staging
+//     buffer, so the call touches in and out only (2n bytes per rank, the
+//     working set the sendrecv and reduce benchmarks of the cost model have)
+//     and the reduction writes lines it has just read instead of a third
+//     stream. In place, out is the input, so chunks arrive in staging.
 //   Phase 2, allgather, p−1 steps: in step t rank r forwards chunk r+1−t and
 //     receives chunk r−t, overwriting its copy.
 // Each chunk travels in segments of `segment_bytes`: as soon as segment k of
@@ -42,7 +48,9 @@ class RingAllreduce final : public detail::AllreduceBase {
     segment_elements_ = std::max<std::size_t>(1, segment_bytes / element_bytes_);
     const std::size_t largest_chunk = detail::partition(spec.count, ranks_, 0).count;
     const std::size_t max_segments = segments_in(largest_chunk);
-    for (auto& staging : staging_) staging = allocate_workspace(largest_chunk);
+    if (in_place()) {
+      for (auto& staging : staging_) staging = allocate_workspace(largest_chunk);
+    }
     for (auto& requests : step_receives_) requests.reserve(max_segments);
     const auto steps = static_cast<std::size_t>(ranks_ - 1);
     allgather_receives_.reserve(steps * max_segments);
@@ -75,13 +83,20 @@ class RingAllreduce final : public detail::AllreduceBase {
     return {within.offset + begin, std::min(segment_elements_, within.count - begin)};
   }
 
+  bool in_place() const { return in_ == out_; }
+  // Where segment `part` (element offsets within `incoming`) of a
+  // reduce-scatter step arrives: its own place in out, or staging in place.
+  std::byte* arrival(int step, detail::Block incoming, detail::Block part) {
+    return in_place() ? staging_[step % 2] + bytes(part.offset)
+                      : out_at(incoming.offset + part.offset);
+  }
+
   void post_step_receives(int step) {
     const detail::Block incoming = chunk(chunk_index(-step - 1));
     std::vector<RequestId>& requests = step_receives_[step % 2];
-    std::byte* staging = staging_[step % 2];
     for (std::size_t k = 0; k < segments_in(incoming.count); ++k) {
       const detail::Block part = segment({0, incoming.count}, k);
-      requests.push_back(recv(staging + bytes(part.offset), part.count, left_, kReduceScatterTag));
+      requests.push_back(recv(arrival(step, incoming, part), part.count, left_, kReduceScatterTag));
     }
   }
 
@@ -98,12 +113,11 @@ class RingAllreduce final : public detail::AllreduceBase {
       if (!last) post_step_receives(step + 1);
       const detail::Block incoming = chunk(chunk_index(-step - 1));
       std::vector<RequestId>& requests = step_receives_[step % 2];
-      const std::byte* staging = staging_[step % 2];
       for (std::size_t k = 0; k < requests.size(); ++k) {
         transport_.wait(requests[k]);
         const detail::Block part = segment(incoming, k);
         reduce_ordered(out_at(part.offset), in_at(part.offset),
-                       staging + bytes(part.offset - incoming.offset), part.count);
+                       arrival(step, incoming, segment({0, incoming.count}, k)), part.count);
         // The reduced segment is what the next step sends; after the last
         // step it is final and starts the allgather.
         const RequestId id =
