@@ -8,6 +8,10 @@
 // is the bottleneck as p grows — Keuper & Pfreundt's point about central
 // parameter servers.
 //
+// Out of place, worker 1's push lands straight in out (unwritten until its
+// reduction, the first) and is reduced there: a server of one worker touches
+// in and out only.
+//
 // Cost (p ranks, n bytes): 2(p−1)α + 2(p−1)·nβ + (p−1)·nγ.
 #include "allreduce_common.h"
 
@@ -39,13 +43,13 @@ class PsCentralAllreduce final : public detail::AllreduceBase {
       return;
     }
     for (int worker = 1; worker < ranks_; ++worker) {
-      requests_.push_back(recv(slot(worker), count, worker, kPushTag));
+      requests_.push_back(recv(arrival(worker), count, worker, kPushTag));
     }
     // No copy of in to out: the first reduction writes out = in op worker 1's.
     const std::byte* mine = in_;
     for (int worker = 1; worker < ranks_; ++worker) {
       transport_.wait(requests_[static_cast<std::size_t>(worker - 1)]);
-      reduce_ordered(out_, mine, slot(worker), count);
+      reduce_ordered(out_, mine, arrival(worker), count);
       mine = out_;
     }
     if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce
@@ -61,6 +65,8 @@ class PsCentralAllreduce final : public detail::AllreduceBase {
   std::byte* slot(int worker) {
     return gradients_ + bytes(spec_.count) * static_cast<std::size_t>(worker - 1);
   }
+  // Where worker's push lands: out for worker 1 when out is not the input.
+  std::byte* arrival(int worker) { return worker == 1 && in_ != out_ ? out_ : slot(worker); }
 
   std::byte* gradients_ = nullptr;
   std::vector<RequestId> requests_;

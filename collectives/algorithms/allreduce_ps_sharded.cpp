@@ -16,6 +16,10 @@
 // 4–16 MiB, one at a time 10–17%. Ranks that drift out of step still
 // converge on one rank (incast), which is what hurts on real networks.
 //
+// Out of place, the copy reduced first (the lowest other rank's) lands
+// straight in out's shard, unwritten until that reduction, and is reduced
+// there: at p = 2 a call touches in and out only.
+//
 // Cost (p ranks, n bytes): 2(p−1)α + 2(p−1)/p·nβ + (p−1)/p·nγ.
 #include "allreduce_common.h"
 
@@ -47,7 +51,7 @@ class PsShardedAllreduce final : public detail::AllreduceBase {
   void run() override {
     for (int shift = 1; shift < ranks_; ++shift) {
       const int peer = (rank_ + shift) % ranks_;
-      receives_.push_back(recv(copy_slot(peer), shard_.count, peer, kPushTag));
+      receives_.push_back(recv(arrival(peer), shard_.count, peer, kPushTag));
     }
     send_to_each_peer([this](int peer) {
       const detail::Block theirs = shard(peer);
@@ -61,7 +65,7 @@ class PsShardedAllreduce final : public detail::AllreduceBase {
       if (peer == rank_) continue;
       const int shift = (peer - rank_ + ranks_) % ranks_;
       transport_.wait(receives_[static_cast<std::size_t>(shift - 1)]);
-      reduce_ordered(out_at(shard_.offset), mine, copy_slot(peer), shard_.count);
+      reduce_ordered(out_at(shard_.offset), mine, arrival(peer), shard_.count);
       mine = out_at(shard_.offset);
     }
     if (ranks_ == 1) copy_input_to_output();  // nothing to reduce
@@ -97,6 +101,12 @@ class PsShardedAllreduce final : public detail::AllreduceBase {
   std::byte* copy_slot(int peer) {
     const int slot = (peer - rank_ + ranks_) % ranks_ - 1;
     return copies_ + bytes(shard_.count) * static_cast<std::size_t>(slot);
+  }
+  // Where peer's copy of this rank's shard lands: out's shard for the copy
+  // reduced first when out is not the input, else its slot.
+  std::byte* arrival(int peer) {
+    const int first = rank_ == 0 ? 1 : 0;
+    return peer == first && in_ != out_ ? out_at(shard_.offset) : copy_slot(peer);
   }
 
   const detail::Block shard_;

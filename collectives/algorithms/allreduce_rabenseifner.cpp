@@ -13,6 +13,11 @@
 //     participant sends what it owns and receives the partner's part, doubling
 //     the fully reduced window each round.
 //   Unfold: odd ranks below 2·rem send the result to their folded partner.
+// Out of place, round 0 receives the partner's copy of the kept half
+// straight into out and reduces it there (out = in op out): out is unwritten
+// until then, and the call's working set stays in and out, as in the
+// sendrecv and reduce benchmarks of its model. Later rounds, and in-place
+// calls, receive into staging.
 //
 // Cost (p = 2^k): 2 lg p·α + 2(p−1)/p·nβ + (p−1)/p·nγ — ring's bandwidth with
 // logarithmic latency: for medium and large messages. Otherwise p' replaces
@@ -60,12 +65,13 @@ class RabenseifnerAllreduce final : public detail::AllreduceBase {
     // now in out, and the allgather fills the rest of out.
     const std::byte* mine = rank_ < 2 * fold_.rem ? out_ : in_;
     for (const Round& round : rounds_) {
-      requests_.push_back(recv(staging_, round.kept.count, round.partner, kHalvingTag));
+      std::byte* received = mine == out_ ? staging_ : out_at(round.kept.offset);
+      requests_.push_back(recv(received, round.kept.count, round.partner, kHalvingTag));
       requests_.push_back(
           send(mine + bytes(round.given.offset), round.given.count, round.partner, kHalvingTag));
       wait_all(requests_);
       reduce_pairwise_from(round.partner, out_at(round.kept.offset),
-                           mine + bytes(round.kept.offset), staging_, round.kept.count);
+                           mine + bytes(round.kept.offset), received, round.kept.count);
       mine = out_;
     }
     if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce

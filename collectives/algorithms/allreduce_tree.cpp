@@ -7,7 +7,9 @@
 //     receives the result from its parent and forwards it to its children,
 //     farthest child first so the deepest subtree starts earliest.
 // Whole vectors travel, unsegmented: on the critical path the vector crosses
-// ⌈lg p⌉ links twice and is reduced ⌈lg p⌉ times.
+// ⌈lg p⌉ links twice and is reduced ⌈lg p⌉ times. Out of place, the first
+// child's vector is received straight into out (unwritten until then) and
+// reduced there, so a parent of one child touches in and out only.
 //
 // Cost (p ranks, n bytes): 2⌈lg p⌉α + 2⌈lg p⌉·nβ + ⌈lg p⌉·nγ — logarithmic
 // latency, but every link carries the whole vector: for small messages.
@@ -42,8 +44,9 @@ class TreeAllreduce final : public detail::AllreduceBase {
     // child's, and a leaf sends straight from in.
     const std::byte* mine = in_;
     for (int child : children_) {
-      transport_.wait(recv(staging_, count, child, kReduceTag));
-      reduce_ordered(out_, mine, staging_, count);
+      std::byte* received = mine == out_ ? staging_ : out_;
+      transport_.wait(recv(received, count, child, kReduceTag));
+      reduce_ordered(out_, mine, received, count);
       mine = out_;
     }
     if (parent_ >= 0) {
