@@ -737,7 +737,7 @@ Measurement measured_point(const std::string& family, const std::string& algorit
   return m;
 }
 
-TEST(BottomUpBySize, PricesEachStepAtTheMeasuredTimeOfItsMessageSize) {
+TEST(BottomUpBySize, PricesEachStepAtItsMessageSizeAndEachByteAtTheWorkingSet) {
   constexpr int kRanks = 4;
   std::vector<Measurement> points;
   for (int k = 12; k <= 26; ++k) {  // 4 KiB .. 64 MiB
@@ -749,12 +749,26 @@ TEST(BottomUpBySize, PricesEachStepAtTheMeasuredTimeOfItsMessageSize) {
   points.push_back(measured_point("p2p", "pingpong", 2, 1 << 20, 1e-6 + (1 << 20) / 10e9));
   points.push_back(measured_point("p2p", "pingpong", 2, 1 << 26, 1e-6 + (1 << 26) / 10e9));
   // Ring at 4 ranks: 6 messages of n/4 and 3·n/4 bytes reduced in chunks of
-  // n/4, timed exactly as the model prices them where n/4 was measured.
+  // n/4, timed exactly as the model prices them where n/4 and n were
+  // measured: each byte at the rate at n (the working set, at most the
+  // largest measured 64 MiB) where that is slower than at n/4, which it is
+  // once n passes the 1 MiB knee.
   const auto ring_truth = [](double n) {
+    const CostTerms c = model_terms("ring", kRanks, n);
+    const double m = n / kRanks;
+    const double w = std::min(n, std::ldexp(1.0, 26));
+    return c.messages * std::max(knee_sendrecv_seconds(m), m * knee_sendrecv_seconds(w) / w) +
+           c.reduce_bytes * std::max(knee_reduce_seconds(m) / m, knee_reduce_seconds(w) / w);
+  };
+  // Pricing at n/4 alone, as before the working set was counted: too fast
+  // by more than 15% at n = 4 MiB (the model must tell the two apart).
+  const auto message_size_only = [](double n) {
     const CostTerms c = model_terms("ring", kRanks, n);
     const double m = n / kRanks;
     return c.messages * knee_sendrecv_seconds(m) + c.reduce_bytes * knee_reduce_seconds(m) / m;
   };
+  ASSERT_LT(message_size_only(4 << 20), 0.85 * ring_truth(4 << 20));
+  ASSERT_EQ(message_size_only(256 << 10), ring_truth(256 << 10));  // below the knee: the same
   for (int k = 16; k <= 28; ++k) {  // n/4 from 16 KiB to 64 MiB
     const double n = std::ldexp(1.0, k);
     points.push_back(measured_point("allreduce", "ring", kRanks, n, ring_truth(n)));

@@ -331,22 +331,37 @@ std::optional<double> interpolate_seconds(const SizeCurve& curve, double bytes) 
 // through all sizes): the algorithm's critical path of `messages` exchanges
 // and `reduce_bytes` reduced, each exchange priced at the measured sendrecv
 // time and each byte reduced at the measured reduce rate, both at the mean
-// message size bytes/messages of its CostTerms. One Hockney line through
+// message size m = bytes/messages of its CostTerms. One Hockney line through
 // 8 B..64 MiB misses both where the p2p rate changes with size (cache-resident
 // copies against memory-bound ones on shared memory) and the reduce rate does
-// (about 4x between 1 MiB and 64 MiB here); this does not. nullopt when the
-// mean message size is outside either measured range.
-std::optional<double> by_size_seconds(const CostTerms& terms, const SizeCurve& exchange,
-                                      const SizeCurve& reduce) {
+// (about 4x between 1 MiB and 64 MiB here); this does not.
+//
+// Working set: a sendrecv or reduce of m bytes touches 2m bytes per rank,
+// an out-of-place allreduce of n bytes touches in and out, 2n, whatever its
+// message size. Where the machine's per-byte rate at n (the largest measured
+// size, if n is beyond it) is slower than at m, because 2n per rank no longer
+// fits in a cache that 2m does, each byte moved or reduced is priced at the
+// rate at n; the time at m stays the floor, so latency-bound messages keep
+// their α. nullopt when m is outside either measured range.
+std::optional<double> by_size_seconds(const CostTerms& terms, double vector_bytes,
+                                      const SizeCurve& exchange, const SizeCurve& reduce) {
   if (terms.messages <= 0 || terms.bytes <= 0) return std::nullopt;
   const double message_bytes = terms.bytes / terms.messages;
+  // Seconds per byte on `curve` at the working-set size, within its range.
+  const auto per_byte_at_working_set = [&](const SizeCurve& curve) {
+    const double bytes = std::clamp(vector_bytes, message_bytes, curve.back().first);
+    return *interpolate_seconds(curve, bytes) / bytes;
+  };
   const std::optional<double> exchange_seconds = interpolate_seconds(exchange, message_bytes);
   if (!exchange_seconds) return std::nullopt;
-  double seconds = terms.messages * *exchange_seconds;
+  double seconds =
+      terms.messages *
+      std::max(*exchange_seconds, message_bytes * per_byte_at_working_set(exchange));
   if (terms.reduce_bytes > 0) {
     const std::optional<double> reduce_seconds = interpolate_seconds(reduce, message_bytes);
     if (!reduce_seconds) return std::nullopt;
-    seconds += terms.reduce_bytes * *reduce_seconds / message_bytes;
+    seconds += terms.reduce_bytes *
+               std::max(*reduce_seconds / message_bytes, per_byte_at_working_set(reduce));
   }
   return seconds;
 }
@@ -563,7 +578,8 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         std::vector<double> predicted, measured;
         for (const Measurement* m : group) {
           const std::optional<double> seconds =
-              by_size_seconds(model_terms(algorithm, m->ranks, m->bytes), sendrecv, reduce);
+              by_size_seconds(model_terms(algorithm, m->ranks, m->bytes), m->bytes, sendrecv,
+                              reduce);
           if (!seconds) continue;
           covered.push_back(m);
           predicted.push_back(*seconds);
@@ -583,7 +599,8 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         fit.link_model = exchange.model;
         fit.note = fmt::format(
             "each exchange at the {} sendrecv time at {} ranks and each byte reduced at the "
-            "local reduce {} {} rate, both interpolated at the mean message size bytes/messages",
+            "local reduce {} {} rate, both interpolated at the mean message size bytes/messages, "
+            "each byte at the rate at the vector size where that is slower (working set)",
             exchange.placement, exchange.ranks.front(), gamma->dtype, gamma->op);
         fit.quality = fit_quality(measured, predicted);
         add_predictions(results, "bottom_up_by_size", covered, predicted);

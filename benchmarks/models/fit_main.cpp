@@ -28,7 +28,9 @@ int main(int argc, char** argv) {
       "hockney_sendrecv rows, and then one bottom_up row per algorithm and rank count whose "
       "note names the fit used), and bottom_up_by_size rows: each exchange priced at the "
       "measured sendrecv time and each byte reduced at the measured reduce rate, both "
-      "interpolated at the algorithm's mean message size (bytes/messages of its cost terms).\n"
+      "interpolated at the algorithm's mean message size (bytes/messages of its cost terms), "
+      "each byte at the rate measured at the vector size where that is slower (the call's "
+      "working set is in and out, 2n per rank; the benchmarks' is 2m).\n"
       "Writes OUT_DIR/models.csv (one row per fit: parameters with units, R² on log time, "
       "median and max relative error) and OUT_DIR/predictions.csv (measured vs predicted per "
       "point), prints a report, and with --plot-dir draws PNGs through scripts/plot.py.",

@@ -19,7 +19,9 @@
 //      Where the sendrecv is measured, also a by-size prediction
 //      (bottom_up_by_size): each exchange priced at the measured sendrecv
 //      time and each byte reduced at the measured reduce rate, interpolated
-//      at the algorithm's mean message size bytes/messages.
+//      at the algorithm's mean message size bytes/messages; each byte at the
+//      rate measured at the vector size n instead where that is slower (the
+//      working set: in and out, 2n per rank, against 2m for the benchmarks).
 //   4. Top-down fit per (transport, provider, placement, dtype, op,
 //      algorithm): α, β, γ by non-negative least squares on the algorithm's
 //      CostTerms, weighted so that each point counts by its relative error.
