@@ -20,14 +20,15 @@
 #      allreduce or sendrecv benchmarks has fewer than min(R, 3) repetitions
 #      with the cores at most --far-ns apart ("near"); not when NP > cores,
 #      where ranks 0 and 1 may share a core and every row counts as near.
-#      DIR/np<NP>.csv holds
-#      every job of every part (run_id tells them apart), DIR/np<NP>_near.csv
-#      its near rows. collbench-fit on each -> DIR/fit_np<NP>_near and
-#      DIR/fit_np<NP> (bottom-up predictions from the sweep's p2p/sendrecv at
-#      NP ranks, every rank sending at once as in an allreduce, and its
-#      local/reduce: by size, each exchange and reduction priced at the
-#      algorithm's message size, 64 KiB and up so that n/p of 1 MiB is
-#      measured; and one Hockney line for comparison).
+#      DIR/np<NP>.csv holds every job of every part (run_id tells them
+#      apart). collbench-fit on its near rows (perf_report.py --select-near)
+#      and on all of them -> DIR/fit_np<NP>_near and DIR/fit_np<NP>
+#      (bottom-up predictions from the sweep's p2p/sendrecv at NP ranks, every
+#      rank sending at once as in an allreduce, and its local/reduce: by size,
+#      each exchange and reduction priced at the algorithm's message size and
+#      each byte at the rate at the vector size where that is slower, 64 KiB
+#      and up so that n/p of 1 MiB is measured; and one Hockney line for
+#      comparison).
 #      collbench-core-latency runs before and after each job on the first
 #      min(NP, cores) CPUs -> DIR/core_latency.txt (every CPU pair, which
 #      core_handoff_ns, ranks 0 and 1 only, does not cover at NP > 2).
@@ -204,13 +205,16 @@ for np in 2 4; do
     for file in "${jobs_csv[@]}"; do tail -n +2 "$file"; done
   } >"$out/np$np.csv"
   rm "${jobs_csv[@]}"
-  /usr/bin/python3 "$report" --select-near "$near_ns" "$out/np$np.csv" >"$out/np${np}_near.csv"
+  # The near rows only feed the fit: perf_report.py --select-near makes them again.
+  near_csv=$out/np${np}_near.csv
+  /usr/bin/python3 "$report" --select-near "$near_ns" "$out/np$np.csv" >"$near_csv"
   "$fit" "$out/np$np.csv" --out-dir "$out/fit_np$np" --brief >"$out/fit_np$np.txt"
-  if ! "$fit" "$out/np${np}_near.csv" --out-dir "$out/fit_np${np}_near" --brief \
+  if ! "$fit" "$near_csv" --out-dir "$out/fit_np${np}_near" --brief \
     >"$out/fit_np${np}_near.txt" 2>&1; then
     echo "perf.sh: collbench-fit on the near rows of NP=$np failed (too few?):" >&2
     cat "$out/fit_np${np}_near.txt" >&2
   fi
+  rm "$near_csv"
 done
 
 for dtype in f16 bf16; do

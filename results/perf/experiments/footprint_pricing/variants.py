@@ -11,7 +11,7 @@ measured / predicted per algorithm at 1..64 MiB.
             byte reduced at the reduce rate at n: the rates of buffers as
             large as the allreduce's own, whatever its message size.
 
-Usage: variants.py NP_CSV P   (e.g. ../../20261130T130455Z/np2.csv 2)
+Usage: variants.py NP_CSV P   (e.g. np2.csv of run 20261130T130455Z, in git history at 691491d, and 2)
 """
 import csv
 import math
