@@ -900,6 +900,15 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   const bool fault = benchmark_index_ == options_.debug_fault_after &&
                      (rank_ == options_.debug_stuck_rank || rank_ == options_.debug_crash_rank);
   const std::optional<double> handoff_before = core_handoff_->measure();
+  // The probe holds ranks 0 and 1 for up to its budget while the others go
+  // on; with --sync none nothing else lines the ranks up, and that wait would
+  // land in the others' first timed call (and in Google Benchmark's choice
+  // of the iteration count).
+  if (ranks_ > 1) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+    wait_bounded(request, "the barrier after the core-distance probe");
+  }
   phase_ = Phase::timed;
   while (state.KeepRunningBatch(calls)) {
     if (fault) inject_fault();
