@@ -16,10 +16,12 @@
 #      cores of ranks 0 and 1 were during that repetition (on a VM the host can
 #      move the vCPUs to different dies mid-run; an allreduce then takes 3-5x
 #      longer at 1-16 MiB while sendrecv does not, see results/perf/README.md).
-#      A part is measured again, up to --attempts jobs, while one of its
-#      allreduce or sendrecv benchmarks has fewer than min(R, 3) repetitions
-#      with the cores at most --far-ns apart ("near"); not when NP > cores,
-#      where ranks 0 and 1 may share a core and every row counts as near.
+#      A part's sizes at which an allreduce or sendrecv benchmark has fewer
+#      than min(R, 3) repetitions with the cores at most --far-ns apart
+#      ("near") are measured again (every family and algorithm at those sizes,
+#      so that ratios still pair benchmarks of one job), up to --attempts jobs
+#      per part; not when NP > cores, where ranks 0 and 1 may share a core and
+#      every row counts as near.
 #      DIR/np<NP>.csv holds every job of every part (run_id tells them
 #      apart). collbench-fit on its near rows (perf_report.py --select-near)
 #      and on all of them -> DIR/fit_np<NP>_near and DIR/fit_np<NP>
@@ -47,7 +49,7 @@
 #                    25-50 ns, on different dies 160-330); the report judges
 #                    the targets on near rows and shows all rows next to them;
 #                    0: every row counts as near, no part is measured again
-#   --attempts N     jobs per part at most (default 3)
+#   --attempts N     jobs per part at most (default 5)
 # Environment:
 #   BUILD_DIR   build folder (default build; configured Release when missing)
 #   JOBS        parallel build jobs (default: the number of cores)
@@ -66,7 +68,7 @@ out=""
 reps=5
 min_time=0.05
 far_ns=100
-attempts=3
+attempts=5
 while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help)
@@ -155,7 +157,7 @@ fi
 # minutes, so probes around one long sweep say little about its middle.
 parts=(8B:1KiB 64KiB:512KiB 1MiB:4MiB 8MiB:16MiB 32MiB:64MiB)
 
-# probe NP PART ATTEMPT WHEN: one line per CPU pair in core_latency.txt
+# probe NP PART ATTEMPT WHEN SIZES: one line per CPU pair in core_latency.txt
 # ('np=NP part=K sizes=S attempt=A WHEN cpu_a cpu_b median min max'); prints
 # the largest median of the pairs (ns, rounded down).
 probe() {
@@ -167,7 +169,7 @@ probe() {
   fi
   cpus=$(seq -s, 0 $((n - 1)))
   "$core_latency" --cpus "$cpus" --repetitions 3 --round-trips 20000 | tail -n +2 |
-    sed "s/^/np=$1 part=$2 sizes=${parts[$2 - 1]} attempt=$3 $4 /" |
+    sed "s/^/np=$1 part=$2 sizes=$5 attempt=$3 $4 /" |
     tee -a "$out/core_latency.txt" | awk '{ if ($8 > worst) worst = $8 } END { printf "%d\n", worst }'
 }
 
@@ -185,17 +187,18 @@ for np in 2 4; do
       name=np${np}_part${part}_a$attempt
       echo "perf.sh: NP=$np sizes $sizes (part $part of ${#parts[@]}), attempt $attempt" >&2
       start=$SECONDS
-      before=$(probe "$np" "$part" "$attempt" before)
+      before=$(probe "$np" "$part" "$attempt" before "$sizes")
       mpirun -np "$np" --bind-to "$(bind "$np")" "${mpirun_flags[@]}" "$collbench" \
         --families allreduce,mpi_bare,p2p,sendrecv,local --algorithms all \
         --sizes "$sizes" --csv "$out/$name.csv" "${common[@]}" >"$out/console_$name.txt"
-      after=$(probe "$np" "$part" "$attempt" after)
-      short=$(/usr/bin/python3 "$report" --near-shortfall "$near_ns" "$reps" \
+      after=$(probe "$np" "$part" "$attempt" after "$sizes")
+      # The sizes still short of near repetitions, over every job of the part.
+      sizes=$(/usr/bin/python3 "$report" --near-shortfall "$near_ns" "$reps" \
         "$out"/np${np}_part${part}_a*.csv)
       echo "perf.sh: done in $((SECONDS - start)) s; cores ${before} ns apart before, ${after} ns" \
-        "after; $short benchmarks with fewer than $((reps < 3 ? reps : 3)) near repetitions" >&2
-      if ((short == 0 || attempt >= attempts)); then break; fi
-      echo "perf.sh: measuring part $part again for more repetitions with the cores near" >&2
+        "after; short of $((reps < 3 ? reps : 3)) near repetitions: ${sizes:-none}" >&2
+      if [[ -z $sizes ]] || ((attempt >= attempts)); then break; fi
+      echo "perf.sh: measuring $sizes again (every family and algorithm at those sizes)" >&2
     done
   done
   # np<NP>.csv: every job under one header; np<NP>_near.csv: its near rows.

@@ -45,8 +45,9 @@ by index is pairing in time order).
 
 --select-near NS CSV...: prints the rows of the CSVs (one header) whose
 core_handoff_ns is at most NS (NS "all": every row, measured or not).
---near-shortfall NS REPS CSV...: prints how many allreduce and sendrecv
-benchmarks of the CSVs have fewer than min(REPS, 3) near rows.
+--near-shortfall NS REPS CSV...: prints the sizes (as collbench --sizes,
+e.g. 512B,1024B; an empty line when none) at which an allreduce or sendrecv
+benchmark of the CSVs has fewer than min(REPS, 3) near rows.
 
 Standard library only. Bad input: a line on stderr, exit status 2.
 """
@@ -270,15 +271,16 @@ def select_near(far_ns, paths):
 
 
 def near_shortfall(far_ns, reps, paths):
-    """--near-shortfall: how many allreduce and sendrecv benchmarks of the
-    CSVs have fewer than min(reps, 3) near rows."""
+    """--near-shortfall: the sizes at which an allreduce or sendrecv benchmark
+    of the CSVs has fewer than min(reps, 3) near rows, as a --sizes list."""
     count = {}
     for path in paths:
         for r in read_rows(path):
             if r["family"] in ("allreduce", "p2p") and r["algorithm"] != "pingpong":
-                count.setdefault(r["benchmark"], 0)
-                count[r["benchmark"]] += handoff_ns(r) <= far_ns
-    print(sum(n < min(reps, 3) for n in count.values()))
+                key = (r["benchmark"], int(r["bytes"]))
+                count[key] = count.get(key, 0) + (handoff_ns(r) <= far_ns)
+    short = sorted({size for (_, size), n in count.items() if n < min(reps, 3)})
+    print(",".join(f"{size}B" for size in short))
 
 
 def open_csv(path):

@@ -111,16 +111,19 @@ class PerfReportTest(unittest.TestCase):
         self.assertEqual(len(kept), 6)
         self.assertTrue(all(float(r["core_handoff_ns"]) < 100 for r in kept))
         # ring and mpi have 3 near rows each: none short of min(5, 3); with a
-        # threshold of 35 ns they have 2 each, both short.
-        self.assertEqual(run("--near-shortfall", "100", "5", path).stdout.strip(), "0")
-        self.assertEqual(run("--near-shortfall", "35", "5", path).stdout.strip(), "2")
+        # threshold of 35 ns they have 2 each, both short, at 4 MiB.
+        self.assertEqual(run("--near-shortfall", "100", "5", path).stdout, "\n")
+        self.assertEqual(run("--near-shortfall", "35", "5", path).stdout, "4194304B\n")
+        # With another size that has enough near rows, only 4 MiB is named.
+        write(path, sweep() + [row(a, 8, k, 1.0, 30) for a in ("ring", "mpi") for k in range(3)])
+        self.assertEqual(run("--near-shortfall", "35", "5", path).stdout, "4194304B\n")
         # "all" takes every row, also those the probe could not measure.
         unmeasured = sweep()
         for r in unmeasured:
             r["core_handoff_ns"] = ""
         write(path, unmeasured)
-        self.assertEqual(run("--near-shortfall", "35", "5", path).stdout.strip(), "2")
-        self.assertEqual(run("--near-shortfall", "all", "5", path).stdout.strip(), "0")
+        self.assertEqual(run("--near-shortfall", "35", "5", path).stdout, "4194304B\n")
+        self.assertEqual(run("--near-shortfall", "all", "5", path).stdout, "\n")
         everything = run("--select-near", "all", path)
         self.assertEqual(len(list(csv.DictReader(io.StringIO(everything.stdout)))), 12)
 
