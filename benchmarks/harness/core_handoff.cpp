@@ -24,6 +24,9 @@ constexpr auto kBudget = std::chrono::milliseconds(20);
 constexpr auto kAnswererLimit = std::chrono::seconds(5);
 constexpr std::uint32_t kStop = 0xFFFFFFFFu;
 constexpr int kSpinsPerClockRead = 64;
+// The line is shared between processes: only a lock-free atomic is a plain
+// word in it that both can operate on.
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
 std::uint64_t tagged(std::uint32_t probe, std::uint32_t step) {
   return (static_cast<std::uint64_t>(probe) << 32) | step;

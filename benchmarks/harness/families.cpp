@@ -14,8 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
