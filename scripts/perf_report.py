@@ -382,7 +382,7 @@ def main():
             if worst is None or value[0] < worst[0]:
                 worst = value + (size,)
         table.append(("ring busbw / mpi busbw, worst size 4..64 MiB", p,
-                      worst_text(worst, missing), fmt_spread(worst), ">= 1.0",
+                      worst_text(worst, missing), fmt_spread(None if missing else worst), ">= 1.0",
                       worst is not None and not missing and worst[0] >= 1.0,
                       worst_all and f"{worst_all[0]:.3f}"))
 
@@ -417,7 +417,8 @@ def main():
             if worst is None or value[0] > worst[0]:
                 worst = value + (size, best)
         table.append(("fastest hand-written time / mpi time, worst size 8 B..1 KiB", p,
-                      worst_text(worst, missing, 5), fmt_spread(worst), "<= 1.3",
+                      worst_text(worst, missing, 5), fmt_spread(None if missing else worst),
+                      "<= 1.3",
                       worst is not None and not missing and worst[0] <= 1.3,
                       worst_all and f"{worst_all[0]:.3f}"))
 

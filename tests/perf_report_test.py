@@ -89,6 +89,7 @@ class PerfReportTest(unittest.TestCase):
         result = run(self.dir)
         cells = target_row(result.stdout, "ring busbw / mpi busbw, worst size 4..64 MiB", 2)
         self.assertEqual(cells[2], "no near pair at 4 MiB")
+        self.assertEqual(cells[3], "n/a")  # no spread of pairs that do not exist
         self.assertEqual(cells[5], "MISS")
 
     def test_rows_without_the_column_count_as_near(self):
