@@ -48,7 +48,7 @@ std::byte* AllreduceBase::allocate_workspace(std::size_t elements) {
 }
 
 void AllreduceBase::copy_input_to_output() {
-  if (in_ != out_ && spec_.count > 0) std::memcpy(out_, in_, bytes(spec_.count));
+  if (!in_place() && spec_.count > 0) std::memcpy(out_, in_, bytes(spec_.count));
 }
 
 void AllreduceBase::finish_average(Block block) {

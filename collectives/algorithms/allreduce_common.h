@@ -42,6 +42,8 @@ class AllreduceBase : public Allreduce {
     return {out_at(block.offset), block.count * element_bytes_};
   }
   std::size_t bytes(std::size_t elements) const { return elements * element_bytes_; }
+  // The call reduces in place: in and out are the same buffer.
+  bool in_place() const { return in_ == out_; }
   // Allocates and registers a workspace of `elements` elements.
   std::byte* allocate_workspace(std::size_t elements);
 
@@ -57,21 +59,12 @@ class AllreduceBase : public Allreduce {
                       std::size_t elements) {
     reduce_into(spec_.dtype, spec_.op, dst, first, second, elements);
   }
-  // dst = op(dst, received) with the operands in rank order (the lower
+  // dst = op(mine, received) with the operands in rank order (the lower
   // rank's first), so that both ranks of a pairwise exchange compute the
-  // same bits.
-  void reduce_pairwise(int peer, std::byte* dst, const std::byte* received, std::size_t elements) {
-    if (peer < rank_) {
-      reduce_ordered(dst, received, dst, elements);
-    } else {
-      reduce(dst, received, elements);
-    }
-  }
-  // dst = op(mine, received) in rank order, as reduce_pairwise, where `mine`
-  // is dst itself or, for a call's first reduction, the input: out then
-  // need not start as a copy of in, a whole-vector copy per call that no
-  // cost model has (and on shared memory it rewrites every line the peers
-  // read from out in the previous call).
+  // same bits. `mine` is dst itself or, for a call's first reduction, the
+  // input: out then need not start as a copy of in, a whole-vector copy per
+  // call that no cost model has (and on shared memory it rewrites every line
+  // the peers read from out in the previous call).
   void reduce_pairwise_from(int peer, std::byte* dst, const std::byte* mine,
                             const std::byte* received, std::size_t elements) {
     if (peer < rank_) {

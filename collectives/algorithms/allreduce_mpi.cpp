@@ -89,7 +89,7 @@ class MpiAllreduce final : public detail::AllreduceBase {
   }
 
   void run() override {
-    const void* send_buffer = in_ == out_ ? MPI_IN_PLACE : static_cast<const void*>(in_);
+    const void* send_buffer = in_place() ? MPI_IN_PLACE : static_cast<const void*>(in_);
     check_mpi(
         MPI_Allreduce(send_buffer, out_, static_cast<int>(spec_.count), datatype_, op_, comm_),
         "MPI_Allreduce", "{} {} elements", spec_.count, to_string(spec_.dtype));

@@ -66,7 +66,7 @@ class PsCentralAllreduce final : public detail::AllreduceBase {
     return gradients_ + bytes(spec_.count) * static_cast<std::size_t>(worker - 1);
   }
   // Where worker's push lands: out for worker 1 when out is not the input.
-  std::byte* arrival(int worker) { return worker == 1 && in_ != out_ ? out_ : slot(worker); }
+  std::byte* arrival(int worker) { return worker == 1 && !in_place() ? out_ : slot(worker); }
 
   std::byte* gradients_ = nullptr;
   std::vector<RequestId> requests_;

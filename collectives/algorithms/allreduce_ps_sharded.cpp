@@ -106,7 +106,7 @@ class PsShardedAllreduce final : public detail::AllreduceBase {
   // reduced first when out is not the input, else its slot.
   std::byte* arrival(int peer) {
     const int first = rank_ == 0 ? 1 : 0;
-    return peer == first && in_ != out_ ? out_at(shard_.offset) : copy_slot(peer);
+    return peer == first && !in_place() ? out_at(shard_.offset) : copy_slot(peer);
   }
 
   const detail::Block shard_;

@@ -83,7 +83,6 @@ class RingAllreduce final : public detail::AllreduceBase {
     return {within.offset + begin, std::min(segment_elements_, within.count - begin)};
   }
 
-  bool in_place() const { return in_ == out_; }
   // Where segment `part` (element offsets within `incoming`) of a
   // reduce-scatter step arrives: its own place in out, or staging in place.
   std::byte* arrival(int step, detail::Block incoming, detail::Block part) {
