@@ -93,11 +93,22 @@ def near_rows(rows, far_ns):
     return [r for r in rows if handoff_ns(r) <= far_ns]
 
 
-def times(rows, algorithm, size, family="allreduce"):
+def time_index(rows):
+    """(family, algorithm, bytes) -> {(run_id, repetition): median_us}, over
+    the timed per-size rows (workload rows left out): read once, looked up by
+    every target."""
+    index = {}
+    for r in rows:
+        if r["median_us"] and not r.get("workload"):
+            benchmark = (r["family"], r["algorithm"], int(r["bytes"]))
+            index.setdefault(benchmark, {})[(r.get("run_id", ""), int(r["repetition"] or 0))] = (
+                float(r["median_us"]))
+    return index
+
+
+def times(index, algorithm, size, family="allreduce"):
     """(run_id, repetition) -> median_us of each of the benchmark's rows."""
-    return {(r.get("run_id", ""), int(r["repetition"] or 0)): float(r["median_us"])
-            for r in rows if r["family"] == family and r["algorithm"] == algorithm
-            and int(r["bytes"]) == size and r["median_us"] and not r.get("workload")}
+    return index.get((family, algorithm, size), {})
 
 
 def median_of(values):
@@ -355,6 +366,7 @@ def main():
 
     for p, all_rows in runs.items():
         rows = all_rows if p in all_rows_at else near_rows(all_rows, far_ns)
+        near_index, all_index = time_index(rows), time_index(all_rows)
         detail.append(f"\n### p = {p}: jobs of the sweep\n")
         detail.extend(jobs_table(all_rows, far_ns))
 
@@ -366,8 +378,8 @@ def main():
         detail.append("| size | ring median us | mpi median us | ratio | spread | all rows |")
         detail.append("|---|---|---|---|---|---|")
         for size in [s for s in sizes_of(all_rows) if 4 * MIB <= s <= 64 * MIB]:
-            value = paired(times(rows, "mpi", size), times(rows, "ring", size))
-            every = paired(times(all_rows, "mpi", size), times(all_rows, "ring", size))
+            value = paired(times(near_index, "mpi", size), times(near_index, "ring", size))
+            every = paired(times(all_index, "mpi", size), times(all_index, "ring", size))
             if every is not None and (worst_all is None or every[0] < worst_all[0]):
                 worst_all = every
             if value is None:
@@ -375,8 +387,8 @@ def main():
                               f"{fmt_all(every, 0)} |")
                 missing.append(human(size))
                 continue
-            detail.append(f"| {human(size)} | {median_of(times(rows, 'ring', size)):.1f} | "
-                          f"{median_of(times(rows, 'mpi', size)):.1f} | "
+            detail.append(f"| {human(size)} | {median_of(times(near_index, 'ring', size)):.1f} | "
+                          f"{median_of(times(near_index, 'mpi', size)):.1f} | "
                           f"{fmt_ratio(value)} | {fmt_spread(value)} | "
                           f"{fmt_all(every, value[3])} |")
             if worst is None or value[0] < worst[0]:
@@ -395,15 +407,15 @@ def main():
                       "all rows |")
         detail.append("|---|---|---|---|---|---|---|")
         for size in [s for s in sizes_of(all_rows) if 8 <= s <= 1024]:
-            candidates = [(median_of(times(rows, a, size)), a) for a in HAND_WRITTEN
-                          if times(rows, a, size)]
-            if not candidates or not times(rows, "mpi", size):
+            candidates = [(median_of(times(near_index, a, size)), a) for a in HAND_WRITTEN
+                          if times(near_index, a, size)]
+            if not candidates or not times(near_index, "mpi", size):
                 detail.append(f"| {human(size)} | no near rows | | | | | |")
                 missing.append(human(size))
                 continue
             best = min(candidates)[1]
-            value = paired(times(rows, best, size), times(rows, "mpi", size))
-            every = paired(times(all_rows, best, size), times(all_rows, "mpi", size))
+            value = paired(times(near_index, best, size), times(near_index, "mpi", size))
+            every = paired(times(all_index, best, size), times(all_index, "mpi", size))
             if every is not None and (worst_all is None or every[0] > worst_all[0]):
                 worst_all = every
             if value is None:
@@ -411,7 +423,7 @@ def main():
                 missing.append(human(size))
                 continue
             detail.append(f"| {human(size)} | {best} | {min(candidates)[0]:.2f} | "
-                          f"{median_of(times(rows, 'mpi', size)):.2f} | "
+                          f"{median_of(times(near_index, 'mpi', size)):.2f} | "
                           f"{fmt_ratio(value)} | {fmt_spread(value)} | "
                           f"{fmt_all(every, value[3])} |")
             if worst is None or value[0] > worst[0]:
@@ -471,8 +483,8 @@ def main():
                           f"no fit_np{p}_near/predictions.csv", "", False, ""))
 
         # 6. mpi at 8 B vs the bare MPI_Allreduce loop.
-        value = paired(times(rows, "mpi", 8), times(rows, "mpi_bare", 8))
-        every = paired(times(all_rows, "mpi", 8), times(all_rows, "mpi_bare", 8))
+        value = paired(times(near_index, "mpi", 8), times(near_index, "mpi_bare", 8))
+        every = paired(times(all_index, "mpi", 8), times(all_index, "mpi_bare", 8))
         table.append(("harness overhead: mpi / mpi_bare time at 8 B", p, fmt_ratio(value),
                       fmt_spread(value), "0.9..1.1",
                       value is not None and abs(value[0] - 1) <= 0.10,
@@ -490,8 +502,9 @@ def main():
         if not reduce_rows:
             continue
         dtype = reduce_rows[0]["dtype"]
-        value = paired(times(rows, "memcpy", 64 * MIB, "local"),
-                       times(rows, "reduce", 64 * MIB, "local"))
+        kernels = time_index(reduce_rows + [r for r in rows if r["algorithm"] == "memcpy"])
+        value = paired(times(kernels, "memcpy", 64 * MIB, "local"),
+                       times(kernels, "reduce", 64 * MIB, "local"))
         threshold = 0.8 if dtype in ("f32", "f64") else 0.5
         table.append((f"reduce {dtype} (dst += src) rate / memcpy rate at 64 MiB", 1,
                       fmt_ratio(value), fmt_spread(value), f">= {threshold}",
