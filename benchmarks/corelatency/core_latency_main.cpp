@@ -186,10 +186,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success&) {
     std::fputs(app.help().c_str(), stdout);
     return 0;
-  } catch (const CLI::ParseError& error) {
-    fmt::print(stderr, "collbench-core-latency: {}\n", error.what());
-    return kUsageStatus;
-  } catch (const std::exception& error) {
+  } catch (const std::exception& error) {  // CLI11's parse errors too
     fmt::print(stderr, "collbench-core-latency: {}\n", error.what());
     return kUsageStatus;
   }
