@@ -24,7 +24,8 @@
 #      every row counts as near.
 #      DIR/np<NP>.csv holds every job of every part (run_id tells them
 #      apart). collbench-fit on its near rows (perf_report.py --select-near)
-#      and on all of them -> DIR/fit_np<NP>_near and DIR/fit_np<NP>
+#      and on all of them -> DIR/fit_np<NP>_near (not when every row counts
+#      as near) and DIR/fit_np<NP>
 #      (bottom-up predictions from the sweep's p2p/sendrecv at NP ranks, every
 #      rank sending at once as in an allreduce, and its local/reduce: by size,
 #      each exchange and reduction priced at the algorithm's message size and
@@ -201,23 +202,26 @@ for np in 2 4; do
       echo "perf.sh: measuring $sizes again (every family and algorithm at those sizes)" >&2
     done
   done
-  # np<NP>.csv: every job under one header; np<NP>_near.csv: its near rows.
+  # np<NP>.csv: every job under one header.
   jobs_csv=("$out"/np${np}_part*_a*.csv)
   {
     head -n 1 "${jobs_csv[0]}"
     for file in "${jobs_csv[@]}"; do tail -n +2 "$file"; done
   } >"$out/np$np.csv"
   rm "${jobs_csv[@]}"
-  # The near rows only feed the fit: perf_report.py --select-near makes them again.
-  near_csv=$out/np${np}_near.csv
-  /usr/bin/python3 "$report" --select-near "$near_ns" "$out/np$np.csv" >"$near_csv"
   "$fit" "$out/np$np.csv" --out-dir "$out/fit_np$np" --brief >"$out/fit_np$np.txt"
-  if ! "$fit" "$near_csv" --out-dir "$out/fit_np${np}_near" --brief \
-    >"$out/fit_np${np}_near.txt" 2>&1; then
-    echo "perf.sh: collbench-fit on the near rows of NP=$np failed (too few?):" >&2
-    cat "$out/fit_np${np}_near.txt" >&2
+  # Where every row counts as near, that fit is the near one too.
+  if [[ $near_ns != all ]]; then
+    # The near rows only feed the fit: perf_report.py --select-near makes them again.
+    near_csv=$out/np${np}_near.csv
+    /usr/bin/python3 "$report" --select-near "$near_ns" "$out/np$np.csv" >"$near_csv"
+    if ! "$fit" "$near_csv" --out-dir "$out/fit_np${np}_near" --brief \
+      >"$out/fit_np${np}_near.txt" 2>&1; then
+      echo "perf.sh: collbench-fit on the near rows of NP=$np failed (too few?):" >&2
+      cat "$out/fit_np${np}_near.txt" >&2
+    fi
+    rm "$near_csv"
   fi
-  rm "$near_csv"
 done
 
 for dtype in f16 bf16; do

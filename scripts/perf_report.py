@@ -12,7 +12,8 @@ DIR holds (as scripts/perf.sh leaves them):
                           every attempt of every part of the sweep (one
                           run_id each)
   fit_np<P>_near/         collbench-fit on the rows of np<P>.csv measured with
-                          the cores near (below): predictions.csv (bottom-up
+                          the cores near (below; at the rank counts of
+                          --all-rows, fit_np<P>/ instead): predictions.csv (bottom-up
                           rows: by size, the target, and one Hockney line,
                           shown next to it) and models.csv (which alpha, beta
                           each bottom-up prediction used)
@@ -438,7 +439,8 @@ def main():
         # by-size prediction (sendrecv and reduce times at the algorithm's
         # message size) from the near rows is the target; the same from all
         # rows, and the one-line Hockney prediction, are shown next to it.
-        predictions = os.path.join(folder, f"fit_np{p}_near", "predictions.csv")
+        near_fit = os.path.join(folder, f"fit_np{p}" if p in all_rows_at else f"fit_np{p}_near")
+        predictions = os.path.join(near_fit, "predictions.csv")
         predictions_all = os.path.join(folder, f"fit_np{p}", "predictions.csv")
         by_size_all = {}
         if os.path.exists(predictions_all):
@@ -447,7 +449,7 @@ def main():
             prediction_rows = read_rows(predictions)
             by_size = model_ratios(prediction_rows, "bottom_up_by_size", p)
             line = model_ratios(prediction_rows, "bottom_up", p)
-            sources, comparison = bottom_up_sources(os.path.join(folder, f"fit_np{p}_near"), p)
+            sources, comparison = bottom_up_sources(near_fit, p)
             detail.append(f"\n### p = {p}: measured / bottom-up by size (each exchange at the "
                           "sendrecv time and each byte reduced at the reduce rate measured at "
                           f"the algorithm's mean message size, this run, this p; rows with the "
@@ -480,7 +482,7 @@ def main():
                               "no bottom_up_by_size rows", "", False, ""))
         else:
             table.append(("measured / bottom-up model", p, "n/a",
-                          f"no fit_np{p}_near/predictions.csv", "", False, ""))
+                          f"no {os.path.relpath(predictions, folder)}", "", False, ""))
 
         # 6. mpi at 8 B vs the bare MPI_Allreduce loop.
         value = paired(times(near_index, "mpi", 8), times(near_index, "mpi_bare", 8))
