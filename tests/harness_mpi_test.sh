@@ -12,7 +12,8 @@
 #   slow NP      one rank made slower: the run completes in lock-step and the
 #                slow rank's delay is in every sample (time = slowest rank)
 #   check_fail   --debug-corrupt-elements: --check reports them, exit 1
-#   outputs      repetitions, --benchmark_out JSON, --append and --force
+#   outputs      repetitions (back to back, or in rounds with --interleave),
+#                --benchmark_out JSON, --append and --force
 #   killed       a run killed midway keeps every finished row, none torn
 #   ofi          --transport ofi on libfabric's shm provider (allreduce, p2p,
 #                sendrecv); unknown provider
@@ -276,6 +277,10 @@ from collections import Counter
 per_benchmark = Counter((r["benchmark"], r["repetition"]) for r in rows)
 if len(rows) != 16 or set(per_benchmark.values()) != {1} or {r["repetition"] for r in rows} != {"0", "1"}:
     fail(f"{len(rows)} rows: {per_benchmark}")
+# Without --interleave a benchmark's repetitions run back to back.
+order = list(dict.fromkeys(r["benchmark"] for r in rows))
+if [(r["benchmark"], r["repetition"]) for r in rows] != [(b, str(k)) for b in order for k in (0, 1)]:
+    fail(f"repetitions not back to back: {[(r['benchmark'], r['repetition']) for r in rows]}")
 # Two ranks on one node, one core each at most: every repetition has its
 # own core-to-core handoff latency, in ns.
 handoffs = [r["core_handoff_ns"] for r in rows]
@@ -297,6 +302,36 @@ PYTHON
 names = sorted({r["benchmark"] for r in rows})
 if len(rows) != 4 or names != ["allreduce/mpi/256", "allreduce/mpi/8192"]:
     fail(f"--force with a filter: {len(rows)} rows of {names}")
+PYTHON
+  # --interleave: rounds of every benchmark once, numbered in the CSV;
+  # Google Benchmark sees one repetition per registration (no aggregates).
+  run 2 "${args[@]}" --interleave --benchmark_repetitions=3 --csv "$work/rounds.csv" \
+    --benchmark_out="$work/rounds.json" --benchmark_out_format=json
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--interleave: exit status $status"; }
+  check_csv "$work/rounds.csv" <<'PYTHON'
+order = list(dict.fromkeys(r["benchmark"] for r in rows))
+got = [(r["benchmark"], r["repetition"]) for r in rows]
+if len(order) != 8 or got != [(b, str(k)) for k in (0, 1, 2) for b in order]:
+    fail(f"--interleave: rows are not rounds of all 8 benchmarks: {got}")
+if not all(r["median_us"] and float(r["median_us"]) > 0 for r in rows):
+    fail("--interleave: a row without a time")
+PYTHON
+  "$python" - "$work/rounds.json" <<'PYTHON' || fail "--interleave JSON output"
+import json, sys
+report = json.load(open(sys.argv[1]))
+kinds = [b["run_type"] for b in report["benchmarks"]]
+names = {b["name"] for b in report["benchmarks"]}
+if kinds != ["iteration"] * 24 or not all(n.endswith("/repeats:1/manual_time") for n in names):
+    sys.exit(f"{len(kinds)} runs ({set(kinds)}), names {sorted(names)[:2]}")
+PYTHON
+  run 2 "${args[@]}" --interleave --benchmark_repetitions=3 --csv "$work/rounds.csv" --force \
+    --benchmark_filter='^allreduce/mpi/'
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--interleave filter: exit $status"; }
+  check_csv "$work/rounds.csv" <<'PYTHON'
+got = [(r["benchmark"], r["repetition"]) for r in rows]
+want = [(f"allreduce/mpi/{n}", str(k)) for k in (0, 1, 2) for n in (256, 8192)]
+if got != want:
+    fail(f"--interleave with a filter: {got}")
 PYTHON
   ;;
 

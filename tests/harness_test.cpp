@@ -220,6 +220,18 @@ TEST(Options, GoogleBenchmarkFlagsThatBreakLockStepAreRefused) {
                        {"--benchmark_min_time", "0.5"}, {"--benchmark_filter", "ring"}}));
 }
 
+TEST(Options, RepetitionsAreTheLastRepetitionsFlagOrOne) {
+  EXPECT_EQ(benchmark_repetitions({}), 1);
+  EXPECT_EQ(benchmark_repetitions(benchmark_run_flags({"--benchmark_min_time=0.1"})), 1);
+  EXPECT_EQ(benchmark_repetitions(benchmark_run_flags({"--benchmark_repetitions=4"})), 4);
+  EXPECT_EQ(benchmark_repetitions(benchmark_run_flags(
+                {"--benchmark_repetitions=4", "--benchmark_repetitions=2"})),
+            2);
+  EXPECT_THROW(benchmark_repetitions({{"--benchmark_repetitions", "1e12"}}), UsageError);
+  EXPECT_FALSE(parse_options({}).interleave);
+  EXPECT_TRUE(parse_options({"--interleave"}).interleave);
+}
+
 TEST(Options, ConfigurationDigestNamesEachDifferingOption) {
   const std::vector<std::vector<std::string>> variants = {{"--sizes", "16B"},
                                                           {"--algorithms", "ring"},
@@ -228,6 +240,7 @@ TEST(Options, ConfigurationDigestNamesEachDifferingOption) {
                                                           {"--check"},
                                                           {"--warmup", "3"},
                                                           {"--sync", "none"},
+                                                          {"--interleave"},
                                                           {"--families", "p2p"},
                                                           {"--workload", "resnet50:ddp"},
                                                           {"--timeout", "5"},

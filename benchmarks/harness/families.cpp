@@ -371,6 +371,10 @@ struct Runner::Prepared {
   std::vector<Message> messages;  // allreduce and exchange
   AlignedBuffer first;            // p2p: what this rank sends; local: dst
   AlignedBuffer second;           // p2p: where it receives; local: src
+  // The --warmup calls ran on these buffers with this algorithm. Under
+  // --interleave a benchmark's later rounds find fresh buffers (another
+  // size ran in between) and warm them up again.
+  bool warmed_up = false;
 };
 
 Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_comm,
@@ -408,6 +412,7 @@ Runner::Prepared& Runner::prepare(const BenchmarkCase& benchmark_case) {
       prepared_->owner->message_bytes == benchmark_case.message_bytes) {
     for (Prepared::Message& message : prepared_->messages) message.algorithm.reset();
     prepared_->owner = &benchmark_case;
+    prepared_->warmed_up = false;
     build_algorithms(benchmark_case, *prepared_);
     return *prepared_;
   }
@@ -830,9 +835,9 @@ void Runner::abort_on_timeout(const BenchmarkCase& benchmark_case, const std::st
   std::abort();  // MPI_Abort does not return
 }
 
-void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case) {
+void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int round) {
   try {
-    run_unguarded(state, benchmark_case);
+    run_unguarded(state, benchmark_case, round);
   } catch (const TimeoutError& timeout) {
     abort_on_timeout(benchmark_case, timeout.what());
   } catch (const std::exception& error) {
@@ -844,13 +849,13 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case) {
   }
 }
 
-void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case) {
+void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case, int round) {
   if (options_.timeout_seconds < 0) {
     transport_.set_timeout(std::chrono::milliseconds(
         static_cast<std::int64_t>(1000 * default_timeout_seconds(benchmark_case.bytes(), ranks_))));
   }
-  const bool first_call = !benchmark_case.warmed_up && !benchmark_case.checked;
-  if (first_call) {
+  if (current_ != std::pair<const BenchmarkCase*, int>{&benchmark_case, round}) {
+    current_ = {&benchmark_case, round};
     ++benchmark_index_;
     timed_calls_ = 0;
     if (rank_ == 0) progress_.started(benchmark_case.name);
@@ -878,17 +883,18 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
     // subnormals.
     std::memset(prepared.second.data(), 0, prepared.second.size());
   }
-  if (!benchmark_case.warmed_up) {
+  if (!prepared.warmed_up) {
     phase_ = Phase::warmup;
     for (int i = 0; i < warmup_calls; ++i) {
       synchronize();
       call(benchmark_case, prepared);
     }
-    if (!is_collective(benchmark_case.family)) {
-      phase_ = Phase::calibration;
-      calibrate_batch(benchmark_case, prepared);
-    }
-    benchmark_case.warmed_up = true;
+    prepared.warmed_up = true;
+  }
+  if (!is_collective(benchmark_case.family) && !benchmark_case.calibrated) {
+    phase_ = Phase::calibration;
+    calibrate_batch(benchmark_case, prepared);
+    benchmark_case.calibrated = true;
   }
 
   // Per-call seconds of every sample; reserved so that the timed loop

@@ -101,7 +101,7 @@ struct BenchmarkCase {
   bool checked = false;
   std::uint64_t wrong_elements = 0;
   std::string check_detail;  // the first wrong element, when any
-  bool warmed_up = false;
+  bool calibrated = false;  // calls_per_sample below
   // Calls timed together as one sample. A local/* kernel at small sizes
   // takes nanoseconds and a ping-pong a few microseconds, far less than the
   // barrier, the MAX-allreduce and the sleeping wait around every sample;
@@ -154,14 +154,16 @@ class Runner {
   // the job (MPI_Abort) with a message, since a rank that stopped alone
   // would leave the others waiting forever; a timeout first finds out
   // which ranks had not arrived (see above).
-  void run(benchmark::State& state, BenchmarkCase& benchmark_case);
+  // `round` is the repetition under --interleave (each round a registration
+  // of its own), 0 otherwise.
+  void run(benchmark::State& state, BenchmarkCase& benchmark_case, int round);
   // Frees the current benchmark's buffers and algorithm.
   void release();
 
  private:
   struct Prepared;
   class Watchdog;
-  void run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case);
+  void run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case, int round);
   Prepared& prepare(const BenchmarkCase& benchmark_case);
   void build_algorithms(const BenchmarkCase& benchmark_case, Prepared& prepared);
   void check(BenchmarkCase& benchmark_case, Prepared& prepared);
@@ -201,7 +203,10 @@ class Runner {
   const AlgorithmInfo* mpi_algorithm_ = nullptr;
   std::unique_ptr<Watchdog> watchdog_;  // with a timeout only
   std::unique_ptr<CoreHandoffProbe> core_handoff_;
-  int benchmark_index_ = -1;            // benchmarks started so far, minus one
+  int benchmark_index_ = -1;  // benchmarks (rounds of one, under --interleave) started, minus one
+  // The registration Google Benchmark is calling: its first call starts a
+  // benchmark (progress, --debug-fault-after).
+  std::pair<const BenchmarkCase*, int> current_{nullptr, -1};
   Phase phase_ = Phase::setup;
   std::uint64_t timed_calls_ = 0;  // of the current benchmark, over Google Benchmark's calls
 };

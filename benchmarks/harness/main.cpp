@@ -145,8 +145,9 @@ std::string compare_configurations(const World& world,
 // How many registered benchmarks --benchmark_filter selects, for the
 // progress line and the "selects nothing" error. Matched as Google Benchmark
 // matches it: a POSIX extended regex (regcomp, as its re.h) searched in the
-// full name, which ends in "/manual_time"; a leading '-' negates.
-std::size_t count_selected(const CasePlan& plan) {
+// full name, the case name and `name_suffix` ("/manual_time", or
+// "/repeats:1/manual_time" under --interleave); a leading '-' negates.
+std::size_t count_selected(const CasePlan& plan, const std::string& name_suffix) {
   std::string filter = benchmark::GetBenchmarkFilter();
   if (filter.empty() || filter == "all") filter = ".";
   bool negative = false;
@@ -163,7 +164,7 @@ std::size_t count_selected(const CasePlan& plan) {
   }
   std::size_t selected = 0;
   for (const BenchmarkCase& entry : plan.cases) {
-    const std::string full_name = entry.name + "/manual_time";
+    const std::string full_name = entry.name + name_suffix;
     const bool matches = regexec(&pattern, full_name.c_str(), 0, nullptr, 0) == 0;
     if (matches != negative) ++selected;
   }
@@ -249,10 +250,14 @@ int run(const World& world, int argc, char** argv) {
                                            benchmark_argv.begin() + benchmark_argc);
 
   Options options;
+  // --interleave: each benchmark is registered once per round, with one
+  // repetition (Google Benchmark runs a benchmark's repetitions back to back).
+  int rounds = 1;
   if (error.empty()) {
     try {
       options = parse_options(remaining);
       validate_for_ranks(options, world.size);
+      rounds = options.interleave ? benchmark_repetitions(benchmark_flags) : 1;
     } catch (const UsageError& usage) {
       error = usage.what();
     }
@@ -323,10 +328,13 @@ int run(const World& world, int argc, char** argv) {
   } catch (const UsageError& usage) {
     error = usage.what();
   }
+  // What Google Benchmark appends to each registered name: an explicit
+  // Repetitions(1) (--interleave) shows as "repeats:1".
+  const std::string name_suffix = options.interleave ? "/repeats:1/manual_time" : "/manual_time";
   std::size_t selected = 0;
   if (error.empty()) {
     try {
-      selected = count_selected(plan);
+      selected = count_selected(plan, name_suffix);
       if (plan.cases.empty()) {
         error = "nothing to run: no family and algorithm of this configuration can run here" +
                 (plan.notes.empty() ? std::string()
@@ -334,8 +342,9 @@ int run(const World& world, int argc, char** argv) {
       } else if (selected == 0) {
         error = fmt::format(
             "--benchmark_filter={} selects none of the {} benchmarks (names look like "
-            "{}/manual_time)",
-            benchmark::GetBenchmarkFilter(), plan.cases.size(), plan.cases.front().name);
+            "{}{})",
+            benchmark::GetBenchmarkFilter(), plan.cases.size(), plan.cases.front().name,
+            name_suffix);
       }
     } catch (const UsageError& usage) {
       error = usage.what();
@@ -379,16 +388,18 @@ int run(const World& world, int argc, char** argv) {
   if (!all_ranks_ok(world, error)) return kUsageStatus;
 
   const bool show_progress = !options.quiet && (options.progress || isatty(STDERR_FILENO) != 0);
-  Progress progress(world.rank == 0 && show_progress, selected);
+  Progress progress(world.rank == 0 && show_progress, selected * static_cast<std::size_t>(rounds));
   Runner runner(options, *transport, world.comm, progress);
   std::map<std::string, const BenchmarkCase*> cases_by_name;
-  for (BenchmarkCase& entry : plan.cases) {
-    benchmark::RegisterBenchmark(
-        entry.name.c_str(),
-        [&runner, &entry](benchmark::State& state) { runner.run(state, entry); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond);
-    cases_by_name.emplace(entry.name, &entry);
+  for (int round = 0; round < rounds; ++round) {
+    for (BenchmarkCase& entry : plan.cases) {
+      benchmark::internal::Benchmark* registered = benchmark::RegisterBenchmark(
+          entry.name.c_str(),
+          [&runner, &entry, round](benchmark::State& state) { runner.run(state, entry, round); });
+      registered->UseManualTime()->Unit(benchmark::kMicrosecond);
+      if (options.interleave) registered->Repetitions(1);
+      cases_by_name.emplace(entry.name, &entry);
+    }
   }
 
   benchmark::AddCustomContext("collbench_run_id", metadata.run_id);

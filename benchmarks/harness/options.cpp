@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <set>
 
 #include "cli_checks.h"
@@ -140,6 +141,14 @@ struct App {
                    "Before each timed iteration: 'barrier' (MPI_Barrier, default) or 'none' "
                    "(back-to-back calls, the skew of one carries into the next)")
         ->type_name("MODE");
+    app.add_flag("--interleave", options.interleave,
+                 "Run the --benchmark_repetitions R in rounds: every selected benchmark once, "
+                 "in the usual order, then again, R times. Benchmarks of one repetition are "
+                 "then measured seconds apart instead of minutes, so ratios between them hold "
+                 "when the machine's speed drifts during the run (shared machines, VMs whose "
+                 "vCPUs move). Google Benchmark then sees R benchmarks of one repetition each: "
+                 "its aggregates (mean, median, stddev) are not computed; the CSV's repetition "
+                 "column still numbers the rounds 0..R-1");
     app.add_option("--timeout", options.timeout_seconds,
                    "Seconds any wait may block (the transports' and the harness's own: "
                    "barrier, time reduction) before the job fails naming the benchmark, its "
@@ -455,6 +464,25 @@ std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
   return flags;
 }
 
+int benchmark_repetitions(const std::vector<std::pair<std::string, std::string>>& flags) {
+  int repetitions = 1;
+  for (const auto& [name, value] : flags) {
+    if (name != "--benchmark_repetitions") continue;
+    // benchmark_run_flags has checked that it is a whole number >= 1, in
+    // any spelling from_chars reads ("1e3" too); Google Benchmark's own
+    // parse then decides whether the run starts at all.
+    const std::string problem = benchmark_number_problem(value, true, "repetitions", 1);
+    const double number = problem.empty() ? std::stod(value) : 0;
+    if (number < 1 || number > std::numeric_limits<int>::max()) {
+      throw UsageError(fmt::format("--benchmark_repetitions={}: expected a whole number of "
+                                   "repetitions from 1 to {}",
+                                   value, std::numeric_limits<int>::max()));
+    }
+    repetitions = static_cast<int>(number);
+  }
+  return repetitions;
+}
+
 std::vector<std::pair<std::string, std::string>> configuration_fields(
     const Options& options,
     const std::vector<std::pair<std::string, std::string>>& benchmark_flags) {
@@ -472,6 +500,7 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--check", options.check ? "yes" : "no"},
       {"--warmup", std::to_string(options.warmup)},
       {"--sync", options.sync == SyncMode::barrier ? "barrier" : "none"},
+      {"--interleave", options.interleave ? "yes" : "no"},
       {"--timeout", options.timeout_seconds < 0 ? std::string("default")
                                                 : fmt::format("{}", options.timeout_seconds)},
       {"--debug-slow-rank", std::to_string(options.debug_slow_rank)},

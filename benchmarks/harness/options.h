@@ -46,6 +46,9 @@ struct Options {
   bool force = false;
   int warmup = 1;
   SyncMode sync = SyncMode::barrier;
+  // --interleave: the --benchmark_repetitions run in rounds, each round every
+  // benchmark once (see main.cpp).
+  bool interleave = false;
   std::vector<std::string> families;   // subset of kFamilyNames
   std::vector<std::string> workloads;  // --workload specs, as given
   bool quiet = false;
@@ -96,6 +99,10 @@ bool asks_for_help(const std::vector<std::string>& args);
 // interleaving=true, which shuffles the order differently on every rank.
 std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
     const std::vector<std::string>& args);
+
+// The --benchmark_repetitions among benchmark_run_flags' pairs (the last one
+// given, as Google Benchmark reads it), 1 when none is.
+int benchmark_repetitions(const std::vector<std::pair<std::string, std::string>>& flags);
 
 // A Google Benchmark boolean flag's value as it reads it: "0", "f", "false",
 // "n", "no", "off" (any case) are false, anything else, even "", is true.

@@ -10,6 +10,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -76,6 +77,9 @@ class RankZeroReporter final : public benchmark::BenchmarkReporter {
   RowContext context_;
   Progress& progress_;
   std::size_t rows_written_ = 0;
+  // --interleave: rounds of each benchmark reported so far. Google Benchmark
+  // numbers every round's single repetition 0; the CSV numbers the rounds.
+  std::map<std::string, std::int64_t> rounds_reported_;
 };
 
 }  // namespace collbench::harness
