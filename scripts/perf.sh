@@ -5,7 +5,8 @@
 #                        [--far-ns NS] [--attempts N]
 #
 # Steps (every collbench run side by side: all algorithms at a size, then the
-# next size, with --benchmark_repetitions R):
+# next size, with --benchmark_repetitions R in rounds, --interleave: every
+# benchmark once per round):
 #   1. tests/alloc_test under mpirun -np 2: operator new calls in run() of
 #      every algorithm after one warm-up call, in-process and MPI transports
 #   2. for NP in 2 4: collbench --families allreduce,mpi_bare,p2p,sendrecv,local
@@ -143,8 +144,12 @@ mpirun_flags=(--oversubscribe --mca btl self,vader,tcp
 # time: unbound, recursive_doubling/mpi at 8 B..1 KiB, NP 2, ranged 0.85..1.77
 # over two runs, bound 1.01..1.26); none when oversubscribed.
 bind() { if (($1 <= $(nproc))); then echo core; else echo none; fi; }
-common=(--check --quiet --benchmark_repetitions="$reps" --benchmark_min_time="$min_time"
-  --benchmark_color=false)
+# --interleave: repetition k of every benchmark of a job runs in round k, so
+# the rows the report pairs (same job, same repetition) are seconds apart and
+# mostly see the cores in the same state; back to back, ring's and mpi's
+# repetitions were a minute apart and often paired a near row with a far one.
+common=(--check --quiet --interleave --benchmark_repetitions="$reps"
+  --benchmark_min_time="$min_time" --benchmark_color=false)
 
 echo "perf.sh: allocation test (mpirun -np 2 alloc_test)" >&2
 if mpirun -np 2 --bind-to "$(bind 2)" "${mpirun_flags[@]}" "$build/tests/alloc_test" >"$out/alloc.txt" 2>&1; then

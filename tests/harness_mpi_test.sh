@@ -7,8 +7,9 @@
 #   full NP      all algorithms, --check, odd sizes, p2p and local: exit 0,
 #                every expected row exactly once, zero wrong elements
 #   workload NP  --workload googlenet:ddp in f16: per-size rows and exchanges
-#   sendrecv NP  --families sendrecv,allreduce: one p2p/sendrecv row per size,
-#                checked, with sane times; none on 1 rank
+#   sendrecv NP  --families sendrecv,reduce_all,allreduce: one p2p/sendrecv and
+#                one local/reduce_all row per size, checked, with sane times;
+#                no sendrecv on 1 rank
 #   slow NP      one rank made slower: the run completes in lock-step and the
 #                slow rank's delay is in every sample (time = slowest rank)
 #   check_fail   --debug-corrupt-elements: --check reports them, exit 1
@@ -161,7 +162,7 @@ PYTHON
 
 sendrecv)
   sizes=4B,1028B,64KiB,4MiB
-  run "$np" --families sendrecv,allreduce --algorithms ring,mpi --sizes "$sizes" --check \
+  run "$np" --families sendrecv,reduce_all,allreduce --algorithms ring,mpi --sizes "$sizes" --check \
     --csv "$work/run.csv" --benchmark_min_time=0.002 --quiet
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
   check_csv "$work/run.csv" "$np" <<'PYTHON'
@@ -170,9 +171,22 @@ sizes = [4, 1028, 64 << 10, 4 << 20]
 exchanges = {int(r["bytes"]): r for r in rows if r["benchmark"].startswith("p2p/sendrecv/")}
 names = sorted(r["benchmark"] for r in rows)
 expected = sorted([f"p2p/sendrecv/{n}" for n in sizes] +
+                  [f"local/reduce_all/f32/{n}" for n in sizes] +
                   [f"allreduce/{a}/{n}" for a in ("ring", "mpi") for n in sizes])
 if names != expected:
     fail(f"benchmarks {names}, expected {expected}")
+# The reduction on every rank at once: --check compares every rank's result,
+# so a rank that skipped the kernel would count wrong elements.
+reductions = {int(r["bytes"]): r for r in rows if r["benchmark"].startswith("local/reduce_all/")}
+for size, row in sorted(reductions.items()):
+    got = (row["family"], row["algorithm"], row["transport"], row["dtype"], row["op"], row["ranks"],
+           row["check"], row["wrong_elements"], row["sent_bytes_per_rank"])
+    if got != ("local", "reduce_all", "local", "f32", "sum", str(ranks), "ok", "0", ""):
+        fail(f"{row['benchmark']}: {got}")
+    if int(row["calls_per_sample"]) < 1 or not 0 < float(row["median_us"]) < 1e6:
+        fail(f"{row['benchmark']}: {row['calls_per_sample']} calls, {row['median_us']} us")
+if float(reductions[4 << 20]["median_us"]) <= float(reductions[4]["median_us"]):
+    fail("local/reduce_all at 4 MiB is not slower than at 4 B")
 for size, row in sorted(exchanges.items()):
     name = row["benchmark"]
     if (row["family"], row["algorithm"], row["peer"], row["dtype"]) != ("p2p", "sendrecv", "", ""):

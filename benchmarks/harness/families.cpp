@@ -81,6 +81,7 @@ std::string family_column(Family family) {
     case Family::p2p_sendrecv:
       return "p2p";
     case Family::local_reduce:
+    case Family::local_reduce_all:
     case Family::local_memcpy:
       return "local";
   }
@@ -267,6 +268,15 @@ CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloa
       plan.cases.push_back(std::move(entry));
     }
   }
+  if (options.has_family("reduce_all")) {
+    for (const std::uint64_t bytes : sizes) {
+      BenchmarkCase entry;
+      entry.name = fmt::format("local/reduce_all/{}/{}", dtype_name, bytes);
+      entry.family = Family::local_reduce_all;
+      entry.message_bytes = {bytes};
+      plan.cases.push_back(std::move(entry));
+    }
+  }
 
   for (const auto& [key, skipped_sizes] : skipped) {
     plan.notes.push_back(fmt::format("skipping {} on {} ranks ({}): {}", key.first, ranks,
@@ -440,6 +450,7 @@ Runner::Prepared& Runner::prepare(const BenchmarkCase& benchmark_case) {
       fill_bytes(prepared->first.span(), rank_);
       break;
     case Family::local_reduce:
+    case Family::local_reduce_all:
     case Family::local_memcpy:
       prepared->first = AlignedBuffer(benchmark_case.message_bytes.front());
       prepared->second = AlignedBuffer(benchmark_case.message_bytes.front());
@@ -604,7 +615,8 @@ double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
         const std::uint64_t calls = benchmark_case.calls_per_sample;
         const double start = MPI_Wtime();
         for (std::uint64_t i = 0; i < calls; ++i) {
-          if (benchmark_case.family == Family::local_reduce) {
+          if (benchmark_case.family == Family::local_reduce ||
+      benchmark_case.family == Family::local_reduce_all) {
             reduce_inplace(options_.dtype, options_.op, prepared.first.data(),
                            prepared.second.data(), bytes / dtype_size(options_.dtype));
           } else {
@@ -616,6 +628,21 @@ double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
       }
       wait_for_all_ranks_sleeping();
       return elapsed;
+    }
+    case Family::local_reduce_all: {
+      // Every rank reduces its own vectors at once, as every rank does in a
+      // step of ring, recursive doubling, Rabenseifner or the sharded
+      // parameter server: ranks on one node then share its caches and memory
+      // bandwidth, which rank 0's local/reduce has to itself.
+      const std::size_t count = prepared.first.size() / dtype_size(options_.dtype);
+      const std::uint64_t calls = benchmark_case.calls_per_sample;
+      const double start = MPI_Wtime();
+      for (std::uint64_t i = 0; i < calls; ++i) {
+        reduce_inplace(options_.dtype, options_.op, prepared.first.data(), prepared.second.data(),
+                       count);
+        benchmark::ClobberMemory();
+      }
+      return MPI_Wtime() - start;
     }
   }
   return 0;
@@ -674,6 +701,13 @@ void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
       call(benchmark_case, prepared);
       if (rank_ == 0)
         add(check_local_reduce(options_.dtype, options_.op, prepared.first.span()), "");
+      break;
+    case Family::local_reduce_all:
+      fill_input(options_.dtype, prepared.first.span(), 0);
+      fill_input(options_.dtype, prepared.second.span(), 1);
+      synchronize();
+      call(benchmark_case, prepared);
+      add(check_local_reduce(options_.dtype, options_.op, prepared.first.span()), "");
       break;
     case Family::local_memcpy:
       fill_bytes(prepared.second.span(), 0);

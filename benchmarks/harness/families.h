@@ -68,14 +68,26 @@ namespace collbench::harness {
 
 // p2p is the ping-pong, p2p_sendrecv the periodic chain; both are "p2p" in
 // the CSV, told apart by the algorithm column ("pingpong", "sendrecv").
-enum class Family { allreduce, exchange, p2p, p2p_sendrecv, local_reduce, local_memcpy };
+// local_reduce_all is local_reduce on every rank at once ("local",
+// "reduce_all").
+enum class Family {
+  allreduce,
+  exchange,
+  p2p,
+  p2p_sendrecv,
+  local_reduce,
+  local_reduce_all,
+  local_memcpy
+};
 // Collective: every rank runs an algorithm object on message buffers.
 inline bool is_collective(Family family) {
   return family == Family::allreduce || family == Family::exchange;
 }
-// Local: rank 0 alone runs a kernel; nothing goes through the transport.
+// Local: a kernel on rank 0 alone (on every rank for local_reduce_all);
+// nothing goes through the transport.
 inline bool is_local(Family family) {
-  return family == Family::local_reduce || family == Family::local_memcpy;
+  return family == Family::local_reduce || family == Family::local_reduce_all ||
+         family == Family::local_memcpy;
 }
 // The CSV's family column: "allreduce", "exchange", "p2p", "local".
 std::string family_column(Family family);

@@ -53,6 +53,9 @@ constexpr const char* kFooter = R"(Benchmark families and names:
                                            r+1 and receives <bytes> from rank r-1 at once, as Intel
                                            MPI Benchmarks' Sendrecv: one exchange (slowest rank)
   local/reduce/<dtype>/<bytes>             the reduction kernel alone, on rank 0 (gamma)
+  local/reduce_all/<dtype>/<bytes>         (--families reduce_all) the same kernel on every rank
+                                           at once, as in an allreduce step: the gamma of ranks
+                                           that share a node's caches and memory (slowest rank)
   local/memcpy/<bytes>                     memcpy on rank 0: this node's memory-bandwidth ceiling
   allreduce/mpi_bare/<bytes>               (--families mpi_bare) MPI_Allreduce in a bare loop, no
                                            barrier, no algorithm object: the harness-overhead
@@ -100,8 +103,8 @@ struct App {
         ->type_name("OP");
     app.add_option("--families", raw.families,
                    "Comma-separated benchmark families to register (default: "
-                   "allreduce,p2p,local,exchange; exchange only with --workload; also mpi_bare "
-                   "and sendrecv)")
+                   "allreduce,p2p,local,exchange; exchange only with --workload; also mpi_bare, "
+                   "sendrecv and reduce_all)")
         ->type_name("LIST");
     app.add_option("--workload", options.workloads,
                    "DNN workload whose gradient message sizes to benchmark, e.g. resnet50:ddp "

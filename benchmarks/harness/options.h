@@ -23,11 +23,12 @@ class UsageError : public std::runtime_error {
 enum class SyncMode { barrier, none };
 
 // Benchmark families that --families selects.
-// mpi_bare registers allreduce/mpi_bare/<bytes>, a reference, and sendrecv
-// p2p/sendrecv/<bytes>, the all-ranks-busy β (see families.h); neither is in
-// the default list.
-inline constexpr const char* kFamilyNames[] = {"allreduce", "p2p",      "local",
-                                               "exchange",  "mpi_bare", "sendrecv"};
+// mpi_bare registers allreduce/mpi_bare/<bytes>, a reference, sendrecv
+// p2p/sendrecv/<bytes>, the all-ranks-busy β, and reduce_all
+// local/reduce_all/<dtype>/<bytes>, the all-ranks-busy γ (see families.h);
+// none is in the default list.
+inline constexpr const char* kFamilyNames[] = {"allreduce", "p2p",      "local",     "exchange",
+                                               "mpi_bare",  "sendrecv", "reduce_all"};
 
 struct Options {
   bool all_algorithms = true;

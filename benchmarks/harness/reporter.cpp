@@ -83,7 +83,8 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
   const RunMetadata& metadata = *context.metadata;
   const Family family = benchmark_case.family;
   const bool collective = is_collective(family);
-  const bool has_dtype = collective || family == Family::local_reduce;
+  const bool has_dtype =
+      collective || family == Family::local_reduce || family == Family::local_reduce_all;
   const bool local = is_local(family);
 
   std::string algorithm;
@@ -100,6 +101,9 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       break;
     case Family::local_reduce:
       algorithm = "reduce";
+      break;
+    case Family::local_reduce_all:
+      algorithm = "reduce_all";
       break;
     case Family::local_memcpy:
       algorithm = "memcpy";
