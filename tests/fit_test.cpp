@@ -254,6 +254,23 @@ std::string load_error(const CsvTable& table, const std::string& name = "bad.csv
   return "no error";
 }
 
+TEST(Measurements, ReduceOnEveryRankIsLoadedPerRankCountWithItsType) {
+  CsvTable t = small_table();
+  t.rows.push_back(
+      {"local", "local", "", "reduce_all", "2", "f32", "sum", "4096", "", "1", "3", "ok"});
+  t.rows.push_back(
+      {"local", "local", "", "reduce_all", "4", "f32", "sum", "4096", "", "1", "5", "ok"});
+  const std::vector<NamedTable> tables = {{"a.csv", t}};
+  const std::vector<Measurement> points = aggregate_measurements(tables);
+  std::vector<std::pair<int, double>> reduce_all;  // ranks, µs
+  for (const Measurement& m : points) {
+    if (m.algorithm == "reduce_all") reduce_all.emplace_back(m.ranks, std::round(m.seconds * 1e6));
+  }
+  EXPECT_EQ(reduce_all, (std::vector<std::pair<int, double>>{{2, 3}, {4, 5}}));
+  t.rows.back()[5] = "";
+  EXPECT_NE(load_error(t).find("dtype is empty"), std::string::npos) << load_error(t);
+}
+
 TEST(Measurements, UntimedRowsAreLeftOutNotErrors) {
   CsvTable t = small_table();
   t.rows[1][10] = "";  // the harness writes no statistics for a failed benchmark
@@ -812,6 +829,82 @@ TEST(BottomUpBySize, PricesEachStepAtItsMessageSizeAndEachByteAtTheWorkingSet) {
   const ModelFit* line = find_fit(results, "bottom_up", "ring");
   ASSERT_NE(line, nullptr);
   EXPECT_GT(line->quality.max_rel_err, 0.15);
+}
+
+// Two ranks on one node reducing at once share its caches and memory
+// bandwidth: past 4 MiB each takes 1.5x rank 0's time alone.
+double knee_reduce_all_seconds(double m) {
+  return knee_reduce_seconds(m) * (m > (4 << 20) ? 1.5 : 1.0);
+}
+
+TEST(BottomUpBySize, PricesReductionsOnEveryRankWithEveryRankReducing) {
+  constexpr int kRanks = 2;
+  const auto add_inputs = [](std::vector<Measurement>& points, bool with_reduce_all) {
+    for (int k = 12; k <= 26; ++k) {  // 4 KiB .. 64 MiB
+      const double m = std::ldexp(1.0, k);
+      points.push_back(measured_point("p2p", "sendrecv", kRanks, m, knee_sendrecv_seconds(m)));
+      points.push_back(measured_point("local", "reduce", kRanks, m, knee_reduce_seconds(m)));
+      if (with_reduce_all) {
+        points.push_back(
+            measured_point("local", "reduce_all", kRanks, m, knee_reduce_all_seconds(m)));
+      }
+    }
+    points.push_back(measured_point("p2p", "pingpong", kRanks, 8, 1e-6));
+    points.push_back(measured_point("p2p", "pingpong", kRanks, 1 << 20, 1e-6 + (1 << 20) / 10e9));
+    points.push_back(measured_point("p2p", "pingpong", kRanks, 1 << 26, 1e-6 + (1 << 26) / 10e9));
+  };
+  // Recursive doubling reduces on both ranks at once, the tree on its root
+  // alone; at p = 2 each moves and reduces whole vectors (m = n).
+  const auto truth = [](const std::string& algorithm, double n) {
+    const CostTerms c = model_terms(algorithm, kRanks, n);
+    const double m = c.bytes / c.messages;
+    const double reduce = algorithm == "recursive_doubling" ? knee_reduce_all_seconds(m)
+                                                            : knee_reduce_seconds(m);
+    return c.messages * knee_sendrecv_seconds(m) + c.reduce_bytes * reduce / m;
+  };
+  const auto predictions = [&](bool with_reduce_all) {
+    std::vector<Measurement> points;
+    add_inputs(points, with_reduce_all);
+    for (const std::string algorithm : {"recursive_doubling", "tree"}) {
+      for (int k = 20; k <= 26; ++k) {  // 1 .. 64 MiB
+        const double n = std::ldexp(1.0, k);
+        points.push_back(measured_point("allreduce", algorithm, kRanks, n, truth(algorithm, n)));
+      }
+    }
+    return fit_measurements(points);
+  };
+
+  const FitResults results = predictions(true);
+  int checked = 0;
+  for (const PointPrediction& p : results.predictions) {
+    if (p.model != "bottom_up_by_size") continue;
+    EXPECT_NEAR(p.predicted_seconds, p.point.seconds, 1e-9 * p.point.seconds)
+        << p.point.algorithm << " " << p.point.bytes;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 14);
+  const ModelFit* doubling = find_fit(results, "bottom_up_by_size", "recursive_doubling");
+  const ModelFit* tree = find_fit(results, "bottom_up_by_size", "tree");
+  ASSERT_NE(doubling, nullptr);
+  ASSERT_NE(tree, nullptr);
+  EXPECT_NE(doubling->note.find("local reduce_all (every rank at once, 2 ranks)"),
+            std::string::npos)
+      << doubling->note;
+  EXPECT_NE(tree->note.find("local reduce (rank 0 alone)"), std::string::npos) << tree->note;
+
+  // Without reduce_all rows recursive doubling is priced with rank 0 alone:
+  // more than 10% fast at 16 MiB, where the reductions are a third of it.
+  const FitResults alone = predictions(false);
+  bool seen = false;
+  for (const PointPrediction& p : alone.predictions) {
+    if (p.model != "bottom_up_by_size" || p.point.algorithm != "recursive_doubling" ||
+        p.point.bytes != (16 << 20)) {
+      continue;
+    }
+    EXPECT_LT(p.predicted_seconds, 0.9 * p.point.seconds);
+    seen = true;
+  }
+  EXPECT_TRUE(seen);
 }
 
 }  // namespace

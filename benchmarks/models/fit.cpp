@@ -154,6 +154,8 @@ ExchangeKey exchange_key(const Measurement& m) {
   return {m.transport, m.provider, m.placement, m.ranks};
 }
 GammaKey gamma_key(const Measurement& m) { return {m.dtype, m.op}; }
+using ConcurrentGammaKey = std::tuple<std::string, std::string, int>;  // dtype, op, ranks
+ConcurrentGammaKey concurrent_gamma_key(const Measurement& m) { return {m.dtype, m.op, m.ranks}; }
 std::tuple<std::string, std::string> memcpy_key(const Measurement& m) {
   return {m.transport, m.provider};
 }
@@ -472,6 +474,15 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
     reduce_curves.emplace(key, size_curve(points));
     results.fits.push_back(std::move(fit));
   }
+  // The reduce with every rank of the job reducing at once (local/reduce_all),
+  // per rank count: what ring, recursive doubling, Rabenseifner and the
+  // sharded parameter server see, whose ranks reduce together and share a
+  // node's caches and memory bandwidth. By-size curves only.
+  std::map<ConcurrentGammaKey, SizeCurve> reduce_all_curves;
+  for (const auto& [key, points] :
+       group_by(measurements, "local", concurrent_gamma_key, "reduce_all")) {
+    reduce_all_curves.emplace(key, size_curve(points));
+  }
   for (const auto& [key, points] : group_by(measurements, "local", memcpy_key, "memcpy")) {
     ModelFit fit = base_fit("memcpy", points);
     fit.terms = "n/bandwidth";
@@ -571,9 +582,17 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
       // size lies outside either measured range get none.
       const auto predict_by_size = [&](const std::vector<const Measurement*>& group,
                                        const ModelFit& exchange) {
+        const int ranks = exchange.ranks.front();
         const SizeCurve& sendrecv = exchange_curves.at(
-            {exchange.transport, exchange.provider, exchange.placement, exchange.ranks.front()});
-        const SizeCurve& reduce = reduce_curves.at({gamma->dtype, gamma->op});
+            {exchange.transport, exchange.provider, exchange.placement, ranks});
+        // Reductions that run on every rank at once are priced with every
+        // rank reducing at once, when that was measured at this p.
+        const AlgorithmInfo* info = find_algorithm(algorithm);
+        const auto together = reduce_all_curves.find({gamma->dtype, gamma->op, ranks});
+        const bool every_rank = info != nullptr && info->reduces_on_every_rank &&
+                                together != reduce_all_curves.end() && !together->second.empty();
+        const SizeCurve& reduce =
+            every_rank ? together->second : reduce_curves.at({gamma->dtype, gamma->op});
         std::vector<const Measurement*> covered;
         std::vector<double> predicted, measured;
         for (const Measurement* m : group) {
@@ -599,9 +618,12 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         fit.link_model = exchange.model;
         fit.note = fmt::format(
             "each exchange at the {} sendrecv time at {} ranks and each byte reduced at the "
-            "local reduce {} {} rate, both interpolated at the mean message size bytes/messages, "
+            "{} {} {} rate, both interpolated at the mean message size bytes/messages, "
             "each byte at the rate at the vector size where that is slower (working set)",
-            exchange.placement, exchange.ranks.front(), gamma->dtype, gamma->op);
+            exchange.placement, ranks,
+            every_rank ? fmt::format("local reduce_all (every rank at once, {} ranks)", ranks)
+                       : std::string("local reduce (rank 0 alone)"),
+            gamma->dtype, gamma->op);
         fit.quality = fit_quality(measured, predicted);
         add_predictions(results, "bottom_up_by_size", covered, predicted);
         results.fits.push_back(std::move(fit));

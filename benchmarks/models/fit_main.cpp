@@ -30,7 +30,10 @@ int main(int argc, char** argv) {
       "measured sendrecv time and each byte reduced at the measured reduce rate, both "
       "interpolated at the algorithm's mean message size (bytes/messages of its cost terms), "
       "each byte at the rate measured at the vector size where that is slower (the call's "
-      "working set is in and out, 2n per rank; the benchmarks' is 2m).\n"
+      "working set is in and out, 2n per rank; the benchmarks' is 2m); algorithms whose "
+      "ranks all reduce at once (ring, recursive_doubling, rabenseifner, ps_sharded) take the "
+      "local reduce_all rate at p ranks where the input has it (collbench --families "
+      "reduce_all), the others rank 0's local reduce.\n"
       "Writes OUT_DIR/models.csv (one row per fit: parameters with units, R² on log time, "
       "median and max relative error) and OUT_DIR/predictions.csv (measured vs predicted per "
       "point), prints a report, and with --plot-dir draws PNGs through scripts/plot.py.",

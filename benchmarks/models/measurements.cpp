@@ -102,7 +102,8 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
     const std::string& algorithm = row[algorithm_col];
     const bool used = (family == "allreduce") ||
                       (family == "p2p" && (algorithm == "pingpong" || algorithm == "sendrecv")) ||
-                      (family == "local" && (algorithm == "reduce" || algorithm == "memcpy"));
+                      (family == "local" && (algorithm == "reduce" || algorithm == "reduce_all" ||
+                                             algorithm == "memcpy"));
     if (!used) {
       ++ignored[fmt::format("family={} algorithm={}", family, algorithm)];
       continue;
@@ -163,7 +164,8 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
       placement = nodes <= 1 ? "intra" : "inter";
     }
     // Ping-pong and memcpy move bytes; only reductions have an element type.
-    if ((family == "allreduce" || algorithm == "reduce") && dtype.empty()) {
+    if ((family == "allreduce" || algorithm == "reduce" || algorithm == "reduce_all") &&
+        dtype.empty()) {
       throw std::runtime_error(
           fmt::format("{}: data row {}: dtype is empty; expected one of f32, f64, f16, bf16",
                       source, where.row));

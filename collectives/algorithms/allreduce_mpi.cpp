@@ -128,6 +128,7 @@ const AlgorithmInfo kMpiAllreduce = {
     "the MPI library's own MPI_Allreduce (vendor baseline; mpi transport only)",
     mpi_unsupported_reason,
     lower_bound_cost,
+    /*reduces_on_every_rank=*/false,  // unknown: the library decides
     mpi_workspace,
     [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
        std::span<std::byte> out) -> std::unique_ptr<Allreduce> {

@@ -88,6 +88,7 @@ const AlgorithmInfo kPsCentralAllreduce = {
     "parameter server on rank 0: all push, rank 0 reduces, all pull; server link bound",
     detail::common_unsupported_reason,
     ps_central_cost,
+    /*reduces_on_every_rank=*/false,  // the server alone
     ps_central_workspace,
     [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
        std::span<std::byte> out) -> std::unique_ptr<Allreduce> {

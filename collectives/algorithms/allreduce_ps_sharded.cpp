@@ -133,6 +133,7 @@ const AlgorithmInfo kPsShardedAllreduce = {
     "a time",
     detail::common_unsupported_reason,
     ps_sharded_cost,
+    /*reduces_on_every_rank=*/true,  // every rank reduces at once
     ps_sharded_workspace,
     [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
        std::span<std::byte> out) -> std::unique_ptr<Allreduce> {

@@ -124,6 +124,7 @@ const AlgorithmInfo kRabenseifnerAllreduce = {
     "recursive-halving reduce-scatter + recursive-doubling allgather; log latency, ring bandwidth",
     detail::common_unsupported_reason,
     rabenseifner_cost,
+    /*reduces_on_every_rank=*/true,  // every rank reduces at once
     rabenseifner_workspace,
     [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
        std::span<std::byte> out) -> std::unique_ptr<Allreduce> {

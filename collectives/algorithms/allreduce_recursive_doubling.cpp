@@ -82,6 +82,7 @@ const AlgorithmInfo kRecursiveDoublingAllreduce = {
     "lg p rounds of pairwise whole-vector exchange; fewest rounds, for small messages",
     detail::common_unsupported_reason,
     recursive_doubling_cost,
+    /*reduces_on_every_rank=*/true,  // every rank reduces at once
     recursive_doubling_workspace,
     [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
        std::span<std::byte> out) -> std::unique_ptr<Allreduce> {

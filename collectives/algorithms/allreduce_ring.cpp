@@ -180,6 +180,7 @@ const AlgorithmInfo kRingAllreduce = {
     "reduce-scatter + allgather around a ring, pipelined in segments; bandwidth-optimal",
     detail::common_unsupported_reason,
     ring_cost,
+    /*reduces_on_every_rank=*/true,  // every rank reduces at once
     ring_workspace,
     [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
        std::span<std::byte> out) -> std::unique_ptr<Allreduce> {

@@ -84,6 +84,7 @@ const AlgorithmInfo kTreeAllreduce = {
     "binomial-tree reduce to rank 0 + binomial broadcast; log-latency, for small messages",
     detail::common_unsupported_reason,
     tree_cost,
+    /*reduces_on_every_rank=*/false,  // at most half the ranks at once, the root alone last
     tree_workspace,
     [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
        std::span<std::byte> out) -> std::unique_ptr<Allreduce> {

@@ -55,6 +55,13 @@ struct AlgorithmInfo {
   std::string (*unsupported_reason)(std::string_view transport_kind, int ranks, std::size_t count);
   // Critical-path cost coefficients for `ranks` ranks and `bytes` per rank.
   CostTerms (*cost)(int ranks, double bytes);
+  // The reductions on the critical path run on every rank at the same time
+  // (ring, recursive doubling, Rabenseifner, sharded parameter server), so
+  // ranks on one node share its caches and memory bandwidth while they
+  // reduce; false where one rank reduces while the others wait (the tree's
+  // root, the central server). collbench-fit prices the former with
+  // local/reduce_all and the latter with rank 0's local/reduce.
+  bool reduces_on_every_rank;
   // Bytes of memory the algorithm allocates per rank beyond in/out.
   std::size_t (*workspace_bytes)(int ranks, std::size_t bytes);
   // Builds the algorithm on `transport` for `in` -> `out` (which may be the
