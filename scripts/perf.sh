@@ -9,8 +9,9 @@
 # benchmark once per round):
 #   1. tests/alloc_test under mpirun -np 2: operator new calls in run() of
 #      every algorithm after one warm-up call, in-process and MPI transports
-#   2. for NP in 2 4: collbench --families allreduce,mpi_bare,p2p,sendrecv,local
-#      --algorithms all --check, sizes 8B:1KiB and 64KiB:64MiB in five parts
+#   2. for NP in 2 4: collbench --families
+#      allreduce,mpi_bare,p2p,sendrecv,local,reduce_all --algorithms all --check,
+#      sizes 8B:1KiB and 64KiB:64MiB in five parts
 #      (8B:1KiB 64KiB:512KiB 1MiB:4MiB 8MiB:16MiB 32MiB:64MiB), one job each
 #      (ranks bound to a core each when NP <= cores, unbound when
 #      oversubscribed). Every row carries core_handoff_ns: how far apart the
@@ -28,7 +29,9 @@
 #      and on all of them -> DIR/fit_np<NP>_near (not when every row counts
 #      as near) and DIR/fit_np<NP>
 #      (bottom-up predictions from the sweep's p2p/sendrecv at NP ranks, every
-#      rank sending at once as in an allreduce, and its local/reduce: by size,
+#      rank sending at once as in an allreduce, and its local/reduce_all at NP
+#      ranks for the algorithms whose ranks all reduce at once, rank 0's
+#      local/reduce for tree and ps_central: by size,
 #      each exchange and reduction priced at the algorithm's message size and
 #      each byte at the rate at the vector size where that is slower, 64 KiB
 #      and up so that n/p of 1 MiB is measured; and one Hockney line for
@@ -195,7 +198,7 @@ for np in 2 4; do
       start=$SECONDS
       before=$(probe "$np" "$part" "$attempt" before "$sizes")
       mpirun -np "$np" --bind-to "$(bind "$np")" "${mpirun_flags[@]}" "$collbench" \
-        --families allreduce,mpi_bare,p2p,sendrecv,local --algorithms all \
+        --families allreduce,mpi_bare,p2p,sendrecv,local,reduce_all --algorithms all \
         --sizes "$sizes" --csv "$out/$name.csv" "${common[@]}" >"$out/console_$name.txt"
       after=$(probe "$np" "$part" "$attempt" after "$sizes")
       # The sizes still short of near repetitions, over every job of the part.

@@ -8,7 +8,8 @@ Usage: scripts/perf_report.py DIR [--far-ns NS] [--all-rows P[,P...]]
 DIR holds (as scripts/perf.sh leaves them):
   np<P>.csv               collbench: allreduce (all algorithms), mpi_bare, p2p
                           (ping-pong, and sendrecv when --families had it),
-                          local; --benchmark_repetitions R; one file per P,
+                          local (and reduce_all, every rank reducing at once);
+                          --benchmark_repetitions R; one file per P,
                           every attempt of every part of the sweep (one
                           run_id each)
   fit_np<P>_near/         collbench-fit on the rows of np<P>.csv measured with
@@ -452,7 +453,10 @@ def main():
             sources, comparison = bottom_up_sources(near_fit, p)
             detail.append(f"\n### p = {p}: measured / bottom-up by size (each exchange at the "
                           "sendrecv time and each byte reduced at the reduce rate measured at "
-                          f"the algorithm's mean message size, this run, this p; rows with the "
+                          "the algorithm's mean message size, every rank reducing at once "
+                          "(local/reduce_all) for ring, recursive_doubling, rabenseifner and "
+                          "ps_sharded, rank 0 alone for tree and ps_central, when the run has "
+                          f"reduce_all rows; this run, this p; rows with the "
                           f"{near}), sizes >= 1 MiB\n")
             detail.extend(ratio_table(by_size))
             detail.append("\nThe same from every row, near and far:\n")
