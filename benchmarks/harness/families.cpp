@@ -252,30 +252,22 @@ CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloa
     }
   }
 
+  // One local/<prefix>/<bytes> benchmark of `family` per size.
+  const auto add_local = [&](const std::string& prefix, Family family) {
+    for (const std::uint64_t bytes : sizes) {
+      BenchmarkCase entry;
+      entry.name = fmt::format("local/{}/{}", prefix, bytes);
+      entry.family = family;
+      entry.message_bytes = {bytes};
+      plan.cases.push_back(std::move(entry));
+    }
+  };
   if (options.has_family("local")) {
-    for (const std::uint64_t bytes : sizes) {
-      BenchmarkCase entry;
-      entry.name = fmt::format("local/reduce/{}/{}", dtype_name, bytes);
-      entry.family = Family::local_reduce;
-      entry.message_bytes = {bytes};
-      plan.cases.push_back(std::move(entry));
-    }
-    for (const std::uint64_t bytes : sizes) {
-      BenchmarkCase entry;
-      entry.name = fmt::format("local/memcpy/{}", bytes);
-      entry.family = Family::local_memcpy;
-      entry.message_bytes = {bytes};
-      plan.cases.push_back(std::move(entry));
-    }
+    add_local("reduce/" + dtype_name, Family::local_reduce);
+    add_local("memcpy", Family::local_memcpy);
   }
   if (options.has_family("reduce_all")) {
-    for (const std::uint64_t bytes : sizes) {
-      BenchmarkCase entry;
-      entry.name = fmt::format("local/reduce_all/{}/{}", dtype_name, bytes);
-      entry.family = Family::local_reduce_all;
-      entry.message_bytes = {bytes};
-      plan.cases.push_back(std::move(entry));
-    }
+    add_local("reduce_all/" + dtype_name, Family::local_reduce_all);
   }
 
   for (const auto& [key, skipped_sizes] : skipped) {
@@ -615,8 +607,7 @@ double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
         const std::uint64_t calls = benchmark_case.calls_per_sample;
         const double start = MPI_Wtime();
         for (std::uint64_t i = 0; i < calls; ++i) {
-          if (benchmark_case.family == Family::local_reduce ||
-      benchmark_case.family == Family::local_reduce_all) {
+          if (benchmark_case.family == Family::local_reduce) {
             reduce_inplace(options_.dtype, options_.op, prepared.first.data(),
                            prepared.second.data(), bytes / dtype_size(options_.dtype));
           } else {
@@ -911,7 +902,8 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
                             .c_str());
     return;
   }
-  if (benchmark_case.family == Family::local_reduce) {
+  if (benchmark_case.family == Family::local_reduce ||
+      benchmark_case.family == Family::local_reduce_all) {
     // Adding zeros keeps dst bounded however many iterations run (the check
     // above left small integers in it), so timing never meets overflow or
     // subnormals.
