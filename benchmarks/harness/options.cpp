@@ -150,8 +150,9 @@ struct App {
                  "then measured seconds apart instead of minutes, so ratios between them hold "
                  "when the machine's speed drifts during the run (shared machines, VMs whose "
                  "vCPUs move). Google Benchmark then sees R benchmarks of one repetition each: "
-                 "its aggregates (mean, median, stddev) are not computed; the CSV's repetition "
-                 "column still numbers the rounds 0..R-1");
+                 "their names end in /repeats:1/manual_time and its aggregates (mean, median, "
+                 "stddev) are not computed; the CSV's repetition column numbers the rounds "
+                 "0..R-1");
     app.add_option("--timeout", options.timeout_seconds,
                    "Seconds any wait may block (the transports' and the harness's own: "
                    "barrier, time reduction) before the job fails naming the benchmark, its "
