@@ -145,7 +145,7 @@ std::string compare_configurations(const World& world,
 // How many registered benchmarks --benchmark_filter selects, for the
 // progress line and the "selects nothing" error. Matched as Google Benchmark
 // matches it: a POSIX extended regex (regcomp, as its re.h) searched in the
-// full name, the case name and `name_suffix` ("/manual_time", or
+// full name, the case name followed by `name_suffix` ("/manual_time", or
 // "/repeats:1/manual_time" under --interleave); a leading '-' negates.
 std::size_t count_selected(const CasePlan& plan, const std::string& name_suffix) {
   std::string filter = benchmark::GetBenchmarkFilter();
@@ -391,6 +391,7 @@ int run(const World& world, int argc, char** argv) {
   Progress progress(world.rank == 0 && show_progress, selected * static_cast<std::size_t>(rounds));
   Runner runner(options, *transport, world.comm, progress);
   std::map<std::string, const BenchmarkCase*> cases_by_name;
+  for (BenchmarkCase& entry : plan.cases) cases_by_name.emplace(entry.name, &entry);
   for (int round = 0; round < rounds; ++round) {
     for (BenchmarkCase& entry : plan.cases) {
       benchmark::internal::Benchmark* registered = benchmark::RegisterBenchmark(
@@ -398,7 +399,6 @@ int run(const World& world, int argc, char** argv) {
           [&runner, &entry, round](benchmark::State& state) { runner.run(state, entry, round); });
       registered->UseManualTime()->Unit(benchmark::kMicrosecond);
       if (options.interleave) registered->Repetitions(1);
-      cases_by_name.emplace(entry.name, &entry);
     }
   }
 
