@@ -148,9 +148,10 @@ mpirun_flags=(--oversubscribe --mca btl self,vader,tcp
 # over two runs, bound 1.01..1.26); none when oversubscribed.
 bind() { if (($1 <= $(nproc))); then echo core; else echo none; fi; }
 # --interleave: repetition k of every benchmark of a job runs in round k, so
-# the rows the report pairs (same job, same repetition) are seconds apart and
-# mostly see the cores in the same state; back to back, ring's and mpi's
-# repetitions were a minute apart and often paired a near row with a far one.
+# the rows the report pairs (same job, same repetition) are 0-2 s apart and
+# mostly see the cores in the same state; back to back, recursive_doubling's
+# and mpi's at 8 B..1 KiB were 2-5 s apart and more often paired a near row
+# with a far one.
 common=(--check --quiet --interleave --benchmark_repetitions="$reps"
   --benchmark_min_time="$min_time" --benchmark_color=false)
 

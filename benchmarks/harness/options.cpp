@@ -147,7 +147,8 @@ struct App {
     app.add_flag("--interleave", options.interleave,
                  "Run the --benchmark_repetitions R in rounds: every selected benchmark once, "
                  "in the usual order, then again, R times. Benchmarks of one repetition are "
-                 "then measured seconds apart instead of minutes, so ratios between them hold "
+                 "then measured with one repetition of each benchmark between them instead of "
+                 "all of them, so ratios between them hold "
                  "when the machine's speed drifts during the run (shared machines, VMs whose "
                  "vCPUs move). Google Benchmark then sees R benchmarks of one repetition each: "
                  "their names end in /repeats:1/manual_time and its aggregates (mean, median, "
