@@ -83,18 +83,18 @@ class RingAllreduce final : public detail::AllreduceBase {
     return {within.offset + begin, std::min(segment_elements_, within.count - begin)};
   }
 
-  // Where segment `part` (element offsets within `incoming`) of a
-  // reduce-scatter step arrives: its own place in out, or staging in place.
+  // Where segment `part` (segment(incoming, k)) of a reduce-scatter step
+  // arrives: its own place in out, or staging in place.
   std::byte* arrival(int step, detail::Block incoming, detail::Block part) {
-    return in_place() ? staging_[step % 2] + bytes(part.offset)
-                      : out_at(incoming.offset + part.offset);
+    return in_place() ? staging_[step % 2] + bytes(part.offset - incoming.offset)
+                      : out_at(part.offset);
   }
 
   void post_step_receives(int step) {
     const detail::Block incoming = chunk(chunk_index(-step - 1));
     std::vector<RequestId>& requests = step_receives_[step % 2];
     for (std::size_t k = 0; k < segments_in(incoming.count); ++k) {
-      const detail::Block part = segment({0, incoming.count}, k);
+      const detail::Block part = segment(incoming, k);
       requests.push_back(recv(arrival(step, incoming, part), part.count, left_, kReduceScatterTag));
     }
   }
@@ -115,8 +115,8 @@ class RingAllreduce final : public detail::AllreduceBase {
       for (std::size_t k = 0; k < requests.size(); ++k) {
         transport_.wait(requests[k]);
         const detail::Block part = segment(incoming, k);
-        reduce_ordered(out_at(part.offset), in_at(part.offset),
-                       arrival(step, incoming, segment({0, incoming.count}, k)), part.count);
+        reduce_ordered(out_at(part.offset), in_at(part.offset), arrival(step, incoming, part),
+                       part.count);
         // The reduced segment is what the next step sends; after the last
         // step it is final and starts the allgather.
         const RequestId id =
