@@ -600,40 +600,31 @@ double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
       return MPI_Wtime() - start;
     }
     case Family::local_reduce:
+    case Family::local_reduce_all:
     case Family::local_memcpy: {
+      // local_reduce_all: every rank reduces its own vectors at once, as
+      // every rank does in a step of ring, recursive doubling, Rabenseifner
+      // or the sharded parameter server; ranks on one node then share its
+      // caches and memory bandwidth, which rank 0 alone has to itself.
+      const bool every_rank = benchmark_case.family == Family::local_reduce_all;
       double elapsed = 0;
-      if (rank_ == 0) {
+      if (rank_ == 0 || every_rank) {
         const std::size_t bytes = prepared.first.size();
         const std::uint64_t calls = benchmark_case.calls_per_sample;
         const double start = MPI_Wtime();
         for (std::uint64_t i = 0; i < calls; ++i) {
-          if (benchmark_case.family == Family::local_reduce) {
+          if (benchmark_case.family == Family::local_memcpy) {
+            std::memcpy(prepared.first.data(), prepared.second.data(), bytes);
+          } else {
             reduce_inplace(options_.dtype, options_.op, prepared.first.data(),
                            prepared.second.data(), bytes / dtype_size(options_.dtype));
-          } else {
-            std::memcpy(prepared.first.data(), prepared.second.data(), bytes);
           }
           benchmark::ClobberMemory();
         }
         elapsed = MPI_Wtime() - start;
       }
-      wait_for_all_ranks_sleeping();
+      if (!every_rank) wait_for_all_ranks_sleeping();
       return elapsed;
-    }
-    case Family::local_reduce_all: {
-      // Every rank reduces its own vectors at once, as every rank does in a
-      // step of ring, recursive doubling, Rabenseifner or the sharded
-      // parameter server: ranks on one node then share its caches and memory
-      // bandwidth, which rank 0's local/reduce has to itself.
-      const std::size_t count = prepared.first.size() / dtype_size(options_.dtype);
-      const std::uint64_t calls = benchmark_case.calls_per_sample;
-      const double start = MPI_Wtime();
-      for (std::uint64_t i = 0; i < calls; ++i) {
-        reduce_inplace(options_.dtype, options_.op, prepared.first.data(), prepared.second.data(),
-                       count);
-        benchmark::ClobberMemory();
-      }
-      return MPI_Wtime() - start;
     }
   }
   return 0;
@@ -686,19 +677,14 @@ void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
       add(check_bytes(prepared.second.span(), (rank_ + ranks_ - 1) % ranks_), "");
       break;
     case Family::local_reduce:
-      fill_input(options_.dtype, prepared.first.span(), 0);
-      fill_input(options_.dtype, prepared.second.span(), 1);
-      synchronize();
-      call(benchmark_case, prepared);
-      if (rank_ == 0)
-        add(check_local_reduce(options_.dtype, options_.op, prepared.first.span()), "");
-      break;
     case Family::local_reduce_all:
       fill_input(options_.dtype, prepared.first.span(), 0);
       fill_input(options_.dtype, prepared.second.span(), 1);
       synchronize();
       call(benchmark_case, prepared);
-      add(check_local_reduce(options_.dtype, options_.op, prepared.first.span()), "");
+      if (rank_ == 0 || benchmark_case.family == Family::local_reduce_all) {
+        add(check_local_reduce(options_.dtype, options_.op, prepared.first.span()), "");
+      }
       break;
     case Family::local_memcpy:
       fill_bytes(prepared.second.span(), 0);
