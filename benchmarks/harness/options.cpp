@@ -476,9 +476,8 @@ int benchmark_repetitions(const std::vector<std::pair<std::string, std::string>>
     // benchmark_run_flags has checked that it is a whole number >= 1, in
     // any spelling from_chars reads ("1e3" too); Google Benchmark's own
     // parse then decides whether the run starts at all.
-    const std::string problem = benchmark_number_problem(value, true, "repetitions", 1);
-    const double number = problem.empty() ? std::stod(value) : 0;
-    if (number < 1 || number > std::numeric_limits<int>::max()) {
+    const double number = std::stod(value);
+    if (number > std::numeric_limits<int>::max()) {
       throw UsageError(fmt::format("--benchmark_repetitions={}: expected a whole number of "
                                    "repetitions from 1 to {}",
                                    value, std::numeric_limits<int>::max()));

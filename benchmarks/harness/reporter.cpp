@@ -198,13 +198,11 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
     if (found == cases_.end()) {
       throw std::logic_error("no benchmark case named '" + run.run_name.function_name + "'");
     }
+    Run row = run;
     if (context_.options != nullptr && context_.options->interleave) {
-      Run round = run;
-      round.repetition_index = rounds_reported_[run.run_name.function_name]++;
-      csv_->write_row(csv_row(*found->second, round, context_, utc_now_iso8601()));
-    } else {
-      csv_->write_row(csv_row(*found->second, run, context_, utc_now_iso8601()));
+      row.repetition_index = rounds_reported_[run.run_name.function_name]++;
     }
+    csv_->write_row(csv_row(*found->second, row, context_, utc_now_iso8601()));
     ++rows_written_;
   }
 }
