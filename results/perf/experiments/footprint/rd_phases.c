@@ -20,64 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { kBlocks = 3, kCallsPerBlock = 15, kCalls = kBlocks * kCallsPerBlock, kHandoffs = 50000 };
+#include "../two_ranks.h"
 
-static int compare(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-static double median_us(double* v, int n) {
-  qsort(v, n, sizeof *v, compare);
-  return v[n / 2] * 1e6;
-}
-
-static double handoff_ns(_Atomic long* flag, int rank) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) atomic_store(flag, 0);
-  MPI_Barrier(MPI_COMM_WORLD);
-  double t0 = MPI_Wtime();
-  for (long i = 0; i < kHandoffs; i++) {
-    if (rank == 0) {
-      atomic_store(flag, 2 * i + 1);
-      while (atomic_load(flag) != 2 * i + 2) {
-      }
-    } else {
-      while (atomic_load(flag) != 2 * i + 1) {
-      }
-      atomic_store(flag, 2 * i + 2);
-    }
-  }
-  return (MPI_Wtime() - t0) / kHandoffs / 2 * 1e9;
-}
+enum { kBlocks = 3, kCallsPerBlock = 15, kCalls = kBlocks * kCallsPerBlock };
 
 static void reduce_into(float* dst, const float* a, const float* b, size_t count) {
   for (size_t k = 0; k < count; k += 8)
     _mm256_store_ps(dst + k, _mm256_add_ps(_mm256_load_ps(a + k), _mm256_load_ps(b + k)));
 }
 
-static double exchange(const float* in, float* received, size_t bytes, int peer) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  double t = MPI_Wtime();
-  MPI_Sendrecv(in, (int)bytes, MPI_BYTE, peer, 0, received, (int)bytes, MPI_BYTE, peer, 0,
-               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  return MPI_Wtime() - t;
-}
-
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank, ranks;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (ranks != 2) {
-    if (rank == 0) fprintf(stderr, "run with exactly 2 ranks\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  int rank = init_two_ranks(&argc, &argv);
   MPI_Win window;
-  _Atomic long* flag;
-  MPI_Win_allocate_shared(rank == 0 ? 4096 : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &flag, &window);
-  MPI_Aint size;
-  int unit;
-  MPI_Win_shared_query(window, 0, &size, &unit, &flag);
+  _Atomic long* flag = shared_flag(rank, &window);
   double before = handoff_ns(flag, rank);
   if (rank == 0)
     printf("%-8s %12s %12s | %12s %12s %14s\n", "MiB", "ar_exchange", "ar_reduce", "sendrecv",

@@ -17,37 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { kVariants = 3, kCallsPerVariant = 300, kHandoffs = 50000 };
+#include "../two_ranks.h"
+
+enum { kVariants = 3, kCallsPerVariant = 300 };
 static const char* kNames[kVariants] = {"plain", "prefetchw", "stream"};
-
-static int compare(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-static double median_us(double* v, int n) {
-  qsort(v, n, sizeof *v, compare);
-  return v[n / 2] * 1e6;
-}
-
-// One-way handoff latency of one cache line between ranks 0 and 1, in ns.
-static double handoff_ns(_Atomic long* flag, int rank) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) atomic_store(flag, 0);
-  MPI_Barrier(MPI_COMM_WORLD);
-  double t0 = MPI_Wtime();
-  for (long i = 0; i < kHandoffs; i++) {
-    if (rank == 0) {
-      atomic_store(flag, 2 * i + 1);
-      while (atomic_load(flag) != 2 * i + 2) {
-      }
-    } else {
-      while (atomic_load(flag) != 2 * i + 1) {
-      }
-      atomic_store(flag, 2 * i + 2);
-    }
-  }
-  return (MPI_Wtime() - t0) / kHandoffs / 2 * 1e9;
-}
 
 static void reduce(int variant, float* dst, const float* a, const float* b, size_t count,
                    size_t prefetch_distance) {
@@ -67,22 +40,11 @@ static void reduce(int variant, float* dst, const float* a, const float* b, size
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank, ranks;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (ranks != 2) {
-    if (rank == 0) fprintf(stderr, "run with exactly 2 ranks\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  int rank = init_two_ranks(&argc, &argv);
   size_t bytes = argc > 1 ? strtoull(argv[1], 0, 0) : (1u << 20);
   size_t prefetch_distance = argc > 2 ? strtoull(argv[2], 0, 0) : 1024;
   MPI_Win window;
-  _Atomic long* flag;
-  MPI_Win_allocate_shared(rank == 0 ? 4096 : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &flag, &window);
-  MPI_Aint size;
-  int unit;
-  MPI_Win_shared_query(window, 0, &size, &unit, &flag);
+  _Atomic long* flag = shared_flag(rank, &window);
   double before = handoff_ns(flag, rank);
 
   size_t half = bytes / 2, count = half / 4;
