@@ -231,7 +231,10 @@ TEST(Workload, DdpDefaultsAndCapSyntax) {
 
   const Workload decimal = parse_workload("resnet50:fusion=1000000", kF32);
   EXPECT_EQ(decimal.spec, "resnet50:fusion=1000000B");
-  EXPECT_EQ(parse_workload("gpt2:fusion", kF32).spec, "gpt2:fusion=64MiB");
+  // Horovod's default fusion threshold since v0.21.0 (64 MiB before).
+  const Workload horovod_default = parse_workload("gpt2:fusion", kF32);
+  EXPECT_EQ(horovod_default.spec, "gpt2:fusion=128MiB");
+  EXPECT_EQ(horovod_default.cap_bytes, std::uint64_t{128} << 20);
 }
 
 TEST(Workload, CapsCountBytesSoHalfPrecisionFitsMoreTensors) {

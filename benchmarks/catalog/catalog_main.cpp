@@ -238,9 +238,12 @@ int main(int argc, char** argv) {
   show->add_option("model", model_name, "Model name (see `collbench-catalog list`)")->required();
   CLI::Option* buckets_option =
       show->add_option("--buckets", buckets,
-                       "Show buckets instead of tensors: ddp, ddp=CAP (PyTorch DDP; first bucket "
-                       "1 MiB, then CAP, default 25 MiB), fusion, fusion=CAP (Horovod, default "
-                       "64 MiB)");
+                       fmt::format("Show buckets instead of tensors: ddp, ddp=CAP (PyTorch DDP; "
+                                   "first bucket {}, then CAP, default {}), fusion, fusion=CAP "
+                                   "(Horovod, default {})",
+                                   collbench::format_bytes(collbench::kDdpFirstBucketBytes),
+                                   collbench::format_bytes(collbench::kDdpBucketBytes),
+                                   collbench::format_bytes(collbench::kHorovodFusionBytes)));
   show->add_option("--dtype", dtype, "Gradient element type: f32, f64, f16, bf16")
       ->capture_default_str();
   show->add_flag("--csv", csv, "Write CSV to stdout instead of a table");

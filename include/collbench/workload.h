@@ -5,7 +5,7 @@
 //   MODEL:total         the whole gradient as one message
 //   MODEL:ddp[=CAP]     PyTorch DDP buckets (first bucket 1 MiB, then CAP,
 //                       default 25 MiB)
-//   MODEL:fusion[=CAP]  Horovod tensor fusion into buffers of CAP (64 MiB)
+//   MODEL:fusion[=CAP]  Horovod tensor fusion into buffers of CAP (128 MiB)
 //   deepbench           the 7 DeepBench all-reduce sizes, in elements
 // CAP is a byte size as sizes.h parses it ("50MiB", "32MB", "1048576").
 // Message bytes are elements x the dtype's element size, so a cap holds
@@ -35,8 +35,12 @@ std::string_view to_string(WorkloadKind kind);
 // torch.distributed._DEFAULT_FIRST_BUCKET_BYTES and DDP's bucket_cap_mb=25.
 inline constexpr std::uint64_t kDdpFirstBucketBytes = std::uint64_t{1} << 20;
 inline constexpr std::uint64_t kDdpBucketBytes = std::uint64_t{25} << 20;
-// Horovod's default HOROVOD_FUSION_THRESHOLD.
-inline constexpr std::uint64_t kHorovodFusionBytes = std::uint64_t{64} << 20;
+// Horovod's default HOROVOD_FUSION_THRESHOLD: 128 MiB since v0.21.0 (its
+// CHANGELOG.md, v0.21.0 "Changed": "Changed default cycle time from 5ms to
+// 1ms and fusion threshold from 64MB to 128MB", horovod/horovod#2468; 64 MiB
+// before). Its MB are MiB: horovod/common/operations.cc sets
+// SetTensorFusionThresholdBytes(128 * 1024 * 1024).
+inline constexpr std::uint64_t kHorovodFusionBytes = std::uint64_t{128} << 20;
 
 // DeepBench's all-reduce sizes (baidu-research/DeepBench, all_reduce
 // kernels), counted in floats.
