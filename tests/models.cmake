@@ -1,7 +1,8 @@
 # Tests of cost-model fitting and scalability prediction (benchmarks/models):
 # unit tests of the library, then the two tools as users run them, on
 # synthetic CSVs generated from known α, β, γ and on bad input.
-add_executable(models_tests fit_test.cpp predict_test.cpp models_synthetic.cpp)
+add_executable(models_tests fit_test.cpp predict_test.cpp replace_together_test.cpp
+               models_synthetic.cpp)
 target_link_libraries(models_tests PRIVATE collbench::models GTest::gtest_main collbench_warnings)
 gtest_discover_tests(models_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 
@@ -87,6 +88,13 @@ models_tool_test(NAME models_fit_bad_among_good
 models_tool_test(NAME models_fit_no_such_file
   COMMAND $<TARGET_FILE:collbench-fit> ${models_data}/no_such.csv --out-dir ${models_data}/bad
   EXIT 2 STDERR "no_such\\.csv" FORBID ${bad_outputs})
+
+# A full disk while the outputs are written: models.csv and predictions.csv
+# both stay the earlier run's (fit_full_disk.sh).
+add_test(NAME models_fit_full_disk
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fit_full_disk.sh $<TARGET_FILE:collbench-fit>
+                 ${models_data}/small.csv ${models_data}/good.csv)
+set_tests_properties(models_fit_full_disk PROPERTIES LABELS unit FIXTURES_REQUIRED models_data)
 
 # --- collbench-predict ----------------------------------------------------------
 models_tool_test(NAME models_predict_preset_network

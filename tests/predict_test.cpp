@@ -3,9 +3,13 @@
 // models.csv round trip, and the paper's scenario.
 #include "collbench/predict.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "models_synthetic.h"
 
@@ -246,6 +250,53 @@ TEST(NetworkFromModels, ReadsWhatCollbenchFitWrote) {
                   ": missing columns transport, provider, placement, dtype, op, algorithm, "
                   "beta_ns_per_byte, gamma_ns_per_byte; expected collbench-fit's "
                   "models.csv");
+  }
+}
+
+// collbench-fit writes every α, β, γ a network is built from, 0 included: an
+// empty or non-numeric one is refused naming the file, row and column, not
+// read as 0.
+TEST(NetworkFromModels, EmptyOrNonNumericParametersAreRefused) {
+  testing::SyntheticTruth truth;
+  truth.noise = 0;
+  const std::vector<NamedTable> tables = {{"synthetic.csv", testing::synthetic_table(truth)}};
+  const std::string written = ::testing::TempDir() + "/predict_models_written.csv";
+  write_models_csv(written, fit_measurements(aggregate_measurements(tables)));
+  const CsvTable good = read_csv_file(written);
+  NetworkSelection selection;
+  selection.per_algorithm_fits = true;
+  const auto row_of = [&](const std::string& model, std::size_t after = 0) {
+    for (std::size_t r = after; r < good.rows.size(); ++r) {
+      if (good.rows[r][0] == model) return r;
+    }
+    throw std::logic_error("no " + model + " row");
+  };
+  struct Case {
+    std::string model, column, text, message;
+  };
+  const std::vector<Case> cases = {
+      {"hockney", "alpha_us", "", "alpha_us is empty"},
+      {"hockney", "beta_ns_per_byte", "", "beta_ns_per_byte is empty"},
+      {"hockney", "alpha_us", "fast", "alpha_us is 'fast'"},
+      {"hockney", "alpha_us", "nan", "alpha_us is 'nan'"},
+      {"hockney", "beta_ns_per_byte", "-0.8", "beta_ns_per_byte is '-0.8'"},
+      {"reduce_gamma", "gamma_ns_per_byte", "", "gamma_ns_per_byte is empty"},
+      {"top_down", "alpha_us", "", "alpha_us is empty"},
+  };
+  for (const Case& c : cases) {
+    CsvTable bad = good;
+    const std::size_t r = row_of(c.model);
+    bad.rows[r][static_cast<std::size_t>(bad.column(c.column))] = c.text;
+    const std::string path = ::testing::TempDir() + "/predict_models_damaged.csv";
+    testing::write_table(path, bad);
+    try {
+      network_from_models_csv(path, selection, 0);
+      ADD_FAILURE() << c.column << " '" << c.text << "' of a " << c.model << " row was accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), fmt::format("{}: data row {}: {}; expected a finite number "
+                                                   ">= 0",
+                                                   path, r + 1, c.message));
+    }
   }
 }
 

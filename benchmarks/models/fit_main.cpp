@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "collbench/fit.h"
 #include "plot_runner.h"
+#include "replace_on_commit.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
                  "largest relative standard error at which a top-down fit keeps its own γ; "
                  "above it γ comes from the local reduce fit (fraction)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(collbench::cli::number_at_least(0, false, "", 10));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -77,16 +79,27 @@ int main(int argc, char** argv) {
   }
 
   try {
+    collbench::require_writable_folder(out_dir, "--out-dir");
+    if (!plot_dir.empty()) collbench::require_writable_folder(plot_dir, "--plot-dir");
     collbench::LoadSummary summary;
     const std::vector<collbench::Measurement> measurements =
         collbench::load_measurements(inputs, &summary);
     const collbench::FitResults results = collbench::fit_measurements(measurements, options);
-    std::filesystem::create_directories(out_dir);
-    const std::string models_path = (std::filesystem::path(out_dir) / "models.csv").string();
-    const std::string predictions_path =
-        (std::filesystem::path(out_dir) / "predictions.csv").string();
-    collbench::write_models_csv(models_path, results);
-    collbench::write_predictions_csv(predictions_path, results);
+    // Both files of this run or both of the one before, never one of each.
+    collbench::ReplaceTogether outputs(out_dir);
+    const std::string models_temp = outputs.add("models.csv");
+    const std::string predictions_temp = outputs.add("predictions.csv");
+    const std::string models_path = outputs.path("models.csv");
+    const std::string predictions_path = outputs.path("predictions.csv");
+    try {
+      collbench::write_models_csv(models_temp, results);
+      collbench::write_predictions_csv(predictions_temp, results);
+      outputs.commit();
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(
+          fmt::format("{}; {} keeps the models.csv and predictions.csv it had (none replaced)",
+                      e.what(), out_dir));
+    }
     std::fputs(brief ? collbench::format_brief(results).c_str()
                      : collbench::format_report(results, summary, residuals).c_str(),
                stdout);

@@ -13,7 +13,6 @@
 #include <set>
 
 #include "collbench/fit.h"
-#include "replace_on_commit.h"
 
 namespace collbench {
 namespace {
@@ -97,14 +96,12 @@ const ModelFit* ping_pong_of(const FitResults& results, const ModelFit& exchange
   return nullptr;
 }
 
+// `path` is written in place: collbench-fit writes temporaries and replaces
+// models.csv and predictions.csv together (replace_on_commit.h).
 template <typename Writer>
-void write_atomically(const std::string& path, std::vector<std::string> columns, Writer&& rows) {
-  ReplaceOnCommit file(path);
-  {
-    CsvWriter writer(file.temp_path(), std::move(columns), ExistingFile::overwrite);
-    rows(writer);
-  }
-  file.commit();
+void write_csv(const std::string& path, std::vector<std::string> columns, Writer&& rows) {
+  CsvWriter writer(path, std::move(columns), ExistingFile::overwrite);
+  rows(writer);
 }
 
 std::string bytes_label(double bytes) {
@@ -156,8 +153,10 @@ std::vector<std::string> predictions_csv_columns() {
 }
 
 void write_models_csv(const std::string& path, const FitResults& results) {
-  write_atomically(path, models_csv_columns(), [&](CsvWriter& writer) {
+  write_csv(path, models_csv_columns(), [&](CsvWriter& writer) {
     for (const ModelFit& f : results.fits) {
+      // β is written wherever the model has one, 0 included: an empty β
+      // would read as "not fitted" (collbench-predict refuses it).
       writer.write_row({f.model,
                         f.family,
                         f.transport,
@@ -172,7 +171,7 @@ void write_models_csv(const std::string& path, const FitResults& results) {
                         number(f.min_bytes),
                         number(f.max_bytes),
                         f.model == "memcpy" ? "" : number(f.params.alpha * 1e6),
-                        f.params.beta > 0 ? number(f.params.beta * 1e9) : "",
+                        f.model == "reduce_gamma" ? "" : number(f.params.beta * 1e9),
                         per_second(f.params.beta),
                         f.gamma_source.empty() ? "" : number(f.params.gamma * 1e9),
                         f.gamma_source.empty() ? "" : per_second(f.params.gamma),
@@ -190,7 +189,7 @@ void write_models_csv(const std::string& path, const FitResults& results) {
 }
 
 void write_predictions_csv(const std::string& path, const FitResults& results) {
-  write_atomically(path, predictions_csv_columns(), [&](CsvWriter& writer) {
+  write_csv(path, predictions_csv_columns(), [&](CsvWriter& writer) {
     for (const PointPrediction& p : results.predictions) {
       const Measurement& m = p.point;
       writer.write_row({p.model, m.family, m.transport, m.provider, m.placement, m.dtype, m.op,

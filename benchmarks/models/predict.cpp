@@ -5,13 +5,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <set>
 #include <stdexcept>
 
 #include "collbench/workload.h"
-#include "replace_on_commit.h"
 
 namespace collbench {
 namespace {
@@ -39,18 +39,21 @@ constexpr NetworkPreset kPresets[] = {
     {"ndr", "InfiniBand NDR 4x: 400 Gb/s data, ~0.6 µs latency", 0.6e-6, 400.0},
 };
 
+// A parameter of a models.csv row. collbench-fit writes every α, β and γ a
+// network model is built from (0 included), so an empty one is a damaged or
+// hand-edited file, not a zero.
 double parse_field(const CsvTable& table, const std::vector<std::string>& row,
                    std::string_view column, const std::string& path, std::size_t row_number) {
   const std::string& text = row[static_cast<std::size_t>(table.column(column))];
-  if (text.empty()) return 0;
-  try {
-    std::size_t used = 0;
-    const double value = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(value) && value >= 0) return value;
-  } catch (const std::exception&) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (!text.empty() && ec == std::errc() && ptr == end && std::isfinite(value) && value >= 0) {
+    return value;
   }
-  throw std::runtime_error(fmt::format("{}: data row {}: {} is '{}'; expected a finite number >= 0",
-                                       path, row_number, column, text));
+  throw std::runtime_error(fmt::format("{}: data row {}: {} {}; expected a finite number >= 0",
+                                       path, row_number, column,
+                                       text.empty() ? "is empty" : fmt::format("is '{}'", text)));
 }
 
 struct CostFunction {
@@ -412,46 +415,42 @@ std::vector<std::string> scaling_csv_columns() {
 
 void write_scaling_csv(const std::string& path, std::span<const ScalingResult> results,
                        const Network& network) {
-  ReplaceOnCommit file(path);
-  {
-    CsvWriter writer(file.temp_path(), scaling_csv_columns(), ExistingFile::overwrite);
-    for (const ScalingResult& result : results) {
-      const ScalingScenario& s = result.scenario;
-      double gradient_bytes = 0;
-      for (const ExchangeMessage& m : s.messages) gradient_bytes += m.bytes;
-      for (const ScalingRow& row : result.rows) {
-        const auto fitted = network.per_algorithm.find(row.algorithm);
-        const NetworkModel& params =
-            fitted != network.per_algorithm.end() ? fitted->second : network.params;
-        writer.write_row({s.label,
-                          s.model,
-                          fmt::format("{:.0f}", s.parameters),
-                          fmt::format("{:.0f}", gradient_bytes),
-                          std::to_string(s.messages.size()),
-                          s.dtype,
-                          std::to_string(s.batch),
-                          s.weak ? "weak" : "strong",
-                          fmt::format("{:.6g}", s.compute_seconds),
-                          std::string(to_string(s.overlap)),
-                          fmt::format("{:.6g}", s.overlap_fraction),
-                          network.name,
-                          fmt::format("{:.6g}", params.alpha * 1e6),
-                          fmt::format("{:.6g}", 1e-9 / params.beta),
-                          fmt::format("{:.6g}", params.gamma * 1e9),
-                          row.algorithm,
-                          std::to_string(row.nodes),
-                          fmt::format("{:.6g}", row.samples_per_node),
-                          fmt::format("{:.6g}", row.compute_seconds),
-                          fmt::format("{:.6g}", row.exchange_seconds),
-                          fmt::format("{:.6g}", row.hidden_seconds),
-                          fmt::format("{:.6g}", row.iteration_seconds),
-                          fmt::format("{:.6g}", row.speedup),
-                          fmt::format("{:.6g}", row.efficiency),
-                          row.within_batch_limit ? "1" : "0"});
-      }
+  CsvWriter writer(path, scaling_csv_columns(), ExistingFile::overwrite);
+  for (const ScalingResult& result : results) {
+    const ScalingScenario& s = result.scenario;
+    double gradient_bytes = 0;
+    for (const ExchangeMessage& m : s.messages) gradient_bytes += m.bytes;
+    for (const ScalingRow& row : result.rows) {
+      const auto fitted = network.per_algorithm.find(row.algorithm);
+      const NetworkModel& params =
+          fitted != network.per_algorithm.end() ? fitted->second : network.params;
+      writer.write_row({s.label,
+                        s.model,
+                        fmt::format("{:.0f}", s.parameters),
+                        fmt::format("{:.0f}", gradient_bytes),
+                        std::to_string(s.messages.size()),
+                        s.dtype,
+                        std::to_string(s.batch),
+                        s.weak ? "weak" : "strong",
+                        fmt::format("{:.6g}", s.compute_seconds),
+                        std::string(to_string(s.overlap)),
+                        fmt::format("{:.6g}", s.overlap_fraction),
+                        network.name,
+                        fmt::format("{:.6g}", params.alpha * 1e6),
+                        fmt::format("{:.6g}", 1e-9 / params.beta),
+                        fmt::format("{:.6g}", params.gamma * 1e9),
+                        row.algorithm,
+                        std::to_string(row.nodes),
+                        fmt::format("{:.6g}", row.samples_per_node),
+                        fmt::format("{:.6g}", row.compute_seconds),
+                        fmt::format("{:.6g}", row.exchange_seconds),
+                        fmt::format("{:.6g}", row.hidden_seconds),
+                        fmt::format("{:.6g}", row.iteration_seconds),
+                        fmt::format("{:.6g}", row.speedup),
+                        fmt::format("{:.6g}", row.efficiency),
+                        row.within_batch_limit ? "1" : "0"});
     }
   }
-  file.commit();
 }
 
 std::string format_scaling_report(const ScalingResult& result, const Network& network) {

@@ -38,15 +38,11 @@ std::vector<std::string> split(const std::string& list) {
   return items;
 }
 
-void write_text_atomically(const std::string& path, const std::string& text) {
-  collbench::ReplaceOnCommit file(path);
-  {
-    std::ofstream out(file.temp_path(), std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}", file.temp_path()));
-  }
-  file.commit();
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path));
 }
 
 }  // namespace
@@ -149,7 +145,7 @@ int main(int argc, char** argv) {
       app.add_option("--overlap-fraction", overlap_fraction,
                      "fraction of the exchange hidden behind backprop (at most the backward "
                      "time, 2/3 of compute); default 0")
-          ->check(CLI::Range(0.0, 1.0));
+          ->check(collbench::cli::number_at_least(0, false, "", 1));
   auto* buckets_opt = app.add_flag("--overlap-buckets", overlap_buckets,
                                    "overlap bucket by bucket as DDP does (implies --exchange ddp)");
   fraction_opt->excludes(buckets_opt);
@@ -172,6 +168,9 @@ int main(int argc, char** argv) {
 
   try {
     if (plot && out_dir.empty()) throw std::invalid_argument("--plot needs --out-dir");
+    if (!out_dir.empty()) collbench::require_writable_folder(out_dir, "--out-dir");
+    // Checked even where no DDP bucket uses it: a bad value is a mistake.
+    const std::uint64_t bucket_cap_bytes = collbench::parse_byte_size(bucket_cap);
     const double gamma = gamma_ns * 1e-9;
     collbench::Network network = network_from.empty()
                                      ? collbench::preset_network(network_name, gamma)
@@ -225,8 +224,7 @@ int main(int argc, char** argv) {
                                                     model, batch, flops_per_second);
       s.weak = weak;
       if (exchange == "ddp" || overlap_buckets) {
-        s.messages =
-            collbench::ddp_messages(model, element_bytes, collbench::parse_byte_size(bucket_cap));
+        s.messages = collbench::ddp_messages(model, element_bytes, bucket_cap_bytes);
       } else {
         s.messages = collbench::whole_gradient(model, element_bytes);
       }
@@ -264,17 +262,25 @@ int main(int argc, char** argv) {
     }
 
     if (!out_dir.empty()) {
-      std::filesystem::create_directories(out_dir);
-      const std::string csv_path = (std::filesystem::path(out_dir) / "scaling.csv").string();
-      collbench::write_scaling_csv(csv_path, results, network);
-      std::printf("\nwrote %s\n", csv_path.c_str());
-      if (!preset.empty()) {
-        std::string command = "collbench-predict";
-        for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-        const std::string readme = (std::filesystem::path(out_dir) / "README.md").string();
-        write_text_atomically(readme, collbench::keuper2016_readme(results, network, command));
-        std::printf("wrote %s\n", readme.c_str());
+      // scaling.csv and README.md of this run, or both of the one before.
+      collbench::ReplaceTogether outputs(out_dir);
+      const std::string csv_path = outputs.path("scaling.csv");
+      const std::string readme = outputs.path("README.md");
+      try {
+        collbench::write_scaling_csv(outputs.add("scaling.csv"), results, network);
+        if (!preset.empty()) {
+          std::string command = "collbench-predict";
+          for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+          write_text(outputs.add("README.md"),
+                     collbench::keuper2016_readme(results, network, command));
+        }
+        outputs.commit();
+      } catch (const std::runtime_error& e) {
+        throw std::runtime_error(
+            fmt::format("{}; {} keeps the outputs it had (none replaced)", e.what(), out_dir));
       }
+      std::printf("\nwrote %s\n", csv_path.c_str());
+      if (!preset.empty()) std::printf("wrote %s\n", readme.c_str());
       if (plot) {
         collbench::run_plot_script(python, plot_script, {"scaling", csv_path, "--out", out_dir});
       }

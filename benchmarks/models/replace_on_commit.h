@@ -1,32 +1,62 @@
-// An output file that appears complete or not at all.
+// The output files of one run, replaced together or not at all.
 //
-// Writers write to a temporary file in the destination's folder (so that the
-// final rename(2) stays on one file system and is atomic); commit() renames
-// it over the destination. If commit() is never reached — an exception on the
-// way — the destructor removes the temporary, and the destination is untouched.
+// A tool that writes several files (collbench-fit: models.csv and
+// predictions.csv; collbench-predict: scaling.csv and README.md) must never
+// leave a folder where some are new and some are left from an earlier run:
+// that mix reads as one consistent result and is not one. So every output is
+// written to a temporary in its destination's folder (the final rename(2)
+// stays on one file system), and only when all are written are they renamed
+// over their destinations. A write that fails — a full disk, a file size
+// limit — fails before any rename, and the destructor removes the
+// temporaries: every destination keeps its previous content. A rename is
+// not expected to fail once the temporaries exist (it needs no space), but
+// if one does, the destinations already renamed get their previous content
+// back (kept as a hard link until the end) or are removed when they had
+// none.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace collbench {
 
-class ReplaceOnCommit {
+class ReplaceTogether {
  public:
-  explicit ReplaceOnCommit(std::string path);
-  ~ReplaceOnCommit();
-  ReplaceOnCommit(const ReplaceOnCommit&) = delete;
-  ReplaceOnCommit& operator=(const ReplaceOnCommit&) = delete;
+  // `folder` holds every output; it is created when missing, and removed
+  // again (with every folder created for it) when the outputs are never
+  // committed.
+  explicit ReplaceTogether(const std::string& folder);
+  ~ReplaceTogether();
+  ReplaceTogether(const ReplaceTogether&) = delete;
+  ReplaceTogether& operator=(const ReplaceTogether&) = delete;
 
-  const std::string& path() const { return path_; }
-  const std::string& temp_path() const { return temp_path_; }
-  // Renames the temporary file over path(); throws std::runtime_error naming
-  // both paths when that fails.
+  // Registers the output `name` (a file name in the folder) and returns the
+  // path of the temporary to write it to.
+  std::string add(const std::string& name);
+  // The destination of `name`.
+  std::string path(const std::string& name) const;
+  // Renames every temporary over its destination; throws
+  // std::runtime_error (every destination as before) when that fails.
   void commit();
 
  private:
-  std::string path_;
-  std::string temp_path_;
+  struct Output {
+    std::string path;
+    std::string temp_path;
+    std::string backup_path;  // empty: the destination did not exist
+  };
+  void roll_back(std::size_t renamed);
+
+  std::string folder_;
+  std::vector<std::string> created_folders_;  // outermost first
+  std::vector<Output> outputs_;
   bool committed_ = false;
 };
+
+// Throws std::invalid_argument naming `option` unless `folder` is a folder
+// this process may write in, or can be created as one (its nearest existing
+// ancestor is a writable folder): checked before any work, so that a bad
+// output folder fails at once rather than after the work is done.
+void require_writable_folder(const std::string& folder, const std::string& option);
 
 }  // namespace collbench

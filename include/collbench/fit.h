@@ -265,8 +265,9 @@ std::string crossover_selection_string(std::span<const std::string> candidates, 
 
 // ------------------------------------------------------------------ output
 
-// models.csv and predictions.csv, written to `path`.tmp and renamed, so an
-// error never leaves a partial file.
+// models.csv and predictions.csv, written to `path` in place; collbench-fit
+// writes them to temporaries and replaces both together
+// (benchmarks/models/replace_on_commit.h).
 void write_models_csv(const std::string& path, const FitResults& results);
 void write_predictions_csv(const std::string& path, const FitResults& results);
 // The human-readable report collbench-fit prints.

@@ -165,7 +165,8 @@ struct ScalingResult {
   std::vector<ScalingSummary> summary;
 };
 
-// One CSV for any number of scenarios, written via a temporary and renamed.
+// One CSV for any number of scenarios, written to `path` in place
+// (collbench-predict writes a temporary and replaces its outputs together).
 void write_scaling_csv(const std::string& path, std::span<const ScalingResult> results,
                        const Network& network);
 // The table collbench-predict prints: powers of two, the peak and the last p.
