@@ -11,8 +11,11 @@ Subcommands:
                                      when a check fails
   report --out DIR                   OUT/report.md from everything characterize.sh wrote
 
-Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Bad input (missing
-file or column, no usable rows) prints one line on stderr and exits with status 2.
+Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Bad input (an --out
+that cannot be written, a missing, binary or non-UTF-8 file, a missing column, no usable
+rows, values out of range: the checks of collbench_csv.py) prints one line on stderr and
+exits with status 2, leaving no file; the files of one command replace the earlier ones
+together.
 """
 
 import argparse
@@ -23,7 +26,7 @@ import os
 import statistics
 import sys
 
-from collbench_csv import InputError, read_rows, size_label
+from collbench_csv import InputError, ReplaceTogether, read_models, read_rows, size_label, writable_folder
 
 # What tbf counts per full TCP segment at MTU 1500 with timestamps (scripts/netsim.sh).
 PAYLOAD_PER_FRAME = 1448
@@ -68,7 +71,13 @@ def load_links(path):
 
 def cmd_matrix(args):
     rows, hosts = load_links(args.links)
-    os.makedirs(args.out, exist_ok=True)
+    with ReplaceTogether(args.out) as outputs:
+        for path in draw_matrix(rows, hosts, outputs):
+            print(path)
+
+
+def draw_matrix(rows, hosts, outputs):
+    """matrix_bandwidth.png and matrix_latency.png into `outputs`; their paths."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -109,12 +118,11 @@ def cmd_matrix(args):
         ax.set_xlabel("destination")
         ax.set_ylabel("source")
         ax.set_title(title + ("\nred: slow links" if metric == "bandwidth" else ""), fontsize=10)
-        path = os.path.join(args.out, f"matrix_{metric}.png")
-        fig.savefig(path, dpi=110, bbox_inches="tight")
+        name = f"matrix_{metric}.png"
+        fig.savefig(outputs.add(name), dpi=110, bbox_inches="tight")
         plt.close(fig)
-        written.append(path)
-    for path in written:
-        print(path)
+        written.append(outputs.path(name))
+    return written
 
 
 def slow_hosts(hosts_csv):
@@ -137,8 +145,9 @@ def allreduce_medians(out):
             if r["family"] != "allreduce" or r.get("check") == "wrong":
                 continue
             t = number(r["median_us"])
-            if math.isfinite(t):
-                key = (r.get("transport", ""), r["algorithm"], int(r["ranks"]), int(r["bytes"]))
+            if math.isfinite(t) and r["ranks"] and r["bytes"]:
+                key = (r.get("transport", ""), r["algorithm"], int(float(r["ranks"])),
+                       int(float(r["bytes"])))
                 samples[key].append(t)
     return {k: statistics.median(v) for k, v in samples.items()}
 
@@ -147,7 +156,7 @@ def hockney_fits(out):
     path = os.path.join(out, "fit", "models.csv")
     if not os.path.exists(path):
         return []
-    return [r for r in read_rows(path, ["model", "beta_ns_per_byte"], "the report")
+    return [r for r in read_models(path, ["model", "beta_ns_per_byte"], "the report")
             if r["model"] == "hockney"]
 
 
@@ -183,10 +192,14 @@ def netsim_rates(out):
     rates = {}
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
-            for line in f:
+            for number_, line in enumerate(f, start=1):
                 parts = line.split()
                 if len(parts) >= 5:
-                    rates[parts[0]] = float(parts[4])
+                    rate = number(parts[4])
+                    if not rate > 0:
+                        raise InputError(f"{path}: line {number_}: rate '{parts[4]}' is not a "
+                                         "number of bits/s > 0")
+                    rates[parts[0]] = rate
     return rates
 
 
@@ -454,10 +467,10 @@ def cmd_report(args):
                   f"{passed} of {len(checks)} checks pass (the checks of the `netsim_e2e` test).",
                   "", checks_table(checks), ""]
 
-    path = os.path.join(out, "report.md")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines).rstrip() + "\n")
-    print(path)
+    with ReplaceTogether(out) as outputs:
+        with open(outputs.add("report.md"), "w", encoding="utf-8") as f:
+            f.write("\n".join(lines).rstrip() + "\n")
+    print(outputs.path("report.md"))
 
 
 def main():
@@ -478,6 +491,8 @@ def main():
     r.add_argument("--out", required=True)
     args = parser.parse_args()
     try:
+        if args.command in ("matrix", "report"):
+            writable_folder(args.out)  # before reading and drawing
         if args.command == "matrix":
             cmd_matrix(args)
         elif args.command == "slow-hosts":
@@ -488,6 +503,10 @@ def main():
             cmd_report(args)
     except InputError as e:
         print(f"characterize_report.py: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a full disk while writing: the outputs are discarded
+        print(f"characterize_report.py: cannot write {args.command}'s output: {e}",
+              file=sys.stderr)
         return 2
     return 0
 

@@ -1,36 +1,213 @@
-"""What every collbench script needs to read collbench CSVs and print sizes.
+"""The one reader of collbench CSVs for every script, and size labels.
 
-Imported by plot.py, summarize.py, compare_transports.py and
+Imported by plot.py, summarize.py, compare_transports.py, perf_report.py and
 characterize_report.py (they run from this folder, which Python puts first
 on sys.path). Standard library only.
+
+read_table() and read_rows() apply one set of checks to every CSV they read,
+the same checks, in the same order and with the same messages, as
+collbench-fit's reader (benchmarks/models/measurements.cpp; the RFC 4180
+rules are collectives/csv.cpp's):
+  1. the file: readable, at most MAX_BYTES, no NUL byte (binary data),
+     UTF-8 text;
+  2. the records: RFC 4180 (quoted fields may hold commas, quotes and line
+     breaks; no stray quote), every record with as many fields as the header;
+     blank lines are not records;
+  3. the header: present, with every column the caller requires;
+  4. every value of a column of COLUMN_RULES, where it is not empty (empty:
+     not measured): a finite number in the column's range, whole where the
+     column counts something (ranks 'four', median_us 'nan' or '-1' are
+     refused wherever they appear, whichever columns the script then uses).
+Every failure is an InputError: one line naming the file (and the record or
+data row and the column), which the scripts print before exiting with
+status 2.
 """
-import csv
 import math
+import os
+import re
+
+# Larger CSVs than this are not collbench output (a full sweep is a few MB);
+# the bound keeps a wrong path such as /dev/zero from filling the memory.
+MAX_BYTES = 1 << 30
+
+# column -> (whole, lowest, lowest included, unit): what a value that is not
+# empty must be. The same table is kColumnRules in
+# benchmarks/models/measurements.cpp; columns from results/README.md and the
+# counts of collbench-fit's predictions.csv (samples).
+COLUMN_RULES = {
+    "ranks": (True, 1, True, "ranks"),
+    "ranks_per_node": (True, 1, True, "ranks"),
+    "nodes": (True, 1, True, "hosts"),
+    "bytes": (True, 0, True, "bytes"),
+    "count": (True, 0, True, "elements"),
+    "peer": (True, 0, True, "rank"),
+    "multiplicity": (True, 1, True, "messages"),
+    "repetition": (True, 0, True, "repetitions"),
+    "iterations": (True, 1, True, "iterations"),
+    "calls_per_sample": (True, 1, True, "calls"),
+    "min_us": (False, 0, False, "µs"),
+    "median_us": (False, 0, False, "µs"),
+    "mean_us": (False, 0, False, "µs"),
+    "p99_us": (False, 0, False, "µs"),
+    "max_us": (False, 0, False, "µs"),
+    "algbw_GBps": (False, 0, True, "GB/s"),
+    "busbw_GBps": (False, 0, True, "GB/s"),
+    "sent_bytes_per_rank": (True, 0, True, "bytes"),
+    "wrong_elements": (True, 0, True, "elements"),
+    "core_handoff_ns": (False, 0, True, "ns"),
+    "measured_us": (False, 0, False, "µs"),
+    "samples": (True, 1, True, "samples"),
+}
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", re.ASCII)
 
 
 class InputError(Exception):
     """Bad input: the script prints it on one line and exits with status 2."""
 
 
-def read_rows(path, required, purpose):
-    """Rows of a CSV as dicts, after checking that it exists, has a header and
-    every required column; `purpose` names the command in the message."""
+def accepted(rule):
+    """'a whole number of ranks >= 1', 'a finite number of µs > 0', ..."""
+    whole, lowest, included, unit = rule
+    kind = "a whole number" if whole else "a finite number"
+    return f"{kind} of {unit} {'>=' if included else '>'} {lowest:g}"
+
+
+def _text(path):
+    """The file's text, after the checks of the file (1. above)."""
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames
-            rows = list(reader)
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror}") from e
-    except csv.Error as e:
-        raise InputError(f"{path}: malformed CSV: {e}") from e
-    if not header:
-        raise InputError(f"{path}: empty file; {purpose} needs a CSV with a header")
+    if len(data) > MAX_BYTES:
+        raise InputError(f"{path}: larger than {MAX_BYTES >> 20} MiB; not a collbench CSV")
+    if b"\0" in data:
+        raise InputError(f"{path}: binary data (a NUL byte); expected a CSV text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text (byte 0x{data[e.start]:02x}); expected a CSV "
+                         "text file") from e
+
+
+def _records(text, path):
+    """RFC 4180 records as lists of fields, as collectives/csv.cpp's parse_csv
+    splits them (and with its messages)."""
+    if '"' not in text:  # the usual case: no field is quoted, and 100x faster
+        return [line.split(",") for line in _LINE_BREAK.split(text) if line != ""]
+    return _quoted_records(text, path)
+
+
+def _quoted_records(text, path):
+    """_records() character by character, for text with quotes."""
+    records, record, field = [], [], []
+    quoted = in_quotes = False
+    line = record_line = 1
+    i, n = 0, len(text)
+
+    def end_field():
+        nonlocal quoted
+        record.append("".join(field))
+        field.clear()
+        quoted = False
+
+    def end_record():
+        nonlocal record, record_line
+        end_field()
+        if record != [""]:  # a blank line is not a record
+            records.append(record)
+        record = []
+        record_line = line
+
+    while i < n:
+        c = text[i]
+        if in_quotes:
+            if c == '"':
+                if i + 1 < n and text[i + 1] == '"':
+                    field.append('"')
+                    i += 1
+                else:
+                    in_quotes = False
+            else:
+                line += c == "\n"
+                field.append(c)
+        elif c == '"':
+            if field or quoted:
+                raise InputError(f"{path}:{line}: stray quote inside an unquoted field")
+            in_quotes = quoted = True
+        elif c == ",":
+            end_field()
+        elif c == "\r" and i + 1 < n and text[i + 1] == "\n":
+            pass  # the \n ends the record
+        elif c in "\r\n":
+            line += 1
+            end_record()
+        elif quoted:
+            raise InputError(f"{path}:{line}: text after a closing quote")
+        else:
+            field.append(c)
+        i += 1
+    if in_quotes:
+        raise InputError(f"{path}:{record_line}: quoted field not terminated before the end of "
+                         "the file")
+    if field or quoted or record:
+        end_record()
+    return records
+
+
+def check_value(path, index, column, text, rule):
+    """InputError unless `text`, the value of `column` in data row `index`,
+    is in the range of `rule` (a COLUMN_RULES value)."""
+    whole, lowest, included, _ = rule
+    # What std::from_chars reads (Python's float() also takes ' 5', '+5',
+    # '1_000'); 'inf' and 'nan' are read, then refused as not finite.
+    value = float(text) if _NUMBER.fullmatch(text) else math.nan
+    if (not math.isfinite(value) or (whole and value != int(value))
+            or (value < lowest if included else value <= lowest)):
+        raise InputError(f"{path}: data row {index}: {column} is '{text}'; expected "
+                         f"{accepted(rule)}")
+
+
+def read_table(path, required=(), purpose="this script", rules=COLUMN_RULES):
+    """(header, rows as dicts) of a CSV after every check above; `required`
+    are the columns the caller needs, `purpose` names it in the message.
+    `rules`: the value checks (4.), {} for a CSV of another format whose
+    columns share a name (collbench-fit's models.csv: ranks is a list)."""
+    records = _records(_text(path), path)
+    if not records or records[0] == [""]:
+        raise InputError(f"{path}: empty file (no header); expected a collbench CSV (see "
+                         "results/README.md)")
+    header = records[0]
+    for number_, record in enumerate(records[1:], start=2):
+        if len(record) != len(header):
+            raise InputError(f"{path}: record {number_} has {len(record)} fields, the header "
+                             f"has {len(header)}")
     missing = [c for c in required if c not in header]
     if missing:
         s = "s" if len(missing) > 1 else ""
         raise InputError(f"{path}: missing column{s} {', '.join(missing)} (needed by {purpose})")
-    return rows
+    checked = [(i, c) for i, c in enumerate(header) if c in rules]
+    rows = []
+    for index, record in enumerate(records[1:], start=1):
+        for i, column in checked:
+            if record[i] != "":
+                check_value(path, index, column, record[i], rules[column])
+        rows.append(dict(zip(header, record)))
+    return header, rows
+
+
+def read_rows(path, required, purpose, rules=COLUMN_RULES):
+    """Rows of a CSV as dicts, after read_table's checks."""
+    return read_table(path, required, purpose, rules)[1]
+
+
+def read_models(path, required, purpose):
+    """Rows of collbench-fit's models.csv: the checks of 1.-3.; its ranks is a
+    ';' list of the rank counts a fit covers, not a count (no value rules)."""
+    return read_table(path, required, purpose, rules={})[1]
 
 
 def number(row, column, path, index, whole=False):
@@ -46,6 +223,107 @@ def number(row, column, path, index, whole=False):
         expected = "a whole number" if whole else "a finite number"
         raise InputError(f"{path}: data row {index}: {column} is '{text}'; expected {expected}")
     return value
+
+
+def writable_folder(path, option="--out"):
+    """InputError unless `path` is a folder this process may write in, or can
+    be created as one (its nearest existing ancestor is a writable folder):
+    checked before any work, so that a bad --out fails at once instead of
+    after the plots or the report are computed. access() also refuses a
+    read-only file system, to root too."""
+    probe = os.path.abspath(path)
+    while not os.path.lexists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        raise InputError(f"{option} {path}: {probe} is not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {path}: cannot write in {probe}")
+
+
+class ReplaceTogether:
+    """The output files of one run (plot PNGs, a report) replaced together or
+    not at all, as benchmarks/models/replace_on_commit.h does for the C++
+    tools: `add(name)` gives the temporary to write `name` to, in `folder`;
+    leaving the `with` block normally renames every temporary over its
+    destination, leaving it by an exception removes them (and the folder when
+    this created it), so a failed run never leaves a partial file or a mix of
+    new and earlier outputs. A rename that fails after others puts theirs
+    back (kept as hard links until the end)."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.created = []
+        probe = os.path.abspath(folder)
+        while not os.path.lexists(probe):
+            self.created.insert(0, probe)
+            probe = os.path.dirname(probe)
+        self.outputs = []  # (destination, temporary)
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"cannot create the folder {folder}: {e.strerror}") from e
+
+    def add(self, name):
+        stem, ext = os.path.splitext(name)  # matplotlib picks the format by the extension
+        temporary = os.path.join(self.folder, f".{stem}.tmp-{os.getpid()}{ext}")
+        self.outputs.append((os.path.join(self.folder, name), temporary))
+        return temporary
+
+    def path(self, name):
+        return os.path.join(self.folder, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, _value, _traceback):
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
+        return False
+
+    def discard(self):
+        for _, temporary in self.outputs:
+            if os.path.lexists(temporary):
+                os.remove(temporary)
+        for folder in reversed(self.created):
+            try:
+                os.rmdir(folder)  # only when empty: nothing but ours was there
+            except OSError:
+                pass
+
+    def commit(self):
+        backups = []
+        try:
+            for path, _ in self.outputs:
+                backup = None
+                if os.path.lexists(path):
+                    backup = os.path.join(os.path.dirname(path),
+                                          f".{os.path.basename(path)}.old-{os.getpid()}")
+                    if os.path.lexists(backup):
+                        os.remove(backup)
+                    os.link(path, backup, follow_symlinks=False)
+                backups.append(backup)
+            renamed = 0
+            try:
+                for path, temporary in self.outputs:
+                    os.rename(temporary, path)
+                    renamed += 1
+            except OSError:
+                for (path, _), backup in zip(self.outputs[:renamed], backups):
+                    if backup is None:
+                        os.remove(path)
+                    else:
+                        os.rename(backup, path)
+                raise
+        except OSError as e:
+            self.discard()
+            raise InputError(f"cannot replace the outputs in {self.folder}: {e}; none of them "
+                             "was replaced") from e
+        finally:
+            for backup in backups:
+                if backup is not None and os.path.lexists(backup):
+                    os.remove(backup)
 
 
 def size_label(n, _pos=None):

@@ -62,7 +62,12 @@ import re
 import statistics
 import sys
 
+from collbench_csv import InputError, read_models, read_table
+from collbench_csv import number as csv_number
+
 MIB = 1 << 20
+PREDICTION_COLUMNS = ("model", "family", "algorithm", "ranks", "bytes", "measured_us",
+                      "predicted_us")
 HAND_WRITTEN = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded"]
 
 
@@ -71,12 +76,26 @@ def fail(message):
     sys.exit(2)
 
 
+# Columns the targets read from collbench's CSVs (np<P>.csv, local_<dtype>.csv).
+RUN_COLUMNS = ("benchmark", "family", "algorithm", "bytes", "repetition", "median_us")
+
+
+def read_run(path):
+    """(header, rows) of a collbench CSV after collbench_csv.py's checks, every
+    row with its bytes."""
+    header, rows = read_table(path, RUN_COLUMNS, "perf_report.py")
+    for index, row in enumerate(rows, start=1):
+        csv_number(row, "bytes", path, index, whole=True)
+    return header, rows
+
+
 def read_rows(path):
-    try:
-        with open(path, newline="") as handle:
-            return list(csv.DictReader(handle))
-    except OSError as error:
-        fail(f"cannot read {path}: {error}")
+    return read_run(path)[1]
+
+
+def read_predictions(path):
+    """Rows of collbench-fit's predictions.csv, checked."""
+    return read_table(path, PREDICTION_COLUMNS, "perf_report.py")[1]
 
 
 def handoff_ns(row):
@@ -102,8 +121,8 @@ def time_index(rows):
     index = {}
     for r in rows:
         if r["median_us"] and not r.get("workload"):
-            benchmark = (r["family"], r["algorithm"], int(r["bytes"]))
-            index.setdefault(benchmark, {})[(r.get("run_id", ""), int(r["repetition"] or 0))] = (
+            benchmark = (r["family"], r["algorithm"], whole(r["bytes"]))
+            index.setdefault(benchmark, {})[(r.get("run_id", ""), whole(r["repetition"] or 0))] = (
                 float(r["median_us"]))
     return index
 
@@ -161,7 +180,7 @@ def bottom_up_sources(fit_folder, p):
     path = os.path.join(fit_folder, "models.csv")
     if not os.path.exists(path):
         return {}, ""
-    rows = read_rows(path)
+    rows = read_models(path, ("model", "algorithm", "ranks", "note", "beta_GBps"), "perf_report.py")
     sources = {}
     for r in rows:
         if r["model"] == "bottom_up" and str(p) in r["ranks"].split(";"):
@@ -249,7 +268,7 @@ def jobs_table(rows, far_ns):
     lines = ["| job (run_id) | sizes | rows near / all | core_handoff_ns min..max |",
              "|---|---|---|---|"]
     for run_id, job in jobs.items():
-        sizes = sorted({int(r["bytes"]) for r in job})
+        sizes = sorted({whole(r["bytes"]) for r in job})
         handoffs = [handoff_ns(r) for r in job]
         near = sum(h <= far_ns for h in handoffs)
         lines.append(f"| {run_id} | {human(sizes[0])}..{human(sizes[-1])} | {near} / {len(job)} | "
@@ -258,7 +277,7 @@ def jobs_table(rows, far_ns):
 
 
 def sizes_of(rows, family="allreduce"):
-    return sorted({int(r["bytes"]) for r in rows if r["family"] == family})
+    return sorted({whole(r["bytes"]) for r in rows if r["family"] == family})
 
 
 def human(size):
@@ -270,17 +289,15 @@ def human(size):
 
 def select_near(far_ns, paths):
     """--select-near: the near rows of the CSVs, under one header, on stdout."""
-    writer = None
-    for path in paths:
-        with open_csv(path) as handle:
-            reader = csv.DictReader(handle)
-            if writer is None:
-                writer = csv.DictWriter(sys.stdout, fieldnames=reader.fieldnames,
-                                        lineterminator="\n")
-                writer.writeheader()
-            elif reader.fieldnames != writer.fieldnames:
-                fail(f"{path}: its columns differ from those of {paths[0]}")
-            writer.writerows(near_rows(list(reader), far_ns))
+    tables = [read_run(path) for path in paths]  # every file checked before a line is printed
+    header = tables[0][0]
+    for path, (columns, _) in zip(paths, tables):
+        if columns != header:
+            fail(f"{path}: its columns differ from those of {paths[0]}")
+    writer = csv.DictWriter(sys.stdout, fieldnames=header, lineterminator="\n")
+    writer.writeheader()
+    for _, rows in tables:
+        writer.writerows(near_rows(rows, far_ns))
 
 
 def near_shortfall(far_ns, reps, paths):
@@ -290,17 +307,16 @@ def near_shortfall(far_ns, reps, paths):
     for path in paths:
         for r in read_rows(path):
             if r["family"] in ("allreduce", "p2p") and r["algorithm"] != "pingpong":
-                key = (r["benchmark"], int(r["bytes"]))
+                key = (r["benchmark"], whole(r["bytes"]))
                 count[key] = count.get(key, 0) + (handoff_ns(r) <= far_ns)
     short = sorted({size for (_, size), n in count.items() if n < min(reps, 3)})
     print(",".join(f"{size}B" for size in short))
 
 
-def open_csv(path):
-    try:
-        return open(path, newline="")
-    except OSError as error:
-        fail(f"cannot read {path}: {error}")
+def whole(text):
+    """A whole number of a checked row ("8", or "1.04858e+06" as collbench-fit
+    writes bytes)."""
+    return int(float(text))
 
 
 def number(text, what, kind=float):
@@ -445,9 +461,10 @@ def main():
         predictions_all = os.path.join(folder, f"fit_np{p}", "predictions.csv")
         by_size_all = {}
         if os.path.exists(predictions_all):
-            by_size_all = model_ratios(read_rows(predictions_all), "bottom_up_by_size", p)
+            by_size_all = model_ratios(read_predictions(predictions_all),
+                                       "bottom_up_by_size", p)
         if os.path.exists(predictions):
-            prediction_rows = read_rows(predictions)
+            prediction_rows = read_predictions(predictions)
             by_size = model_ratios(prediction_rows, "bottom_up_by_size", p)
             line = model_ratios(prediction_rows, "bottom_up", p)
             sources, comparison = bottom_up_sources(near_fit, p)
@@ -535,4 +552,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except InputError as error:
+        fail(str(error))

@@ -12,18 +12,19 @@ Subcommands:
                                        vs nodes per algorithm, the batch limit p <= B marked
 
 Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Prints the path of
-every PNG written. Bad input (missing file, missing columns, no usable rows, non-numeric
-values) prints one line on stderr and exits with status 2, before any PNG is written.
+every PNG written. Bad input (an --out that cannot be written, a missing, binary or
+non-UTF-8 file, missing columns, no usable rows, values out of range: the checks of
+collbench_csv.py) prints one line on stderr and exits with status 2, before any PNG is
+written; the PNGs of one command replace the earlier ones together, or none does.
 """
 
 import argparse
 import collections
-import os
 import re
 import statistics
 import sys
 
-from collbench_csv import InputError, number, read_rows, size_label
+from collbench_csv import InputError, ReplaceTogether, number, read_rows, size_label, writable_folder
 
 COLORS = {  # one color per algorithm everywhere, in registry order
     "ring": "tab:blue",
@@ -62,10 +63,11 @@ def pyplot():
     return plt, FuncFormatter
 
 
-def save(fig, out_dir, name, written):
-    path = os.path.join(out_dir, name)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    written.append(path)
+def save(fig, outputs, name, written):
+    """Draws `fig` into the temporary of `name`; the PNGs of one command
+    replace the earlier ones together when it succeeds (ReplaceTogether)."""
+    fig.savefig(outputs.add(name), dpi=110, bbox_inches="tight")
+    written.append(outputs.path(name))
 
 
 # --------------------------------------------------------------------------- sweep
@@ -96,8 +98,13 @@ def cmd_sweep(args):
     if not allreduce and not exchange:
         raise InputError(f"{', '.join(args.csv)}: no allreduce or exchange rows to plot")
     plt, FuncFormatter = pyplot()
-    os.makedirs(args.out, exist_ok=True)
     written = []
+    with ReplaceTogether(args.out) as outputs:
+        draw_sweep(plt, FuncFormatter, allreduce, exchange, outputs, written)
+    return written
+
+
+def draw_sweep(plt, FuncFormatter, allreduce, exchange, outputs, written):
     for (transport, provider, ranks, dtype), samples in sorted(allreduce.items()):
         # The median over repetitions and runs, as collbench-fit aggregates.
         grouped = collections.defaultdict(list)
@@ -126,7 +133,7 @@ def cmd_sweep(args):
         ax_time.legend(fontsize=8)
         fig.suptitle(f"allreduce {transport}{' ' + provider if provider else ''}, "
                      f"{ranks} ranks, {dtype}")
-        save(fig, args.out, f"sweep_{slug(transport, provider)}_p{ranks}_{dtype}.png", written)
+        save(fig, outputs, f"sweep_{slug(transport, provider)}_p{ranks}_{dtype}.png", written)
         plt.close(fig)
     for (transport, provider, ranks), samples in sorted(exchange.items()):
         grouped = collections.defaultdict(list)
@@ -148,9 +155,8 @@ def cmd_sweep(args):
         ax.grid(True, axis="y", alpha=0.3)
         fig.suptitle(f"gradient exchange {transport}{' ' + provider if provider else ''}, "
                      f"{ranks} ranks")
-        save(fig, args.out, f"exchange_{slug(transport, provider)}_p{ranks}.png", written)
+        save(fig, outputs, f"exchange_{slug(transport, provider)}_p{ranks}.png", written)
         plt.close(fig)
-    return written
 
 
 # ----------------------------------------------------------------------------- fit
@@ -183,12 +189,17 @@ def cmd_fit(args):
     if not figures:
         raise InputError(f"{path}: no prediction rows to plot")
     plt, FuncFormatter = pyplot()
-    os.makedirs(args.out, exist_ok=True)
+    written = []
+    with ReplaceTogether(args.out) as outputs:
+        draw_fit(plt, FuncFormatter, figures, outputs, written)
+    return written
+
+
+def draw_fit(plt, FuncFormatter, figures, outputs, written):
     styles = {"bottom_up": ("-", "bottom-up"), "top_down": ("--", "top-down fit"),
               "hockney": ("-", "Hockney fit"), "hockney_sendrecv": ("-", "Hockney fit"),
               "reduce_gamma": ("-", "t0 + nγ fit"),
               "bottom_up_by_size": (":", "bottom-up by size")}
-    written = []
     for key, by_algorithm in sorted(figures.items()):
         fig, (ax, ax_err) = plt.subplots(2, 1, figsize=(9, 7.5), sharex=True,
                                          gridspec_kw={"height_ratios": [3, 2]})
@@ -237,9 +248,8 @@ def cmd_fit(args):
             title = f"local reduce {dtype} {op}"
             name = f"fit_reduce_{slug(dtype, op)}.png"
         fig.suptitle(title)
-        save(fig, args.out, name, written)
+        save(fig, outputs, name, written)
         plt.close(fig)
-    return written
 
 
 # ------------------------------------------------------------------------- scaling
@@ -261,8 +271,13 @@ def cmd_scaling(args):
                                               number(row, "speedup", path, i),
                                               number(row, "efficiency", path, i)))
     plt, FuncFormatter = pyplot()
-    os.makedirs(args.out, exist_ok=True)
     written = []
+    with ReplaceTogether(args.out) as outputs:
+        draw_scaling(plt, FuncFormatter, scenarios, outputs, written)
+    return written
+
+
+def draw_scaling(plt, FuncFormatter, scenarios, outputs, written):
     for label, s in scenarios.items():
         fig, (ax_s, ax_e) = plt.subplots(1, 2, figsize=(12, 4.5))
         max_nodes = max(p for curve in s["curves"].values() for p, _, _ in curve)
@@ -291,9 +306,8 @@ def cmd_scaling(args):
         ax_e.set_ylim(0, 105)
         ax_s.legend(fontsize=8)
         fig.suptitle(f"{label} ({'weak' if s['weak'] else 'strong'} scaling) on {s['network']}")
-        save(fig, args.out, f"scaling_{slug(label)}.png", written)
+        save(fig, outputs, f"scaling_{slug(label)}.png", written)
         plt.close(fig)
-    return written
 
 
 # Subcommands; another one (e.g. an all-pairs `matrix` heatmap) adds a function above
@@ -322,10 +336,14 @@ def build_parser():
 def main():
     args = build_parser().parse_args()
     try:
+        writable_folder(args.out)  # before reading and drawing
         for path in args.run(args):
             print(path)
     except InputError as e:
         print(f"plot.py {args.command}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a full disk while drawing: the PNGs are discarded
+        print(f"plot.py {args.command}: cannot write the plots: {e}", file=sys.stderr)
         return 2
     return 0
 

@@ -303,9 +303,10 @@ TEST(Measurements, ErrorsNameTheFileAndWhatIsMissing) {
   for (const char* bad : {"nan", "NaN", "inf", "12us", "-3", "0"}) {
     CsvTable t = small_table();
     t.rows[1][10] = bad;
-    EXPECT_EQ(load_error(t),
-              fmt::format(
-                  "bad.csv: data row 2: median_us is '{}'; expected a finite time in µs > 0", bad));
+    EXPECT_EQ(
+        load_error(t),
+        fmt::format("bad.csv: data row 2: median_us is '{}'; expected a finite number of µs > 0",
+                    bad));
   }
   CsvTable bad_bytes = small_table();
   bad_bytes.rows[3][7] = "1.5";
@@ -324,6 +325,49 @@ TEST(Measurements, ErrorsNameTheFileAndWhatIsMissing) {
   bad_placement.rows[0][8] = "remote";
   EXPECT_NE(load_error(bad_placement).find("placement is 'remote'; expected intra or inter"),
             std::string::npos);
+}
+
+// The checks of scripts/collbench_csv.py, with its messages: every row,
+// also those the fit leaves out (another family, a wrong result), and every
+// column of results/README.md with a range, also those the fit does not use.
+TEST(Measurements, EveryRowAndColumnIsCheckedAsTheScriptsCheckThem) {
+  CsvTable exchange = small_table();
+  exchange.rows[5][10] = "nan";  // family=exchange: not fitted
+  EXPECT_EQ(load_error(exchange),
+            "bad.csv: data row 6: median_us is 'nan'; expected a finite number of µs > 0");
+  CsvTable wrong = small_table();
+  wrong.rows[4][4] = "four";  // check=wrong: not fitted
+  EXPECT_EQ(load_error(wrong),
+            "bad.csv: data row 5: ranks is 'four'; expected a whole number of ranks >= 1");
+  CsvTable busbw = small_table();
+  busbw.header.push_back("busbw_GBps");
+  for (auto& row : busbw.rows) row.push_back("1.5");
+  busbw.rows[2].back() = "-1";
+  EXPECT_EQ(load_error(busbw),
+            "bad.csv: data row 3: busbw_GBps is '-1'; expected a finite number of GB/s >= 0");
+  for (const char* text : {"+5", " 5", "1_000", "0x10"}) {
+    CsvTable t = small_table();
+    t.rows[0][7] = text;
+    EXPECT_EQ(load_error(t), fmt::format("bad.csv: data row 1: bytes is '{}'; expected a whole "
+                                         "number of bytes >= 0",
+                                         text));
+  }
+  CsvTable binary = small_table();
+  binary.rows[3][1] = std::string("m\0i", 3);
+  EXPECT_EQ(load_error(binary), "bad.csv: binary data (a NUL byte); expected a CSV text file");
+  // A stray byte, a sequence cut short, a surrogate, an overlong '/'.
+  const std::pair<const char*, unsigned> not_utf8[] = {
+      {"\xff", 0xff}, {"caf\xc3", 0xc3}, {"\xed\xa0\x80", 0xed}, {"\xc0\xaf", 0xc0}};
+  for (const auto& [bytes, first_bad] : not_utf8) {
+    CsvTable latin = small_table();
+    latin.rows[2][2] = bytes;
+    EXPECT_EQ(load_error(latin),
+              fmt::format("bad.csv: not UTF-8 text (byte 0x{:02x}); expected a CSV text file",
+                          first_bad));
+  }
+  CsvTable utf8 = small_table();
+  utf8.rows[2][2] = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";  // é € 😀
+  EXPECT_EQ(load_error(utf8), "no error");
 }
 
 TEST(Fit, TooFewPointsNamesTheFileAndTheGroup) {

@@ -70,7 +70,7 @@ foreach(case
     "missing_column|missing_column\\.csv: missing column median_us. collbench-fit needs"
     "empty|empty\\.csv: empty file"
     "header_only|header_only\\.csv: no data rows"
-    "nan|nan\\.csv: data row 5: median_us is 'nan'. expected a finite time"
+    "nan|nan\\.csv: data row 5: median_us is 'nan'. expected a finite number of µs > 0"
     "too_few|too_few\\.csv: too few points for the Hockney fit of the p2p ping-pong transport=mpi provider=\\(none\\) placement=inter: 2 distinct points")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)

@@ -31,14 +31,151 @@ struct RowContext {
   std::size_t row;  // 1 = first data row
 };
 
-double parse_number(std::string_view text, std::string_view column, const RowContext& where,
-                    std::string_view accepted) {
+// What a value that is not empty (empty: not measured) must be, in every row
+// whatever its family: the same table, with the same messages, is
+// COLUMN_RULES in scripts/collbench_csv.py, the reader of every script, so
+// that one bad CSV is refused alike by all of them (tests/bad_inputs.tsv:
+// csv_* rows). Columns of results/README.md.
+struct ColumnRule {
+  std::string_view column;
+  bool whole;
+  double lowest;
+  bool lowest_included;
+  std::string_view unit;
+};
+constexpr ColumnRule kColumnRules[] = {
+    {"ranks", true, 1, true, "ranks"},
+    {"ranks_per_node", true, 1, true, "ranks"},
+    {"nodes", true, 1, true, "hosts"},
+    {"bytes", true, 0, true, "bytes"},
+    {"count", true, 0, true, "elements"},
+    {"peer", true, 0, true, "rank"},
+    {"multiplicity", true, 1, true, "messages"},
+    {"repetition", true, 0, true, "repetitions"},
+    {"iterations", true, 1, true, "iterations"},
+    {"calls_per_sample", true, 1, true, "calls"},
+    {"min_us", false, 0, false, "µs"},
+    {"median_us", false, 0, false, "µs"},
+    {"mean_us", false, 0, false, "µs"},
+    {"p99_us", false, 0, false, "µs"},
+    {"max_us", false, 0, false, "µs"},
+    {"algbw_GBps", false, 0, true, "GB/s"},
+    {"busbw_GBps", false, 0, true, "GB/s"},
+    {"sent_bytes_per_rank", true, 0, true, "bytes"},
+    {"wrong_elements", true, 0, true, "elements"},
+    {"core_handoff_ns", false, 0, true, "ns"},
+};
+
+const ColumnRule& rule_of(std::string_view column) {
+  for (const ColumnRule& rule : kColumnRules) {
+    if (rule.column == column) return rule;
+  }
+  throw std::logic_error(fmt::format("no column rule for {}", column));
+}
+
+// "a whole number of ranks >= 1", "a finite number of µs > 0", ...
+std::string accepted(const ColumnRule& rule) {
+  return fmt::format("{} of {} {} {:g}", rule.whole ? "a whole number" : "a finite number",
+                     rule.unit, rule.lowest_included ? ">=" : ">", rule.lowest);
+}
+
+// A number as std::from_chars reads it, finite; NaN otherwise.
+double finite_or_nan(std::string_view text) {
   double value = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) return NAN;
+  return value;
+}
+
+bool satisfies(const ColumnRule& rule, double value) {
+  return std::isfinite(value) && (!rule.whole || value == std::floor(value)) &&
+         (rule.lowest_included ? value >= rule.lowest : value > rule.lowest);
+}
+
+// Length of the valid UTF-8 sequence at text[i], 0 when it is not one.
+std::size_t utf8_sequence(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // overlong
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  for (std::size_t k = 1; k < length; ++k) {
+    const unsigned char c = byte(i + k);
+    if (k == 1 ? (c < low || c > high) : (c < 0x80 || c > 0xBF)) return 0;
+  }
+  return length;
+}
+
+// Binary data or text that is not UTF-8, in file order (header, then rows):
+// refused as collbench_csv.py refuses the file.
+void check_text(const CsvTable& table, const std::string& source) {
+  const auto each_field = [&](auto&& visit) {
+    for (const std::string& field : table.header) visit(field);
+    for (const auto& row : table.rows) {
+      for (const std::string& field : row) visit(field);
+    }
+  };
+  each_field([&](const std::string& field) {
+    if (field.find('\0') != std::string::npos) {
+      throw std::runtime_error(
+          fmt::format("{}: binary data (a NUL byte); expected a CSV text file", source));
+    }
+  });
+  each_field([&](const std::string& field) {
+    for (std::size_t i = 0; i < field.size();) {
+      const std::size_t length = utf8_sequence(field, i);
+      if (length == 0) {
+        throw std::runtime_error(
+            fmt::format("{}: not UTF-8 text (byte 0x{:02x}); expected a CSV text file", source,
+                        static_cast<unsigned char>(field[i])));
+      }
+      i += length;
+    }
+  });
+}
+
+// Every value of a kColumnRules column, in every row.
+void check_column_values(const CsvTable& table, const std::string& source) {
+  std::vector<std::pair<std::size_t, const ColumnRule*>> checked;
+  for (const ColumnRule& rule : kColumnRules) {
+    if (const int c = table.column(rule.column); c >= 0) {
+      checked.emplace_back(static_cast<std::size_t>(c), &rule);
+    }
+  }
+  std::sort(checked.begin(), checked.end());  // header order, as the scripts report
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    for (const auto& [c, rule] : checked) {
+      const std::string& text = table.rows[r][c];
+      if (!text.empty() && !satisfies(*rule, finite_or_nan(text))) {
+        throw std::runtime_error(fmt::format("{}: data row {}: {} is '{}'; expected {}", source,
+                                             r + 1, rule->column, text, accepted(*rule)));
+      }
+    }
+  }
+}
+
+// The value of a kColumnRules column that the row needs (not empty).
+double required_number(std::string_view text, std::string_view column, const RowContext& where) {
+  const ColumnRule& rule = rule_of(column);
+  const double value = finite_or_nan(text);
+  if (!satisfies(rule, value)) {
     throw std::runtime_error(fmt::format("{}: data row {}: {} is '{}'; expected {}", where.source,
-                                         where.row, column, text, accepted));
+                                         where.row, column, text, accepted(rule)));
   }
   return value;
 }
@@ -64,6 +201,7 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
                std::map<std::string, std::string>& sync_modes, LoadSummary& summary) {
   const CsvTable& table = named.table;
   const std::string& source = named.source;
+  check_text(table, source);
   if (table.header.empty() || (table.header.size() == 1 && table.header[0].empty())) {
     throw std::runtime_error(fmt::format(
         "{}: empty file (no header); expected a collbench CSV (see results/README.md)", source));
@@ -82,6 +220,7 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
     throw std::runtime_error(
         fmt::format("{}: no data rows (only the header); nothing to fit", source));
   }
+  check_column_values(table, source);
   const auto index = [&](std::string_view name) {
     return static_cast<std::size_t>(table.column(name));
   };
@@ -112,20 +251,13 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
       ++ignored["check=wrong (a wrong result is not a valid time)"];
       continue;
     }
-    const double ranks_value =
-        parse_number(row[ranks_col], "ranks", where, "a whole number of ranks >= 1");
-    if (ranks_value < 1 || ranks_value != std::floor(ranks_value) || ranks_value > 1e9) {
+    const double ranks_value = required_number(row[ranks_col], "ranks", where);
+    if (ranks_value > 1e9) {
       throw std::runtime_error(
-          fmt::format("{}: data row {}: ranks is '{}'; expected a whole number of ranks >= 1",
-                      source, where.row, row[ranks_col]));
+          fmt::format("{}: data row {}: ranks is '{}'; expected at most 1000000000 ranks", source,
+                      where.row, row[ranks_col]));
     }
-    const double bytes =
-        parse_number(row[bytes_col], "bytes", where, "a whole number of bytes >= 0");
-    if (bytes < 0 || bytes != std::floor(bytes)) {
-      throw std::runtime_error(
-          fmt::format("{}: data row {}: bytes is '{}'; expected a whole number of bytes >= 0",
-                      source, where.row, row[bytes_col]));
-    }
+    const double bytes = required_number(row[bytes_col], "bytes", where);
     // The harness leaves the statistics empty for a benchmark that failed
     // (e.g. an algorithm that cannot run at this size): there is no time to
     // fit, which is not the same as a time that is not a number.
@@ -133,13 +265,7 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
       ++ignored["median_us empty (benchmark not timed)"];
       continue;
     }
-    const double median_us =
-        parse_number(row[median_col], "median_us", where, "a finite time in µs > 0");
-    if (median_us <= 0) {
-      throw std::runtime_error(
-          fmt::format("{}: data row {}: median_us is '{}'; expected a finite time in µs > 0",
-                      source, where.row, row[median_col]));
-    }
+    const double median_us = required_number(row[median_col], "median_us", where);
     std::string placement;
     std::string dtype = row[dtype_col];
     std::string op = row[op_col];
@@ -159,8 +285,8 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
       op.clear();
     } else if (family == "allreduce" && nodes_col >= 0 &&
                !row[static_cast<std::size_t>(nodes_col)].empty()) {
-      const double nodes = parse_number(row[static_cast<std::size_t>(nodes_col)], "nodes", where,
-                                        "a whole number of hosts >= 1");
+      const double nodes =
+          required_number(row[static_cast<std::size_t>(nodes_col)], "nodes", where);
       placement = nodes <= 1 ? "intra" : "inter";
     }
     // Ping-pong and memcpy move bytes; only reductions have an element type.
