@@ -50,7 +50,8 @@
 #   --title TEXT          title of the report
 #   --force               write into an existing non-empty OUT
 #   -h, --help            this text
-# Exit status: 0 done, 1 a step failed, 2 bad arguments.
+# Exit status: 0 done, 1 a step failed, 2 bad arguments (every argument is checked,
+# by the tool it is for where it is a tool's, before anything is measured or created).
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -149,6 +150,14 @@ if [[ -n $ranks_list ]]; then
     is_uint "$r" && ((r >= 2)) || die "bad rank count '$r' in --ranks; whole numbers >= 2"
   done
 fi
+if [[ -n $ofi_provider && ,$transports, != *,ofi,* ]]; then
+  die "--ofi-provider '$ofi_provider' needs ofi in --transports (got '$transports')"
+fi
+# The nearest folder of --out that exists must be one this script may write in.
+writable=$(realpath -m -- "$out")
+while [[ ! -e $writable ]]; do writable=$(dirname "$writable"); done
+[[ -d $writable ]] || die "--out $out: $writable is not a folder"
+[[ -w $writable && -x $writable ]] || die "--out $out: cannot write in $writable"
 
 # ---------------------------------------------------------------- tools
 python=/usr/bin/python3
@@ -174,23 +183,55 @@ predict_tool=$(tool collbench-predict benchmarks/models)
 report_py=$script_dir/characterize_report.py
 plot_py=$script_dir/plot.py
 
-# Size lists are collbench's to judge: a dry run of one rank (names only, no
-# output file) refuses a bad one before anything is measured. Only its usage
-# errors (exit 2) count; a machine where a lone rank cannot start is left to
-# the measurements to report.
-check_sizes() { # check_sizes OPTION VALUE
+# Every value a step passes to a tool is that tool's to judge, and it judges
+# it now, before anything is measured (a step that fails on it would do so
+# after minutes of measuring): collbench, collbench-linkmatrix and
+# collbench-predict run as one lone rank, or without MPI, on the values as
+# the steps pass them, and their usage errors (exit 2) stop the run. Which
+# algorithms, transports and providers exist is the build's to say, not a list
+# here. A machine where a lone rank cannot start is left to the measurements
+# to report.
+# usage_error COMMAND...: the first line of COMMAND's usage error, or nothing.
+usage_error() {
   local message status=0
-  message=$("$collbench" --families allreduce --algorithms ring --sizes "$2" \
-    --benchmark_list_tests=true 2>&1 >/dev/null) || status=$?
-  if ((status == 2)); then
-    die "$1 $2: $(grep -m1 '^collbench: ' <<<"$message" | sed 's/^collbench: \(--sizes: \)\{0,1\}//')"
-  fi
+  message=$("$@" 2>&1 >/dev/null) || status=$?
+  ((status == 2)) && grep -m1 -E '^collbench(-[a-z]+)?: ' <<<"$message"
+  return 0
 }
-if ((measuring)); then
-  check_sizes --sizes "$sizes"
-  check_sizes --p2p-sizes "$p2p_sizes"
-  check_sizes --local-sizes "$local_sizes"
+# Sizes: a dry run of one rank (names only, no output file).
+check_sizes() { # check_sizes OPTION VALUE
+  local error
+  error=$(usage_error "$collbench" --families allreduce --algorithms ring --sizes "$2" \
+    --benchmark_list_tests=true)
+  [[ -z $error ]] || die "$1 $2: $(sed 's/^collbench: \(--sizes: \)\{0,1\}//' <<<"$error")"
+}
+check_sizes --sizes "$sizes"
+check_sizes --p2p-sizes "$p2p_sizes"
+check_sizes --local-sizes "$local_sizes"
+# Algorithms, transports and the provider: the sweep's allreduce dry run.
+for t in "${transport_items[@]}"; do
+  provider_flag=()
+  [[ $t == ofi && -n $ofi_provider ]] && provider_flag=(--ofi-provider "$ofi_provider")
+  error=$(usage_error "$collbench" --families allreduce --algorithms "$algorithms" --transport "$t" \
+    "${provider_flag[@]}" --sizes 8B --benchmark_list_tests=true)
+  [[ -z $error ]] || die "$error"
+done
+# The matrix's options: a lone rank with valid ones is refused only for being
+# alone on its host.
+matrix_transport=(--transport "${transport_items[0]}")
+[[ ${transport_items[0]} == ofi && -n $ofi_provider ]] && matrix_transport+=(--ofi-provider "$ofi_provider")
+error=$(usage_error "$linkmatrix" "${matrix_transport[@]}" --size "$matrix_size" \
+  --iterations "$matrix_iterations" --bandwidth-threshold "$threshold")
+if [[ -n $error && $error != *"a link matrix needs ranks on at least 2 hosts"* ]]; then
+  die "--matrix-size $matrix_size: $error"
 fi
+# Every prediction, on a preset network (milliseconds; no MPI).
+for spec in "${predict_items[@]}"; do
+  IFS=: read -r model batch seconds <<<"$spec"
+  error=$(usage_error "$predict_tool" --network fdr --algorithms ring --model "$model" \
+    --batch "$batch" --compute-seconds "$seconds" --max-nodes "$max_nodes")
+  [[ -z $error ]] || die "--predict $spec: $error"
+done
 
 # ---------------------------------------------------------------- hosts and launch
 hosts=()
@@ -217,12 +258,25 @@ if ((measuring)); then
   esac
   if [[ -n $hosts_filter ]]; then
     IFS=, read -ra wanted <<<"$hosts_filter"
+    declare -A listed=()
     for h in "${wanted[@]}"; do
       printf '%s\n' "${hosts[@]}" | grep -qxF "$h" || die "--hosts: '$h' is not one of: ${hosts[*]}"
+      [[ -z ${listed[$h]:-} ]] || die "--hosts: '$h' is listed twice"
+      listed[$h]=1
     done
     hosts=("${wanted[@]}")
   fi
   ((${#hosts[@]} >= 2)) || die "needs at least 2 hosts; got ${#hosts[@]} (${hosts[*]:-none})"
+  # --ranks against the hosts now; --exclude-slow may leave fewer after the
+  # matrix, which is checked again then.
+  check_ranks() { # check_ranks HOSTS
+    local r
+    for r in "${rank_items[@]}"; do
+      ((r <= $1 * ppn)) || die "--ranks $r exceeds $1 hosts x $ppn ranks per host"
+      ((r % ppn == 0)) || die "--ranks $r is not a multiple of --ppn $ppn"
+    done
+  }
+  [[ -z $ranks_list ]] || check_ranks "${#hosts[@]}"
 fi
 read -ra extra_mpirun <<<"$mpirun_args"
 # launch PPN HOST... -- COMMAND...: one job of PPN ranks on each HOST.
@@ -290,8 +344,6 @@ step_time() { echo "$1 $((SECONDS - $2))" >>"$out/timings.txt"; }
 if [[ -n ${want_step[matrix]:-} ]]; then
   log "1/4 matrix: ${#hosts[@]} hosts (${hosts[*]})"
   t0=$SECONDS
-  matrix_transport=(--transport "${transport_items[0]}")
-  [[ ${transport_items[0]} == ofi && -n $ofi_provider ]] && matrix_transport+=(--ofi-provider "$ofi_provider")
   launch 1 "${hosts[@]}" -- "$linkmatrix" "${matrix_transport[@]}" --size "$matrix_size" \
     --iterations "$matrix_iterations" \
     --bandwidth-threshold "$threshold" --csv "$out/matrix/links.csv" \
@@ -325,10 +377,7 @@ if ((measuring)); then
     for ((r = 2; r <= max_ranks; r *= 2)); do rank_items+=("$r"); done
     ((rank_items[-1] == max_ranks)) || rank_items+=("$max_ranks")
   fi
-  for r in "${rank_items[@]}"; do
-    ((r <= max_ranks)) || die "--ranks $r exceeds ${#sweep_hosts[@]} hosts x $ppn ranks per host"
-    ((r % ppn == 0)) || die "--ranks $r is not a multiple of --ppn $ppn"
-  done
+  check_ranks "${#sweep_hosts[@]}"
   echo "ranks=${rank_items[*]}" >>"$run_env"
 fi
 

@@ -45,8 +45,9 @@
 #      MISS) and the per-size detail, printed and saved as DIR/table.md
 #
 # Options:
-#   --out DIR        output folder (default results/perf/<UTC time>); an
-#                    existing non-empty folder is refused
+#   --out DIR        output folder (default results/perf/<UTC time> in the
+#                    repository; a relative DIR is from the current folder);
+#                    an existing non-empty folder is refused
 #   --reps R         Google Benchmark repetitions per benchmark (default 5)
 #   --min-time S     --benchmark_min_time per repetition in seconds (default 0.05)
 #   --far-ns NS      one-way core-to-core latency above which a repetition
@@ -56,10 +57,17 @@
 #                    0: every row counts as near, no part is measured again
 #   --attempts N     jobs per part at most (default 5)
 # Environment:
-#   BUILD_DIR   build folder (default build; configured Release when missing)
+#   BUILD_DIR   build folder (default build/ of the repository; a relative one
+#               is from the current folder; configured Release when missing)
 #   JOBS        parallel build jobs (default: the number of cores)
 set -euo pipefail
+# Paths given by the caller are from the caller's folder; the defaults and the
+# tools are the repository's, where the script works.
+caller_dir=$PWD
 cd "$(dirname "$0")/.."
+
+# from_caller PATH: PATH as the caller meant it, absolute.
+from_caller() { if [[ $1 == /* ]]; then printf '%s\n' "$1"; else printf '%s\n' "$caller_dir/$1"; fi; }
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
@@ -117,12 +125,17 @@ done
 [[ $attempts =~ ^[1-9][0-9]*$ ]] || die "--attempts '$attempts' is not a positive number"
 jobs=${JOBS:-$(nproc)}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || die "JOBS='$jobs' is not a positive number of build jobs"
-out=${out:-results/perf/$(date -u +%Y%m%dT%H%M%SZ)}
-[[ ! -e $out || -d $out ]] || die "--out $out exists and is not a folder"
-if [[ -d $out && -n $(ls -A "$out") ]]; then die "$out exists and is not empty"; fi
+if [[ -n $out ]]; then out=$(from_caller "$out"); else out=$PWD/results/perf/$(date -u +%Y%m%dT%H%M%SZ); fi
+# The nearest folder that exists must be one this script may write in.
+writable=$out
+while [[ ! -e $writable ]]; do writable=$(dirname "$writable"); done
+[[ -d $writable ]] || die "--out $out: $writable is not a folder"
+[[ -w $writable && -x $writable ]] || die "--out $out: cannot write in $writable"
+if [[ -d $out && -n $(ls -A "$out") ]]; then die "--out $out exists and is not empty"; fi
+build=build
+[[ -z ${BUILD_DIR:-} ]] || build=$(from_caller "$BUILD_DIR")
 mkdir -p "$out"
 
-build=${BUILD_DIR:-build}
 if [[ ! -f $build/CMakeCache.txt ]]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/configure.log" 2>&1 ||
     { cat "$out/configure.log" >&2; exit 1; }

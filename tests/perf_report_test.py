@@ -141,6 +141,26 @@ class PerfReportTest(unittest.TestCase):
             self.assertIn(message, result.stderr)
             self.assertNotIn("Traceback", result.stderr)
 
+    def test_bad_csv_is_refused_before_anything_is_printed(self):
+        """--select-near checks every CSV before it prints a row; the report
+        refuses a bad value (the checks of collbench_csv.py) in any row."""
+        good = os.path.join(self.dir, "good.csv")
+        write(good, sweep())
+        bad = os.path.join(self.dir, "bad.csv")
+        rows = sweep()
+        rows[3]["median_us"] = "-120"
+        write(bad, rows)
+        selected = run("--select-near", "100", good, bad)
+        self.assertEqual(selected.returncode, 2)
+        self.assertEqual(selected.stdout, "")
+        self.assertIn("bad.csv: data row 4: median_us is '-120'; expected a finite number of µs > 0",
+                      selected.stderr)
+        write(os.path.join(self.dir, "np2.csv"), rows)
+        report = run(self.dir)
+        self.assertEqual(report.returncode, 2)
+        self.assertIn("np2.csv: data row 4: median_us is '-120'", report.stderr)
+        self.assertNotIn("Traceback", report.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
