@@ -148,6 +148,13 @@ models_tool_test(NAME models_plot_scaling
   COMMAND ${models_plot} scaling ${models_data}/predict/scaling.csv --out ${models_data}/plots
   EXIT 0 NEEDS models_scaling_output STDOUT "scaling_resnet50_B256\\.png"
   REQUIRE ${models_data}/plots/scaling_resnet50_B256.png)
+# A full disk while the PNGs are drawn: the earlier run's stay, none of the
+# new ones appears (plot_full_disk.sh).
+add_test(NAME models_plot_full_disk
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/plot_full_disk.sh ${models_plot}
+                 ${models_data}/small/predictions.csv ${models_data}/good/predictions.csv)
+set_tests_properties(models_plot_full_disk PROPERTIES LABELS unit
+                     FIXTURES_REQUIRED "models_data;models_fit_output;models_small_output")
 models_tool_test(NAME models_plot_missing_column
   COMMAND ${models_plot} fit --predictions ${models_data}/good.csv --out ${models_data}/plots
   EXIT 2 STDERR "good\\.csv: missing columns model, measured_us, predicted_us, rel_err")
