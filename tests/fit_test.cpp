@@ -951,5 +951,26 @@ TEST(BottomUpBySize, PricesReductionsOnEveryRankWithEveryRankReducing) {
   EXPECT_TRUE(seen);
 }
 
+// A β fitted to 0 is a value: models.csv says 0, which collbench-predict
+// refuses as "no bandwidth", not an empty field it would refuse as missing.
+TEST(ModelsCsv, ABetaOfZeroIsWrittenAsZero) {
+  FitResults results;
+  ModelFit hockney;
+  hockney.model = "hockney";
+  hockney.params = {20e-6, 0, 0};
+  ModelFit reduce;
+  reduce.model = "reduce_gamma";
+  reduce.gamma_source = "fitted";
+  reduce.params = {1e-6, 0, 0.2e-9};
+  results.fits = {hockney, reduce};
+  const std::string path = ::testing::TempDir() + "/models_beta_zero.csv";
+  write_models_csv(path, results);
+  const CsvTable table = read_csv_file(path);
+  const auto beta = static_cast<std::size_t>(table.column("beta_ns_per_byte"));
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0][beta], "0");
+  EXPECT_EQ(table.rows[1][beta], "");  // t0 + n·γ has no β
+}
+
 }  // namespace
 }  // namespace collbench

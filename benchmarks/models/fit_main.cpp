@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
       "reduce_all), the others rank 0's local reduce.\n"
       "Writes OUT_DIR/models.csv (one row per fit: parameters with units, R² on log time, "
       "median and max relative error) and OUT_DIR/predictions.csv (measured vs predicted per "
-      "point), prints a report, and with --plot-dir draws PNGs through scripts/plot.py.",
+      "point), both replaced together or neither, prints a report, and with --plot-dir draws PNGs "
+      "through scripts/plot.py.",
       "collbench-fit"};
   std::vector<std::string> inputs;
   std::string out_dir = ".";
