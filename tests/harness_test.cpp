@@ -94,6 +94,16 @@ TEST(Options, DefaultTimeoutGrowsWithBytesAndRanks) {
   EXPECT_LE(default_timeout_seconds(~std::uint64_t{0}, 1 << 20), 365.0 * 24 * 3600);
 }
 
+TEST(Options, ATimeoutBelowAMillisecondIsOneMillisecondNotForever) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(timeout_milliseconds(0.0004), milliseconds(1));  // 0 would mean "wait forever"
+  EXPECT_EQ(timeout_milliseconds(1e-9), milliseconds(1));
+  EXPECT_EQ(timeout_milliseconds(0), milliseconds(0));
+  EXPECT_EQ(timeout_milliseconds(2.5), milliseconds(2500));
+  EXPECT_EQ(timeout_milliseconds(0.3), milliseconds(300));
+  EXPECT_EQ(timeout_milliseconds(365.0 * 24 * 3600), milliseconds(365LL * 24 * 3600 * 1000));
+}
+
 TEST(Options, ParsesListsAndRepeatedWorkloads) {
   const Options options = parse_options({"--algorithms",
                                          "tree, ring,tree",
@@ -162,6 +172,17 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--debug-stuck-rank", "1", "--debug-crash-rank", "2"}, "excludes"},
       {{"--debug-fault-after", "2"}, "--debug-fault-after needs --debug-stuck-rank R"},
       {{"--debug-crash-rank", "-1"}, "expected a whole number from 0 to 2147483647, got '-1'"},
+      {{"--debug-slow-rank", "0", "--debug-slow-us", "1e30"},
+       "--debug-slow-us: expected a number of microseconds from 0 to 60000000, got '1e30'"},
+      {{"--debug-slow-rank", "0", "--debug-slow-us", "nan"}, "got 'nan'"},
+      {{"--debug-slow-rank", "0", "--debug-slow-us", "inf"}, "got 'inf'"},
+      {{"--timeout", "inf"}, "got 'inf'"},
+      {{"--warmup", "1e9"}, "--warmup: expected a whole number of calls from 0 to 1000000"},
+      {{"--warmup", "nan"}, "got 'nan'"},
+      {{"--debug-corrupt-elements", "nan", "--check"}, "got 'nan'"},
+      {{"--debug-fault-after", "inf", "--debug-crash-rank", "0"}, "got 'inf'"},
+      {{"--debug-stuck-rank", "0", "--timeout", "0"},
+       "--debug-stuck-rank with --timeout 0 would hang for ever"},
   };
   for (const BadInput& bad : cases) {
     try {
@@ -176,6 +197,16 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
 
 TEST(Options, DebugRanksMustBeRanksOfTheJob) {
   EXPECT_NO_THROW(validate_for_ranks(parse_options({"--debug-stuck-rank", "2"}), 3));
+  // Alone, a stuck rank has nobody to time out and name it: it would hang.
+  EXPECT_NO_THROW(validate_for_ranks(parse_options({"--debug-stuck-rank", "0"}), 2));
+  try {
+    validate_for_ranks(parse_options({"--debug-stuck-rank", "0"}), 1);
+    ADD_FAILURE() << "--debug-stuck-rank 0 accepted on 1 rank";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("--debug-stuck-rank needs a job of 2 ranks or more"),
+              std::string::npos)
+        << error.what();
+  }
   for (const char* flag : {"--debug-slow-rank", "--debug-stuck-rank", "--debug-crash-rank"}) {
     try {
       validate_for_ranks(parse_options({flag, "3"}), 3);
@@ -187,12 +218,26 @@ TEST(Options, DebugRanksMustBeRanksOfTheJob) {
   }
 }
 
-TEST(Options, MalformedGoogleBenchmarkNumbersAreRefusedWithTheirForm) {
+TEST(Options, EveryGoogleBenchmarkFlagIsCheckedBeforeGoogleBenchmarkSeesIt) {
+  // Google Benchmark 1.7.1 answers most of these with its usage text and
+  // exit status 0, or calls a malformed number an unknown argument.
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"--benchmark_repetitions=-1", "expected a whole number of repetitions >= 1"},
-      {"--benchmark_repetitions=2.5", "expected a whole number of repetitions >= 1"},
-      {"--benchmark_min_time=0.5s", "expected a number of seconds >= 0, e.g. 0.5"},
-      {"--benchmark_min_warmup_time=abc", "expected a number of seconds >= 0"},
+      {"--benchmark_repetitions=-1", "expected a whole number of repetitions from 1 to 2147483647"},
+      {"--benchmark_repetitions=2.5", "expected a whole number of repetitions from 1 to"},
+      {"--benchmark_repetitions=1e3", "expected a whole number of repetitions from 1 to"},
+      {"--benchmark_repetitions=99999999999", "expected a whole number of repetitions from 1 to"},
+      {"--benchmark_min_time=0.5s", "expected a number of seconds from 0 to 86400, e.g. 0.5"},
+      {"--benchmark_min_time=1e30", "expected a number of seconds from 0 to 86400"},
+      {"--benchmark_min_time=nan", "expected a number of seconds from 0 to 86400"},
+      {"--benchmark_min_warmup_time=abc", "expected a number of seconds from 0 to 86400"},
+      {"--benchmark_time_unit=fortnight", "accepted units are ns, us, ms and s"},
+      {"--benchmark_format=xml", "accepted formats are console, json and csv"},
+      {"--benchmark_out_format=yaml", "accepted formats are console, json and csv"},
+      {"--benchmark_color=", "expected auto, true or false"},
+      {"--benchmark_list_tests=maybe", "expected true or false"},
+      {"--benchmark_report_aggregates_only=sometimes", "expected true or false"},
+      {"--benchmark_context=novalue", "expected KEY=VALUE pairs separated by commas"},
+      {"--v=-1", "expected a whole number of log levels from 0 to 2147483647"},
   };
   for (const auto& [flag, message] : cases) {
     try {
@@ -203,7 +248,26 @@ TEST(Options, MalformedGoogleBenchmarkNumbersAreRefusedWithTheirForm) {
           << error.what();
     }
   }
-  EXPECT_NO_THROW(benchmark_run_flags({"--benchmark_repetitions=3", "--benchmark_min_time=0"}));
+  const std::vector<std::pair<std::string, std::string>> shapes = {
+      {"--benchmark_repetition=3",
+       "unknown Google Benchmark flag --benchmark_repetition; accepted: --benchmark_list_tests,"},
+      {"--benchmark_min_time",
+       "--benchmark_min_time needs a value, written --benchmark_min_time=VALUE"},
+      {"--v", "--v needs a value"},
+  };
+  for (const auto& [flag, message] : shapes) {
+    try {
+      benchmark_run_flags({flag});
+      ADD_FAILURE() << flag << " accepted";
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_NO_THROW(benchmark_run_flags(
+      {"--benchmark_repetitions=3", "--benchmark_min_time=0", "--benchmark_time_unit=ms",
+       "--benchmark_list_tests", "--benchmark_color=auto", "--benchmark_counters_tabular=TRUE",
+       "--benchmark_context=a=1,b=2", "--benchmark_display_aggregates_only=no", "--v=2",
+       "--benchmark_filter=", "--benchmark_perf_counters=CYCLES"}));
 }
 
 TEST(Options, GoogleBenchmarkFlagsThatBreakLockStepAreRefused) {
@@ -227,7 +291,7 @@ TEST(Options, RepetitionsAreTheLastRepetitionsFlagOrOne) {
   EXPECT_EQ(benchmark_repetitions(benchmark_run_flags(
                 {"--benchmark_repetitions=4", "--benchmark_repetitions=2"})),
             2);
-  EXPECT_THROW(benchmark_repetitions({{"--benchmark_repetitions", "1e12"}}), UsageError);
+  EXPECT_THROW(benchmark_run_flags({"--benchmark_repetitions=1e12"}), UsageError);
   EXPECT_FALSE(parse_options({}).interleave);
   EXPECT_TRUE(parse_options({"--interleave"}).interleave);
 }

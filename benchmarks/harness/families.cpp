@@ -862,8 +862,8 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int rou
 
 void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case, int round) {
   if (options_.timeout_seconds < 0) {
-    transport_.set_timeout(std::chrono::milliseconds(
-        static_cast<std::int64_t>(1000 * default_timeout_seconds(benchmark_case.bytes(), ranks_))));
+    transport_.set_timeout(
+        timeout_milliseconds(default_timeout_seconds(benchmark_case.bytes(), ranks_)));
   }
   if (current_ != std::pair<const BenchmarkCase*, int>{&benchmark_case, round}) {
     current_ = {&benchmark_case, round};

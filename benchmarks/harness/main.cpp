@@ -309,8 +309,7 @@ int run(const World& world, int argc, char** argv) {
     const double timeout_seconds = options.timeout_seconds < 0
                                        ? default_timeout_seconds(0, world.size)
                                        : options.timeout_seconds;
-    transport->set_timeout(
-        std::chrono::milliseconds(static_cast<std::int64_t>(timeout_seconds * 1000.0)));
+    transport->set_timeout(timeout_milliseconds(timeout_seconds));
   } catch (const std::exception& failure) {
     error =
         fmt::format("--transport {}{}: {}", options.transport,
