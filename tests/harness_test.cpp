@@ -19,6 +19,7 @@
 #include "collbench/csv.h"
 #include "collbench/inproc_transport.h"
 #include "collbench/reduce.h"
+#include "collbench/sizes.h"
 #include "collbench/workload.h"
 #include "families.h"
 #include "metadata.h"
@@ -568,6 +569,32 @@ TEST(Plan, MemoryGuardNamesTheBenchmarkAndTheNumbers) {
     EXPECT_NE(std::string(error.what()).find("allreduce/ring/4194304 needs"), std::string::npos)
         << error.what();
   }
+}
+
+TEST(Plan, MemoryGuardSaturatesInsteadOfWrapping) {
+  // 2^63 bytes: twice that (in and out) wraps to 0 in 64 bits, and the
+  // guard once let it through to a late allocation failure and MPI_Abort.
+  for (const std::uint64_t limit : {std::uint64_t{0}, std::uint64_t{1} << 30}) {
+    try {
+      plan_cases(parse_options({"--sizes", "8388608TiB", "--families", "local"}), {}, "mpi", 1,
+                 limit);
+      ADD_FAILURE() << "8388608TiB planned with a memory limit of " << limit;
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what())
+                    .find("local/reduce/f32/9223372036854775808 needs more than 16 EiB per rank"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+  // ps_central's workspace, message x (ranks - 1), wraps for 2^62 bytes on 5 ranks.
+  BenchmarkCase central;
+  central.algorithm = find_algorithm("ps_central");
+  central.message_bytes = {std::uint64_t{1} << 62};
+  EXPECT_EQ(central.memory_bytes(5), kSaturatedBytes);
+  central.message_bytes = {std::uint64_t{1} << 62, std::uint64_t{1} << 62};
+  EXPECT_EQ(central.bytes(), std::uint64_t{1} << 63);
+  central.message_bytes = {std::uint64_t{1} << 63, std::uint64_t{1} << 63};
+  EXPECT_EQ(central.bytes(), kSaturatedBytes);
 }
 
 TEST(Plan, WorkloadAddsDistinctSizesAndOneExchangePerAlgorithm) {
