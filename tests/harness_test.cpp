@@ -774,8 +774,12 @@ TEST(CsvRow, SendrecvIsP2pWithTheChainsPlacementAndNoPeer) {
 class RecordingReporter final : public benchmark::BenchmarkReporter {
  public:
   bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>& runs) override { received += runs.size(); }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    received += runs.size();
+    for (const Run& run : runs) aggregates += run.run_type == Run::RT_Aggregate ? 1 : 0;
+  }
   std::size_t received = 0;
+  std::size_t aggregates = 0;
 };
 
 TEST(Reporter, WritesAFlushedRowPerRepetitionAndNoAggregates) {
@@ -809,6 +813,46 @@ TEST(Reporter, WritesAFlushedRowPerRepetitionAndNoAggregates) {
     // A run of a benchmark the harness did not register is a bug, not a row.
     EXPECT_THROW(reporter.ReportRuns({make_run("allreduce/none/1", 0, 1)}), std::logic_error);
   }
+  std::filesystem::remove(path);
+}
+
+TEST(Reporter, AggregatesOnlyDisplaysAggregatesButTheCsvKeepsEveryRepetition) {
+  // main registers every benchmark so that Google Benchmark hands this
+  // reporter the runs even under --benchmark_*_aggregates_only; the reporter
+  // then shows the aggregates alone, or the runs of a benchmark without any.
+  RowFixture fixture;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / fmt::format("harness_aggregates_{}.csv", getpid()))
+          .string();
+  std::filesystem::remove(path);
+  BenchmarkCase repeated, single;
+  repeated.name = "allreduce/ring/1024";
+  single.name = "allreduce/ring/2048";
+  for (BenchmarkCase* entry : {&repeated, &single}) {
+    entry->algorithm = find_algorithm("ring");
+    entry->message_bytes = {1024};
+  }
+  {
+    CsvWriter writer(path, csv_columns());
+    RecordingReporter display;
+    Progress progress(false, 2);
+    RankZeroReporter reporter(&display, &writer,
+                              {{repeated.name, &repeated}, {single.name, &single}}, fixture.context,
+                              progress, /*display_aggregates_only=*/true);
+    auto mean = make_run(repeated.name, 0, 11);
+    mean.run_type = benchmark::BenchmarkReporter::Run::RT_Aggregate;
+    mean.aggregate_name = "mean";
+    // Google Benchmark: the runs, then (with 2 repetitions or more) the aggregates.
+    reporter.ReportRuns({make_run(repeated.name, 0, 10), make_run(repeated.name, 1, 12)});
+    reporter.ReportRuns({mean});
+    reporter.ReportRuns({make_run(single.name, 0, 10)});
+    EXPECT_EQ(display.received, 1u);  // the single run waits: aggregates may follow
+    reporter.Finalize();
+    EXPECT_EQ(display.received, 2u);
+    EXPECT_EQ(display.aggregates, 1u);
+    EXPECT_EQ(reporter.rows_written(), 3u);
+  }
+  EXPECT_EQ(read_csv_file(path).rows.size(), 3u);
   std::filesystem::remove(path);
 }
 
