@@ -30,6 +30,7 @@
 #include "families.h"
 #include "metadata.h"
 #include "options.h"
+#include "process_signals.h"
 #include "progress.h"
 #include "reporter.h"
 #ifdef COLLBENCH_HAVE_OFI
@@ -493,6 +494,7 @@ int run(const World& world, int argc, char** argv) {
 }  // namespace collbench::harness
 
 int main(int argc, char** argv) {
+  collbench::harness::set_process_signals();
   collbench::harness::World world;
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
     std::fputs("collbench: MPI_Init failed\n", stderr);
