@@ -134,11 +134,15 @@ struct App {
                  "fails that benchmark and makes collbench exit with status 1");
     app.add_option("--csv", options.csv_path,
                    "Write tidy CSV (one row per benchmark and repetition, flushed as each "
-                   "finishes; columns in results/README.md) to PATH. An existing file is refused "
-                   "unless --append or --force")
+                   "finishes; columns in results/README.md) to PATH, a regular file other than "
+                   "--benchmark_out's. An existing file is refused unless --append or --force. "
+                   "Each row is written whole or not at all: a write the disk cuts short is "
+                   "truncated away and fails the run")
         ->type_name("PATH");
     auto* append = app.add_flag("--append", options.append,
-                                "Append to an existing --csv file (its header must match)");
+                                "Append to an existing --csv file (its header must match). A file "
+                                "whose last line has no newline (a torn row) is refused, not "
+                                "repaired: delete or complete that line");
     app.add_flag("--force", options.force, "Overwrite an existing --csv file")->excludes(append);
     app.add_option("--warmup", options.warmup,
                    "Untimed calls of each benchmark after it is built and before its first "
