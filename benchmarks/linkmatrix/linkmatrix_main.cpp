@@ -209,10 +209,10 @@ int run(int argc, char** argv) {
                  "Links CSV: one row per directed pair (src, dst, latency, bandwidth, verdicts)")
       ->type_name("PATH");
   app.add_option("--hosts-csv", options.hosts_csv_path,
-                 "Hosts CSV: one row per host (best send/receive bandwidth, latency, verdicts)")
+                 "Hosts CSV: one row per host (best send/receive bandwidth, latency, verdicts); "
+                 "a file other than --csv's")
       ->type_name("PATH");
-  app.add_flag("--force", options.force,
-               "Overwrite existing CSV files (--csv and --hosts-csv must differ)");
+  app.add_flag("--force", options.force, "Overwrite existing CSV files");
   app.add_option("--run-id", options.run_id, "Run identifier for the CSV (default: a fresh one)")
       ->type_name("ID");
 
