@@ -223,10 +223,11 @@ TEST(Options, EveryGoogleBenchmarkFlagIsCheckedBeforeGoogleBenchmarkSeesIt) {
   // Google Benchmark 1.7.1 answers most of these with its usage text and
   // exit status 0, or calls a malformed number an unknown argument.
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"--benchmark_repetitions=-1", "expected a whole number of repetitions from 1 to 2147483647"},
+      {"--benchmark_repetitions=-1", "expected a whole number of repetitions from 1 to 100000"},
       {"--benchmark_repetitions=2.5", "expected a whole number of repetitions from 1 to"},
       {"--benchmark_repetitions=1e3", "expected a whole number of repetitions from 1 to"},
       {"--benchmark_repetitions=99999999999", "expected a whole number of repetitions from 1 to"},
+      {"--benchmark_repetitions=100001", "expected a whole number of repetitions from 1 to 100000"},
       {"--benchmark_min_time=0.5s", "expected a number of seconds from 0 to 86400, e.g. 0.5"},
       {"--benchmark_min_time=1e30", "expected a number of seconds from 0 to 86400"},
       {"--benchmark_min_time=nan", "expected a number of seconds from 0 to 86400"},

@@ -348,6 +348,9 @@ constexpr BenchmarkFlag kBenchmarkFlags[] = {
 
 // A day: a longer --benchmark_min_time per benchmark is a typo (ms for s).
 constexpr double kMaxBenchmarkSeconds = 24.0 * 3600;
+// Google Benchmark keeps every repetition's result in memory, and
+// --interleave registers every benchmark once per repetition.
+constexpr int kMaxRepetitions = 100000;
 
 bool is_one_of(const std::string& value, std::initializer_list<const char*> accepted) {
   return std::any_of(accepted.begin(), accepted.end(),
@@ -386,7 +389,7 @@ std::string benchmark_value_problem(const BenchmarkFlag& flag, const std::string
     case FlagValue::boolean:
       return is_boolean_word(value) ? "" : "expected true or false";
     case FlagValue::repetitions:
-      return number_problem(value, true, "repetitions", 1, std::numeric_limits<int>::max());
+      return number_problem(value, true, "repetitions", 1, kMaxRepetitions);
     case FlagValue::seconds:
       return number_problem(value, false, "seconds", 0, kMaxBenchmarkSeconds);
     case FlagValue::verbosity:
@@ -600,7 +603,7 @@ int benchmark_repetitions(const std::vector<std::pair<std::string, std::string>>
   int repetitions = 1;
   for (const auto& [name, value] : flags) {
     // benchmark_run_flags has checked that it is a whole number from 1 to
-    // INT_MAX, written in digits.
+    // kMaxRepetitions, written in digits.
     if (name == "--benchmark_repetitions") repetitions = std::stoi(value);
   }
   return repetitions;

@@ -173,8 +173,9 @@ int run(int argc, char** argv) {
                  "Timed transfers per direction and pair, after one warm-up (default: 5)")
       ->check(cli::whole_number(1, 1000000, "transfers"));
   app.add_option("--latency-iterations", options.latency_iterations,
-                 "Timed round trips per pair for the latency (default: 200)")
-      ->check(cli::whole_number(1, 100000000, "round trips"));
+                 "Timed round trips per pair for the latency (default: 200, at most 1000000; "
+                 "each is kept in memory)")
+      ->check(cli::whole_number(1, 1000000, "round trips"));
   app.add_option("--latency-passes", options.latency_passes,
                  "Passes over all pairs for the latency; a pair's latency is its lowest "
                  "per-pass median (default: 3)")
