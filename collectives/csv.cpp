@@ -2,42 +2,109 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <filesystem>
 #include <stdexcept>
 
 namespace collbench {
 namespace {
 
-std::string read_first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
+[[noreturn]] void fail_errno(const std::string& what, const std::string& path, int error) {
+  throw std::runtime_error(fmt::format("cannot {} {}: {}", what, path, std::strerror(error)));
+}
+
+// What the file behind `fd` is; throws unless it is a regular file. A device
+// (/dev/zero), pipe or folder has no end to read to and cannot be truncated
+// back after a failed write, which both reading and writing here rely on.
+struct stat regular_file_status(int fd, const std::string& path) {
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) fail_errno("inspect", path, errno);
+  if (!S_ISREG(status.st_mode)) {
+    throw std::runtime_error(
+        fmt::format("{} is not a regular file (a device, pipe or folder); name a file", path));
+  }
+  return status;
+}
+
+// Opens `path` without blocking on a FIFO that has no other end (O_NONBLOCK
+// has no effect on a regular file) and refuses anything but a regular file.
+int open_regular(const std::string& path, int flags, const char* what) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) {
+      throw std::runtime_error(
+          fmt::format("{} already exists; choose another path, or pass --append or --force", path));
+    }
+    fail_errno(what, path, errno);
+  }
+  try {
+    regular_file_status(fd, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  return fd;
+}
+
+// Reads up to `limit` bytes from `offset` on, fewer at the end of the file;
+// the buffer grows with what is read, not with the limit.
+std::string read_at_most(int fd, std::uint64_t offset, std::size_t limit, const std::string& path) {
+  constexpr std::size_t kChunk = std::size_t{1} << 16;
+  std::string text;
+  while (text.size() < limit) {
+    const std::size_t got = text.size();
+    const std::size_t want = std::min(kChunk, limit - got);
+    text.resize(got + want);
+    const ssize_t n = ::pread(fd, text.data() + got, want, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) {
+      text.resize(got);
+      continue;
+    }
+    if (n < 0) fail_errno("read", path, errno);
+    text.resize(got + static_cast<std::size_t>(n));
+    if (n == 0) break;
+  }
+  return text;
+}
+
+// The header line of an existing, non-empty CSV file, without its line end.
+// Reads at most kCsvMaxHeaderBytes, so a file that is not a CSV (one endless
+// line) is refused instead of read to its end.
+std::string read_header_line(int fd, const std::string& path) {
+  const std::string head = read_at_most(fd, 0, kCsvMaxHeaderBytes, path);
+  const auto newline = head.find('\n');
+  if (newline == std::string::npos) {
+    throw std::runtime_error(
+        head.size() < kCsvMaxHeaderBytes
+            ? fmt::format("cannot append to {}: it has no complete header line (no newline)", path)
+            : fmt::format("cannot append to {}: no header line within its first {} bytes; it is "
+                          "not a collbench CSV",
+                          path, kCsvMaxHeaderBytes));
+  }
+  std::string line = head.substr(0, newline);
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return line;
 }
 
-void write_fully(int fd, const std::string& text, const std::string& path) {
-  // One write(2) per row: with O_APPEND the kernel places it whole, so a
-  // killed run leaves complete rows only (short writes are retried).
-  const char* data = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t written = ::write(fd, data, left);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(fmt::format("cannot write to {}: {}", path, std::strerror(errno)));
-    }
-    data += written;
-    left -= static_cast<std::size_t>(written);
-  }
-}
-
 }  // namespace
+
+bool names_same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ignored;
+  // Absolute first: weakly_canonical leaves a relative path whose first
+  // part does not exist relative, so "run.csv" and "./run.csv" would differ.
+  const auto resolved = [&](const std::string& path) {
+    return fs::weakly_canonical(fs::absolute(path, ignored), ignored);
+  };
+  if (resolved(a) == resolved(b)) return true;
+  return fs::equivalent(a, b, ignored);  // false unless both exist
+}
 
 std::string csv_escape(std::string_view field) {
   if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
@@ -63,30 +130,60 @@ std::string csv_line(const std::vector<std::string>& fields) {
 CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns, ExistingFile policy)
     : path_(std::move(path)), columns_(std::move(columns)) {
   if (columns_.empty()) throw std::invalid_argument("CsvWriter: no columns");
-  int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
-  bool write_header = true;
-  if (policy == ExistingFile::refuse) flags |= O_EXCL;
-  if (policy == ExistingFile::overwrite) flags |= O_TRUNC;
-  if (policy == ExistingFile::append && ::access(path_.c_str(), F_OK) == 0) {
-    const std::string existing = read_first_line(path_);
-    const std::string expected = csv_line(columns_).substr(0, csv_line(columns_).size() - 1);
-    if (!existing.empty()) {
-      if (existing != expected) {
-        throw std::runtime_error(fmt::format(
-            "cannot append to {}: its header differs from this version's columns", path_));
-      }
-      write_header = false;
+  const std::string header = csv_line(columns_);
+  if (policy == ExistingFile::append) {
+    created_ = ::access(path_.c_str(), F_OK) != 0;
+    fd_ = open_regular(path_, O_RDWR | O_CREAT | O_APPEND, "open");
+    try {
+      check_append_target(header);
+    } catch (...) {
+      ::close(fd_);
+      fd_ = -1;
+      throw;
     }
-  }
-  fd_ = ::open(path_.c_str(), flags, 0644);
-  if (fd_ < 0) {
-    if (errno == EEXIST) {
-      throw std::runtime_error(fmt::format(
-          "{} already exists; choose another path, or pass --append or --force", path_));
+    if (regular_file_status(fd_, path_).st_size > 0) return;
+  } else {
+    // An existing device or pipe is refused before O_TRUNC reaches it.
+    struct stat existing {};
+    if (policy == ExistingFile::overwrite && ::stat(path_.c_str(), &existing) == 0 &&
+        !S_ISREG(existing.st_mode)) {
+      throw std::runtime_error(
+          fmt::format("{} is not a regular file (a device, pipe or folder); name a file", path_));
     }
-    throw std::runtime_error(fmt::format("cannot create {}: {}", path_, std::strerror(errno)));
+    const int exclusive = policy == ExistingFile::refuse ? O_EXCL : O_TRUNC;
+    fd_ = open_regular(path_, O_WRONLY | O_CREAT | O_APPEND | exclusive, "create");
+    created_ = policy == ExistingFile::refuse;
   }
-  if (write_header) write_fully(fd_, csv_line(columns_), path_);
+  try {
+    write_line(header);
+  } catch (...) {
+    // A file this writer created and could not even give a header is not
+    // left behind.
+    ::close(fd_);
+    fd_ = -1;
+    if (created_) ::unlink(path_.c_str());
+    throw;
+  }
+}
+
+void CsvWriter::check_append_target(const std::string& header) const {
+  const std::uint64_t size = static_cast<std::uint64_t>(regular_file_status(fd_, path_).st_size);
+  if (size == 0) return;
+  const std::string expected = header.substr(0, header.size() - 1);
+  if (read_header_line(fd_, path_) != expected) {
+    throw std::runtime_error(
+        fmt::format("cannot append to {}: its header differs from this version's columns", path_));
+  }
+  // Refused rather than repaired: a last line without its newline is a row
+  // cut short (by a full disk, or a writer older than this one) or a hand
+  // edit, and only the user can tell which to keep.
+  if (read_at_most(fd_, size - 1, 1, path_) != "\n") {
+    throw std::runtime_error(fmt::format(
+        "cannot append to {}: its last line has no newline (a torn row, or an edit); appending "
+        "is refused rather than glued onto it: delete that line, or end it with a newline if it "
+        "is a whole row",
+        path_));
+  }
 }
 
 CsvWriter::~CsvWriter() {
@@ -98,7 +195,33 @@ void CsvWriter::write_row(const std::vector<std::string>& fields) {
     throw std::invalid_argument(fmt::format("{}: row has {} fields, the header has {}", path_,
                                             fields.size(), columns_.size()));
   }
-  write_fully(fd_, csv_line(fields), path_);
+  write_line(csv_line(fields));
+}
+
+void CsvWriter::write_line(const std::string& line) {
+  // One write(2) of the whole line, O_APPEND: a run killed around it leaves
+  // the line whole or absent. A write the disk or the file-size limit cuts
+  // short is not continued (the rest would fail too, or raise SIGXFSZ): the
+  // file is truncated back to where the line began and the error raised.
+  const off_t before = regular_file_status(fd_, path_).st_size;
+  ssize_t written = -1;
+  do {
+    written = ::write(fd_, line.data(), line.size());
+  } while (written < 0 && errno == EINTR);
+  if (written == static_cast<ssize_t>(line.size())) return;
+  const std::string reason =
+      written < 0 ? std::string(std::strerror(errno))
+                  : fmt::format(
+                        "only {} of the line's {} bytes fit (the file system is full, or "
+                        "the file reached the size limit of ulimit -f)",
+                        written, line.size());
+  const bool restored = ::ftruncate(fd_, before) == 0;
+  throw std::runtime_error(fmt::format(
+      "cannot write to {}: {}; {}", path_, reason,
+      restored ? "the file keeps the whole rows written before"
+               : fmt::format("truncating the partial line away failed too ({}), so its last line "
+                             "is torn",
+                             std::strerror(errno))));
 }
 
 int CsvTable::column(std::string_view name) const {
@@ -192,11 +315,34 @@ CsvTable parse_csv(std::string_view text, std::string_view source) {
 }
 
 CsvTable read_csv_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_csv(text.str(), path);
+  const int fd = open_regular(path, O_RDONLY, "open");
+  const auto too_large = [&] {
+    ::close(fd);
+    return std::runtime_error(fmt::format(
+        "{} is larger than the {} MiB collbench reads from one CSV (hundreds of thousands of "
+        "rows); split it, or keep the rows you need",
+        path, kCsvMaxFileBytes >> 20));
+  };
+  if (static_cast<std::uint64_t>(regular_file_status(fd, path).st_size) > kCsvMaxFileBytes) {
+    throw too_large();
+  }
+  std::string text;
+  try {
+    // At most one byte past the limit: a file that grows while it is read,
+    // or one whose size says 0 (/proc), is bounded too.
+    text = read_at_most(fd, 0, kCsvMaxFileBytes + 1, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (text.size() > kCsvMaxFileBytes) throw too_large();
+  ::close(fd);
+  if (text.size() > kCsvMaxHeaderBytes && text.find('\n') > kCsvMaxHeaderBytes) {
+    throw std::runtime_error(
+        fmt::format("{}: no header line within its first {} bytes; it is not a CSV file", path,
+                    kCsvMaxHeaderBytes));
+  }
+  return parse_csv(text, path);
 }
 
 }  // namespace collbench

@@ -1,12 +1,17 @@
 // CsvWriter and parse_csv: RFC 4180 quoting both ways, refusing to clobber,
-// appending only to a matching header, rows on disk as soon as written.
+// appending only to a matching header and a whole last row, rows on disk as
+// soon as written and whole or absent when the disk fills, reading bounded.
 #include "collbench/csv.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 namespace collbench {
@@ -76,6 +81,112 @@ TEST_F(CsvFile, ExistingFileIsRefusedUnlessAskedFor) {
 TEST_F(CsvFile, RowWidthMustMatchTheHeader) {
   CsvWriter writer(path_, {"a", "b"});
   EXPECT_THROW(writer.write_row({"only one"}), std::invalid_argument);
+}
+
+void expect_error(const std::function<void()>& action, const std::string& fragment) {
+  try {
+    action();
+    ADD_FAILURE() << "no error; expected one with: " << fragment;
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(CsvFile, AppendRefusesALastLineWithoutNewlineAndLeavesTheFileAlone) {
+  { CsvWriter writer(path_, {"a", "b"}); }
+  std::ofstream(path_, std::ios::app) << "1,2\n3,";  // a row cut short
+  expect_error(
+      [&] {
+        CsvWriter(path_, {"a", "b"}, ExistingFile::append);
+      },
+      "cannot append to " + path_ + ": its last line has no newline");
+  EXPECT_EQ(slurp(path_), "a,b\n1,2\n3,");
+  // A header without its newline is not a header either.
+  std::ofstream(path_, std::ios::trunc) << "a,b";
+  expect_error(
+      [&] {
+        CsvWriter(path_, {"a", "b"}, ExistingFile::append);
+      },
+      "has no complete header line");
+  EXPECT_EQ(slurp(path_), "a,b");
+}
+
+TEST_F(CsvFile, ARowTheFileSizeLimitCutsShortIsTruncatedAway) {
+  // RLIMIT_FSIZE stands in for a full disk: the write that crosses it is
+  // short, the next one fails with EFBIG (SIGXFSZ ignored, as collbench
+  // does). The file must end in whole rows either way.
+  const std::string row_text(100, 'x');
+  CsvWriter writer(path_, {"a"});
+  writer.write_row({row_text});  // header 2 bytes + 101, 103 in all
+  auto* previous = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit limit = saved;
+  limit.rlim_cur = 150;  // room for 47 more bytes, not a 101-byte row
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  std::string short_write, failed_write;
+  try {
+    writer.write_row({row_text});
+  } catch (const std::runtime_error& error) {
+    short_write = error.what();
+  }
+  const std::string after_short = slurp(path_);
+  ASSERT_EQ(truncate(path_.c_str(), 150), 0);  // at the limit: the next write fails outright
+  const std::uint64_t padded = std::filesystem::file_size(path_);
+  try {
+    writer.write_row({row_text});
+  } catch (const std::runtime_error& error) {
+    failed_write = error.what();
+  }
+  const std::uint64_t after_failed = std::filesystem::file_size(path_);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previous);
+  EXPECT_EQ(after_short, "a\n" + row_text + "\n");
+  EXPECT_NE(short_write.find("cannot write to " + path_ + ": only 47 of the line's 101 bytes"),
+            std::string::npos)
+      << short_write;
+  EXPECT_NE(short_write.find("the file keeps the whole rows written before"), std::string::npos);
+  EXPECT_NE(failed_write.find("cannot write to " + path_ + ": File too large"), std::string::npos)
+      << failed_write;
+  EXPECT_EQ(after_failed, padded);
+}
+
+TEST_F(CsvFile, OnlyRegularFilesAreReadOrWrittenAndWithoutBlocking) {
+  for (const auto policy : {ExistingFile::append, ExistingFile::overwrite}) {
+    expect_error([&] { CsvWriter("/dev/zero", {"a"}, policy); }, "/dev/zero is not a regular file");
+  }
+  expect_error([] { read_csv_file("/dev/zero"); }, "/dev/zero is not a regular file");
+  // A FIFO nobody writes to would block an open or read for ever.
+  ASSERT_EQ(mkfifo(path_.c_str(), 0600), 0);
+  expect_error([&] { read_csv_file(path_); }, "is not a regular file");
+  expect_error([&] { CsvWriter(path_, {"a"}, ExistingFile::append); }, "is not a regular file");
+}
+
+TEST_F(CsvFile, ReadingIsBoundedByTheHeaderAndFileLimits) {
+  std::ofstream(path_) << std::string(kCsvMaxHeaderBytes + 1, 'a');  // one endless line
+  expect_error([&] { read_csv_file(path_); }, "no header line within its first 1048576 bytes");
+  expect_error([&] { CsvWriter(path_, {"a"}, ExistingFile::append); },
+               "no header line within its first 1048576 bytes");
+  // Sparse: the size is what counts, and it is refused before any read.
+  ASSERT_EQ(truncate(path_.c_str(), static_cast<off_t>(kCsvMaxFileBytes) + 1), 0);
+  expect_error([&] { read_csv_file(path_); }, "is larger than the 256 MiB collbench reads");
+}
+
+TEST_F(CsvFile, TwoSpellingsOfOnePathAreOneFile) {
+  const std::filesystem::path file(path_);
+  EXPECT_TRUE(names_same_file(path_, (file.parent_path() / "." / file.filename()).string()));
+  EXPECT_FALSE(names_same_file(path_, path_ + ".other"));
+  const std::string cwd = std::filesystem::current_path().string();
+  std::filesystem::current_path(file.parent_path());
+  const bool relative = names_same_file(file.filename().string(), "./" + file.filename().string());
+  std::filesystem::current_path(cwd);
+  EXPECT_TRUE(relative) << "a relative path of a file that does not exist yet";
+  { std::ofstream(path_) << "x\n"; }
+  const std::string link = path_ + ".link";
+  std::filesystem::remove(link);
+  std::filesystem::create_hard_link(path_, link);
+  EXPECT_TRUE(names_same_file(path_, link));
+  std::filesystem::remove(link);
 }
 
 TEST(ParseCsv, AcceptsCrlfAndTrailingBlankLine) {

@@ -19,6 +19,7 @@
 #include "collbench/csv.h"
 #include "collbench/inproc_transport.h"
 #include "collbench/reduce.h"
+#include "collbench/sizes.h"
 #include "collbench/workload.h"
 #include "families.h"
 #include "metadata.h"
@@ -94,6 +95,16 @@ TEST(Options, DefaultTimeoutGrowsWithBytesAndRanks) {
   EXPECT_LE(default_timeout_seconds(~std::uint64_t{0}, 1 << 20), 365.0 * 24 * 3600);
 }
 
+TEST(Options, ATimeoutBelowAMillisecondIsOneMillisecondNotForever) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(timeout_milliseconds(0.0004), milliseconds(1));  // 0 would mean "wait forever"
+  EXPECT_EQ(timeout_milliseconds(1e-9), milliseconds(1));
+  EXPECT_EQ(timeout_milliseconds(0), milliseconds(0));
+  EXPECT_EQ(timeout_milliseconds(2.5), milliseconds(2500));
+  EXPECT_EQ(timeout_milliseconds(0.3), milliseconds(300));
+  EXPECT_EQ(timeout_milliseconds(365.0 * 24 * 3600), milliseconds(365LL * 24 * 3600 * 1000));
+}
+
 TEST(Options, ParsesListsAndRepeatedWorkloads) {
   const Options options = parse_options({"--algorithms",
                                          "tree, ring,tree",
@@ -162,6 +173,17 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--debug-stuck-rank", "1", "--debug-crash-rank", "2"}, "excludes"},
       {{"--debug-fault-after", "2"}, "--debug-fault-after needs --debug-stuck-rank R"},
       {{"--debug-crash-rank", "-1"}, "expected a whole number from 0 to 2147483647, got '-1'"},
+      {{"--debug-slow-rank", "0", "--debug-slow-us", "1e30"},
+       "--debug-slow-us: expected a number of microseconds from 0 to 60000000, got '1e30'"},
+      {{"--debug-slow-rank", "0", "--debug-slow-us", "nan"}, "got 'nan'"},
+      {{"--debug-slow-rank", "0", "--debug-slow-us", "inf"}, "got 'inf'"},
+      {{"--timeout", "inf"}, "got 'inf'"},
+      {{"--warmup", "1e9"}, "--warmup: expected a whole number of calls from 0 to 1000000"},
+      {{"--warmup", "nan"}, "got 'nan'"},
+      {{"--debug-corrupt-elements", "nan", "--check"}, "got 'nan'"},
+      {{"--debug-fault-after", "inf", "--debug-crash-rank", "0"}, "got 'inf'"},
+      {{"--debug-stuck-rank", "0", "--timeout", "0"},
+       "--debug-stuck-rank with --timeout 0 would hang for ever"},
   };
   for (const BadInput& bad : cases) {
     try {
@@ -176,6 +198,16 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
 
 TEST(Options, DebugRanksMustBeRanksOfTheJob) {
   EXPECT_NO_THROW(validate_for_ranks(parse_options({"--debug-stuck-rank", "2"}), 3));
+  // Alone, a stuck rank has nobody to time out and name it: it would hang.
+  EXPECT_NO_THROW(validate_for_ranks(parse_options({"--debug-stuck-rank", "0"}), 2));
+  try {
+    validate_for_ranks(parse_options({"--debug-stuck-rank", "0"}), 1);
+    ADD_FAILURE() << "--debug-stuck-rank 0 accepted on 1 rank";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("--debug-stuck-rank needs a job of 2 ranks or more"),
+              std::string::npos)
+        << error.what();
+  }
   for (const char* flag : {"--debug-slow-rank", "--debug-stuck-rank", "--debug-crash-rank"}) {
     try {
       validate_for_ranks(parse_options({flag, "3"}), 3);
@@ -187,12 +219,27 @@ TEST(Options, DebugRanksMustBeRanksOfTheJob) {
   }
 }
 
-TEST(Options, MalformedGoogleBenchmarkNumbersAreRefusedWithTheirForm) {
+TEST(Options, EveryGoogleBenchmarkFlagIsCheckedBeforeGoogleBenchmarkSeesIt) {
+  // Google Benchmark 1.7.1 answers most of these with its usage text and
+  // exit status 0, or calls a malformed number an unknown argument.
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"--benchmark_repetitions=-1", "expected a whole number of repetitions >= 1"},
-      {"--benchmark_repetitions=2.5", "expected a whole number of repetitions >= 1"},
-      {"--benchmark_min_time=0.5s", "expected a number of seconds >= 0, e.g. 0.5"},
-      {"--benchmark_min_warmup_time=abc", "expected a number of seconds >= 0"},
+      {"--benchmark_repetitions=-1", "expected a whole number of repetitions from 1 to 100000"},
+      {"--benchmark_repetitions=2.5", "expected a whole number of repetitions from 1 to"},
+      {"--benchmark_repetitions=1e3", "expected a whole number of repetitions from 1 to"},
+      {"--benchmark_repetitions=99999999999", "expected a whole number of repetitions from 1 to"},
+      {"--benchmark_repetitions=100001", "expected a whole number of repetitions from 1 to 100000"},
+      {"--benchmark_min_time=0.5s", "expected a number of seconds from 0 to 86400, e.g. 0.5"},
+      {"--benchmark_min_time=1e30", "expected a number of seconds from 0 to 86400"},
+      {"--benchmark_min_time=nan", "expected a number of seconds from 0 to 86400"},
+      {"--benchmark_min_warmup_time=abc", "expected a number of seconds from 0 to 86400"},
+      {"--benchmark_time_unit=fortnight", "accepted units are ns, us, ms and s"},
+      {"--benchmark_format=xml", "accepted formats are console, json and csv"},
+      {"--benchmark_out_format=yaml", "accepted formats are console, json and csv"},
+      {"--benchmark_color=", "expected auto, true or false"},
+      {"--benchmark_list_tests=maybe", "expected true or false"},
+      {"--benchmark_report_aggregates_only=sometimes", "expected true or false"},
+      {"--benchmark_context=novalue", "expected KEY=VALUE pairs separated by commas"},
+      {"--v=-1", "expected a whole number of log levels from 0 to 2147483647"},
   };
   for (const auto& [flag, message] : cases) {
     try {
@@ -203,7 +250,26 @@ TEST(Options, MalformedGoogleBenchmarkNumbersAreRefusedWithTheirForm) {
           << error.what();
     }
   }
-  EXPECT_NO_THROW(benchmark_run_flags({"--benchmark_repetitions=3", "--benchmark_min_time=0"}));
+  const std::vector<std::pair<std::string, std::string>> shapes = {
+      {"--benchmark_repetition=3",
+       "unknown Google Benchmark flag --benchmark_repetition; accepted: --benchmark_list_tests,"},
+      {"--benchmark_min_time",
+       "--benchmark_min_time needs a value, written --benchmark_min_time=VALUE"},
+      {"--v", "--v needs a value"},
+  };
+  for (const auto& [flag, message] : shapes) {
+    try {
+      benchmark_run_flags({flag});
+      ADD_FAILURE() << flag << " accepted";
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_NO_THROW(benchmark_run_flags(
+      {"--benchmark_repetitions=3", "--benchmark_min_time=0", "--benchmark_time_unit=ms",
+       "--benchmark_list_tests", "--benchmark_color=auto", "--benchmark_counters_tabular=TRUE",
+       "--benchmark_context=a=1,b=2", "--benchmark_display_aggregates_only=no", "--v=2",
+       "--benchmark_filter=", "--benchmark_perf_counters=CYCLES"}));
 }
 
 TEST(Options, GoogleBenchmarkFlagsThatBreakLockStepAreRefused) {
@@ -227,7 +293,7 @@ TEST(Options, RepetitionsAreTheLastRepetitionsFlagOrOne) {
   EXPECT_EQ(benchmark_repetitions(benchmark_run_flags(
                 {"--benchmark_repetitions=4", "--benchmark_repetitions=2"})),
             2);
-  EXPECT_THROW(benchmark_repetitions({{"--benchmark_repetitions", "1e12"}}), UsageError);
+  EXPECT_THROW(benchmark_run_flags({"--benchmark_repetitions=1e12"}), UsageError);
   EXPECT_FALSE(parse_options({}).interleave);
   EXPECT_TRUE(parse_options({"--interleave"}).interleave);
 }
@@ -506,6 +572,32 @@ TEST(Plan, MemoryGuardNamesTheBenchmarkAndTheNumbers) {
   }
 }
 
+TEST(Plan, MemoryGuardSaturatesInsteadOfWrapping) {
+  // 2^63 bytes: twice that (in and out) wraps to 0 in 64 bits, and the
+  // guard once let it through to a late allocation failure and MPI_Abort.
+  for (const std::uint64_t limit : {std::uint64_t{0}, std::uint64_t{1} << 30}) {
+    try {
+      plan_cases(parse_options({"--sizes", "8388608TiB", "--families", "local"}), {}, "mpi", 1,
+                 limit);
+      ADD_FAILURE() << "8388608TiB planned with a memory limit of " << limit;
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what())
+                    .find("local/reduce/f32/9223372036854775808 needs more than 16 EiB per rank"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+  // ps_central's workspace, message x (ranks - 1), wraps for 2^62 bytes on 5 ranks.
+  BenchmarkCase central;
+  central.algorithm = find_algorithm("ps_central");
+  central.message_bytes = {std::uint64_t{1} << 62};
+  EXPECT_EQ(central.memory_bytes(5), kSaturatedBytes);
+  central.message_bytes = {std::uint64_t{1} << 62, std::uint64_t{1} << 62};
+  EXPECT_EQ(central.bytes(), std::uint64_t{1} << 63);
+  central.message_bytes = {std::uint64_t{1} << 63, std::uint64_t{1} << 63};
+  EXPECT_EQ(central.bytes(), kSaturatedBytes);
+}
+
 TEST(Plan, WorkloadAddsDistinctSizesAndOneExchangePerAlgorithm) {
   const std::vector<Workload> workloads = {parse_workload("googlenet:ddp", 2)};
   const Options options =
@@ -683,8 +775,12 @@ TEST(CsvRow, SendrecvIsP2pWithTheChainsPlacementAndNoPeer) {
 class RecordingReporter final : public benchmark::BenchmarkReporter {
  public:
   bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>& runs) override { received += runs.size(); }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    received += runs.size();
+    for (const Run& run : runs) aggregates += run.run_type == Run::RT_Aggregate ? 1 : 0;
+  }
   std::size_t received = 0;
+  std::size_t aggregates = 0;
 };
 
 TEST(Reporter, WritesAFlushedRowPerRepetitionAndNoAggregates) {
@@ -718,6 +814,46 @@ TEST(Reporter, WritesAFlushedRowPerRepetitionAndNoAggregates) {
     // A run of a benchmark the harness did not register is a bug, not a row.
     EXPECT_THROW(reporter.ReportRuns({make_run("allreduce/none/1", 0, 1)}), std::logic_error);
   }
+  std::filesystem::remove(path);
+}
+
+TEST(Reporter, AggregatesOnlyDisplaysAggregatesButTheCsvKeepsEveryRepetition) {
+  // main registers every benchmark so that Google Benchmark hands this
+  // reporter the runs even under --benchmark_*_aggregates_only; the reporter
+  // then shows the aggregates alone, or the runs of a benchmark without any.
+  RowFixture fixture;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / fmt::format("harness_aggregates_{}.csv", getpid()))
+          .string();
+  std::filesystem::remove(path);
+  BenchmarkCase repeated, single;
+  repeated.name = "allreduce/ring/1024";
+  single.name = "allreduce/ring/2048";
+  for (BenchmarkCase* entry : {&repeated, &single}) {
+    entry->algorithm = find_algorithm("ring");
+    entry->message_bytes = {1024};
+  }
+  {
+    CsvWriter writer(path, csv_columns());
+    RecordingReporter display;
+    Progress progress(false, 2);
+    RankZeroReporter reporter(&display, &writer,
+                              {{repeated.name, &repeated}, {single.name, &single}}, fixture.context,
+                              progress, /*display_aggregates_only=*/true);
+    auto mean = make_run(repeated.name, 0, 11);
+    mean.run_type = benchmark::BenchmarkReporter::Run::RT_Aggregate;
+    mean.aggregate_name = "mean";
+    // Google Benchmark: the runs, then (with 2 repetitions or more) the aggregates.
+    reporter.ReportRuns({make_run(repeated.name, 0, 10), make_run(repeated.name, 1, 12)});
+    reporter.ReportRuns({mean});
+    reporter.ReportRuns({make_run(single.name, 0, 10)});
+    EXPECT_EQ(display.received, 1u);  // the single run waits: aggregates may follow
+    reporter.Finalize();
+    EXPECT_EQ(display.received, 2u);
+    EXPECT_EQ(display.aggregates, 1u);
+    EXPECT_EQ(reporter.rows_written(), 3u);
+  }
+  EXPECT_EQ(read_csv_file(path).rows.size(), 3u);
   std::filesystem::remove(path);
 }
 

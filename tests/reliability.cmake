@@ -7,7 +7,11 @@
 #   reliability_stuck       tests/reliability_mpi_test.sh stuck: --debug-stuck-rank
 #                           with --timeout 2 names the benchmark, size and rank
 #   reliability_crashed     tests/reliability_mpi_test.sh crashed: --debug-crash-rank,
-#                           the job ends in seconds, no torn CSV row
+#                           the job ends in seconds, no torn CSV row; one rank alone
+#                           dies of SIGSEGV (139) and leaves no backtrace file
+#   reliability_outputs     tests/reliability_mpi_test.sh outputs: aggregates-only
+#                           flags keep the CSV's rows, a full disk (ulimit -f) leaves
+#                           whole rows only, a --timeout under 1 ms still ends the job
 #
 # Other reliability tests live with their area: harness_killed and
 # harness_errors (tests/harness.cmake), the sanitizer runs (label sanitize)
@@ -27,7 +31,7 @@ set_tests_properties(reliability_bad_inputs PROPERTIES
   ENVIRONMENT "${reliability_env}" TIMEOUT 300 LABELS "reliability;mpi" PROCESSORS 2
   RESOURCE_LOCK mpirun)
 
-foreach(scenario stuck crashed)
+foreach(scenario stuck crashed outputs)
   add_test(NAME reliability_${scenario}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/reliability_mpi_test.sh ${scenario}
                    $<TARGET_FILE:collbench_exe>)

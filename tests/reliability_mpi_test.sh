@@ -14,7 +14,14 @@
 #            watchdog ends the job, naming the benchmark and size.
 #   crashed  --debug-crash-rank: rank 1, then rank 0 (the one writing the
 #            CSV), raises SIGSEGV after 3 benchmarks, with --timeout 120 so
-#            that waiting for the timeout would show.
+#            that waiting for the timeout would show. Then one rank alone,
+#            an MPI singleton and under mpirun -np 1: the status is the
+#            signal's (139) and no backtrace file is left in the folder.
+#   outputs  what a run writes when things go wrong around it (MPI
+#            singletons): the aggregates-only flags keep every repetition's
+#            CSV row; a file-size limit (ulimit -f, a full disk) mid-run
+#            fails naming the CSV and leaves only whole rows in it; a
+#            --timeout under 1 ms (once 0, "wait forever") still times out.
 # Environment: COLLBENCH_MPIRUN, the mpirun command with its options.
 set -euo pipefail
 
@@ -81,6 +88,44 @@ expect_stderr() {
   grep -qF -- "$1" "$work/stderr" || fail "stderr lacks: $1"
 }
 
+# singleton NAME ARGS...: collbench as one process without mpirun, in $work,
+# writing $work/NAME.csv; sets $status.
+singleton() {
+  local name=$1
+  shift
+  set +e
+  "$collbench" --families local --sizes 8B,64B --benchmark_min_time=0.001 --quiet \
+    --csv "$work/$name.csv" "$@" >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  echo "$name: exit status $status"
+}
+
+# expect_whole_rows NAME MIN: NAME.csv ends with a newline and every row has
+# every column; at least MIN rows.
+expect_whole_rows() {
+  "$python" - "$work/$1.csv" "$2" <<'PYTHON' || fail "CSV check of $1.csv"
+import csv, sys
+path, least = sys.argv[1], int(sys.argv[2])
+text = open(path, newline="").read()
+if not text.endswith("\n"):
+    sys.exit(f"{path}: the last line is torn (no newline at the end)")
+rows = list(csv.reader(text.splitlines()))
+widths = {len(fields) for fields in rows}
+if len(widths) != 1 or len(rows) - 1 < least:
+    sys.exit(f"{path}: {len(rows) - 1} rows of widths {sorted(widths)}; expected >= {least} whole")
+print(f"{path}: {len(rows) - 1} whole rows")
+PYTHON
+}
+
+# expect_only_files NAME...: the working folder holds these files and no
+# other (no backtrace or core file).
+expect_only_files() {
+  local left
+  left=$(cd "$work" && ls -A | grep -vxF -e stdout -e stderr "${@/#/-e}" || true)
+  [[ -z $left ]] || fail "files left in the working folder: $left"
+}
+
 case $scenario in
 stuck)
   # The ranks' blocking waits are bounded by --timeout 2; the timeout report
@@ -125,6 +170,76 @@ crashed)
     expect_stderr "exited on signal 11 (Segmentation fault)"
     expect_rows "crash_rank$rank" "${finished[@]}"
   done
+
+  # One rank alone. libinfinipath's handler (loaded with libfabric) used to
+  # turn this into exit 1 and a collbench.80s-<pid>,<host>.btr file here.
+  rm -f "$work"/*.csv
+  singleton alone --debug-crash-rank 0 --debug-fault-after 1
+  ((status == 139)) || fail "a crashed singleton exited with status $status, not 139 (SIGSEGV)"
+  expect_whole_rows alone 1
+  expect_only_files alone.csv
+  rm -f "$work/alone.csv"
+  set +e
+  "${mpirun[@]}" -np 1 "$collbench" --families local --sizes 8B --benchmark_min_time=0.001 \
+    --quiet --csv "$work/np1.csv" --debug-crash-rank 0 >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  echo "np1: exit status $status"
+  ((status == 139)) || fail "mpirun -np 1 with a crashed rank exited with status $status, not 139"
+  expect_stderr "exited on signal 11 (Segmentation fault)"
+  expect_only_files np1.csv
+  ;;
+
+outputs)
+  # Google Benchmark withholds the repetitions from the reporter under
+  # these flags; the CSV once had its header only, exit 0.
+  for flag in report display; do
+    singleton "aggregates_$flag" --benchmark_repetitions=2 \
+      "--benchmark_${flag}_aggregates_only=true" --benchmark_out="$work/$flag.json"
+    ((status == 0)) || fail "--benchmark_${flag}_aggregates_only: exit status $status"
+    expect_rows "aggregates_$flag" local/reduce/f32/8 local/reduce/f32/8 local/reduce/f32/64 \
+      local/reduce/f32/64 local/memcpy/8 local/memcpy/8 local/memcpy/64 local/memcpy/64
+    grep -q '"run_type": "aggregate"' "$work/$flag.json" || fail "$flag.json has no aggregates"
+  done
+  # --benchmark_out still keeps what the flag asks: aggregates only.
+  if grep -q '"run_type": "iteration"' "$work/report.json"; then
+    fail "--benchmark_report_aggregates_only: report.json has the repetitions too"
+  fi
+  grep -q '"run_type": "iteration"' "$work/display.json" || fail "display.json lacks repetitions"
+
+  # A file-size limit stands in for a disk filling mid-run: 3 KiB holds the
+  # header and a few rows of 8 sizes x 2 benchmarks. The row that crosses it
+  # must not stay torn.
+  set +e
+  (
+    ulimit -f 3
+    trap '' XFSZ
+    exec "$collbench" --families local --sizes 8B:1KiB --benchmark_min_time=0.001 --quiet \
+      --csv "$work/full.csv"
+  ) >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  echo "full: exit status $status"
+  ((status != 0)) || fail "exit status 0 though the CSV could not be written"
+  expect_stderr "cannot write to $work/full.csv: "
+  expect_stderr "the file keeps the whole rows written before"
+  expect_whole_rows full 1
+
+  # --timeout 0.0004 once became 0 ms, "wait forever": a stuck rank hung
+  # the job. Now 1 ms, so the job ends (where it times out first, at
+  # start-up or in a benchmark, depends on the machine's load).
+  begin=$SECONDS
+  set +e
+  "${mpirun[@]}" -np 2 "$collbench" --families allreduce --sizes 1KiB --algorithms ring \
+    --benchmark_min_time=0.001 --quiet --timeout 0.0004 --debug-stuck-rank 1 \
+    >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  echo "sub-millisecond timeout: exit status $status after $((SECONDS - begin)) s"
+  ((status != 0)) || fail "exit status 0 with a stuck rank"
+  ((SECONDS - begin < 60)) || fail "took $((SECONDS - begin)) s with --timeout 0.0004"
+  grep -qE "within --timeout 0.001 s|timed out after 1 ms" "$work/stderr" ||
+    fail "stderr does not name the 1 ms timeout"
   ;;
 
 *)

@@ -168,5 +168,19 @@ TEST(FormatBytes, ExactOutputsParseBack) {
   }
 }
 
+TEST(SaturatingBytes, SumsAndProductsThatDoNotFitSaturateInsteadOfWrapping) {
+  constexpr std::uint64_t half = std::uint64_t{1} << 63;
+  static_assert(saturating_add(2, 3) == 5);
+  static_assert(saturating_multiply(6, 7) == 42);
+  EXPECT_EQ(saturating_add(half, half - 1), kSaturatedBytes);  // exactly fits
+  EXPECT_EQ(saturating_add(half, half), kSaturatedBytes);      // wraps to 0 unchecked
+  EXPECT_EQ(saturating_multiply(2, half), kSaturatedBytes);
+  EXPECT_EQ(saturating_multiply(2, half - 1), kSaturatedBytes - 1);
+  EXPECT_EQ(saturating_add(kSaturatedBytes, 0), kSaturatedBytes);
+  EXPECT_EQ(saturating_multiply(0, kSaturatedBytes), 0u);
+  // The largest --sizes value times the in+out buffers of a benchmark.
+  EXPECT_EQ(saturating_multiply(2, parse_byte_size("8388608TiB")), kSaturatedBytes);
+}
+
 }  // namespace
 }  // namespace collbench

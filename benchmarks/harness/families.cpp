@@ -41,9 +41,13 @@ class AlignedBuffer {
  public:
   AlignedBuffer() = default;
   explicit AlignedBuffer(std::size_t bytes) : size_(bytes) {
-    const std::size_t rounded = std::max<std::size_t>(
-        kBufferAlignment, (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment);
-    data_.reset(static_cast<std::byte*>(std::aligned_alloc(kBufferAlignment, rounded)));
+    const std::size_t padded = saturating_add(bytes, kBufferAlignment - 1);
+    const std::size_t rounded =
+        std::max<std::size_t>(kBufferAlignment, padded / kBufferAlignment * kBufferAlignment);
+    // A size that rounding would wrap is refused here, not allocated small.
+    if (padded != kSaturatedBytes) {
+      data_.reset(static_cast<std::byte*>(std::aligned_alloc(kBufferAlignment, rounded)));
+    }
     if (!data_) {
       throw std::runtime_error(
           fmt::format("cannot allocate a {}-byte buffer ({})", bytes, format_bytes(bytes)));
@@ -97,15 +101,21 @@ double bus_bandwidth_factor(Family family, int ranks) {
 
 std::uint64_t BenchmarkCase::bytes() const {
   std::uint64_t total = 0;
-  for (const std::uint64_t message : message_bytes) total += message;
+  for (const std::uint64_t message : message_bytes) total = saturating_add(total, message);
   return total;
 }
 
 std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
   std::uint64_t total = 0;
   for (const std::uint64_t message : message_bytes) {
-    total += 2 * message;  // input and output (p2p: send and receive; local: dst and src)
-    if (algorithm != nullptr) total += algorithm->workspace_bytes(ranks, message);
+    // input and output (p2p: send and receive; local: dst and src)
+    total = saturating_add(total, saturating_multiply(2, message));
+    if (algorithm == nullptr) continue;
+    // The algorithms' workspace formulas (at most about message x ranks)
+    // are unchecked; a message this large cannot be allocated anyway.
+    const auto ranks_and_margin = static_cast<std::uint64_t>(std::max(ranks, 1)) + 2;
+    if (saturating_multiply(message, ranks_and_margin) == kSaturatedBytes) return kSaturatedBytes;
+    total = saturating_add(total, algorithm->workspace_bytes(ranks, message));
   }
   return total;
 }
@@ -275,16 +285,21 @@ CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloa
                                      size_range(skipped_sizes), key.second));
   }
 
-  if (memory_limit_per_rank > 0) {
-    for (const BenchmarkCase& entry : plan.cases) {
-      const std::uint64_t needed = entry.memory_bytes(ranks);
-      if (needed > memory_limit_per_rank) {
-        throw UsageError(fmt::format(
-            "{} needs {} per rank (buffers and workspace) but only {} per rank is available "
-            "(MemAvailable shared by the ranks of a node, 90% of it); use smaller --sizes or "
-            "fewer ranks per node",
-            entry.name, format_bytes(needed), format_bytes(memory_limit_per_rank)));
-      }
+  for (const BenchmarkCase& entry : plan.cases) {
+    const std::uint64_t needed = entry.memory_bytes(ranks);
+    // Refused even when MemAvailable is unknown (limit 0).
+    if (needed == kSaturatedBytes) {
+      throw UsageError(fmt::format(
+          "{} needs more than {} per rank (buffers and workspace), beyond any machine's memory; "
+          "use smaller --sizes",
+          entry.name, format_bytes(kSaturatedBytes)));
+    }
+    if (memory_limit_per_rank > 0 && needed > memory_limit_per_rank) {
+      throw UsageError(fmt::format(
+          "{} needs {} per rank (buffers and workspace) but only {} per rank is available "
+          "(MemAvailable shared by the ranks of a node, 90% of it); use smaller --sizes or "
+          "fewer ranks per node",
+          entry.name, format_bytes(needed), format_bytes(memory_limit_per_rank)));
     }
   }
   return plan;
@@ -862,8 +877,8 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int rou
 
 void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case, int round) {
   if (options_.timeout_seconds < 0) {
-    transport_.set_timeout(std::chrono::milliseconds(
-        static_cast<std::int64_t>(1000 * default_timeout_seconds(benchmark_case.bytes(), ranks_))));
+    transport_.set_timeout(
+        timeout_milliseconds(default_timeout_seconds(benchmark_case.bytes(), ranks_)));
   }
   if (current_ != std::pair<const BenchmarkCase*, int>{&benchmark_case, round}) {
     current_ = {&benchmark_case, round};

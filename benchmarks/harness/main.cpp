@@ -30,6 +30,7 @@
 #include "families.h"
 #include "metadata.h"
 #include "options.h"
+#include "process_signals.h"
 #include "progress.h"
 #include "reporter.h"
 #ifdef COLLBENCH_HAVE_OFI
@@ -208,11 +209,45 @@ std::string benchmark_out_problem(const std::vector<std::string>& args) {
   return {};
 }
 
+// The --benchmark_out path Google Benchmark will write (the last one given,
+// as it reads them), or empty.
+std::string benchmark_out_path(const std::vector<std::string>& args) {
+  std::string path;
+  for (const std::string& arg : args) {
+    if (arg.rfind("--benchmark_out=", 0) == 0) path = arg.substr(16);
+  }
+  return path;
+}
+
+// Whether the Google Benchmark boolean flag `name` is set in `args` (the
+// last one given wins, as Google Benchmark reads them).
+bool benchmark_flag_set(const std::vector<std::string>& args, const std::string& name) {
+  bool set = false;
+  for (const std::string& arg : args) {
+    if (arg == name) set = true;
+    if (arg.rfind(name + "=", 0) == 0) set = flag_is_true(arg.substr(name.size() + 1));
+  }
+  return set;
+}
+
+// Two outputs on one path would overwrite each other, or interleave a JSON
+// document with CSV rows.
+std::string shared_output_problem(const Options& options, const std::vector<std::string>& args) {
+  const std::string benchmark_out = benchmark_out_path(args);
+  if (options.csv_path.empty() || benchmark_out.empty()) return {};
+  if (!names_same_file(options.csv_path, benchmark_out)) return {};
+  return fmt::format(
+      "--csv {} and --benchmark_out={} name the same file; each output needs its own path",
+      options.csv_path, benchmark_out);
+}
+
 void print_help() {
   std::fputs(help_text().c_str(), stdout);
   std::fputs(
-      "\nGoogle Benchmark flags (all accepted; --benchmark_enable_random_interleaving "
-      "is refused because ranks must run in the same order):\n",
+      "\nGoogle Benchmark flags (each checked before the run: an unknown flag or bad value is "
+      "refused with status 2; --benchmark_enable_random_interleaving is refused because ranks "
+      "must run in the same order; with --benchmark_report_aggregates_only or "
+      "--benchmark_display_aggregates_only the --csv still gets every repetition's row):\n",
       stdout);
   std::fflush(stdout);
   benchmark::PrintDefaultHelp();
@@ -257,6 +292,7 @@ int run(const World& world, int argc, char** argv) {
     try {
       options = parse_options(remaining);
       validate_for_ranks(options, world.size);
+      if (world.rank == 0) error = shared_output_problem(options, args);
       rounds = options.interleave ? benchmark_repetitions(benchmark_flags) : 1;
     } catch (const UsageError& usage) {
       error = usage.what();
@@ -309,8 +345,7 @@ int run(const World& world, int argc, char** argv) {
     const double timeout_seconds = options.timeout_seconds < 0
                                        ? default_timeout_seconds(0, world.size)
                                        : options.timeout_seconds;
-    transport->set_timeout(
-        std::chrono::milliseconds(static_cast<std::int64_t>(timeout_seconds * 1000.0)));
+    transport->set_timeout(timeout_milliseconds(timeout_seconds));
   } catch (const std::exception& failure) {
     error =
         fmt::format("--transport {}{}: {}", options.transport,
@@ -392,12 +427,21 @@ int run(const World& world, int argc, char** argv) {
   Runner runner(options, *transport, world.comm, progress);
   std::map<std::string, const BenchmarkCase*> cases_by_name;
   for (BenchmarkCase& entry : plan.cases) cases_by_name.emplace(entry.name, &entry);
+  // The aggregates-only flags would keep every repetition's run from the
+  // reporter, and so from the CSV. Each benchmark is registered to hand rank
+  // 0's reporter every run instead; the reporter shows only the aggregates on
+  // the console itself, and --benchmark_out keeps what the flags ask for.
+  const bool report_aggregates_only =
+      benchmark_flag_set(args, "--benchmark_report_aggregates_only");
+  const bool display_aggregates_only =
+      report_aggregates_only || benchmark_flag_set(args, "--benchmark_display_aggregates_only");
   for (int round = 0; round < rounds; ++round) {
     for (BenchmarkCase& entry : plan.cases) {
       benchmark::internal::Benchmark* registered = benchmark::RegisterBenchmark(
           entry.name.c_str(),
           [&runner, &entry, round](benchmark::State& state) { runner.run(state, entry, round); });
       registered->UseManualTime()->Unit(benchmark::kMicrosecond);
+      registered->ReportAggregatesOnly(report_aggregates_only)->DisplayAggregatesOnly(false);
       if (options.interleave) registered->Repetitions(1);
     }
   }
@@ -420,7 +464,8 @@ int run(const World& world, int argc, char** argv) {
     // stderr is kept for notes, progress and errors.
     benchmark::BenchmarkReporter* display = benchmark::CreateDefaultDisplayReporter();
     display->SetErrorStream(&std::cout);
-    RankZeroReporter reporter(display, csv.get(), std::move(cases_by_name), context, progress);
+    RankZeroReporter reporter(display, csv.get(), std::move(cases_by_name), context, progress,
+                              display_aggregates_only);
     benchmark::RunSpecifiedBenchmarks(&reporter);
   } else {
     NullReporter null_reporter;
@@ -449,6 +494,7 @@ int run(const World& world, int argc, char** argv) {
 }  // namespace collbench::harness
 
 int main(int argc, char** argv) {
+  collbench::harness::set_process_signals();
   collbench::harness::World world;
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
     std::fputs("collbench: MPI_Init failed\n", stderr);

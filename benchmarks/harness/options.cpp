@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <set>
 
@@ -23,6 +24,10 @@ namespace {
 
 // A year: beyond it a deadline would overflow the clock's range.
 constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
+// A minute of --debug-slow-us: a slower rank only tests the default timeout.
+constexpr double kMaxDebugSlowMicroseconds = 60e6;
+// Untimed calls per benchmark: a million 64 MiB allreduces is already days.
+constexpr std::int64_t kMaxWarmupCalls = 1000000;
 
 // The raw strings CLI11 fills; converted and validated by parse_options.
 struct RawOptions {
@@ -129,17 +134,21 @@ struct App {
                  "fails that benchmark and makes collbench exit with status 1");
     app.add_option("--csv", options.csv_path,
                    "Write tidy CSV (one row per benchmark and repetition, flushed as each "
-                   "finishes; columns in results/README.md) to PATH. An existing file is refused "
-                   "unless --append or --force")
+                   "finishes; columns in results/README.md) to PATH, a regular file other than "
+                   "--benchmark_out's. An existing file is refused unless --append or --force. "
+                   "Each row is written whole or not at all: a write the disk cuts short is "
+                   "truncated away and fails the run")
         ->type_name("PATH");
     auto* append = app.add_flag("--append", options.append,
-                                "Append to an existing --csv file (its header must match)");
+                                "Append to an existing --csv file (its header must match). A file "
+                                "whose last line has no newline (a torn row) is refused, not "
+                                "repaired: delete or complete that line");
     app.add_flag("--force", options.force, "Overwrite an existing --csv file")->excludes(append);
     app.add_option("--warmup", options.warmup,
                    "Untimed calls of each benchmark after it is built and before its first "
                    "timed iteration (default: 1); the --check call is the first of them")
         ->type_name("N")
-        ->check(cli::whole_number(0, INT32_MAX, "calls"));
+        ->check(cli::whole_number(0, kMaxWarmupCalls, "calls"));
     app.add_option("--sync", raw.sync,
                    "Before each timed iteration: 'barrier' (MPI_Barrier, default) or 'none' "
                    "(back-to-back calls, the skew of one carries into the next)")
@@ -158,8 +167,9 @@ struct App {
                    "Seconds any wait may block (the transports' and the harness's own: "
                    "barrier, time reduction) before the job fails naming the benchmark, its "
                    "size and the ranks that had not arrived (default: per benchmark, 60 s plus "
-                   "2(p-1) x its bytes per rank at 10 MB/s; 0 waits forever; the mpi "
-                   "algorithm's own MPI_Allreduce is ended 10 s later by a watchdog)")
+                   "2(p-1) x its bytes per rank at 10 MB/s; whole milliseconds, at least 1; 0 "
+                   "waits forever; the mpi algorithm's own MPI_Allreduce is ended 10 s later by "
+                   "a watchdog)")
         ->type_name("SECONDS")
         ->check(cli::number_at_least(0, false, "seconds", kMaxTimeoutSeconds));
     app.add_option("--run-id", options.run_id,
@@ -186,7 +196,7 @@ struct App {
         ->add_option("--debug-slow-us", options.debug_slow_us,
                      "Microseconds of the --debug-slow-rank delay (default: 0)")
         ->type_name("US")
-        ->check(cli::non_negative("microseconds"));
+        ->check(cli::number_at_least(0, false, "microseconds", kMaxDebugSlowMicroseconds));
     testing
         ->add_option("--debug-corrupt-elements", options.debug_corrupt_elements,
                      "After the --check call of every allreduce and exchange, the last rank adds "
@@ -200,7 +210,8 @@ struct App {
                          "Make rank R stop taking part: at the first timed call of benchmark "
                          "number --debug-fault-after it sleeps forever instead of entering the "
                          "call, so the other ranks must give up after --timeout and name it "
-                         "(tests the hang protection)")
+                         "(tests the hang protection; needs 2 ranks or more and a --timeout "
+                         "other than 0)")
             ->type_name("R")
             ->check(cli::whole_number(0, INT32_MAX));
     testing
@@ -290,19 +301,134 @@ void validate_run_id(const std::string& run_id) {
   }
 }
 
-// What is wrong with the value of a numeric Google Benchmark flag, or empty.
-// This Google Benchmark (1.7) takes --benchmark_min_time as plain seconds,
-// without the "s" or "x" suffix of later versions.
-std::string benchmark_number_problem(const std::string& value, bool whole, const char* unit,
-                                     double lowest) {
+// The Google Benchmark (1.7.1) flags collbench passes on, and what each
+// value must be. Google Benchmark itself answers a bad value with its usage
+// text and exit(0) (a job that "succeeds" without MPI_Finalize), or leaves a
+// malformed number for collbench to call an unknown argument, so every
+// --benchmark_* argument is checked here before it sees any.
+enum class FlagValue {
+  boolean,
+  repetitions,
+  seconds,
+  verbosity,
+  text,
+  format,
+  color,
+  time_unit,
+  context
+};
+
+struct BenchmarkFlag {
+  const char* name;
+  FlagValue value;
+  // Changes only how rank 0 displays or stores results, so it may differ
+  // between ranks and is left out of the configuration digest.
+  bool display_only;
+};
+
+constexpr BenchmarkFlag kBenchmarkFlags[] = {
+    {"--benchmark_list_tests", FlagValue::boolean, false},
+    {"--benchmark_filter", FlagValue::text, false},
+    {"--benchmark_min_time", FlagValue::seconds, false},
+    {"--benchmark_min_warmup_time", FlagValue::seconds, false},
+    {"--benchmark_repetitions", FlagValue::repetitions, false},
+    {"--benchmark_enable_random_interleaving", FlagValue::boolean, false},
+    {"--benchmark_report_aggregates_only", FlagValue::boolean, true},
+    {"--benchmark_display_aggregates_only", FlagValue::boolean, true},
+    {"--benchmark_format", FlagValue::format, true},
+    {"--benchmark_out", FlagValue::text, true},
+    {"--benchmark_out_format", FlagValue::format, true},
+    {"--benchmark_color", FlagValue::color, true},
+    {"--benchmark_counters_tabular", FlagValue::boolean, true},
+    {"--benchmark_perf_counters", FlagValue::text, false},
+    {"--benchmark_context", FlagValue::context, true},
+    {"--benchmark_time_unit", FlagValue::time_unit, false},
+    {"--v", FlagValue::verbosity, false},
+};
+
+// A day: a longer --benchmark_min_time per benchmark is a typo (ms for s).
+constexpr double kMaxBenchmarkSeconds = 24.0 * 3600;
+// Google Benchmark keeps every repetition's result in memory, and
+// --interleave registers every benchmark once per repetition.
+constexpr int kMaxRepetitions = 100000;
+
+bool is_one_of(const std::string& value, std::initializer_list<const char*> accepted) {
+  return std::any_of(accepted.begin(), accepted.end(),
+                     [&](const char* word) { return value == word; });
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// The spellings of true and false this accepts; Google Benchmark reads
+// anything else as true, which would hide a typo.
+bool is_boolean_word(const std::string& value) {
+  return is_one_of(lower(value),
+                   {"", "1", "t", "true", "y", "yes", "on", "0", "f", "false", "n", "no", "off"});
+}
+
+std::string number_problem(const std::string& value, bool whole, const char* unit, double lowest,
+                           double highest) {
   double number = 0;
   const char* end = value.data() + value.size();
   const auto [ptr, ec] = std::from_chars(value.data(), end, number);
+  const bool digits_only = value.find_first_not_of("0123456789") == std::string::npos;
   const bool ok = !value.empty() && ec == std::errc() && ptr == end && std::isfinite(number) &&
-                  number >= lowest && (!whole || number == std::floor(number));
+                  number >= lowest && number <= highest && (!whole || digits_only);
   if (ok) return {};
-  return fmt::format("expected a {} of {} >= {}{}", whole ? "whole number" : "number", unit, lowest,
-                     whole ? "" : ", e.g. 0.5 (no unit suffix)");
+  return fmt::format("expected a {} of {} from {} to {}{}", whole ? "whole number" : "number", unit,
+                     lowest, highest, whole ? "" : ", e.g. 0.5 (no unit suffix)");
+}
+
+// What is wrong with `value` for `flag`, or empty.
+std::string benchmark_value_problem(const BenchmarkFlag& flag, const std::string& value) {
+  switch (flag.value) {
+    case FlagValue::boolean:
+      return is_boolean_word(value) ? "" : "expected true or false";
+    case FlagValue::repetitions:
+      return number_problem(value, true, "repetitions", 1, kMaxRepetitions);
+    case FlagValue::seconds:
+      return number_problem(value, false, "seconds", 0, kMaxBenchmarkSeconds);
+    case FlagValue::verbosity:
+      return number_problem(value, true, "log levels", 0, std::numeric_limits<int>::max());
+    case FlagValue::text:
+      return {};
+    case FlagValue::format:
+      return is_one_of(value, {"console", "json", "csv"})
+                 ? ""
+                 : "accepted formats are console, json and csv";
+    case FlagValue::color:
+      return value == "auto" || (!value.empty() && is_boolean_word(value))
+                 ? ""
+                 : "expected auto, true or false";
+    case FlagValue::time_unit:
+      return is_one_of(value, {"ns", "us", "ms", "s"}) ? "" : "accepted units are ns, us, ms and s";
+    case FlagValue::context: {
+      for (const std::string& pair : split_list(value)) {
+        if (pair.find('=') == std::string::npos || pair.front() == '=') {
+          return "expected KEY=VALUE pairs separated by commas";
+        }
+      }
+      return {};
+    }
+  }
+  return {};
+}
+
+const BenchmarkFlag* find_benchmark_flag(const std::string& name) {
+  for (const BenchmarkFlag& flag : kBenchmarkFlags) {
+    if (name == flag.name) return &flag;
+  }
+  return nullptr;
+}
+
+std::string benchmark_flag_names() {
+  std::vector<std::string> names;
+  for (const BenchmarkFlag& flag : kBenchmarkFlags) names.emplace_back(flag.name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 }  // namespace
@@ -314,6 +440,12 @@ bool flag_is_true(std::string value) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return !(value == "0" || value == "f" || value == "false" || value == "n" || value == "no" ||
            value == "off");
+}
+
+std::chrono::milliseconds timeout_milliseconds(double seconds) {
+  // Never to 0 from above 0: 0 ms means "wait forever" to the transports.
+  const std::int64_t milliseconds = std::llround(seconds * 1000.0);
+  return std::chrono::milliseconds(seconds > 0 ? std::max<std::int64_t>(milliseconds, 1) : 0);
 }
 
 double default_timeout_seconds(std::uint64_t bytes, int ranks) {
@@ -395,6 +527,11 @@ Options parse_options(const std::vector<std::string>& args) {
         "--debug-fault-after needs --debug-stuck-rank R or --debug-crash-rank R to say which rank "
         "fails");
   }
+  if (options.debug_stuck_rank >= 0 && options.timeout_seconds == 0) {
+    throw UsageError(
+        "--debug-stuck-rank with --timeout 0 would hang for ever (nothing ends the other ranks' "
+        "wait); give a --timeout in seconds, or leave it out for the default");
+  }
   if (options.debug_corrupt_elements > 0 && !options.check) {
     throw UsageError("--debug-corrupt-elements only acts on the --check call; add --check");
   }
@@ -405,6 +542,11 @@ Options parse_options(const std::vector<std::string>& args) {
 }
 
 void validate_for_ranks(const Options& options, int ranks) {
+  if (options.debug_stuck_rank >= 0 && ranks < 2) {
+    throw UsageError(
+        "--debug-stuck-rank needs a job of 2 ranks or more: the other ranks are the ones that "
+        "time out and name it, and on 1 rank the stuck rank would hang for ever");
+  }
   const std::pair<const char*, int> named[] = {{"--debug-slow-rank", options.debug_slow_rank},
                                                {"--debug-stuck-rank", options.debug_stuck_rank},
                                                {"--debug-crash-rank", options.debug_crash_rank}};
@@ -428,43 +570,31 @@ bool asks_for_help(const std::vector<std::string>& args) {
 
 std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
     const std::vector<std::string>& args) {
-  static const std::set<std::string> display_only = {"--benchmark_out",
-                                                     "--benchmark_out_format",
-                                                     "--benchmark_format",
-                                                     "--benchmark_color",
-                                                     "--benchmark_counters_tabular",
-                                                     "--benchmark_display_aggregates_only",
-                                                     "--benchmark_report_aggregates_only",
-                                                     "--benchmark_context"};
   std::vector<std::pair<std::string, std::string>> flags;
   for (const std::string& arg : args) {
-    if (arg.rfind("--benchmark_", 0) != 0 && arg.rfind("--v=", 0) != 0) continue;
+    if (arg.rfind("--benchmark_", 0) != 0 && arg != "--v" && arg.rfind("--v=", 0) != 0) continue;
     const auto equals = arg.find('=');
     std::string name = arg.substr(0, equals);
     std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
+    const BenchmarkFlag* flag = find_benchmark_flag(name);
+    if (flag == nullptr) {
+      throw UsageError(fmt::format("unknown Google Benchmark flag {}; accepted: {}", name,
+                                   benchmark_flag_names()));
+    }
+    if (equals == std::string::npos && flag->value != FlagValue::boolean) {
+      throw UsageError(fmt::format(
+          "{} needs a value, written {}=VALUE (Google Benchmark flags take '=', not a space)", name,
+          name));
+    }
+    if (const std::string problem = benchmark_value_problem(*flag, value); !problem.empty()) {
+      throw UsageError(fmt::format("{}={}: {}", name, value, problem));
+    }
     if (name == "--benchmark_enable_random_interleaving" && flag_is_true(value)) {
       throw UsageError(
           "--benchmark_enable_random_interleaving cannot be used: it shuffles the benchmark "
           "order differently on every rank, and ranks must run the same sequence");
     }
-    // Google Benchmark answers a bad format with its help and exit(0), which
-    // under MPI is a job that "succeeds" without MPI_Finalize.
-    if ((name == "--benchmark_format" || name == "--benchmark_out_format") && value != "console" &&
-        value != "json" && value != "csv") {
-      throw UsageError(
-          fmt::format("{}={}: accepted formats are console, json and csv", name, value));
-    }
-    // Google Benchmark prints its own complaint about a malformed number and
-    // leaves the flag for collbench to reject as unknown; a negative
-    // repetition count it accepts and then fails on. Both are refused here.
-    std::string problem;
-    if (name == "--benchmark_repetitions") {
-      problem = benchmark_number_problem(value, true, "repetitions", 1);
-    } else if (name == "--benchmark_min_time" || name == "--benchmark_min_warmup_time") {
-      problem = benchmark_number_problem(value, false, "seconds", 0);
-    }
-    if (!problem.empty()) throw UsageError(fmt::format("{}={}: {}", name, value, problem));
-    if (display_only.count(name) == 0) flags.emplace_back(std::move(name), std::move(value));
+    if (!flag->display_only) flags.emplace_back(std::move(name), std::move(value));
   }
   return flags;
 }
@@ -472,17 +602,9 @@ std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
 int benchmark_repetitions(const std::vector<std::pair<std::string, std::string>>& flags) {
   int repetitions = 1;
   for (const auto& [name, value] : flags) {
-    if (name != "--benchmark_repetitions") continue;
-    // benchmark_run_flags has checked that it is a whole number >= 1, in
-    // any spelling from_chars reads ("1e3" too); Google Benchmark's own
-    // parse then decides whether the run starts at all.
-    const double number = std::stod(value);
-    if (number > std::numeric_limits<int>::max()) {
-      throw UsageError(fmt::format("--benchmark_repetitions={}: expected a whole number of "
-                                   "repetitions from 1 to {}",
-                                   value, std::numeric_limits<int>::max()));
-    }
-    repetitions = static_cast<int>(number);
+    // benchmark_run_flags has checked that it is a whole number from 1 to
+    // kMaxRepetitions, written in digits.
+    if (name == "--benchmark_repetitions") repetitions = std::stoi(value);
   }
   return repetitions;
 }

@@ -5,6 +5,7 @@
 // exits with status 2 before any output file exists.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -75,12 +76,18 @@ struct Options {
 // benchmark ends within a minute or two.
 double default_timeout_seconds(std::uint64_t bytes, int ranks);
 
+// `seconds` of a timeout (>= 0, at most a year) as the transports take it:
+// to the nearest millisecond, but at least 1 ms, so 0.0004 s is 1 ms and not
+// 0 (which means "wait forever"). Only 0 gives 0.
+std::chrono::milliseconds timeout_milliseconds(double seconds);
+
 // Parses `args` (argv without the program name, Google Benchmark's flags
 // already removed). Throws UsageError.
 Options parse_options(const std::vector<std::string>& args);
 
 // Checks what depends on the job's size: a rank named by --debug-slow-rank,
-// --debug-stuck-rank or --debug-crash-rank must exist. Throws UsageError.
+// --debug-stuck-rank or --debug-crash-rank must exist, and a stuck rank
+// needs another rank to notice it. Throws UsageError.
 void validate_for_ranks(const Options& options, int ranks);
 
 // The text --help prints for collbench's own options (Google Benchmark's
@@ -96,7 +103,10 @@ bool asks_for_help(const std::vector<std::string>& args);
 // takes, as (flag, value) pairs, from the original argv. Flags that only
 // change how rank 0 displays or stores results (--benchmark_out,
 // --benchmark_format, --benchmark_color, ...) are left out: they may
-// legitimately differ. Throws UsageError for --benchmark_enable_random_
+// legitimately differ. Every --benchmark_* argument (and --v) is checked
+// first: an unknown name, a missing "=VALUE" or a bad value (a format,
+// unit or number Google Benchmark would answer with its usage text and
+// exit 0) throws UsageError, as does --benchmark_enable_random_
 // interleaving=true, which shuffles the order differently on every rank.
 std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
     const std::vector<std::string>& args);

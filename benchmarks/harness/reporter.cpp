@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "collbench/dtype.h"
@@ -174,12 +175,14 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
 
 RankZeroReporter::RankZeroReporter(benchmark::BenchmarkReporter* display, CsvWriter* csv,
                                    std::map<std::string, const BenchmarkCase*> cases,
-                                   RowContext context, Progress& progress)
+                                   RowContext context, Progress& progress,
+                                   bool display_aggregates_only)
     : display_(display),
       csv_(csv),
       cases_(std::move(cases)),
       context_(std::move(context)),
-      progress_(progress) {}
+      progress_(progress),
+      display_aggregates_only_(display_aggregates_only) {}
 
 bool RankZeroReporter::ReportContext(const Context& context) {
   // Whatever the display reporter thinks, every rank must run: ranks other
@@ -188,9 +191,31 @@ bool RankZeroReporter::ReportContext(const Context& context) {
   return true;
 }
 
+void RankZeroReporter::display(const std::vector<Run>& runs) {
+  if (!display_aggregates_only_) {
+    display_->ReportRuns(runs);
+    return;
+  }
+  const bool aggregates = std::any_of(
+      runs.begin(), runs.end(), [](const Run& run) { return run.run_type == Run::RT_Aggregate; });
+  if (aggregates) {
+    held_runs_.clear();
+    display_->ReportRuns(runs);
+    return;
+  }
+  display_held_runs();  // the previous benchmark had no aggregates
+  held_runs_ = runs;
+}
+
+void RankZeroReporter::display_held_runs() {
+  if (held_runs_.empty()) return;
+  display_->ReportRuns(held_runs_);
+  held_runs_.clear();
+}
+
 void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
   progress_.clear();
-  display_->ReportRuns(runs);
+  display(runs);
   if (csv_ == nullptr) return;
   for (const Run& run : runs) {
     if (run.run_type != Run::RT_Iteration) continue;
@@ -209,6 +234,7 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
 
 void RankZeroReporter::Finalize() {
   progress_.clear();
+  display_held_runs();
   display_->Finalize();
 }
 

@@ -56,14 +56,18 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
 
 // Rank 0's display reporter: forwards everything to `display` (Google
 // Benchmark's console or --benchmark_format reporter) and, when `csv` is
-// set, writes a row per non-aggregate run as soon as it is reported.
+// set, writes a row per non-aggregate run as soon as it is reported. With
+// `display_aggregates_only` (the --benchmark_*_aggregates_only flags, which
+// main keeps from withholding runs from this reporter) `display` gets a
+// benchmark's aggregates only, or its runs when it has none, as Google
+// Benchmark itself would do.
 class RankZeroReporter final : public benchmark::BenchmarkReporter {
  public:
   // `display` is not owned (Google Benchmark's CreateDefaultDisplayReporter
   // keeps the one it makes in a static).
   RankZeroReporter(benchmark::BenchmarkReporter* display, CsvWriter* csv,
                    std::map<std::string, const BenchmarkCase*> cases, RowContext context,
-                   Progress& progress);
+                   Progress& progress, bool display_aggregates_only = false);
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
@@ -71,6 +75,9 @@ class RankZeroReporter final : public benchmark::BenchmarkReporter {
   std::size_t rows_written() const { return rows_written_; }
 
  private:
+  void display(const std::vector<Run>& runs);
+  void display_held_runs();
+
   benchmark::BenchmarkReporter* display_;
   CsvWriter* csv_;
   std::map<std::string, const BenchmarkCase*> cases_;
@@ -80,6 +87,10 @@ class RankZeroReporter final : public benchmark::BenchmarkReporter {
   // --interleave: rounds of each benchmark reported so far. Google Benchmark
   // numbers every round's single repetition 0; the CSV numbers the rounds.
   std::map<std::string, std::int64_t> rounds_reported_;
+  bool display_aggregates_only_;
+  // display_aggregates_only_: the last benchmark's runs, shown only if no
+  // aggregates follow (Google Benchmark reports runs, then aggregates).
+  std::vector<Run> held_runs_;
 };
 
 }  // namespace collbench::harness

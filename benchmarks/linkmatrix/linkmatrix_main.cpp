@@ -39,6 +39,8 @@
 #include "collbench/transport_factory.h"
 #include "linkmatrix.h"
 #include "metadata.h"
+#include "options.h"
+#include "process_signals.h"
 
 namespace collbench::linkmatrix {
 namespace {
@@ -169,14 +171,15 @@ int run(int argc, char** argv) {
       ->type_name("SIZE");
   app.add_option("--iterations", options.iterations,
                  "Timed transfers per direction and pair, after one warm-up (default: 5)")
-      ->check(CLI::Range(1, 1000000));
+      ->check(cli::whole_number(1, 1000000, "transfers"));
   app.add_option("--latency-iterations", options.latency_iterations,
-                 "Timed round trips per pair for the latency (default: 200)")
-      ->check(CLI::Range(1, 100000000));
+                 "Timed round trips per pair for the latency (default: 200, at most 1000000; "
+                 "each is kept in memory)")
+      ->check(cli::whole_number(1, 1000000, "round trips"));
   app.add_option("--latency-passes", options.latency_passes,
                  "Passes over all pairs for the latency; a pair's latency is its lowest "
                  "per-pass median (default: 3)")
-      ->check(CLI::Range(1, 1000));
+      ->check(cli::whole_number(1, 1000, "passes"));
   app.add_flag("--serial", options.serial,
                "Measure bandwidth one pair at a time instead of a round's disjoint pairs "
                "together (for fabrics that are not non-blocking)");
@@ -194,20 +197,21 @@ int run(int argc, char** argv) {
   app.add_option("--bandwidth-threshold", options.bandwidth_threshold,
                  "A host or link is slow when its bandwidth is below (1 - T) x the median host's "
                  "(default: 0.25)")
-      ->check(CLI::Range(0.0, 0.999));
+      ->check(cli::number_at_least(0, false, "", 0.999));
   app.add_option("--latency-threshold", options.latency_threshold,
                  "A host or link has high latency when its latency is above (1 + T) x the median "
-                 "host's (default: 1.0, i.e. twice)")
-      ->check(cli::non_negative());
+                 "host's (default: 1.0, i.e. twice; at most 1000)")
+      ->check(cli::number_at_least(0, false, "", 1000));
   app.add_option("--timeout", options.timeout_seconds,
                  "Seconds a transfer may block before the run fails naming the peer (default: "
-                 "300; 0 waits forever)")
+                 "300; whole milliseconds, at least 1; 0 waits forever)")
       ->check(cli::number_at_least(0, false, "seconds", 365.0 * 24 * 3600));
   app.add_option("--csv", options.csv_path,
                  "Links CSV: one row per directed pair (src, dst, latency, bandwidth, verdicts)")
       ->type_name("PATH");
   app.add_option("--hosts-csv", options.hosts_csv_path,
-                 "Hosts CSV: one row per host (best send/receive bandwidth, latency, verdicts)")
+                 "Hosts CSV: one row per host (best send/receive bandwidth, latency, verdicts); "
+                 "a file other than --csv's")
       ->type_name("PATH");
   app.add_flag("--force", options.force, "Overwrite existing CSV files");
   app.add_option("--run-id", options.run_id, "Run identifier for the CSV (default: a fresh one)")
@@ -241,6 +245,12 @@ int run(int argc, char** argv) {
       if (!options.force && std::filesystem::exists(file)) {
         throw std::invalid_argument(fmt::format("{} exists; pass --force to overwrite", *path));
       }
+    }
+    if (!options.csv_path.empty() && !options.hosts_csv_path.empty() &&
+        names_same_file(options.csv_path, options.hosts_csv_path)) {
+      throw std::invalid_argument(fmt::format(
+          "--csv {} and --hosts-csv {} name the same file; each output needs its own path",
+          options.csv_path, options.hosts_csv_path));
     }
   } catch (const CLI::Success&) {
     if (rank == 0) std::fputs(app.help().c_str(), stdout);
@@ -290,8 +300,7 @@ int run(int argc, char** argv) {
   transport_options.kind = options.transport;
   transport_options.ofi_provider = options.ofi_provider;
   std::unique_ptr<Transport> transport = make_transport(transport_options);
-  transport->set_timeout(std::chrono::milliseconds(
-      static_cast<std::int64_t>(std::llround(options.timeout_seconds * 1000))));
+  transport->set_timeout(harness::timeout_milliseconds(options.timeout_seconds));
 
   std::vector<std::byte> data, ack(kAckBytes), small;
   MemoryRegistration data_registration, ack_registration, small_registration;
@@ -535,6 +544,7 @@ int run(int argc, char** argv) {
 }  // namespace collbench::linkmatrix
 
 int main(int argc, char** argv) {
+  collbench::harness::set_process_signals();
   MPI_Init(&argc, &argv);
   int status = 0;
   try {

@@ -40,6 +40,21 @@ std::uint64_t parse_byte_size(std::string_view text, ZeroSize zero = ZeroSize::r
 // order written; a size produced twice is kept once (its first place).
 std::vector<std::uint64_t> parse_size_list(std::string_view text);
 
+// Byte arithmetic that cannot wrap: the result, or kSaturatedBytes (2^64 - 1)
+// when it does not fit in 64 bits. Every sum or product of sizes that come
+// from the command line goes through these, so that a huge --sizes is
+// refused as too large instead of wrapping to a small number; any check
+// against a real limit then fails on the saturated value.
+inline constexpr std::uint64_t kSaturatedBytes = ~std::uint64_t{0};
+constexpr std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? kSaturatedBytes : sum;
+}
+constexpr std::uint64_t saturating_multiply(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? kSaturatedBytes : product;
+}
+
 // The largest binary unit that keeps the number >= 1, at most two decimals,
 // trailing zeros dropped: 8 -> "8 B", 1536 -> "1.5 KiB", 2^26 -> "64 MiB".
 // Values that are not exact at two decimals are rounded to nearest.
