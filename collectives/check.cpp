@@ -263,8 +263,9 @@ CheckResult CheckPattern::check_reduced(DType dtype, ReduceOp op, std::uint64_t 
         dtype, first, output, values, kMaxValue, 0.0,
         [min](const Element& e, const Owners&) { return min ? -e.min_value : e.max_value; });
   }
-  // Indexed by the exact sum + bias, |sum| <= p + 6.
-  const int bias = ranks_ + 2 * kMaxValue;
+  // Indexed by the exact sum + bias: |every partial sum| <= bias = p + 6
+  // (two owners of at most kMaxValue, p − 2 others of 1).
+  const int bias = ranks_ - 2 + 2 * kMaxValue;
   const double p = ranks_;
   std::vector<double> values;
   for (int sum = -bias; sum <= bias; ++sum) {
@@ -275,8 +276,8 @@ CheckResult CheckPattern::check_reduced(DType dtype, ReduceOp op, std::uint64_t 
   // rounds once more, by at most an ulp of |avg| <= 4.
   const double u = unit_roundoff(dtype);
   double tolerance = 0;
-  if (p + 2 * kMaxValue > 1.0 / u) {
-    tolerance = (p - 1) * u * (p + 2 * kMaxValue);
+  if (bias > 1.0 / u) {
+    tolerance = (p - 1) * u * bias;
     if (op == ReduceOp::avg) tolerance = tolerance / p + 2 * u * kMaxValue;
   }
   const int* t = table().data();

@@ -207,6 +207,26 @@ TEST(CheckPattern, CountsEveryWrongElementAndNamesTheFirst) {
   EXPECT_NE(result.first_mismatch.find("got -nan"), std::string::npos) << result.first_mismatch;
 }
 
+TEST(CheckPattern, PastTheExactRankCountsRoundingIsAllowed) {
+  // bf16 sums stop being exact past 250 ranks: a reduction that rounds at
+  // every step must still pass.
+  const int p = 300;
+  const CheckPattern pattern(p, 1);
+  const std::size_t count = 300;
+  for (const ReduceOp op : kAllReduceOps) {
+    std::vector<std::byte> result(count * 2);
+    std::vector<std::byte> input(result.size());
+    pattern.fill(DType::bf16, 0, 0, result);
+    for (int r = 1; r < p; ++r) {
+      pattern.fill(DType::bf16, r, 0, input);
+      reduce_inplace(DType::bf16, op, result.data(), input.data(), count);
+    }
+    if (op == ReduceOp::avg) scale_for_average(DType::bf16, result.data(), count, p);
+    const CheckResult result_check = pattern.check_reduced(DType::bf16, op, 0, result);
+    EXPECT_EQ(result_check.wrong, 0u) << to_string(op) << ": " << result_check.first_mismatch;
+  }
+}
+
 TEST(CheckPattern, TwoRanksCombinedByOneKernelCall) {
   // The harness's local/reduce check: dst and src are ranks 0 and 1, and
   // one reduce_inplace combines avg like sum.

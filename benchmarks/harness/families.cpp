@@ -863,7 +863,7 @@ void Runner::abort_on_timeout(const BenchmarkCase& benchmark_case, const std::st
   }
 
   if (arrived.front() == rank_) {
-    static constexpr const char* kPhases[] = {"setting up",     "the --check call",
+    static constexpr const char* kPhases[] = {"setting up",     "the --check calls",
                                               "a warm-up call", "the batch calibration",
                                               "timed call",     "the end of the benchmark"};
     std::string where = kPhases[static_cast<int>(phase_)];
