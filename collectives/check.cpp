@@ -312,6 +312,9 @@ CheckResult CheckPattern::check_input(DType dtype, int rank, std::uint64_t first
                  });
 }
 
-void poison(std::span<std::byte> buffer) { std::memset(buffer.data(), 0xFF, buffer.size()); }
+void poison(std::span<std::byte> buffer) {
+  // memset's pointer must not be null, even for no bytes (an empty vector's).
+  if (!buffer.empty()) std::memset(buffer.data(), 0xFF, buffer.size());
+}
 
 }  // namespace collbench
