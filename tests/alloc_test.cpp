@@ -20,8 +20,8 @@
 #include <new>
 #include <vector>
 
-#include "allreduce_check.h"
 #include "collbench/algorithm.h"
+#include "collbench/check.h"
 #include "collbench/inproc_transport.h"
 #include "collbench/mpi_transport.h"
 
@@ -63,8 +63,6 @@ void operator delete[](void* pointer, std::size_t, std::align_val_t) noexcept {
 namespace collbench {
 namespace {
 
-using testing::fill_input;
-
 constexpr int kTimedCalls = 3;
 // 1 element, a few, one not divisible by p, 1 MiB and 4 MiB of f32 (several
 // ring segments).
@@ -74,8 +72,8 @@ const std::size_t kCounts[] = {1, 7, 1000, 262144, 1048576};
 // one warm-up call.
 std::size_t allocations_in_run(Transport& transport, const AlgorithmInfo& algorithm,
                                std::size_t count, bool in_place) {
-  std::vector<std::byte> in;
-  fill_input(DType::f32, transport.rank(), in, count);
+  std::vector<std::byte> in(count * sizeof(float));
+  CheckPattern(transport.size(), 0).fill(DType::f32, transport.rank(), 0, in);
   std::vector<std::byte> out(in.size());
   const AllreduceSpec spec{DType::f32, ReduceOp::sum, count, 0};
   std::span<std::byte> in_span(in);

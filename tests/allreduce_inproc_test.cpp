@@ -8,37 +8,32 @@
 #include <cstdlib>
 #include <tuple>
 
-#include "allreduce_check.h"
 #include "collbench/algorithm.h"
+#include "collbench/check.h"
 #include "collbench/inproc_transport.h"
 
 namespace collbench {
 namespace {
 
-using testing::count_wrong;
-using testing::fill_input;
-
-// Runs one allreduce on `ranks` threads; returns the wrong elements summed
-// over ranks.
+// Runs two allreduce calls of one built algorithm on `ranks` threads, the
+// second on new inputs (another generation) and without clearing the output,
+// so that anything left over from the first call is wrong; returns the wrong
+// elements summed over ranks and calls.
 std::size_t run_case(const AlgorithmInfo& algorithm, int ranks, std::size_t count, DType dtype,
                      ReduceOp op, bool in_place, std::size_t segment_bytes = 0) {
   std::atomic<std::size_t> wrong{0};
   run_in_process(ranks, [&](Transport& transport) {
-    std::vector<std::byte> in;
-    fill_input(dtype, transport.rank(), in, count);
+    std::vector<std::byte> in(count * dtype_size(dtype));
     std::vector<std::byte> out(in.size());
+    poison(out);
     AllreduceSpec spec{dtype, op, count, segment_bytes};
     std::span<std::byte> in_span(in);
     auto allreduce = algorithm.build(transport, spec, in_span, in_place ? in_span : out);
-    allreduce->run();
-    const std::byte* result = in_place ? in.data() : out.data();
-    wrong += count_wrong(dtype, op, ranks, result, count);
-    if (!in_place) {
-      // A second call on the same object must give the same answer (no
-      // state left over from the first).
-      std::fill(out.begin(), out.end(), std::byte{0x7f});
+    for (const std::uint64_t generation : {1, 2}) {
+      const CheckPattern pattern(ranks, generation);
+      pattern.fill(dtype, transport.rank(), 0, in);
       allreduce->run();
-      wrong += count_wrong(dtype, op, ranks, out.data(), count);
+      wrong += pattern.check_reduced(dtype, op, 0, in_place ? in : out).wrong;
     }
   });
   return wrong;
@@ -161,8 +156,8 @@ TEST(BytesSent, RingAndShardedMoveTheirModelBytes) {
     const std::size_t count = 4096;
     std::atomic<std::uint64_t> max_sent{0};
     run_in_process(p, [&](Transport& transport) {
-      std::vector<std::byte> in;
-      fill_input(DType::f32, transport.rank(), in, count);
+      std::vector<std::byte> in(count * sizeof(float));
+      CheckPattern(p, 0).fill(DType::f32, transport.rank(), 0, in);
       std::vector<std::byte> out(in.size());
       auto allreduce = algorithm.build(transport, {DType::f32, ReduceOp::sum, count, 0}, in, out);
       transport.reset_counters();

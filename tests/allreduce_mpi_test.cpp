@@ -13,8 +13,8 @@
 
 #include <cstring>
 
-#include "allreduce_check.h"
 #include "collbench/algorithm.h"
+#include "collbench/check.h"
 #include "collbench/transport_factory.h"
 
 namespace collbench {
@@ -54,18 +54,26 @@ TEST_P(AllreduceOverTransport, EveryDtypeOpAndCount) {
       for (ReduceOp op : kAllReduceOps) {
         for (bool in_place : {false, true}) {
           if (in_place && count > 4099) continue;
-          std::vector<std::byte> in;
-          testing::fill_input(dtype, transport.rank(), in, count);
-          std::vector<std::byte> out(in.size(), std::byte{0x55});
+          // Two calls of one built algorithm, the second on another
+          // generation's inputs and over the first's output: a result left
+          // over from the first call is wrong.
+          std::vector<std::byte> in(count * dtype_size(dtype));
+          std::vector<std::byte> out(in.size());
+          poison(out);
           std::span<std::byte> in_span(in);
           auto allreduce = algorithm.build(transport, {dtype, op, count, 0}, in_span,
                                            in_place ? in_span : std::span<std::byte>(out));
-          allreduce->run();
-          const std::byte* result = in_place ? in.data() : out.data();
-          EXPECT_EQ(testing::count_wrong(dtype, op, p, result, count), 0u)
-              << fmt::format("{} on {} rank {} of {}: count={} {} {}{}", algorithm.name,
-                             transport.kind(), transport.rank(), p, count, to_string(dtype),
-                             to_string(op), in_place ? " in place" : "");
+          std::uint64_t wrong = 0;
+          for (const std::uint64_t generation : {1, 2}) {
+            const CheckPattern pattern(p, generation);
+            pattern.fill(dtype, transport.rank(), 0, in);
+            allreduce->run();
+            wrong += pattern.check_reduced(dtype, op, 0, in_place ? in : out).wrong;
+          }
+          EXPECT_EQ(wrong, 0u) << fmt::format("{} on {} rank {} of {}: count={} {} {}{}",
+                                              algorithm.name, transport.kind(), transport.rank(), p,
+                                              count, to_string(dtype), to_string(op),
+                                              in_place ? " in place" : "");
         }
       }
     }

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "check_data.h"
+#include "collbench/check.h"
 #include "collbench/mpi_transport.h"
 #include "collbench/reduce.h"
 #include "collbench/sizes.h"
@@ -392,7 +393,44 @@ struct Runner::Prepared {
   // --interleave a benchmark's later rounds find fresh buffers (another
   // size ran in between) and warm them up again.
   bool warmed_up = false;
+
+  // The messages of an exchange are one vector for the check: message k's
+  // elements continue the global indices of message k − 1, so a message
+  // delivered in place of another is wrong too.
+  void fill_inputs(DType dtype, const CheckPattern& pattern, int rank) {
+    std::uint64_t first_index = 0;
+    for (Message& message : messages) {
+      pattern.fill(dtype, rank, first_index, message.in.span());
+      first_index += message.in.size() / dtype_size(dtype);
+    }
+  }
+  CheckResult check_outputs(DType dtype, ReduceOp op, const CheckPattern& pattern) const {
+    CheckResult total;
+    std::uint64_t first_index = 0;
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      const CheckResult part =
+          pattern.check_reduced(dtype, op, first_index, messages[i].out.span());
+      if (part.wrong > 0 && total.wrong == 0) {
+        total.first_mismatch =
+            (messages.size() > 1 ? fmt::format("message {}, ", i) : std::string()) +
+            part.first_mismatch;
+      }
+      total.wrong += part.wrong;
+      total.checked += part.checked;
+      first_index += messages[i].out.size() / dtype_size(dtype);
+    }
+    return total;
+  }
 };
+
+namespace {
+// --check calls a collective twice, with inputs of two generations, so that a
+// result left over from the first call (a stale buffer) is wrong in the
+// second. Both count as --warmup calls.
+constexpr int kCheckedCalls = 2;
+// Generation of the inputs the timed calls run on when --check is off.
+constexpr std::uint64_t kUncheckedGeneration = 0;
+}  // namespace
 
 Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_comm,
                Progress& progress)
@@ -446,8 +484,8 @@ Runner::Prepared& Runner::prepare(const BenchmarkCase& benchmark_case) {
         Prepared::Message& message = prepared->messages.emplace_back();
         message.in = AlignedBuffer(bytes);
         message.out = AlignedBuffer(bytes);
-        fill_input(options_.dtype, message.in.span(), rank_);
       }
+      prepared->fill_inputs(options_.dtype, CheckPattern(ranks_, kUncheckedGeneration), rank_);
       build_algorithms(benchmark_case, *prepared);
       break;
     case Family::p2p:
@@ -667,16 +705,27 @@ void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
   };
   switch (benchmark_case.family) {
     case Family::allreduce:
-    case Family::exchange:
+    case Family::exchange: {
+      // Only the first call starts from poisoned outputs: the second finds
+      // the first's results there, and must overwrite every one of them. A
+      // rank reports the worse of its two calls.
       for (Prepared::Message& message : prepared.messages) poison(message.out.span());
-      synchronize();
-      call(benchmark_case, prepared);
-      if (options_.debug_corrupt_elements > 0 && rank_ == ranks_ - 1) corrupt(prepared);
-      for (std::size_t i = 0; i < prepared.messages.size(); ++i) {
-        add(check_allreduce(options_.dtype, options_.op, ranks_, prepared.messages[i].out.span()),
-            prepared.messages.size() > 1 ? fmt::format("message {}, ", i) : std::string());
+      CheckResult worse;
+      for (int call_number = 1; call_number <= kCheckedCalls; ++call_number) {
+        const CheckPattern pattern(ranks_, static_cast<std::uint64_t>(call_number));
+        prepared.fill_inputs(options_.dtype, pattern, rank_);
+        synchronize();
+        call(benchmark_case, prepared);
+        if (options_.debug_corrupt_elements > 0 && rank_ == ranks_ - 1 &&
+            call_number == kCheckedCalls) {
+          corrupt(prepared);
+        }
+        CheckResult result = prepared.check_outputs(options_.dtype, options_.op, pattern);
+        if (result.wrong > worse.wrong) worse = std::move(result);
       }
+      add(worse, "");
       break;
+    }
     case Family::p2p:
       poison(prepared.second.span());
       synchronize();
@@ -692,15 +741,20 @@ void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
       add(check_bytes(prepared.second.span(), (rank_ + ranks_ - 1) % ranks_), "");
       break;
     case Family::local_reduce:
-    case Family::local_reduce_all:
-      fill_input(options_.dtype, prepared.first.span(), 0);
-      fill_input(options_.dtype, prepared.second.span(), 1);
+    case Family::local_reduce_all: {
+      // dst and src are ranks 0 and 1 of a two-rank reduction; one kernel
+      // call combines them, avg like sum (the division is the collective's).
+      const CheckPattern pattern(2, 1);
+      pattern.fill(options_.dtype, 0, 0, prepared.first.span());
+      pattern.fill(options_.dtype, 1, 0, prepared.second.span());
       synchronize();
       call(benchmark_case, prepared);
       if (rank_ == 0 || benchmark_case.family == Family::local_reduce_all) {
-        add(check_local_reduce(options_.dtype, options_.op, prepared.first.span()), "");
+        const ReduceOp combine = options_.op == ReduceOp::avg ? ReduceOp::sum : options_.op;
+        add(pattern.check_reduced(options_.dtype, combine, 0, prepared.first.span()), "");
       }
       break;
+    }
     case Family::local_memcpy:
       fill_bytes(prepared.second.span(), 0);
       poison(prepared.first.span());
@@ -824,7 +878,7 @@ void Runner::abort_on_timeout(const BenchmarkCase& benchmark_case, const std::st
   }
 
   if (arrived.front() == rank_) {
-    static constexpr const char* kPhases[] = {"setting up",     "the --check call",
+    static constexpr const char* kPhases[] = {"setting up",     "the --check calls",
                                               "a warm-up call", "the batch calibration",
                                               "timed call",     "the end of the benchmark"};
     std::string where = kPhases[static_cast<int>(phase_)];
@@ -889,13 +943,13 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   phase_ = Phase::setup;
   Prepared& prepared = prepare(benchmark_case);
 
-  // The --check call is an untimed call of the same algorithm on the same
-  // buffers, so it counts as the first warm-up call.
+  // The --check calls are untimed calls of the same algorithm on the same
+  // buffers, so they count as the first warm-up calls.
   int warmup_calls = options_.warmup;
   if (options_.check && !benchmark_case.checked) {
     phase_ = Phase::check;
     check(benchmark_case, prepared);
-    --warmup_calls;
+    warmup_calls -= kCheckedCalls;
   }
   if (benchmark_case.wrong_elements > 0) {
     state.SkipWithError(fmt::format("--check: {} wrong elements (first: {})",

@@ -25,7 +25,7 @@
 // later calls Google Benchmark makes while it settles the iteration count
 // (only one benchmark's buffers live at a time; the next benchmark reuses
 // them when its messages are the same, rebuilding only the algorithm). Then, once per benchmark,
-// the untimed calls: the --check call first, which counts as one of the
+// the untimed calls: the two --check calls first, which count as two of the
 // --warmup calls; then the timed loop.
 //
 // Hang protection: every wait of the harness's own (the barrier, the

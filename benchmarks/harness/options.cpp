@@ -130,8 +130,9 @@ struct App {
     app.add_flag("--list-providers", options.list_providers,
                  "Print the libfabric providers available on this node and exit");
     app.add_flag("--check", options.check,
-                 "Validate every benchmark's result once before timing it; any wrong element "
-                 "fails that benchmark and makes collbench exit with status 1");
+                 "Validate every benchmark's result before timing it (collectives: two calls "
+                 "on inputs of two generations); any wrong element fails that benchmark and "
+                 "makes collbench exit with status 1");
     app.add_option("--csv", options.csv_path,
                    "Write tidy CSV (one row per benchmark and repetition, flushed as each "
                    "finishes; columns in results/README.md) to PATH, a regular file other than "
@@ -146,7 +147,7 @@ struct App {
     app.add_flag("--force", options.force, "Overwrite an existing --csv file")->excludes(append);
     app.add_option("--warmup", options.warmup,
                    "Untimed calls of each benchmark after it is built and before its first "
-                   "timed iteration (default: 1); the --check call is the first of them")
+                   "timed iteration (default: 1); the two --check calls are the first of them")
         ->type_name("N")
         ->check(cli::whole_number(0, kMaxWarmupCalls, "calls"));
     app.add_option("--sync", raw.sync,
@@ -199,9 +200,9 @@ struct App {
         ->check(cli::number_at_least(0, false, "microseconds", kMaxDebugSlowMicroseconds));
     testing
         ->add_option("--debug-corrupt-elements", options.debug_corrupt_elements,
-                     "After the --check call of every allreduce and exchange, the last rank adds "
-                     "1 to the first N elements of its result, so --check must report N wrong "
-                     "elements per benchmark and collbench must exit with status 1")
+                     "After the second --check call of every allreduce and exchange, the last "
+                     "rank adds 1 to the first N elements of its result, so --check must report "
+                     "N wrong elements per benchmark and collbench must exit with status 1")
         ->type_name("N")
         ->check(cli::whole_number(0, INT64_MAX, "elements"));
     auto* stuck =
@@ -533,7 +534,7 @@ Options parse_options(const std::vector<std::string>& args) {
         "wait); give a --timeout in seconds, or leave it out for the default");
   }
   if (options.debug_corrupt_elements > 0 && !options.check) {
-    throw UsageError("--debug-corrupt-elements only acts on the --check call; add --check");
+    throw UsageError("--debug-corrupt-elements only acts on the --check calls; add --check");
   }
   if ((options.append || options.force) && options.csv_path.empty()) {
     throw UsageError(fmt::format("--{} needs --csv PATH", options.append ? "append" : "force"));

@@ -1,0 +1,550 @@
+// The proof that the check (collbench/check.h) catches wrong answers: it is
+// run against deliberately broken collectives, and every one must fail it.
+//
+// 1. Broken algorithms, at p = 2..9 and 16, every op and dtype:
+//    - the real library algorithms over a fault-injecting transport that, on
+//      one rank, shifts one received message by one element (an off-by-one
+//      chunk), drops one received payload (a skipped step: the buffer keeps
+//      what it held, e.g. the previous call's data) or delivers another
+//      peer's payload instead (a wrong peer);
+//    - a test-only allreduce that never reduces (a binomial broadcast of rank
+//      0's input), which the old period-3 inputs passed at p = 4 and 7.
+//    The faulted call is the second call of a built algorithm, on inputs of a
+//    new generation, over the first call's output.
+// 2. Output mutants of every algorithm that runs in process (from the
+//    registry), from its real output: a missing rank, a duplicated rank, a
+//    chunk one element and one block off, the previous call's result, one
+//    rank's input, all zeros.
+//
+// Element counts: 1000 and 3p + 1. With 1000 every block any algorithm sends
+// at p ≤ 16 has ≥ 62 elements, so it holds every rank's turn as min and max
+// owner (check.h): a missing contribution is visible to min and max too, and
+// a shift of ≥ 62 elements meets a change of M or m (two values in three
+// differ) with certainty in practice; everything is asserted there. At 3p + 1
+// the blocks have 3 or 4 elements, and some mutants become equivalent: their
+// output is bit-identical to the right one, which no check can see. For min
+// and max, a message of a few elements that is shifted, or replaced by
+// another rank's, only changes the result where it carried an extreme that
+// nothing else supplies; and for every op a 3-element block may equal its
+// shifted neighbour (at p = 3 a sum takes one of 7 values). So at 3p + 1 the
+// transport shift and wrong peer are asserted for sum and avg, the dropped
+// payload for every op, and the output mutants except the block shifts, for
+// every op: a missing, doubled or substituted rank changes at least one of
+// every p consecutive elements by construction (check.h), and 3p + 1 ≥ p; a
+// rank's input, the previous call's result and all zeros differ at most
+// elements (for min and max, at all but one in p).
+// Fault-free reference: the real algorithms pass the same check on the same
+// inputs (asserted before the output mutants are derived), and a fault that
+// changes no byte of any message is not counted as fired.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "collbench/algorithm.h"
+#include "collbench/check.h"
+#include "collbench/inproc_transport.h"
+#include "collbench/reduce.h"
+
+namespace collbench {
+namespace {
+
+constexpr int kRankCounts[] = {2, 3, 4, 5, 6, 7, 8, 9, 16};
+
+std::vector<std::size_t> element_counts(int p) {
+  return {1000, static_cast<std::size_t>(3 * p + 1)};
+}
+
+bool quick() { return std::getenv("COLLBENCH_QUICK_TESTS") != nullptr; }
+
+std::vector<const AlgorithmInfo*> inproc_algorithms() {
+  std::vector<const AlgorithmInfo*> list;
+  for (const AlgorithmInfo& info : algorithms()) {
+    if (info.unsupported_reason("inproc", 2, 1).empty()) list.push_back(&info);
+  }
+  return list;
+}
+
+// --- the fault-injecting transport --------------------------------------------
+
+enum class Fault { shift_one_element, drop_payload, wrong_peer };
+
+std::string_view fault_name(Fault fault) {
+  switch (fault) {
+    case Fault::shift_one_element:
+      return "shift_one_element";
+    case Fault::drop_payload:
+      return "drop_payload";
+    case Fault::wrong_peer:
+      return "wrong_peer";
+  }
+  return "";
+}
+
+// Forwards to the in-process transport and, once armed, damages one received
+// message: the first one from the `target`-th receive on (in posting order)
+// where the damage changes the bytes the algorithm gets. A fault that would
+// leave the bytes as they are is no fault, so it moves to the next message.
+// Matching is never disturbed (the message is still received from the peer
+// the algorithm asked for), so a faulted algorithm runs to its end.
+class FaultyTransport final : public Transport {
+ public:
+  explicit FaultyTransport(Transport& inner)
+      : Transport(inner.rank(), inner.size()), inner_(inner) {}
+
+  std::string_view kind() const override { return inner_.kind(); }
+
+  // Arms the fault for the next call; `element_bytes` is the dtype's size.
+  void arm(Fault fault, std::size_t element_bytes, std::size_t target) {
+    fault_ = fault;
+    element_bytes_ = element_bytes;
+    target_ = target;
+    armed_ = true;
+    fired_ = false;
+    receives_ = 0;
+    history_.clear();
+  }
+  // Counts receives for the next call without damaging any.
+  void start_counting() {
+    armed_ = false;
+    fired_ = false;
+    receives_ = 0;
+    history_.clear();
+  }
+  std::size_t receives() const { return receives_; }
+  bool fired() const { return fired_; }
+
+  RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
+    // What this rank sent is a payload from "another peer" (itself) for any
+    // message it receives.
+    if (armed_) history_.push_back({rank(), {data.begin(), data.end()}});
+    return inner_.isend(data, peer, tag);
+  }
+
+  RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
+    const std::size_t index = receives_++;
+    Pending pending{data, peer, {}};
+    if (armed_ && !fired_ && index >= target_ && fault_ == Fault::drop_payload) {
+      // Received into a scratch buffer that is then thrown away.
+      pending.scratch.resize(data.size());
+      const RequestId request = inner_.irecv(pending.scratch, peer, tag);
+      pending_[request] = std::move(pending);
+      return request;
+    }
+    const RequestId request = inner_.irecv(data, peer, tag);
+    if (armed_) pending_[request] = std::move(pending);
+    return request;
+  }
+
+  void wait(RequestId request) override {
+    inner_.wait(request);
+    completed(request);
+  }
+  void wait_all(std::span<const RequestId> requests) override {
+    inner_.wait_all(requests);
+    for (const RequestId request : requests) completed(request);
+  }
+  void barrier() override { inner_.barrier(); }
+
+ private:
+  struct Pending {
+    std::span<std::byte> data;
+    int peer;
+    std::vector<std::byte> scratch;  // drop_payload: where the payload went
+  };
+  struct Payload {
+    int source;
+    std::vector<std::byte> bytes;
+  };
+
+  void completed(RequestId request) {
+    const auto found = pending_.find(request);
+    if (found == pending_.end()) return;
+    Pending pending = std::move(found->second);
+    pending_.erase(found);
+    std::span<std::byte> data = pending.data;
+    if (!pending.scratch.empty()) {
+      // drop_payload: keep the buffer as it was, unless that is the payload
+      // (or another message was dropped already).
+      if (fired_ || std::equal(data.begin(), data.end(), pending.scratch.begin())) {
+        std::copy(pending.scratch.begin(), pending.scratch.end(), data.begin());
+      } else {
+        fired_ = true;
+      }
+    } else if (!fired_ && fault_ == Fault::shift_one_element && data.size() >= 2 * element_bytes_) {
+      // Element k gets element k + 1's value; the last one the first's.
+      std::vector<std::byte> before(data.begin(), data.end());
+      std::rotate(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(element_bytes_),
+                  data.end());
+      fired_ = !std::equal(data.begin(), data.end(), before.begin());
+    } else if (!fired_ && fault_ == Fault::wrong_peer && !data.empty()) {
+      // The most recent payload from a rank other than the sender, repeated
+      // to the message's length.
+      for (auto payload = history_.rbegin(); payload != history_.rend(); ++payload) {
+        if (payload->source == pending.peer || payload->bytes.empty()) continue;
+        std::vector<std::byte> replacement(data.size());
+        for (std::size_t k = 0; k < data.size(); ++k) {
+          replacement[k] = payload->bytes[k % payload->bytes.size()];
+        }
+        if (!std::equal(data.begin(), data.end(), replacement.begin())) {
+          std::copy(replacement.begin(), replacement.end(), data.begin());
+          fired_ = true;
+        }
+        break;
+      }
+    }
+    history_.push_back({pending.peer, {data.begin(), data.end()}});
+  }
+
+  Transport& inner_;
+  Fault fault_ = Fault::drop_payload;
+  std::size_t element_bytes_ = 1;
+  std::size_t target_ = 0;
+  bool armed_ = false;
+  bool fired_ = false;
+  std::size_t receives_ = 0;
+  std::map<RequestId, Pending> pending_;
+  std::vector<Payload> history_;
+};
+
+struct Case {
+  DType dtype;
+  ReduceOp op;
+  std::size_t count;
+};
+
+std::vector<Case> all_cases(int p) {
+  std::vector<Case> cases;
+  for (const std::size_t count : element_counts(p)) {
+    for (const DType dtype : kAllDTypes) {
+      for (const ReduceOp op : kAllReduceOps) cases.push_back({dtype, op, count});
+    }
+  }
+  return cases;
+}
+
+std::string describe(const Case& c) {
+  return fmt::format("count={} {} {}", c.count, to_string(c.dtype), to_string(c.op));
+}
+
+// Wrong elements over all ranks of the second call, with `victim` faulted
+// in it, for every case; and whether the fault fired.
+struct FaultOutcome {
+  std::vector<std::uint64_t> wrong;
+  std::vector<int> fired;
+};
+
+FaultOutcome run_faulted(const AlgorithmInfo& algorithm, int p, int victim, Fault fault,
+                         const std::vector<Case>& cases) {
+  std::vector<std::atomic<std::uint64_t>> wrong(cases.size());
+  std::vector<int> fired(cases.size());
+  run_in_process(
+      p,
+      [&](Transport& inner) {
+        FaultyTransport transport(inner);
+        const bool is_victim = inner.rank() == victim;
+        for (std::size_t c = 0; c < cases.size(); ++c) {
+          const Case& k = cases[c];
+          std::vector<std::byte> in(k.count * dtype_size(k.dtype));
+          std::vector<std::byte> out(in.size());
+          poison(out);
+          auto allreduce = algorithm.build(transport, {k.dtype, k.op, k.count, 0}, in, out);
+          // First call: clean, counting the victim's receives.
+          transport.start_counting();
+          CheckPattern(p, 1).fill(k.dtype, inner.rank(), 0, in);
+          allreduce->run();
+          // Second call: new inputs, the fault in the middle of the call.
+          if (is_victim) transport.arm(fault, dtype_size(k.dtype), transport.receives() / 2);
+          const CheckPattern pattern(p, 2);
+          pattern.fill(k.dtype, inner.rank(), 0, in);
+          allreduce->run();
+          if (is_victim) fired[c] = transport.fired() ? 1 : 0;
+          transport.start_counting();
+          wrong[c] += pattern.check_reduced(k.dtype, k.op, 0, out).wrong;
+        }
+      },
+      std::chrono::seconds(30));
+  FaultOutcome outcome;
+  for (auto& w : wrong) outcome.wrong.push_back(w.load());
+  outcome.fired = fired;
+  return outcome;
+}
+
+class TransportFaults : public ::testing::TestWithParam<std::tuple<Fault, const AlgorithmInfo*>> {};
+
+// At 3p + 1 elements a shifted or wrong message of min or max may leave the
+// result bit-identical (see the top): those are asserted at 1000 only.
+bool must_be_caught(Fault fault, const Case& c) {
+  const bool extreme = c.op == ReduceOp::min || c.op == ReduceOp::max;
+  return c.count >= 1000 || fault == Fault::drop_payload || !extreme;
+}
+
+TEST_P(TransportFaults, CaughtAtEveryRankCountOpAndDtype) {
+  const Fault fault = std::get<0>(GetParam());
+  const AlgorithmInfo* algorithm = std::get<1>(GetParam());
+  for (const int p : kRankCounts) {
+    if (quick() && p != 3 && p != 16) continue;
+    const std::vector<Case> cases = all_cases(p);
+    std::vector<int> fired(cases.size());
+    // Rank 0 (the tree's root, the central server) at even p, the last rank
+    // (a leaf of the tree, a client of the server) at odd p; both at p = 2,
+    // where a wrong peer cannot fire on the tree's root (nothing but its
+    // one child's message to deliver instead).
+    std::vector<int> victims = {p % 2 == 0 ? 0 : p - 1};
+    if (p == 2) victims.push_back(1);
+    for (const int victim : victims) {
+      const FaultOutcome outcome = run_faulted(*algorithm, p, victim, fault, cases);
+      for (std::size_t c = 0; c < cases.size(); ++c) {
+        if (outcome.fired[c] == 0) continue;
+        ++fired[c];
+        if (!must_be_caught(fault, cases[c])) continue;
+        EXPECT_GT(outcome.wrong[c], 0u)
+            << fmt::format("{} p={} victim {} {} {}: not caught", algorithm->name, p, victim,
+                           fault_name(fault), describe(cases[c]));
+      }
+    }
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      EXPECT_GT(fired[c], 0) << fmt::format("{} p={} {} {}: the fault never changed a message",
+                                            algorithm->name, p, fault_name(fault),
+                                            describe(cases[c]));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mutation, TransportFaults,
+    ::testing::Combine(::testing::Values(Fault::shift_one_element, Fault::drop_payload,
+                                         Fault::wrong_peer),
+                       ::testing::ValuesIn(inproc_algorithms())),
+    [](const ::testing::TestParamInfo<TransportFaults::ParamType>& param_info) {
+      return fmt::format("{}_{}", fault_name(std::get<0>(param_info.param)),
+                         std::get<1>(param_info.param)->name);
+    });
+
+// --- an allreduce that never reduces --------------------------------------------
+
+// Binomial broadcast of rank 0's input: every rank ends with rank 0's input,
+// as a tree whose reduce phase forgot to reduce would leave it.
+class NeverReduces final : public Allreduce {
+ public:
+  NeverReduces(Transport& transport, std::span<const std::byte> in, std::span<std::byte> out)
+      : transport_(transport), in_(in), out_(out) {}
+  void run() override {
+    const int rank = transport_.rank();
+    const int p = transport_.size();
+    if (rank == 0) std::copy(in_.begin(), in_.end(), out_.begin());
+    for (int distance = 1; distance < p; distance <<= 1) {
+      if (rank < distance && rank + distance < p) {
+        transport_.wait(transport_.isend(out_, rank + distance, 300));
+      } else if (rank >= distance && rank < 2 * distance) {
+        transport_.wait(transport_.irecv(out_, rank - distance, 300));
+      }
+    }
+  }
+
+ private:
+  Transport& transport_;
+  std::span<const std::byte> in_;
+  std::span<std::byte> out_;
+};
+
+TEST(MutationNeverReduces, CaughtAtEveryRankCountOpAndDtype) {
+  for (const int p : kRankCounts) {
+    const std::vector<Case> cases = all_cases(p);
+    std::vector<std::atomic<std::uint64_t>> wrong(cases.size());
+    run_in_process(p, [&](Transport& transport) {
+      for (std::size_t c = 0; c < cases.size(); ++c) {
+        const Case& k = cases[c];
+        std::vector<std::byte> in(k.count * dtype_size(k.dtype));
+        std::vector<std::byte> out(in.size());
+        poison(out);
+        const CheckPattern pattern(p, 1);
+        pattern.fill(k.dtype, transport.rank(), 0, in);
+        NeverReduces(transport, in, out).run();
+        wrong[c] += pattern.check_reduced(k.dtype, k.op, 0, out).wrong;
+      }
+    });
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      EXPECT_GT(wrong[c].load(), 0u) << "p=" << p << " " << describe(cases[c]);
+    }
+  }
+}
+
+// --- output mutants --------------------------------------------------------------
+
+// Every rank's input of one case.
+std::vector<std::vector<std::byte>> inputs_of(const CheckPattern& pattern, const Case& k) {
+  std::vector<std::vector<std::byte>> inputs(static_cast<std::size_t>(pattern.ranks()));
+  for (int r = 0; r < pattern.ranks(); ++r) {
+    auto& input = inputs[static_cast<std::size_t>(r)];
+    input.resize(k.count * dtype_size(k.dtype));
+    pattern.fill(k.dtype, r, 0, input);
+  }
+  return inputs;
+}
+
+// Reductions of every rank's input but one, from prefix and suffix
+// reductions: O(p) vector reductions for all p. avg combines like sum here;
+// finish() divides by p, as an algorithm that lost or doubled a rank would.
+class PartialReductions {
+ public:
+  PartialReductions(const std::vector<std::vector<std::byte>>& inputs, const Case& k)
+      : inputs_(inputs), k_(k), combine_(k.op == ReduceOp::avg ? ReduceOp::sum : k.op) {
+    const std::size_t p = inputs.size();
+    prefix_.resize(p + 1);  // prefix_[r]: ranks 0..r−1
+    suffix_.resize(p + 1);  // suffix_[r]: ranks r..p−1
+    prefix_[1] = inputs.front();
+    for (std::size_t r = 1; r < p; ++r) prefix_[r + 1] = combined(prefix_[r], inputs[r]);
+    suffix_[p - 1] = inputs.back();
+    for (std::size_t r = p - 1; r-- > 0;) suffix_[r] = combined(suffix_[r + 1], inputs[r]);
+  }
+  // Every rank but `missing`, plus `extra` (−1: none).
+  std::vector<std::byte> without(int missing, int extra) const {
+    const auto m = static_cast<std::size_t>(missing);
+    const std::size_t p = inputs_.size();
+    std::vector<std::byte> result = m == 0       ? suffix_[1]
+                                    : m + 1 == p ? prefix_[m]
+                                                 : combined(prefix_[m], suffix_[m + 1]);
+    if (extra >= 0) result = combined(result, inputs_[static_cast<std::size_t>(extra)]);
+    return finish(std::move(result));
+  }
+  // Every rank, plus another copy of `extra`.
+  std::vector<std::byte> with_extra(int extra) const {
+    return finish(combined(prefix_.back(), inputs_[static_cast<std::size_t>(extra)]));
+  }
+
+ private:
+  std::vector<std::byte> combined(const std::vector<std::byte>& a,
+                                  const std::vector<std::byte>& b) const {
+    std::vector<std::byte> result = a;
+    reduce_inplace(k_.dtype, combine_, result.data(), b.data(), k_.count);
+    return result;
+  }
+  std::vector<std::byte> finish(std::vector<std::byte> result) const {
+    if (k_.op == ReduceOp::avg) {
+      scale_for_average(k_.dtype, result.data(), k_.count, static_cast<int>(inputs_.size()));
+    }
+    return result;
+  }
+
+  const std::vector<std::vector<std::byte>>& inputs_;
+  Case k_;
+  ReduceOp combine_;
+  std::vector<std::vector<std::byte>> prefix_;
+  std::vector<std::vector<std::byte>> suffix_;
+};
+
+// Block `index` of `count` elements in `parts` (the first count % parts one
+// larger), as the block algorithms split a vector.
+std::pair<std::size_t, std::size_t> block(std::size_t count, int parts, int index) {
+  const auto n = static_cast<std::size_t>(parts);
+  const auto i = static_cast<std::size_t>(index);
+  const std::size_t base = count / n;
+  const std::size_t extra = count % n;
+  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+struct Mutant {
+  std::string name;
+  std::vector<std::byte> output;
+  // Caught unless equivalent by nature at small counts (see the top).
+  bool must_be_caught;
+};
+
+// The mutants of `real` (the algorithm's output of generation `pattern`),
+// with `previous` its output of the call before.
+std::vector<Mutant> output_mutants(const CheckPattern& pattern, const Case& k,
+                                   const std::vector<std::byte>& real,
+                                   const std::vector<std::byte>& previous) {
+  const int p = pattern.ranks();
+  const std::size_t element_bytes = dtype_size(k.dtype);
+  const bool extreme = k.op == ReduceOp::min || k.op == ReduceOp::max;
+  const bool large = k.count >= 1000;
+  const std::vector<std::vector<std::byte>> inputs = inputs_of(pattern, k);
+  std::vector<Mutant> mutants;
+  const PartialReductions partial(inputs, k);
+  for (int r = 0; r < p; ++r) {
+    mutants.push_back({fmt::format("rank {} missing", r), partial.without(r, -1), true});
+    // x counted twice in place of its neighbour, the effect of a wrong peer.
+    mutants.push_back({fmt::format("rank {} in place of rank {}", r, (r + 1) % p),
+                       partial.without((r + 1) % p, r), true});
+    // An extra copy changes no min or max (min(x, x) = x): a right answer.
+    if (!extreme) mutants.push_back({fmt::format("rank {} twice", r), partial.with_extra(r), true});
+    mutants.push_back(
+        {fmt::format("rank {}'s input", r), inputs[static_cast<std::size_t>(r)], true});
+  }
+  for (int b = 0; b < p; ++b) {
+    const auto [offset, length] = block(k.count, p, b);
+    if (length == 0) continue;
+    // The block holds the elements one later (one earlier for the last).
+    std::vector<std::byte> shifted = real;
+    const std::size_t source = offset + length < k.count ? offset + 1 : offset - 1;
+    std::memcpy(shifted.data() + offset * element_bytes, real.data() + source * element_bytes,
+                length * element_bytes);
+    mutants.push_back({fmt::format("block {} one element off", b), shifted, large});
+    // The block holds the next block's data.
+    const auto [next_offset, next_length] = block(k.count, p, (b + 1) % p);
+    std::vector<std::byte> swapped = real;
+    std::memcpy(swapped.data() + offset * element_bytes, real.data() + next_offset * element_bytes,
+                std::min(length, next_length) * element_bytes);
+    mutants.push_back({fmt::format("block {} holds block {}", b, (b + 1) % p), swapped, large});
+  }
+  mutants.push_back({"the previous call's result", previous, true});
+  mutants.push_back({"all zeros", std::vector<std::byte>(real.size()), true});
+  return mutants;
+}
+
+class OutputMutants : public ::testing::TestWithParam<int> {};
+
+TEST_P(OutputMutants, EveryAlgorithmOpAndDtype) {
+  const int p = GetParam();
+  if (quick() && p != 3 && p != 16) GTEST_SKIP() << "COLLBENCH_QUICK_TESTS: p = 3 and 16 only";
+  const std::vector<Case> cases = all_cases(p);
+  for (const AlgorithmInfo* algorithm : inproc_algorithms()) {
+    // Rank 0's outputs of both calls, per case.
+    std::vector<std::vector<std::byte>> first(cases.size());
+    std::vector<std::vector<std::byte>> second(cases.size());
+    std::vector<std::atomic<std::uint64_t>> wrong(cases.size());
+    run_in_process(p, [&](Transport& transport) {
+      for (std::size_t c = 0; c < cases.size(); ++c) {
+        const Case& k = cases[c];
+        std::vector<std::byte> in(k.count * dtype_size(k.dtype));
+        std::vector<std::byte> out(in.size());
+        poison(out);
+        auto allreduce = algorithm->build(transport, {k.dtype, k.op, k.count, 0}, in, out);
+        for (const std::uint64_t generation : {1, 2}) {
+          const CheckPattern pattern(p, generation);
+          pattern.fill(k.dtype, transport.rank(), 0, in);
+          allreduce->run();
+          wrong[c] += pattern.check_reduced(k.dtype, k.op, 0, out).wrong;
+          if (transport.rank() == 0) (generation == 1 ? first : second)[c] = out;
+        }
+      }
+    });
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      const Case& k = cases[c];
+      const std::string what = fmt::format("{} p={} {}", algorithm->name, p, describe(k));
+      ASSERT_EQ(wrong[c].load(), 0u) << what << ": the real algorithm fails the check";
+      const CheckPattern pattern(p, 2);
+      for (const Mutant& mutant : output_mutants(pattern, k, second[c], first[c])) {
+        if (!mutant.must_be_caught) continue;
+        EXPECT_GT(pattern.check_reduced(k.dtype, k.op, 0, mutant.output).wrong, 0u)
+            << what << ": " << mutant.name << " passes";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Mutation, OutputMutants, ::testing::ValuesIn(kRankCounts),
+                         [](const ::testing::TestParamInfo<int>& param_info) {
+                           return fmt::format("p{}", param_info.param);
+                         });
+
+}  // namespace
+}  // namespace collbench
