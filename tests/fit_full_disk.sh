@@ -50,7 +50,7 @@ status=0
 echo "exit status $status; stderr: $(cat "$scratch/stderr")"
 ((status == 2)) || fail "exit status $status, expected 2"
 (($(wc -l <"$scratch/stderr") == 1)) || fail "expected one line on stderr"
-grep -q "File too large" "$scratch/stderr" || fail "stderr does not say the write failed"
+grep -Eq "File too large|size limit" "$scratch/stderr" || fail "stderr does not say the write failed"
 for file in models.csv predictions.csv; do
   cmp -s "$scratch/old/$file" "$out/$file" || fail "$file is no longer the earlier run's"
 done
