@@ -12,7 +12,9 @@ round, run ids ending in -r<round>) and OSU.txt (osu_allreduce -f output, each
 job after a "# round <round>: ..." line): the median over rounds of OSU's avg
 and max and of collbench's mean_us, and the median over rounds of
 collbench mean_us / OSU max and / OSU avg; "yes" when the first is within
-15% of 1. Exit status 0 when every size is, 1 when some is not, 2 on bad
+15% of 1; last, the median over rounds of collbench's slowest call (max_us),
+which shows when a round had a call stalled by another process (a mean of
+tens of thousands of 1 µs calls moves by 0.5 µs for one 20 ms stall). Exit status 0 when every size is, 1 when some is not, 2 on bad
 input (one line on stderr).
 """
 import re
@@ -22,7 +24,7 @@ from collections import defaultdict
 
 from collbench_csv import InputError, format_bytes, number, read_rows
 
-REQUIRED = ["family", "algorithm", "bytes", "iterations", "mean_us", "run_id"]
+REQUIRED = ["family", "algorithm", "bytes", "iterations", "mean_us", "max_us", "run_id"]
 TOLERANCE = 0.15
 
 
@@ -51,7 +53,7 @@ def iterations(path, run_id):
 
 
 def collbench_times(path):
-    """{(round, bytes): (mean_us, iterations)}."""
+    """{(round, bytes): (mean_us, iterations, max_us)}."""
     times = {}
     for index, row in mpi_rows(path):
         match = re.search(r"-r([0-9]+)$", row["run_id"])
@@ -61,7 +63,8 @@ def collbench_times(path):
         if mean <= 0:
             raise InputError(f"{path}: data row {index}: mean_us is '{row['mean_us']}'; expected a time in µs > 0")
         size = int(number(row, "bytes", path, index, whole=True))
-        times[(int(match.group(1)), size)] = (mean, int(number(row, "iterations", path, index, whole=True)))
+        times[(int(match.group(1)), size)] = (mean, int(number(row, "iterations", path, index, whole=True)),
+                                              number(row, "max_us", path, index))
     return times
 
 
@@ -105,14 +108,14 @@ def table(csv_path, osu_path):
     for key in sorted(ours):
         if key not in theirs:
             raise InputError(f"{osu_path}: no osu_allreduce result for round {key[0]}, {key[1]} bytes")
-        (mean, count), (avg, maximum, osu_count) = ours[key], theirs[key]
+        (mean, count, worst), (avg, maximum, osu_count) = ours[key], theirs[key]
         if count != osu_count:
             raise InputError(f"{osu_path}: round {key[0]}, {key[1]} bytes: osu_allreduce ran "
                              f"{osu_count} iterations, collbench {count}")
-        per_size[key[1]].append((count, avg, maximum, mean))
+        per_size[key[1]].append((count, avg, maximum, mean, worst))
     lines = ["| size | rounds | iterations | OSU avg µs | OSU max µs | collbench mean_us µs "
-             "| collbench / OSU max | collbench / OSU avg | within 15% |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|:---:|"]
+             "| collbench / OSU max | collbench / OSU avg | within 15% | collbench max_us µs |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|"]
     all_within = True
     for size, rounds in sorted(per_size.items()):
         median = lambda column: statistics.median(r[column] for r in rounds)  # noqa: E731
@@ -122,7 +125,7 @@ def table(csv_path, osu_path):
         all_within &= within
         lines.append(f"| {format_bytes(size)} | {len(rounds)} | {median(0):.0f} | {median(1):.2f} | "
                      f"{median(2):.2f} | {median(3):.2f} | {to_max:.2f} | {to_avg:.2f} | "
-                     f"{'yes' if within else 'no'} |")
+                     f"{'yes' if within else 'no'} | {median(4):.0f} |")
     return lines, all_within
 
 
