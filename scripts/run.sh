@@ -239,7 +239,7 @@ label() {
     echo "ofi/${1#ofi_}"
     return
   fi
-  local flags text=""
+  local flags text="" i
   read -ra flags <<<"${mpi_flags[${1#mpi_}]:-}"
   for ((i = 0; i + 2 < ${#flags[@]}; i += 3)); do # --mca NAME VALUE
     case ${flags[i + 1]} in
