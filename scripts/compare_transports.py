@@ -1,72 +1,158 @@
 #!/usr/bin/env python3
-"""Time of each algorithm over other transports relative to the MPI transport.
+"""Time of each allreduce algorithm over one fabric relative to another.
 
-Usage: compare_transports.py MPI.csv OTHER.csv [OTHER.csv ...]
+Usage: compare_transports.py [--out FILE] BASELINE.csv OTHER.csv [OTHER.csv ...]
 
-Reads collbench CSVs (stdlib csv only), takes the allreduce rows of the
-power-of-two sweep (empty workload column), the median of median_us over
-repetitions per (transport, provider, ranks, algorithm, bytes), and prints a
-Markdown table per other transport/provider: rows are sizes, columns are
-algorithms, cells are `time over that transport / time over MPI` (below 1:
-faster than over MPI). Exit status 2 with one message on bad input.
+BASELINE.csv holds collbench rows of one fabric, e.g. the mpi transport over
+Open MPI's tcp BTL; every OTHER.csv is compared with it, e.g. the ofi
+transport over libfabric's tcp provider. A fabric is the row's transport and
+provider and, for the mpi transport, its mpi_mca column (the Open MPI
+pml/btl/mtl the job asked for; CSVs without the column say "not recorded").
+Takes the allreduce rows of the size sweep (empty workload column) whose
+check did not fail, the median of median_us over repetitions per
+(fabric, ranks, algorithm, bytes), and prints a Markdown table per fabric of
+OTHER and rank count, headed by both fabrics: rows are sizes, columns are the
+algorithms both ran, cells are `time over OTHER's fabric / time over
+BASELINE's` (below 1: faster than over the baseline). `mpi` (MPI_Allreduce)
+is a column only when both fabrics are MPI's.
+
+--out FILE writes the tables to FILE instead of standard output (whole or
+not at all). Bad input (a missing, unreadable or binary file, missing
+columns, a time that is not a number > 0, a baseline of several fabrics, no
+rows in common): one line on stderr, exit status 2.
 """
+import argparse
+import os
 import statistics
 import sys
+import tempfile
 from collections import defaultdict
 
 from collbench_csv import InputError, format_bytes, number, read_rows
 
 REQUIRED = ["family", "transport", "provider", "ranks", "algorithm", "bytes", "median_us",
             "workload"]
-ORDER = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded"]
+ORDER = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded", "mpi"]
+# The Open MPI parameters of the mpi_mca column, as they read in a label.
+MCA_WORDS = {"mtl_ofi_provider_include": "provider"}
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise InputError(f"{message} (see --help)")
+
+
+def fabric(row, has_mca):
+    """A row's fabric as a label: "ofi/tcp;ofi_rxm", "mpi (pml ob1, btl self,tcp)"."""
+    if row["transport"] != "mpi":
+        return row["transport"] + (f"/{row['provider']}" if row["provider"] else "")
+    if not has_mca:
+        return "mpi (fabric not recorded)"
+    if not row["mpi_mca"]:
+        return "mpi (Open MPI's default pml/btl)"
+    parts = [item.partition("=") for item in row["mpi_mca"].split(";")]
+    return "mpi (" + ", ".join(f"{MCA_WORDS.get(key, key)} {value}" for key, _, value in parts) + ")"
 
 
 def medians(path):
+    """{(fabric, ranks, algorithm, bytes): median of median_us over repetitions}."""
+    try:
+        rows = read_rows(path, REQUIRED, "compare_transports.py")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not a text CSV (byte {error.start} is not UTF-8)") from error
+    has_mca = bool(rows) and "mpi_mca" in rows[0]
     samples = defaultdict(list)
-    for index, row in enumerate(read_rows(path, REQUIRED, "compare_transports.py"), start=1):
+    for index, row in enumerate(rows, start=1):
         if row["family"] != "allreduce" or row["workload"] or row["median_us"] == "":
             continue
         size = int(number(row, "bytes", path, index, whole=True))
-        key = (row["transport"], row["provider"], row["ranks"], row["algorithm"], size)
-        samples[key].append(number(row, "median_us", path, index))
+        ranks = int(number(row, "ranks", path, index, whole=True))
+        time = number(row, "median_us", path, index)
+        if time <= 0:
+            raise InputError(f"{path}: data row {index}: median_us is '{row['median_us']}'; "
+                             "expected a time in µs > 0")
+        samples[(fabric(row, has_mca), ranks, row["algorithm"], size)].append(time)
+    if not samples:
+        raise InputError(f"{path}: no allreduce rows of a size sweep (empty workload) with a time")
     return {key: statistics.median(values) for key, values in samples.items()}
 
 
+def baseline_of(path):
+    """{(ranks, algorithm, bytes): time} and the fabric of the one-fabric BASELINE."""
+    times = medians(path)
+    fabrics = sorted({key[0] for key in times})
+    if len(fabrics) > 1:
+        raise InputError(f"{path}: the baseline holds {len(fabrics)} fabrics ({'; '.join(fabrics)}); "
+                         "give one fabric per baseline CSV")
+    return fabrics[0], {key[1:]: t for key, t in times.items()}
+
+
+def report(base_path, base_fabric, base, path):
+    """The Markdown tables of one OTHER.csv against the baseline."""
+    groups = defaultdict(dict)
+    for (other_fabric, ranks, algorithm, size), t in medians(path).items():
+        if other_fabric != base_fabric and (ranks, algorithm, size) in base:
+            groups[(other_fabric, ranks)][(algorithm, size)] = t / base[(ranks, algorithm, size)]
+    if not groups:
+        raise InputError(f"{path}: no allreduce rows of another fabric than {base_path}'s "
+                         f"({base_fabric}) with the same ranks, algorithm and size")
+    lines = []
+    for (other_fabric, ranks), ratios in sorted(groups.items()):
+        algorithms = [a for a in ORDER if any(k[0] == a for k in ratios)]
+        algorithms += sorted({k[0] for k in ratios} - set(algorithms))
+        sizes = sorted({k[1] for k in ratios})
+        lines += [f"#### collbench {other_fabric} vs collbench {base_fabric}, {ranks} ranks: "
+                  f"time over {other_fabric} / time over {base_fabric}", "",
+                  "| bytes | " + " | ".join(algorithms) + " |",
+                  "|---:|" + "---:|" * len(algorithms)]
+        for size in sizes:
+            cells = [f"{ratios[(a, size)]:.2f}" if (a, size) in ratios else "" for a in algorithms]
+            lines.append(f"| {format_bytes(size)} | " + " | ".join(cells) + " |")
+        points = f"{len(ratios)} point{'s' if len(ratios) > 1 else ''}"
+        lines += ["", f"median ratio {statistics.median(ratios.values()):.2f} over {points} "
+                  f"(< 1: faster over {other_fabric})", ""]
+    return lines
+
+
+def write_whole(path, text):
+    """TEXT into PATH through a temporary file beside it: all of it or nothing."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".compare_transports.")
+    except OSError as error:
+        raise InputError(f"cannot write --out {path}: {error.strerror}") from error
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except OSError as error:
+        os.unlink(temporary)
+        raise InputError(f"cannot write --out {path}: {error.strerror}") from error
+
+
 def main(argv):
-    if len(argv) >= 2 and argv[1] in ("-h", "--help"):
+    parser = Parser(prog="compare_transports.py", add_help=False)
+    parser.add_argument("-h", "--help", action="store_true")
+    parser.add_argument("--out")
+    parser.add_argument("csvs", nargs="*")
+    args = parser.parse_args(argv[1:])
+    if args.help:
         print(__doc__.strip())
         return 0
-    if len(argv) < 3:
-        raise InputError("needs the MPI CSV and at least one other; usage: compare_transports.py "
-                         "MPI.csv OTHER.csv [OTHER.csv ...] (see --help)")
-    baseline = medians(argv[1])
-    mpi = {(ranks, algorithm, size): t for (transport, _, ranks, algorithm, size), t in baseline.items()
-           if transport == "mpi"}
-    if not mpi:
-        raise InputError(f"{argv[1]}: no allreduce rows over the mpi transport")
-    for path in argv[2:]:
-        other = medians(path)
-        groups = defaultdict(dict)
-        for (transport, provider, ranks, algorithm, size), t in other.items():
-            if transport == "mpi" or (ranks, algorithm, size) not in mpi:
-                continue
-            groups[(transport, provider, ranks)][(algorithm, size)] = t / mpi[(ranks, algorithm, size)]
-        if not groups:
-            raise InputError(f"{path}: no allreduce rows that match {argv[1]} (same ranks, algorithm, size)")
-        for (transport, provider, ranks), ratios in sorted(groups.items()):
-            algorithms = [a for a in ORDER if any(k[0] == a for k in ratios)]
-            sizes = sorted({k[1] for k in ratios})
-            print(f"#### {transport} ({provider}), {ranks} ranks: time relative to the mpi transport")
-            print()
-            print("| bytes | " + " | ".join(algorithms) + " |")
-            print("|---:|" + "---:|" * len(algorithms))
-            for size in sizes:
-                cells = [f"{ratios[(a, size)]:.2f}" if (a, size) in ratios else "" for a in algorithms]
-                print(f"| {format_bytes(size)} | " + " | ".join(cells) + " |")
-            all_ratios = list(ratios.values())
-            print()
-            print(f"median ratio {statistics.median(all_ratios):.2f} over {len(all_ratios)} points")
-            print()
+    if len(args.csvs) < 2:
+        raise InputError("needs the baseline CSV and at least one other; usage: compare_transports.py "
+                         "[--out FILE] BASELINE.csv OTHER.csv [OTHER.csv ...] (see --help)")
+    if args.out is not None and os.path.isdir(args.out):
+        raise InputError(f"--out {args.out} is a folder; give a file name")
+    base_fabric, base = baseline_of(args.csvs[0])
+    lines = []
+    for path in args.csvs[1:]:
+        lines += report(args.csvs[0], base_fabric, base, path)
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        write_whole(args.out, text)
     return 0
 
 

@@ -5,7 +5,8 @@
 # Usage: scripts/run.sh [--help] [-- COLLBENCH_FLAGS...]
 #
 # The sweep, on NP ranks of this machine (more ranks than cores is fine: the
-# run is oversubscribed), every result checked (--check):
+# run is oversubscribed), every result checked (--check), over MPI's shared
+# memory (Open MPI: pml ob1, btl self,vader):
 #   - allreduce, every algorithm and mpi (MPI_Allreduce), 8 B .. 64 MiB (x2)
 #   - the gradient exchange of resnet50 and bert_base with PyTorch DDP buckets
 #     (--workload resnet50:ddp --workload bert_base:ddp), per bucket size and
@@ -13,36 +14,65 @@
 #   - p2p ping-pong between rank 0 and every other rank (the alpha-beta fit)
 #   - the local reduction kernel (gamma) and memcpy (memory ceiling)
 #   - allreduce over raw libfabric too (providers tcp and shm; x4 size steps),
-#     when collbench was built with libfabric (RUN_OFI=0 skips it)
+#     when collbench was built with libfabric (RUN_OFI=0 skips it), and, to
+#     compare like with like, the same allreduce sweep over MPI on the same
+#     fabrics (Open MPI only): btl tcp on loopback, and Open MPI over
+#     libfabric itself (pml cm, mtl ofi, providers tcp and shm)
 # then prints the summary table (scripts/summarize.py), draws the plots
-# (scripts/plot.py sweep) and fits the cost models (collbench-fit --brief).
+# (scripts/plot.py sweep), compares each libfabric sweep with MPI over the
+# same fabric (scripts/compare_transports.py) and fits the cost models
+# (collbench-fit --brief).
 #
 # Output, in results/<run_id>/ (run_id: UTC time and a random suffix):
-#   collbench.csv    tidy CSV, one row per benchmark (columns: results/README.md)
+#   collbench.csv    tidy CSV, one row per benchmark (columns: results/README.md),
+#                    MPI over shared memory (mpi_mca: pml=ob1;btl=self,vader)
 #   collbench_ofi_<provider>.csv   the allreduce sweep over libfabric
-#   collbench.json   Google Benchmark's JSON report of the same runs
-#   console.txt      Google Benchmark's console table
-#   summary.md       the summary tables and the cost-model fit printed at the end
+#   collbench_mpi_btl_tcp.csv      the same over MPI, pml ob1, btl self,tcp
+#   collbench_mpi_mtl_ofi_<provider>.csv   the same over MPI, pml cm, mtl ofi
+#   collbench.json   Google Benchmark's JSON report of the main sweep
+#   console.txt      Google Benchmark's console table; console_<fabric>.txt
+#                    the output of each allreduce sweep of a CSV above
+#   summary.md       the summary tables, the fabric comparisons and the
+#                    cost-model fit printed at the end
 #   *.png            time and busbw vs size per algorithm; exchange per model
 #   fit/             collbench-fit's models.csv, predictions.csv and plots
 #
 # Environment:
 #   NP         ranks (default 4)
-#   RUN_OFI    1 (default) to also sweep over libfabric tcp and shm, 0 to skip
-#   RESULTS    folder that receives the run folder (default results)
-#   BUILD_DIR  build folder (default build)
+#   RUN_OFI    1 (default) to also sweep over libfabric and MPI on the same
+#              fabrics, 0 to skip
+#   RESULTS    folder that receives the run folder (default: the repository's
+#              results/; a relative path is relative to the current folder)
+#   BUILD_DIR  build folder (default: the repository's build/; a relative
+#              path is relative to the current folder)
 #   JOBS       parallel build jobs (default: the number of cores)
 # Flags after `--` go to collbench as they are and come after the defaults,
 # so they can add to or override them (Google Benchmark's included), e.g.
 #   scripts/run.sh -- --sizes 1KiB:1MiB --benchmark_min_time=0.1
 #   NP=8 scripts/run.sh -- --algorithms ring,mpi --dtype bf16
-# Once it is built, collbench checks them in a dry run: bad ones end run.sh
-# with status 2 before a run folder is created.
+# They go to every sweep. Once it is built, collbench checks them in a dry
+# run: bad ones end run.sh with status 2 before a run folder is created.
 # See `build/benchmarks/harness/collbench --help` for every flag.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# RESULTS and BUILD_DIR are the caller's paths: relative ones are resolved
+# against the caller's folder before the script moves to the repository.
+caller=$PWD
+repository=$(cd "$(dirname "$0")/.." && pwd)
+self=$repository/scripts/run.sh
+cd "$repository"
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^set -euo/p' "$self" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+# from_caller PATH: PATH itself when absolute, else under the caller's folder.
+from_caller() { if [[ $1 == /* ]]; then printf '%s' "$1"; else printf '%s/%s' "$caller" "$1"; fi; }
+
+# folder_or_absent VARIABLE PATH: refuses a PATH that exists and is not a folder.
+folder_or_absent() {
+  if [[ -e $2 && ! -d $2 ]]; then
+    echo "run.sh: $1 is $2, which is not a folder" >&2
+    exit 2
+  fi
+}
 
 passthrough=()
 while [[ $# -gt 0 ]]; do
@@ -68,8 +98,12 @@ if ! [[ $np =~ ^[1-9][0-9]*$ ]]; then
   echo "run.sh: NP='$np' is not a positive number of ranks" >&2
   exit 2
 fi
-results=${RESULTS:-results}
-build=${BUILD_DIR:-build}
+results=results
+[[ -n ${RESULTS:-} ]] && results=$(from_caller "$RESULTS")
+build=build
+[[ -n ${BUILD_DIR:-} ]] && build=$(from_caller "$BUILD_DIR")
+folder_or_absent RESULTS "$results"
+folder_or_absent BUILD_DIR "$build"
 jobs=${JOBS:-$(nproc)}
 if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
   echo "run.sh: JOBS='$jobs' is not a positive number of build jobs" >&2
@@ -93,12 +127,23 @@ collbench=$build/benchmarks/harness/collbench
 fit=$build/benchmarks/models/collbench-fit
 
 # Open MPI refuses root without these, and more ranks than cores without
-# --oversubscribe; on one machine its shared-memory and loopback transports
-# are the ones to use. Other MPIs get a plain mpiexec.
+# --oversubscribe. The main sweep and the libfabric sweeps (MPI only launches
+# them and exchanges endpoint names) use MPI over shared memory, the fabric
+# of ranks on one machine; mpi_flags names the MPI fabrics the libfabric
+# sweeps are compared with. Other MPIs get a plain mpiexec and no such
+# comparison sweeps (their fabric cannot be chosen here).
 launcher=(mpiexec -n "$np")
+declare -A mpi_flags=()
 if mpirun --version 2>/dev/null | grep -q "Open MPI"; then
-  launcher=(mpirun -np "$np" --oversubscribe --bind-to none --mca btl self,vader,tcp
-    --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
+  mpirun_base=(mpirun -np "$np" --oversubscribe --bind-to none --mca oob_tcp_if_include lo)
+  mpi_flags=(
+    [btl_vader]="--mca pml ob1 --mca btl self,vader"
+    [btl_tcp]="--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo"
+    [mtl_ofi_tcp]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp"
+    [mtl_ofi_shm]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include shm"
+  )
+  read -ra vader <<<"${mpi_flags[btl_vader]}"
+  launcher=("${mpirun_base[@]}" "${vader[@]}")
   export PMIX_MCA_gds=hash
   if [[ $(id -u) -eq 0 ]]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -152,33 +197,97 @@ echo "Plots:"
 /usr/bin/python3 scripts/plot.py sweep "$out/collbench.csv" --out "$out" | sed 's/^/  /'
 
 # The same algorithms over raw libfabric (tcp and shm here), smaller sweep
-# (x4 steps, allreduce only) to stay within the time budget; MPI is still the
-# launcher and the out-of-band channel. FI_*_IFACE keep tcp on loopback.
-ofi_csvs=()
+# (x4 steps, allreduce only) to stay within the time budget; then the same
+# sweep over MPI on the same fabrics, so that each ratio compares two
+# protocol stacks on one wire: kernel TCP on loopback (libfabric tcp against
+# Open MPI's tcp BTL), libfabric's own providers under both (against Open MPI
+# over libfabric: pml cm, mtl ofi) and shared memory (libfabric shm against
+# the main sweep's vader BTL). FI_*_IFACE keep tcp on loopback. Each sweep
+# writes collbench_<fabric>.csv and console_<fabric>.txt; a failed one is
+# reported in its table with the first line of its error output.
+declare -A csv_of=() failure_of=()
+csv_of[mpi_btl_vader]=$out/collbench.csv
+
+# allreduce_sweep FABRIC LAUNCHER... -- COLLBENCH_FLAGS...
+allreduce_sweep() {
+  local fabric=$1 console=$out/console_$1.txt csv=$out/collbench_$1.csv launch=() status=0
+  shift
+  while [[ $1 != -- ]]; do launch+=("$1"); shift; done
+  shift
+  echo "run.sh: allreduce over $(label "$fabric")" >&2
+  FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo "${launch[@]}" "$collbench" --families allreduce \
+    --algorithms all --sizes 16B:64MiB:x4 --check --run-id "$run_id" --csv "$csv" \
+    --benchmark_min_time=0.01 "$@" --benchmark_color=false "${passthrough[@]}" \
+    >"$console" 2>"$console.stderr" || status=$?
+  if ((status == 0)); then
+    csv_of[$fabric]=$csv
+  else
+    # The first line that says something: not blank, not a rule of dashes,
+    # not an Open MPI "[host:pid]" prefix line.
+    failure_of[$fabric]=$(grep -v -m1 -E '^[[:space:]]*$|^-+$|^\[' "$console.stderr" || true)
+    failure_of[$fabric]=${failure_of[$fabric]:-exit status $status}
+    echo "run.sh: the $fabric sweep failed (output in $console): ${failure_of[$fabric]}" >&2
+  fi
+  cat "$console.stderr" >>"$console"
+  rm -f "$console.stderr"
+}
+
+# label FABRIC: the fabric as compare_transports.py names it, e.g.
+# "ofi/tcp", "mpi (pml cm, mtl ofi, provider tcp)".
+label() {
+  if [[ $1 == ofi_* ]]; then
+    echo "ofi/${1#ofi_}"
+    return
+  fi
+  local flags text="" i
+  read -ra flags <<<"${mpi_flags[${1#mpi_}]:-}"
+  for ((i = 0; i + 2 < ${#flags[@]}; i += 3)); do # --mca NAME VALUE
+    case ${flags[i + 1]} in
+      pml | btl | mtl) text+="${text:+, }${flags[i + 1]} ${flags[i + 2]}" ;;
+      mtl_ofi_provider_include) text+="${text:+, }provider ${flags[i + 2]}" ;;
+    esac
+  done
+  echo "mpi (${text:-${1#mpi_}})"
+}
+
+comparisons=()
 if [[ ${RUN_OFI:-1} == 1 ]] && "$collbench" --help 2>/dev/null | grep -q -- "--transport KIND.*ofi"; then
   for provider in tcp shm; do
-    csv=$out/collbench_ofi_${provider}.csv
-    echo "run.sh: allreduce over libfabric provider $provider" >&2
-    if FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo "${launcher[@]}" \
-      "$collbench" --transport ofi --ofi-provider "$provider" --families allreduce \
-      --algorithms all --sizes 16B:64MiB:x4 --check --run-id "$run_id" --csv "$csv" \
-      --benchmark_min_time=0.01 "${display[@]}" "${passthrough[@]}" >"$out/console_ofi_${provider}.txt"; then
-      ofi_csvs+=("$csv")
-    else
-      echo "run.sh: the OFI $provider sweep failed (output in $out/console_ofi_${provider}.txt); the MPI results stand" >&2
-    fi
+    allreduce_sweep "ofi_$provider" "${launcher[@]}" -- --transport ofi --ofi-provider "$provider"
+  done
+  comparisons=("ofi_tcp mpi_btl_tcp" "ofi_tcp mpi_mtl_ofi_tcp" "ofi_shm mpi_btl_vader"
+    "ofi_shm mpi_mtl_ofi_shm")
+  for fabric in btl_tcp mtl_ofi_tcp mtl_ofi_shm; do
+    [[ -n ${mpi_flags[$fabric]:-} ]] || continue
+    read -ra flags <<<"${mpi_flags[$fabric]}"
+    allreduce_sweep "mpi_$fabric" "${mpirun_base[@]}" "${flags[@]}" -- --benchmark_filter=-^allreduce/mpi/
   done
 fi
-if [[ ${#ofi_csvs[@]} -gt 0 ]]; then
+if [[ ${#comparisons[@]} -gt 0 ]]; then
+  report="Each libfabric sweep against MPI over the same fabric: the time of every algorithm"
+  report+=" over libfabric / over MPI, per size (< 1: faster over libfabric)."$'\n'
+  for pair in "${comparisons[@]}"; do
+    read -r ofi mpi <<<"$pair"
+    report+=$'\n'
+    if [[ -z ${mpi_flags[${mpi#mpi_}]:-} ]]; then
+      report+="#### collbench $(label "$ofi") vs collbench mpi over ${mpi#mpi_}: not measured, the MPI is not Open MPI"$'\n'
+    elif [[ -n ${failure_of[$ofi]:-} || -n ${failure_of[$mpi]:-} ]]; then
+      failed=$ofi
+      [[ -n ${failure_of[$ofi]:-} ]] || failed=$mpi
+      report+="#### collbench $(label "$ofi") vs collbench $(label "$mpi"): not measured, the $failed sweep failed: ${failure_of[$failed]} (console_$failed.txt)"$'\n'
+    elif table=$(/usr/bin/python3 scripts/compare_transports.py "${csv_of[$mpi]}" "${csv_of[$ofi]}" 2>&1); then
+      report+=$table$'\n'
+    else
+      report+="#### collbench $(label "$ofi") vs collbench $(label "$mpi"): not compared: $table"$'\n'
+    fi
+  done
   echo
-  echo "libfabric vs MPI (per algorithm and size, time over OFI / time over MPI):"
-  ofi_report=$(/usr/bin/python3 scripts/compare_transports.py "$out/collbench.csv" "${ofi_csvs[@]}")
-  echo "$ofi_report"
+  echo "$report"
   {
     echo
-    echo "### libfabric transport relative to MPI"
+    echo "### libfabric relative to MPI over the same fabric"
     echo
-    echo "$ofi_report"
+    echo "$report"
   } >>"$out/summary.md"
 fi
 

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -543,6 +545,7 @@ struct RowFixture {
     metadata.nodes = 2;
     metadata.ranks_per_node = 2;
     metadata.mpi_library = "Open MPI v4.1.4, package: Debian";
+    metadata.mpi_mca = "pml=ob1;btl=self,vader";
     context.transport = "mpi";
     context.reduce_kernel = "baseline";
     context.options = &options;
@@ -583,6 +586,7 @@ TEST(CsvRow, AllreduceRowCarriesVariablesStatisticsAndMetadata) {
   EXPECT_EQ(fixture.field(row, "wrong_elements"), "0");
   EXPECT_EQ(fixture.field(row, "peer"), "");
   EXPECT_EQ(fixture.field(row, "mpi_library"), "Open MPI v4.1.4, package: Debian");
+  EXPECT_EQ(fixture.field(row, "mpi_mca"), "pml=ob1;btl=self,vader");
   EXPECT_EQ(fixture.field(row, "utc_time"), "2025-01-01T00:00:01Z");
   // Not measured (one rank, or ranks 0 and 1 on different nodes): empty.
   EXPECT_EQ(fixture.field(row, "core_handoff_ns"), "");
@@ -748,6 +752,38 @@ TEST(Metadata, RunIdsAreUniqueAndFolderSafe) {
   EXPECT_NO_THROW(parse_options({"--run-id", first}));
   EXPECT_EQ(utc_now_iso8601().size(), std::string("2025-01-01T12:00:00Z").size());
   EXPECT_GT(node_available_memory(), 0u);
+}
+
+// What `mpirun --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp`
+// exports to every rank becomes the rows' mpi_mca, in a fixed order; unset
+// or empty parameters are left out.
+TEST(Metadata, OpenMpiTransportSelectionComesFromTheEnvironment) {
+  const char* names[] = {"OMPI_MCA_pml", "OMPI_MCA_btl", "OMPI_MCA_mtl",
+                         "OMPI_MCA_mtl_ofi_provider_include"};
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+  for (const char* name : names) {
+    const char* value = std::getenv(name);
+    saved.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
+    unsetenv(name);
+  }
+  EXPECT_EQ(open_mpi_transport_selection(), "");
+  setenv("OMPI_MCA_mtl_ofi_provider_include", "tcp", 1);
+  setenv("OMPI_MCA_mtl", "ofi", 1);
+  setenv("OMPI_MCA_pml", "cm", 1);
+  setenv("OMPI_MCA_btl", "", 1);
+  EXPECT_EQ(open_mpi_transport_selection(), "pml=cm;mtl=ofi;mtl_ofi_provider_include=tcp");
+  setenv("OMPI_MCA_btl", "self,tcp", 1);
+  unsetenv("OMPI_MCA_mtl");
+  unsetenv("OMPI_MCA_mtl_ofi_provider_include");
+  setenv("OMPI_MCA_pml", "ob1", 1);
+  EXPECT_EQ(open_mpi_transport_selection(), "pml=ob1;btl=self,tcp");
+  for (const auto& [name, value] : saved) {
+    if (value) {
+      setenv(name.c_str(), value->c_str(), 1);
+    } else {
+      unsetenv(name.c_str());
+    }
+  }
 }
 
 }  // namespace

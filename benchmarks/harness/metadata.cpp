@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <random>
@@ -49,6 +50,16 @@ std::string make_run_id() {
   std::strftime(stamp.data(), stamp.size(), "%Y%m%dT%H%M%SZ", &utc);
   std::random_device entropy;
   return fmt::format("{}-{:06x}", stamp.data(), entropy() & 0xFFFFFFu);
+}
+
+std::string open_mpi_transport_selection() {
+  std::string selection;
+  for (const char* name : {"pml", "btl", "mtl", "mtl_ofi_provider_include"}) {
+    const char* value = std::getenv(fmt::format("OMPI_MCA_{}", name).c_str());
+    if (value == nullptr || *value == '\0') continue;
+    selection += fmt::format("{}{}={}", selection.empty() ? "" : ";", name, value);
+  }
+  return selection;
 }
 
 std::uint64_t node_available_memory() {
@@ -122,6 +133,8 @@ RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, 
          (metadata.mpi_library.back() == ' ' || metadata.mpi_library.back() == ',')) {
     metadata.mpi_library.pop_back();
   }
+
+  metadata.mpi_mca = open_mpi_transport_selection();
 
 #ifdef COLLBENCH_HAVE_OFI
   if (uses_ofi) metadata.libfabric_version = ofi_library_version();

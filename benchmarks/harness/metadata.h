@@ -1,5 +1,6 @@
 // The run's metadata that every CSV row carries: run id, git revision,
-// hosts, nodes, ranks per node, MPI library and libfabric versions.
+// hosts, nodes, ranks per node, MPI library and libfabric versions, and the
+// Open MPI components the job asked for.
 //
 // Gathered once, collectively, before the first benchmark; rank 0 makes the
 // run id and broadcasts it so that every rank (and every row) agrees.
@@ -24,6 +25,7 @@ struct RunMetadata {
   int ranks_on_my_node = 0;
   std::string mpi_library;        // first line of MPI_Get_library_version
   std::string libfabric_version;  // fi_version() when the OFI transport is used
+  std::string mpi_mca;            // open_mpi_transport_selection() of rank 0
 
   // "intra" when ranks a and b share a host, "inter" otherwise.
   std::string placement(int rank_a, int rank_b) const;
@@ -45,6 +47,14 @@ std::string utc_now_iso8601();
 
 // `git describe --always --dirty` of the source tree when collbench was built.
 const char* build_git_revision();
+
+// The Open MPI MCA parameters that choose MPI's point-to-point path (pml,
+// btl, mtl, mtl_ofi_provider_include) as this process's environment has them
+// (`mpirun --mca NAME VALUE` exports OMPI_MCA_NAME to every rank), e.g.
+// "pml=ob1;btl=self,tcp"; empty when none is set. What the job asked for, so
+// that rows of one fabric are told from another's; Open MPI does not report
+// what it selected.
+std::string open_mpi_transport_selection();
 
 // MemAvailable of this node in bytes (/proc/meminfo); 0 when unknown.
 std::uint64_t node_available_memory();

@@ -73,7 +73,8 @@ const std::vector<std::string>& csv_columns() {
                                                    "git_rev",
                                                    "hosts",
                                                    "mpi_library",
-                                                   "libfabric_version"};
+                                                   "libfabric_version",
+                                                   "mpi_mca"};
   return columns;
 }
 
@@ -165,7 +166,8 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       metadata.git_revision,
       metadata.hosts,
       metadata.mpi_library,
-      metadata.libfabric_version};
+      metadata.libfabric_version,
+      metadata.mpi_mca};
   if (row.size() != csv_columns().size()) {
     throw std::logic_error(
         fmt::format("CSV row has {} fields for {} columns", row.size(), csv_columns().size()));

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Agreement with a peer: collbench's `mpi` allreduce (MPI_Allreduce) against
+# OSU Micro-Benchmarks' osu_allreduce, which time the same call.
+#
+# Usage: scripts/compare_osu.sh [--help] [--build DIR] [--out DIR] [--reps R]
+#                               [--min-time S] [--warmup W] OSU_SOURCE_DIR [NP]
+#
+# OSU_SOURCE_DIR is an OSU Micro-Benchmarks source tree (autotools, with
+# configure and mpi/collective/osu_allreduce.c; 5.x), unconfigured: it is
+# built out of tree (configure CC=mpicc, then only osu_allreduce) in --build
+# DIR, never inside the source tree nor this repository. NP ranks (default 2)
+# on this machine, one core each while NP <= cores. Then, R rounds of, for
+# every SIZE of 1 KiB, 2 KiB, .. 16 MiB, one job each:
+#   1. collbench --families allreduce --algorithms mpi --sizes SIZE --check
+#      --warmup W --benchmark_min_time=S (Google Benchmark chooses the
+#      iteration count: the first that lasts S seconds)
+#   2. osu_allreduce -m SIZE:SIZE -i ITERATIONS -x W -f, with the iteration
+#      count collbench used, right after it
+# both under the same mpirun flags, and prints a Markdown table per size:
+# OSU's avg and max, collbench's mean_us, their ratios and whether
+# collbench is within 15% of OSU (the median over the R rounds of each).
+#
+# What each times, every call after a barrier: osu_allreduce takes each
+# rank's mean time of its own MPI_Allreduce calls, then the mean over ranks
+# (avg) and the slowest rank's mean (max); collbench takes each call's
+# slowest rank, then the mean over calls (mean_us). collbench's statistic is
+# compared with OSU's max, the same slowest-rank view: equal when the same
+# rank is the slowest in every call, larger otherwise (results/osu/README.md).
+#
+# Options:
+#   --build DIR     OSU build folder (default: a temporary folder, removed at
+#                   the end); one made before for the same tree is reused
+#   --out DIR       also keep collbench.csv, osu.txt (osu_allreduce's output)
+#                   and table.md in DIR (created; refused when it holds any)
+#   --reps R        rounds (default 3)
+#   --min-time S    collbench's --benchmark_min_time per size, seconds (default 0.2)
+#   --warmup W      untimed calls before timing, both tools (default 50)
+# Environment: BUILD_DIR  collbench's build folder (default: the
+# repository's build/; relative paths are relative to the current folder).
+# Relative DIRs are relative to the current folder.
+# Exit status: 0 every size within 15%, 1 some size is not, 2 bad arguments,
+# 3 OSU did not build or a run failed.
+set -euo pipefail
+caller=$PWD
+repository=$(cd "$(dirname "$0")/.." && pwd)
+self=$repository/scripts/compare_osu.sh
+
+usage() { sed -n '2,/^set -euo/p' "$self" | sed '$d' | sed 's/^# \{0,1\}//'; }
+die() {
+  echo "compare_osu.sh: $*" >&2
+  exit 2
+}
+fail() {
+  echo "compare_osu.sh: $*" >&2
+  exit 3
+}
+need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see scripts/compare_osu.sh --help)"; }
+from_caller() { if [[ $1 == /* ]]; then printf '%s' "$1"; else printf '%s/%s' "$caller" "$1"; fi; }
+# inside_repository PATH: whether PATH (made absolute, maybe not yet there)
+# lies in this repository.
+inside_repository() {
+  local path=$1
+  while [[ ! -e $path && $path != / ]]; do path=$(dirname "$path"); done
+  path=$(cd "$path" 2>/dev/null && pwd -P || echo "$path")
+  [[ $path == "$(cd "$repository" && pwd -P)" || $path == "$(cd "$repository" && pwd -P)"/* ]]
+}
+
+build_dir="" out="" reps=3 min_time=0.2 warmup=50 positional=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    --build | --out | --reps | --min-time | --warmup)
+      need_value "$@"
+      case $1 in
+        --build) build_dir=$(from_caller "$2") ;;
+        --out) out=$(from_caller "$2") ;;
+        --reps) reps=$2 ;;
+        --min-time) min_time=$2 ;;
+        --warmup) warmup=$2 ;;
+      esac
+      shift 2
+      ;;
+    -*) die "unknown option '$1' (see scripts/compare_osu.sh --help)" ;;
+    *)
+      positional+=("$1")
+      shift
+      ;;
+  esac
+done
+
+((${#positional[@]} >= 1)) || die "no OSU_SOURCE_DIR given; usage: compare_osu.sh [options] OSU_SOURCE_DIR [NP]"
+((${#positional[@]} <= 2)) || die "too many arguments: '${positional[2]}'; usage: compare_osu.sh [options] OSU_SOURCE_DIR [NP]"
+source_dir=$(from_caller "${positional[0]}")
+np=${positional[1]:-2}
+[[ -d $source_dir ]] || die "OSU_SOURCE_DIR $source_dir is not a folder"
+[[ -x $source_dir/configure && -f $source_dir/mpi/collective/osu_allreduce.c ]] ||
+  die "$source_dir is not an OSU Micro-Benchmarks source tree (no configure and mpi/collective/osu_allreduce.c)"
+[[ ! -e $source_dir/config.status ]] ||
+  die "$source_dir is configured in place (config.status); an out-of-tree build needs a clean tree: run 'make distclean' there"
+if ! [[ $np =~ ^[1-9][0-9]*$ ]] || ((np < 2)); then
+  die "NP '$np' is not a number of ranks >= 2 (osu_allreduce needs two)"
+fi
+[[ $reps =~ ^[1-9][0-9]*$ ]] || die "--reps '$reps' is not a positive number"
+[[ $warmup =~ ^[1-9][0-9]*$ ]] || die "--warmup '$warmup' is not a positive number of calls"
+if ! [[ $min_time =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || [[ $min_time =~ ^[0.]+$ ]]; then
+  die "--min-time '$min_time' is not a number of seconds > 0, e.g. 0.2"
+fi
+if [[ -n $build_dir ]]; then
+  [[ ! -e $build_dir || -d $build_dir ]] || die "--build $build_dir is not a folder"
+  ! inside_repository "$build_dir" || die "--build $build_dir is inside this repository; build OSU outside it"
+fi
+if [[ -n $out ]]; then
+  [[ ! -e $out || -d $out ]] || die "--out $out is not a folder"
+  for file in collbench.csv osu.txt table.md; do
+    [[ ! -e $out/$file ]] || die "--out $out already holds $file; remove it or choose another folder"
+  done
+fi
+collbench_build=$repository/build
+[[ -z ${BUILD_DIR:-} ]] || collbench_build=$(from_caller "$BUILD_DIR")
+collbench=$collbench_build/benchmarks/harness/collbench
+[[ -x $collbench ]] ||
+  die "no collbench in $collbench_build; build it first (scripts/run.sh, or cmake --build $collbench_build --target collbench_exe)"
+command -v mpicc >/dev/null || die "mpicc not found; OSU is built with the MPI's compiler wrapper"
+
+# Everything below writes: the scratch folder holds the runs until the end.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/compare_osu.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+osu_build=${build_dir:-$scratch/osu-build}
+mkdir -p "$osu_build"
+osu_allreduce=$osu_build/mpi/collective/osu_allreduce
+if [[ ! -x $osu_allreduce ]]; then
+  echo "compare_osu.sh: building osu_allreduce in $osu_build" >&2
+  (cd "$osu_build" && "$source_dir/configure" CC=mpicc CXX=mpicxx >configure.log 2>&1) ||
+    { tail -20 "$osu_build/configure.log" >&2; fail "OSU's configure failed; log in $osu_build/configure.log"; }
+  make -C "$osu_build/mpi/collective" osu_allreduce >"$osu_build/make.log" 2>&1 ||
+    { tail -20 "$osu_build/make.log" >&2; fail "building osu_allreduce failed; log in $osu_build/make.log"; }
+fi
+
+# The same launcher for both. A core per rank while there are enough
+# (busy-polling ranks that share a core for a moment double a microsecond
+# time), Open MPI over shared memory as run.sh's main sweep.
+launcher=(mpiexec -n "$np")
+if mpirun --version 2>/dev/null | grep -q "Open MPI"; then
+  bind=core
+  ((np <= $(nproc))) || bind=none
+  launcher=(mpirun -np "$np" --bind-to "$bind" --mca pml ob1 --mca btl "self,vader"
+    --mca oob_tcp_if_include lo)
+  ((np <= $(nproc))) || launcher+=(--oversubscribe)
+  export PMIX_MCA_gds=hash
+  if [[ $(id -u) -eq 0 ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+fi
+((np <= $(nproc))) || echo "compare_osu.sh: note: $np ranks on $(nproc) cores, oversubscribed" >&2
+
+csv=$scratch/collbench.csv osu=$scratch/osu.txt
+table=$repository/scripts/compare_osu_table.py
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+sizes=(1KiB 2KiB 4KiB 8KiB 16KiB 32KiB 64KiB 128KiB 256KiB 512KiB 1MiB 2MiB 4MiB 8MiB 16MiB)
+echo "# ${launcher[*]} osu_allreduce (OSU source: $source_dir)" >"$osu"
+# Size by size, collbench then OSU right after it with collbench's iteration
+# count, so that the two of a pair run seconds apart on a machine whose load
+# changes; the rounds repeat the whole list.
+for ((round = 1; round <= reps; round++)); do
+  run_id=osu-$stamp-r$round
+  echo "compare_osu.sh: round $round of $reps: collbench, then osu_allreduce, per size" >&2
+  for size in "${sizes[@]}"; do
+    # mpirun reads standard input: </dev/null keeps it from taking the script's.
+    "${launcher[@]}" "$collbench" --families allreduce --algorithms mpi --sizes "$size" --check \
+      --warmup "$warmup" --benchmark_min_time="$min_time" --run-id "$run_id" --csv "$csv" \
+      --append --quiet </dev/null >"$scratch/collbench.log" 2>&1 ||
+      { tail -20 "$scratch/collbench.log" >&2; fail "collbench failed at $size in round $round"; }
+    bytes="" iterations=""
+    read -r bytes iterations < <(/usr/bin/python3 "$table" iterations "$csv" "$run_id" | tail -1)
+    [[ -n $iterations ]] || fail "no collbench row of $size in round $round ($csv)"
+    echo "# round $round: osu_allreduce -m $bytes:$bytes -i $iterations -x $warmup -f" >>"$osu"
+    "${launcher[@]}" "$osu_allreduce" -m "$bytes:$bytes" -i "$iterations" -x "$warmup" -f \
+      </dev/null >>"$osu" 2>"$scratch/osu.log" ||
+      { tail -20 "$scratch/osu.log" >&2; fail "osu_allreduce failed at $bytes bytes in round $round"; }
+  done
+done
+
+status=0
+/usr/bin/python3 "$table" table "$csv" "$osu" >"$scratch/table.md" || status=$?
+((status <= 1)) || fail "the table could not be made from $csv and $osu"
+{
+  echo "collbench ($(git -C "$repository" describe --always --dirty 2>/dev/null || echo unknown)) vs" \
+    "$(grep -m1 '^# OSU' "$osu" | sed 's/^# //'), $np ranks, $reps rounds," \
+    "--warmup/-x $warmup, --benchmark_min_time=$min_time; load average (1, 5, 15 min)" \
+    "$load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after"
+  echo
+  cat "$scratch/table.md"
+} | tee "$scratch/table.with_header.md"
+if [[ -n $out ]]; then
+  mkdir -p "$out"
+  cp "$csv" "$osu" "$out/"
+  cp "$scratch/table.with_header.md" "$out/table.md"
+  echo "compare_osu.sh: kept collbench.csv, osu.txt and table.md in $out" >&2
+fi
+exit "$status"
