@@ -140,6 +140,22 @@ struct App {
                    "timed iteration (default: 1); the --check call is the first of them")
         ->type_name("N")
         ->check(cli::whole_number(0, INT32_MAX, "calls"));
+    auto* samples =
+        app.add_option("--samples", options.samples,
+                       "Exactly N timed samples per benchmark and repetition, whatever they take "
+                       "(--benchmark_min_time is then ignored): what tests use, so that no count "
+                       "depends on the machine's load. A sample is one call; for p2p and local it "
+                       "is a batch of calls_per_sample calls")
+            ->type_name("N")
+            ->check(cli::whole_number(1, INT32_MAX, "samples"));
+    app.add_option("--min-samples", options.min_samples,
+                   "At least N timed samples per benchmark and repetition (default: 10, as "
+                   "OSU's -i or nccl-tests' -n set a count): Google Benchmark adds samples "
+                   "only while their total is below --benchmark_min_time, so a call slower than "
+                   "min_time / N gets N samples and never one or two")
+        ->type_name("N")
+        ->check(cli::whole_number(1, INT32_MAX, "samples"))
+        ->excludes(samples);
     app.add_option("--sync", raw.sync,
                    "Before each timed iteration: 'barrier' (MPI_Barrier, default) or 'none' "
                    "(back-to-back calls, the skew of one carries into the next)")
@@ -503,6 +519,8 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--list-providers", options.list_providers ? "yes" : "no"},
       {"--check", options.check ? "yes" : "no"},
       {"--warmup", std::to_string(options.warmup)},
+      {"--min-samples", std::to_string(options.min_samples)},
+      {"--samples", std::to_string(options.samples)},
       {"--sync", options.sync == SyncMode::barrier ? "barrier" : "none"},
       {"--interleave", options.interleave ? "yes" : "no"},
       {"--timeout", options.timeout_seconds < 0 ? std::string("default")
