@@ -45,11 +45,10 @@ struct SecondsOnRank {
 // Connection warm-up (Runner::connect_every_pair): rounds in which every
 // rank exchanges a message with every other rank, until at least
 // kConnectRounds rounds and kConnectSettle have passed. Why time as well as
-// rounds: libfabric's rxm (tcp;ofi_rxm) completes a connection in events
-// it handles only every FI_OFI_RXM_CM_PROGRESS_INTERVAL (10 ms) of polling,
-// after the first messages already went through; measured on 4 ranks, the
-// first timed ring call after one round of exchanges still took 10.5 ms
-// (against 0.2 ms) in 2 of 3 runs, after 100 ms of rounds in none of 9.
+// rounds: libfabric's rxm (tcp;ofi_rxm) handles connection events only
+// every FI_OFI_RXM_CM_PROGRESS_INTERVAL (10 ms) of polling, and goes on
+// after the first messages went through: on 4 ranks over tcp, rounds 1, 3
+// and 4 each stalled ~10 ms (the first 30 ms), the rounds after took 0.1 ms.
 constexpr int kConnectRounds = 3;
 constexpr std::chrono::milliseconds kConnectSettle(100);
 

@@ -60,7 +60,8 @@ constexpr const char* kFooter = R"(Benchmark families and names:
   allreduce/mpi_bare/<bytes>               (--families mpi_bare) MPI_Allreduce in a bare loop, no
                                            barrier, no algorithm object: the harness-overhead
                                            reference for allreduce/mpi (f32/f64; sum, min, max)
-Each iteration's time is the slowest rank's (MPI_Allreduce MAX), so every rank
+Each iteration's time is the slowest rank's (MPI_Allreduce MAXLOC, which also
+names that rank: the CSV's slowest_rank and rank_median_us), so every rank
 runs the same iterations. Times are reported in microseconds (min, median,
 mean, p99, max across iterations), bandwidths in GB/s (10^9 B/s); busbw is
 algbw * 2(p-1)/p for allreduce and exchange, as nccl-tests.
@@ -149,10 +150,10 @@ struct App {
             ->type_name("N")
             ->check(cli::whole_number(1, INT32_MAX, "samples"));
     app.add_option("--min-samples", options.min_samples,
-                   "At least N timed samples per benchmark and repetition (default: 10, as "
-                   "OSU's -i or nccl-tests' -n set a count): Google Benchmark adds samples "
+                   "At least N timed samples per benchmark and repetition (default: 10); more "
                    "only while their total is below --benchmark_min_time, so a call slower than "
-                   "min_time / N gets N samples and never one or two")
+                   "min_time / N gets N samples, never one or two. Recorded in the CSV "
+                   "(min_samples, samples)")
         ->type_name("N")
         ->check(cli::whole_number(1, INT32_MAX, "samples"))
         ->excludes(samples);
