@@ -293,7 +293,7 @@ samples)
   # The floor holds where Google Benchmark's time rule would stop sooner:
   # with --benchmark_min_time=0 it takes its first call, which runs the
   # floor (1 sample without it). --samples fixes the count even where
-  # min_time asks for far more (5 s per row here, 2 rows, 2 repetitions).
+  # min_time asks for far more (5 s for each of the 8 rows, in 2 repetitions).
   common=(--algorithms ring --families allreduce,p2p,local --sizes 64B,64KiB --quiet)
   run "$np" "${common[@]}" --benchmark_min_time=0 --csv "$work/default.csv"
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "default floor: exit status $status"; }
