@@ -32,6 +32,7 @@ harness_mpi_test(full NP 4)
 harness_mpi_test(workload NP 3)
 harness_mpi_test(sendrecv NP 3)
 harness_mpi_test(slow NP 3)
+harness_mpi_test(samples NP 2)
 harness_mpi_test(check_fail)
 harness_mpi_test(outputs)
 harness_mpi_test(killed)
@@ -56,7 +57,7 @@ if(COLLBENCH_SANITIZE)
                        LABELS sanitize TIMEOUT 900)
   add_test(NAME sanitize_collbench_np3
            COMMAND ${COLLBENCH_MPIRUN} -np 3 $<TARGET_FILE:collbench_exe> --sizes 4B,1028B,256KiB
-                   --check --workload googlenet:ddp --dtype f16 --benchmark_min_time=0.002
+                   --check --workload googlenet:ddp --dtype f16 --samples 3
                    --benchmark_repetitions=2 --quiet)
   set_tests_properties(sanitize_collbench_np3 PROPERTIES
                        ENVIRONMENT "${COLLBENCH_MPI_ENV};${sanitize_env}" LABELS sanitize

@@ -10,8 +10,11 @@
 #   sendrecv NP  --families sendrecv,reduce_all,allreduce: one p2p/sendrecv and
 #                one local/reduce_all row per size, checked, with sane times;
 #                no sendrecv on 1 rank
-#   slow NP      one rank made slower: the run completes in lock-step and the
-#                slow rank's delay is in every sample (time = slowest rank)
+#   slow NP      one rank made slower: the run completes in lock-step, the
+#                slow rank's delay is in every sample (time = slowest rank), and
+#                the per-rank columns name it (slowest_rank, rank_median_us)
+#   samples NP   the sample floor (--min-samples, default 10) where min_time
+#                would give fewer, and --samples N exactly, whatever min_time
 #   check_fail   --debug-corrupt-elements: --check reports them, exit 1
 #   outputs      repetitions (back to back, or in rounds with --interleave),
 #                --benchmark_out JSON, --append and --force
@@ -75,7 +78,7 @@ case $scenario in
 full)
   sizes=4B,12B,1028B,65540B,1MiB
   run "$np" --algorithms all --sizes "$sizes" --check --csv "$work/run.csv" \
-    --benchmark_min_time=0.002 --quiet
+    --samples 3 --quiet
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
   check_csv "$work/run.csv" "$np" "$algorithms" <<'PYTHON'
 ranks = int(sys.argv[2])
@@ -99,6 +102,28 @@ for row in rows:
     stats = [float(row[c]) for c in ("min_us", "median_us", "mean_us", "p99_us", "max_us")]
     if not (0 < stats[0] <= stats[1] <= stats[3] <= stats[4] and stats[0] <= stats[2] <= stats[4]):
         fail(f"{name}: statistics out of order {stats}")
+    # --samples 3: exactly 3 samples, each of calls_per_sample calls.
+    if (row["samples"], row["min_samples"]) != ("3", "3") or \
+            int(row["iterations"]) != 3 * int(row["calls_per_sample"]):
+        fail(f"{name}: {row['samples']} samples (floor {row['min_samples']}), "
+             f"{row['iterations']} iterations of {row['calls_per_sample']} calls per sample")
+    # Per-rank times where every rank's time counts; rank 0's alone in the
+    # ping-pong and the local kernels, which name no straggler.
+    per_rank = (row["slowest_rank"], row["slowest_rank_share"], row["rank_median_us"])
+    if row["algorithm"] in ("pingpong", "reduce", "memcpy"):
+        if per_rank != ("", "", ""):
+            fail(f"{name}: per-rank columns {per_rank} where only rank 0's time counts")
+    else:
+        medians = [float(m) for m in row["rank_median_us"].split(";")]
+        share = float(row["slowest_rank_share"])
+        # Of 3 samples, the rank slowest most often was so in 1, 2 or 3.
+        if not (0 <= int(row["slowest_rank"]) < ranks and 1 / 3 - 1e-3 <= share <= 1
+                and len(medians) == ranks and all(m > 0 for m in medians)):
+            fail(f"{name}: per-rank columns {per_rank}")
+        # Each sample is the slowest rank's time, so no rank's median exceeds
+        # the median of the samples.
+        if max(medians) > float(row["median_us"]) * (1 + 1e-5):
+            fail(f"{name}: a rank's median {max(medians)} above the samples' {row['median_us']}")
     bytes_ = int(row["bytes"])
     algbw = float(row["algbw_GBps"])
     if not math.isclose(algbw, bytes_ / (float(row["median_us"]) * 1e-6) / 1e9, rel_tol=1e-3):
@@ -134,7 +159,7 @@ PYTHON
 
 workload)
   run "$np" --algorithms all --dtype f16 --workload googlenet:ddp --check --csv "$work/run.csv" \
-    --benchmark_min_time=0.002 --quiet
+    --samples 3 --quiet
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
   check_csv "$work/run.csv" "$algorithms" <<'PYTHON'
 algorithms = sys.argv[2].split(",")
@@ -163,7 +188,7 @@ PYTHON
 sendrecv)
   sizes=4B,1028B,64KiB,4MiB
   run "$np" --families sendrecv,reduce_all,allreduce --algorithms ring,mpi --sizes "$sizes" --check \
-    --csv "$work/run.csv" --benchmark_min_time=0.002 --quiet
+    --csv "$work/run.csv" --samples 3 --quiet
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
   check_csv "$work/run.csv" "$np" <<'PYTHON'
 ranks = int(sys.argv[2])
@@ -226,23 +251,36 @@ PYTHON
 
 slow)
   delay_us=3000
-  common=(--algorithms ring,tree,mpi --families allreduce --sizes 1KiB,64KiB --quiet
-    --benchmark_min_time=0.03)
+  common=(--algorithms ring,tree,mpi --families allreduce --sizes 1KiB,64KiB --quiet --samples 10)
   run "$np" "${common[@]}" --csv "$work/normal.csv"
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status without delay"; }
   for sync in barrier none; do
     run "$np" "${common[@]}" --sync "$sync" --csv "$work/slow_$sync.csv" \
       --debug-slow-rank $((np - 1)) --debug-slow-us "$delay_us"
     [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status, --sync $sync"; }
-    check_csv "$work/slow_$sync.csv" "$delay_us" <<'PYTHON'
+    check_csv "$work/slow_$sync.csv" "$delay_us" "$((np - 1))" <<'PYTHON'
 delay = float(sys.argv[2])
+slow = int(sys.argv[3])
 if len(rows) != 6:
     fail(f"{len(rows)} rows instead of 6")
 for row in rows:
     # Every sample is the slowest rank's time, so the delay is in the minimum.
-    if float(row["min_us"]) < delay or int(row["iterations"]) < 3:
-        fail(f"{row['benchmark']}: min {row['min_us']} us over {row['iterations']} iterations")
-print("slow rank's delay in every sample:", ", ".join(f"{r['benchmark']} {r['min_us']}" for r in rows))
+    if float(row["min_us"]) < delay or row["samples"] != "10":
+        fail(f"{row['benchmark']}: min {row['min_us']} us over {row['samples']} samples")
+    # The sweep names the slow rank: the slowest most often, and its own
+    # median the delay above every other rank's (0.9 of it: its run() ends
+    # when the others' do, the sleep follows, give or take the microseconds
+    # between the ranks' ends). Not "in every sample": on a loaded machine
+    # another rank, descheduled for longer than the delay, is sometimes
+    # slower (1 sample in 10 seen, with 8 runnable tasks on 2 cores).
+    medians = [float(m) for m in row["rank_median_us"].split(";")]
+    others = [m for r, m in enumerate(medians) if r != slow]
+    if (int(row["slowest_rank"]) != slow or float(row["slowest_rank_share"]) < 0.5
+            or medians[slow] - max(others) < 0.9 * delay):
+        fail(f"{row['benchmark']}: slowest rank {row['slowest_rank']} in "
+             f"{row['slowest_rank_share']} of the samples, rank medians {medians}")
+print("slow rank named:", ", ".join(f"{r['benchmark']} rank {r['slowest_rank']} "
+                                    f"({r['slowest_rank_share']}) {r['rank_median_us']}" for r in rows))
 PYTHON
   done
   check_csv "$work/normal.csv" "$delay_us" <<'PYTHON'
@@ -251,9 +289,38 @@ if all(float(row["min_us"]) >= float(sys.argv[2]) for row in rows):
 PYTHON
   ;;
 
+samples)
+  # The floor holds where Google Benchmark's time rule would stop sooner:
+  # with --benchmark_min_time=0 it takes its first call, which runs the
+  # floor (1 sample without it). --samples fixes the count even where
+  # min_time asks for far more (5 s for each of the 8 rows, in 2 repetitions).
+  common=(--algorithms ring --families allreduce,p2p,local --sizes 64B,64KiB --quiet)
+  run "$np" "${common[@]}" --benchmark_min_time=0 --csv "$work/default.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "default floor: exit status $status"; }
+  run "$np" "${common[@]}" --benchmark_min_time=0 --min-samples 7 --csv "$work/floor.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--min-samples: exit status $status"; }
+  run "$np" "${common[@]}" --benchmark_min_time=5 --samples 4 --benchmark_repetitions=2 \
+    --csv "$work/fixed.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--samples: exit status $status"; }
+  for expected in default:10 floor:7 fixed:4; do
+    check_csv "$work/${expected%%:*}.csv" "${expected##*:}" "$np" <<'PYTHON'
+samples, ranks = sys.argv[2], int(sys.argv[3])
+kinds = {r["algorithm"] for r in rows}
+if kinds != {"ring", "pingpong", "reduce", "memcpy"}:
+    fail(f"algorithms {sorted(kinds)}")
+for row in rows:
+    got = (row["samples"], row["min_samples"])
+    if got != (samples, samples) or int(row["iterations"]) != int(samples) * int(row["calls_per_sample"]):
+        fail(f"{row['benchmark']} rep {row['repetition']}: samples and floor {got}, "
+             f"{row['iterations']} iterations of {row['calls_per_sample']} calls, expected {samples} samples")
+print(f"{len(rows)} rows of {samples} samples each")
+PYTHON
+  done
+  ;;
+
 check_fail)
   run 3 --algorithms ring,tree --families allreduce --sizes 64B,4KiB --check \
-    --debug-corrupt-elements 3 --csv "$work/run.csv" --benchmark_min_time=0.002 --quiet
+    --debug-corrupt-elements 3 --csv "$work/run.csv" --samples 3 --quiet
   [[ $status -eq 1 ]] || fail "exit status $status, expected 1"
   grep -q "^collbench: --check found wrong results in 4 benchmarks: allreduce/ring/64 (3 wrong)" \
     "$work/stderr" || { cat "$work/stderr" >&2; fail "no summary of the wrong results"; }
@@ -270,7 +337,7 @@ PYTHON
 
 outputs)
   args=(--algorithms ring,mpi --families allreduce,local --sizes 256B,8KiB --quiet
-    --benchmark_min_time=0.002 --benchmark_repetitions=2)
+    --samples 3 --benchmark_repetitions=2)
   run 2 "${args[@]}" --csv "$work/run.csv" --benchmark_out="$work/run.json" \
     --benchmark_out_format=json
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
@@ -351,8 +418,10 @@ PYTHON
 
 killed)
   # Without --quiet and off a terminal, no progress either: stderr stays clean.
+  # 300 samples of each of 140 benchmarks up to 4 MiB: far longer than the
+  # few rows it takes to kill it.
   "${mpirun[@]}" -np 2 "$collbench" --algorithms all --sizes 8B:4MiB --families allreduce \
-    --benchmark_min_time=0.2 --csv "$work/run.csv" >"$work/stdout" 2>"$work/stderr" &
+    --samples 300 --csv "$work/run.csv" >"$work/stdout" 2>"$work/stderr" &
   launcher=$!
   for _ in $(seq 1 600); do
     [[ -f $work/run.csv && $(wc -l <"$work/run.csv") -ge 6 ]] && break
@@ -374,7 +443,7 @@ ofi)
   # The hand-written algorithms over libfabric's shared-memory provider; the
   # MPI library's allreduce cannot run there and is skipped with a note.
   run 3 --transport ofi --ofi-provider shm --sizes 8B,4KiB,1MiB --check --quiet \
-    --benchmark_min_time=0.002 --csv "$work/run.csv"
+    --samples 3 --csv "$work/run.csv"
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
   grep -qF "collbench: note: skipping mpi on 3 ranks (3 sizes, 8 B..1 MiB): needs the mpi transport" \
     "$work/stderr" || { cat "$work/stderr" >&2; fail "no note for the skipped mpi algorithm"; }
@@ -388,7 +457,7 @@ for row in collective:
 PYTHON
   # The sendrecv chain goes through the transport too.
   run 3 --transport ofi --ofi-provider shm --families sendrecv --sizes 8B,1MiB --check --quiet \
-    --benchmark_min_time=0.002 --csv "$work/sendrecv.csv"
+    --samples 3 --csv "$work/sendrecv.csv"
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "sendrecv: exit status $status"; }
   check_csv "$work/sendrecv.csv" <<'PYTHON'
 if sorted(r["benchmark"] for r in rows) != ["p2p/sendrecv/1048576", "p2p/sendrecv/8"]:
@@ -465,7 +534,7 @@ errors)
 
 progress)
   # Under mpirun rank 0's stderr is a pipe: the line needs --progress there.
-  args=(--algorithms ring --families allreduce --sizes 8B,64B --benchmark_min_time=0.002)
+  args=(--algorithms ring --families allreduce --sizes 8B,64B --samples 2)
   run 2 "${args[@]}" --progress
   [[ $status -eq 0 ]] || fail "exit status $status"
   grep -qF $'\r\033[K[2/2] allreduce/ring/64  (0 left, 0:' "$work/stderr" ||

@@ -82,8 +82,26 @@ TEST(Options, DefaultsAreTheDocumentedSweep) {
   EXPECT_EQ(options.sync, SyncMode::barrier);
   EXPECT_EQ(options.transport, "mpi");
   EXPECT_EQ(options.warmup, 1);
+  EXPECT_EQ(options.min_samples, 10);
+  EXPECT_EQ(options.samples, 0);  // not fixed: min_time decides above the floor
+  EXPECT_EQ(options.sample_floor(), 10);
   EXPECT_FALSE(options.check);
   EXPECT_EQ(options.families, (std::vector<std::string>{"allreduce", "p2p", "local", "exchange"}));
+}
+
+TEST(Options, SamplesFixTheCountMinSamplesSetTheFloor) {
+  EXPECT_EQ(parse_options({"--min-samples", "25"}).sample_floor(), 25);
+  const Options fixed = parse_options({"--samples", "3"});
+  EXPECT_EQ(fixed.samples, 3);
+  EXPECT_EQ(fixed.sample_floor(), 3);
+  // Both are part of the configuration every rank must share.
+  const auto fields = configuration_fields(fixed, {});
+  EXPECT_NE(std::find(fields.begin(), fields.end(),
+                      std::pair<std::string, std::string>{"--samples", "3"}),
+            fields.end());
+  EXPECT_NE(std::find(fields.begin(), fields.end(),
+                      std::pair<std::string, std::string>{"--min-samples", "10"}),
+            fields.end());
 }
 
 TEST(Options, DefaultTimeoutGrowsWithBytesAndRanks) {
@@ -186,6 +204,9 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--debug-fault-after", "inf", "--debug-crash-rank", "0"}, "got 'inf'"},
       {{"--debug-stuck-rank", "0", "--timeout", "0"},
        "--debug-stuck-rank with --timeout 0 would hang for ever"},
+      {{"--samples", "0"}, "--samples: expected a whole number of samples from 1 to 10000000"},
+      {{"--min-samples", "2.5"}, "--min-samples: expected a whole number of samples from 1"},
+      {{"--samples", "5", "--min-samples", "3"}, "excludes"},
   };
   for (const BadInput& bad : cases) {
     try {
@@ -594,6 +615,43 @@ TEST(CsvRow, AllreduceRowCarriesVariablesStatisticsAndMetadata) {
   probed.counters["core_handoff_ns"] = benchmark::Counter(183.26);
   const auto probed_row = csv_row(entry, probed, fixture.context, "2025-01-01T00:00:01Z");
   EXPECT_EQ(fixture.field(probed_row, "core_handoff_ns"), "183.3");
+}
+
+TEST(CsvRow, SamplesFloorAndPerRankColumns) {
+  RowFixture fixture;
+  BenchmarkCase entry;
+  entry.name = "allreduce/ring/1024";
+  entry.algorithm = find_algorithm("ring");
+  entry.message_bytes = {1024};
+  auto run = make_run(entry.name, 0, 12.5);
+  run.counters["samples"] = benchmark::Counter(40);
+  run.counters["slowest_rank"] = benchmark::Counter(2);
+  run.counters["slowest_rank_share"] = benchmark::Counter(0.925);
+  run.report_label = rank_median_label({10.5e-6, 11e-6, 2512.25e-6});
+  EXPECT_EQ(run.report_label, "rank_median_us=10.5;11;2512.25");
+  const auto row = csv_row(entry, run, fixture.context, "t");
+  EXPECT_EQ(fixture.field(row, "samples"), "40");
+  EXPECT_EQ(fixture.field(row, "min_samples"), "10");  // the default floor
+  EXPECT_EQ(fixture.field(row, "slowest_rank"), "2");
+  EXPECT_EQ(fixture.field(row, "slowest_rank_share"), "0.925");
+  EXPECT_EQ(fixture.field(row, "rank_median_us"), "10.5;11;2512.25");
+  // --samples: the floor column is the fixed count.
+  fixture.options = parse_options({"--samples", "5"});
+  EXPECT_EQ(fixture.field(csv_row(entry, run, fixture.context, "t"), "min_samples"), "5");
+  // A ping-pong row (rank 0's time alone) has no label and no per-rank data.
+  BenchmarkCase p2p;
+  p2p.name = "p2p/pingpong/8/peer:1";
+  p2p.family = Family::p2p;
+  p2p.message_bytes = {8};
+  p2p.peer = 1;
+  const auto p2p_row = csv_row(p2p, make_run(p2p.name, 0, 1), fixture.context, "t");
+  EXPECT_EQ(fixture.field(p2p_row, "slowest_rank"), "");
+  EXPECT_EQ(fixture.field(p2p_row, "rank_median_us"), "");
+  EXPECT_FALSE(every_rank_timed(Family::p2p));
+  EXPECT_FALSE(every_rank_timed(Family::local_reduce));
+  EXPECT_TRUE(every_rank_timed(Family::local_reduce_all));
+  EXPECT_TRUE(every_rank_timed(Family::p2p_sendrecv));
+  EXPECT_TRUE(every_rank_timed(Family::exchange));
 }
 
 TEST(CsvRow, FailedCheckKeepsTheCountAndLeavesTimingsEmpty) {

@@ -39,6 +39,31 @@ TEST(InProcessTransport, SameTagMessagesArriveInPostOrder) {
   });
 }
 
+TEST(InProcessTransport, CountsEachPeerAddressedOnce) {
+  // Rank 0 sends to 1 twice and receives from 2: two peers; a bad peer is
+  // refused before it is counted.
+  run_in_process(3, [](Transport& transport) {
+    std::vector<int> value = {7};
+    EXPECT_EQ(transport.peers_contacted(), 0u);
+    if (transport.rank() == 0) {
+      EXPECT_THROW(transport.isend(bytes_of(value), 3, 0), std::invalid_argument);
+      transport.wait(transport.isend(bytes_of(value), 1, 0));
+      transport.wait(transport.isend(bytes_of(value), 1, 0));
+      transport.wait(transport.irecv(writable_bytes_of(value), 2, 0));
+      EXPECT_EQ(transport.peers_contacted(), 2u);
+      transport.reset_counters();  // the byte counters only
+      EXPECT_EQ(transport.peers_contacted(), 2u);
+    } else if (transport.rank() == 1) {
+      transport.wait(transport.irecv(writable_bytes_of(value), 0, 0));
+      transport.wait(transport.irecv(writable_bytes_of(value), 0, 0));
+      EXPECT_EQ(transport.peers_contacted(), 1u);
+    } else {
+      transport.wait(transport.isend(bytes_of(value), 0, 0));
+      EXPECT_EQ(transport.peers_contacted(), 1u);
+    }
+  });
+}
+
 TEST(InProcessTransport, TagsAndSourcesSelectTheMessage) {
   run_in_process(3, [](Transport& transport) {
     if (transport.rank() == 0) {

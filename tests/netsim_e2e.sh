@@ -138,7 +138,7 @@ clusters+=("$id_b")
 # (which one depends on the order of events in Open MPI's TCP transport), and
 # a median of three once had two of them (rabenseifner at 4 MiB: 389, 292 and
 # 365 ms, the model 263 ms); at these sizes one call outlasts --min-time, so a
-# repetition is one sample.
+# repetition is collbench's floor of --min-samples (10) samples.
 run_step "characterize.sh on cluster B" \
   "$characterize" --netsim "$id_b" --out "$out/uniform" --build "$build" \
   --repetitions 5 --min-time 0.1 \

@@ -32,9 +32,26 @@ namespace {
 constexpr int kPingPongTag = 7;
 constexpr int kSendrecvTag = 8;
 constexpr int kDiagnosisTag = 1;
+constexpr int kConnectTag = 9;
 // Buffers start on cache-line (and AVX-512 vector) boundaries, so that a
 // size's timing does not depend on where malloc happened to put it.
 constexpr std::size_t kBufferAlignment = 64;
+
+// MPI_DOUBLE_INT's layout, for MPI_MAXLOC: a time and the rank it is from.
+struct SecondsOnRank {
+  double seconds = 0;
+  int rank = 0;
+};
+
+// Connection warm-up (Runner::connect_every_pair): rounds in which every
+// rank exchanges a message with every other rank, until at least
+// kConnectRounds rounds and kConnectSettle have passed. Why time as well as
+// rounds: libfabric's rxm (tcp;ofi_rxm) handles connection events only
+// every FI_OFI_RXM_CM_PROGRESS_INTERVAL (10 ms) of polling, and goes on
+// after the first messages went through: on 4 ranks over tcp, rounds 1, 3
+// and 4 each stalled ~10 ms (the first 30 ms), the rounds after took 0.1 ms.
+constexpr int kConnectRounds = 3;
+constexpr std::chrono::milliseconds kConnectSettle(100);
 
 // A zero-filled, aligned buffer whose pages are touched at allocation, so
 // that no page fault lands in a timed call.
@@ -447,6 +464,31 @@ Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_com
   core_handoff_ = std::make_unique<CoreHandoffProbe>(comm_);
 }
 
+void Runner::connect_every_pair() {
+  // Both directions of every pair carry a message in every round, so every
+  // connection any algorithm, the ping-pong or the MPI library's own
+  // allreduce (the mpi transport's communicator) can use exists before the
+  // first benchmark, and none is set up inside a timed call. Rank 0 decides
+  // when to stop, so every rank runs the same rounds.
+  std::vector<std::array<std::byte, 8>> inbox(static_cast<std::size_t>(ranks_));
+  const std::array<std::byte, 8> outbox{};
+  std::vector<RequestId> requests;
+  requests.reserve(2 * static_cast<std::size_t>(ranks_));
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0, more = ranks_ > 1 ? 1 : 0; more != 0; ++round) {
+    requests.clear();
+    for (int shift = 1; shift < ranks_; ++shift) {
+      const int from = (rank_ + ranks_ - shift) % ranks_;
+      requests.push_back(
+          transport_.irecv(inbox[static_cast<std::size_t>(from)], from, kConnectTag));
+      requests.push_back(transport_.isend(outbox, (rank_ + shift) % ranks_, kConnectTag));
+    }
+    transport_.wait_all(requests);
+    more = round + 1 < kConnectRounds || std::chrono::steady_clock::now() - start < kConnectSettle;
+    broadcast(&more, 1, MPI_INT, 0, "the connection warm-up");
+  }
+}
+
 Runner::~Runner() {
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -814,6 +856,24 @@ void Runner::calibrate_batch(BenchmarkCase& benchmark_case, Prepared& prepared) 
   }
 }
 
+std::vector<double> Runner::gather_medians(std::vector<double>& own_seconds) {
+  const double median = summarize(own_seconds).median;
+  std::vector<double> medians(rank_ == 0 ? static_cast<std::size_t>(ranks_) : 0);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Igather(&median, 1, MPI_DOUBLE, medians.data(), 1, MPI_DOUBLE, 0, comm_, &request),
+            "MPI_Igather", "rank medians");
+  wait_bounded(request, "the gathering of every rank's median");
+  return medians;
+}
+
+std::string rank_median_label(const std::vector<double>& medians_seconds) {
+  std::string label(kRankMedianLabel);
+  for (std::size_t r = 0; r < medians_seconds.size(); ++r) {
+    label += fmt::format("{}{:.6g}", r == 0 ? "" : ";", medians_seconds[r] * 1e6);
+  }
+  return label;
+}
+
 void Runner::inject_fault() const {
   if (rank_ == options_.debug_crash_rank) {
     std::raise(SIGSEGV);
@@ -878,9 +938,9 @@ void Runner::abort_on_timeout(const BenchmarkCase& benchmark_case, const std::st
   }
 
   if (arrived.front() == rank_) {
-    static constexpr const char* kPhases[] = {"setting up",     "the --check calls",
-                                              "a warm-up call", "the batch calibration",
-                                              "timed call",     "the end of the benchmark"};
+    static constexpr const char* kPhases[] = {
+        "the connection warm-up", "setting up", "the --check calls",       "a warm-up call",
+        "the batch calibration",  "timed call", "the end of the benchmark"};
     std::string where = kPhases[static_cast<int>(phase_)];
     if (phase_ == Phase::timed) where += fmt::format(" {}", timed_calls_);
     const std::string size = size_text(benchmark_case);
@@ -940,6 +1000,11 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
     timed_calls_ = 0;
     if (rank_ == 0) progress_.started(benchmark_case.name);
   }
+  if (!connected_) {
+    phase_ = Phase::connect;
+    connect_every_pair();
+    connected_ = true;
+  }
   phase_ = Phase::setup;
   Prepared& prepared = prepare(benchmark_case);
 
@@ -978,12 +1043,36 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
     benchmark_case.calibrated = true;
   }
 
-  // Per-call seconds of every sample; reserved so that the timed loop
-  // allocates nothing.
-  const auto calls = static_cast<benchmark::IterationCount>(benchmark_case.calls_per_sample);
+  // How many samples: at least the floor, and as many as Google Benchmark
+  // asks for (max_iterations grows until the samples' total reaches
+  // --benchmark_min_time; with --samples main sets that to 0, so its first
+  // request, 1, is the last). All of them run in a single KeepRunningBatch
+  // step, which then counts samples x calls iterations: Google Benchmark's
+  // documented overshoot of a batch, so a request below the floor still
+  // gets the floor, and the count reported is the count timed.
+  const std::uint64_t calls = benchmark_case.calls_per_sample;
+  const auto requested = static_cast<std::uint64_t>(state.max_iterations);
+  const std::uint64_t samples = std::max<std::uint64_t>(
+      static_cast<std::uint64_t>(options_.sample_floor()), (requested + calls - 1) / calls);
+  // Per-call seconds of every sample, the slowest rank's and this rank's
+  // own, and how often each rank was the slowest; reserved so that the
+  // timed loop allocates nothing.
   std::vector<double> seconds;
-  seconds.reserve(static_cast<std::size_t>(state.max_iterations / calls + 1));
+  std::vector<double> own_seconds;
+  seconds.reserve(samples);
+  own_seconds.reserve(samples);
+  std::vector<std::uint64_t> slowest_counts(static_cast<std::size_t>(ranks_), 0);
   transport_.reset_counters();
+  // Every peer has been addressed before the first timed call, so no
+  // first contact (where transports set up connections) is timed. A
+  // benchmark's own warm-up reaches only the peers its algorithm uses: this
+  // holds only because connect_every_pair ran.
+  if (transport_.peers_contacted() != static_cast<std::uint64_t>(ranks_ - 1)) {
+    throw std::logic_error(fmt::format(
+        "rank {} has addressed {} of its {} peers before timing: the connection warm-up "
+        "(Runner::connect_every_pair) did not reach them all",
+        rank_, transport_.peers_contacted(), ranks_ - 1));
+  }
   const bool fault = benchmark_index_ == options_.debug_fault_after &&
                      (rank_ == options_.debug_stuck_rank || rank_ == options_.debug_crash_rank);
   const std::optional<double> handoff_before = core_handoff_->measure();
@@ -997,15 +1086,22 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
     wait_bounded(request, "the barrier after the core-distance probe");
   }
   phase_ = Phase::timed;
-  while (state.KeepRunningBatch(calls)) {
-    if (fault) inject_fault();
-    ++timed_calls_;
-    if (!benchmark_case.bare) synchronize();
-    const double mine = call(benchmark_case, prepared);
-    double slowest = 0;
-    allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, "the reduction of the iteration time");
-    state.SetIterationTime(slowest);
-    seconds.push_back(slowest / static_cast<double>(calls));
+  while (state.KeepRunningBatch(static_cast<benchmark::IterationCount>(samples * calls))) {
+    for (std::uint64_t sample = 0; sample < samples; ++sample) {
+      if (fault) inject_fault();
+      ++timed_calls_;
+      if (!benchmark_case.bare) synchronize();
+      // MAXLOC: the slowest rank's time, and which rank that was (the
+      // lowest of equal ones).
+      const SecondsOnRank mine = {call(benchmark_case, prepared), rank_};
+      SecondsOnRank slowest;
+      allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC,
+                "the reduction of the iteration time");
+      state.SetIterationTime(slowest.seconds);
+      seconds.push_back(slowest.seconds / static_cast<double>(calls));
+      own_seconds.push_back(mine.seconds / static_cast<double>(calls));
+      ++slowest_counts[static_cast<std::size_t>(slowest.rank)];
+    }
   }
   phase_ = Phase::after;
   const std::optional<double> handoff_after = core_handoff_->measure();
@@ -1016,6 +1112,7 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   allreduce(&messages, &all_messages, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
             "the sum of the message counts");
   if (seconds.empty()) return;
+  const std::vector<double> rank_medians = gather_medians(own_seconds);
 
   const Summary summary = summarize(seconds);
   const double bytes = static_cast<double>(benchmark_case.bytes());
@@ -1032,6 +1129,17 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   counters["busbw_GBps"] = algbw * bus_bandwidth_factor(benchmark_case.family, ranks_);
   counters["wrong_elements"] = static_cast<double>(benchmark_case.wrong_elements);
   counters["calls_per_sample"] = static_cast<double>(benchmark_case.calls_per_sample);
+  counters["samples"] = static_cast<double>(seconds.size());
+  if (every_rank_timed(benchmark_case.family)) {
+    // The rank slowest most often (the lowest of a tie), how often, and
+    // every rank's own median (rank 0 has them all): nccl-tests' straggler
+    // view, so a sweep names a slow rank without the link matrix.
+    const auto most = std::max_element(slowest_counts.begin(), slowest_counts.end());
+    counters["slowest_rank"] = static_cast<double>(most - slowest_counts.begin());
+    counters["slowest_rank_share"] =
+        static_cast<double>(*most) / static_cast<double>(seconds.size());
+    if (rank_ == 0) state.SetLabel(rank_median_label(rank_medians));
+  }
   // The larger of the two probes: a repetition counts as measured with the
   // cores near only if they were near at both ends.
   if (handoff_before && handoff_after) {

@@ -16,9 +16,24 @@
 //
 // Lock-step: every rank registers the same list in the same order and runs
 // the same iterations; each iteration's time is the slowest rank's
-// (MPI_Allreduce MAX over a communicator of the harness's own), fed to
-// Google Benchmark as manual time, so its iteration-count decisions, which
-// depend only on that time, are identical on every rank.
+// (MPI_Allreduce MAXLOC over a communicator of the harness's own, which also
+// says which rank that was), fed to Google Benchmark as manual time, so its
+// iteration-count decisions, which depend only on that time, are identical
+// on every rank.
+//
+// Sample count: every call of Google Benchmark times at least
+// --min-samples samples (exactly --samples when given), and more when its
+// request (max_iterations, grown until the samples' total reaches
+// --benchmark_min_time) is larger; all of one call's samples run in a
+// single KeepRunningBatch step, whose documented overshoot makes it count
+// exactly the iterations timed. Registering with Iterations(n) instead
+// would fix the count before anything is timed and put "iterations:n" into
+// every benchmark's name (and the --benchmark_filter match).
+//
+// Connections: at the start of the first benchmark every pair of ranks
+// exchanges messages over the transport, in rounds for at least 100 ms
+// (connect_every_pair), so that no connection set-up lands in a timed call;
+// each timed loop checks that every peer has been addressed.
 //
 // Set-up happens outside timing: buffers are allocated and page-touched and
 // the algorithm is built on the first call of a benchmark and kept for the
@@ -54,6 +69,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collbench/algorithm.h"
@@ -88,6 +104,11 @@ inline bool is_collective(Family family) {
 inline bool is_local(Family family) {
   return family == Family::local_reduce || family == Family::local_reduce_all ||
          family == Family::local_memcpy;
+}
+// Every rank's time counts (the sample is the slowest rank's): all but the
+// ping-pong and the local kernels of rank 0 alone, whose time is rank 0's.
+inline bool every_rank_timed(Family family) {
+  return family != Family::p2p && family != Family::local_reduce && family != Family::local_memcpy;
 }
 // The CSV's family column: "allreduce", "exchange", "p2p", "local".
 std::string family_column(Family family);
@@ -146,14 +167,22 @@ CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloa
 // Target duration of one timed sample (a batch of calls) of p2p and local.
 inline constexpr double kBatchSeconds = 100e-6;
 
+// Every rank's median per-call time, the label of a run in which every
+// rank's time counts: kRankMedianLabel, then microseconds in rank order,
+// ';'-separated (the CSV's rank_median_us column is the part after it).
+inline constexpr std::string_view kRankMedianLabel = "rank_median_us=";
+std::string rank_median_label(const std::vector<double>& medians_seconds);
+
 // nccl-tests' bus-bandwidth factor: 2(p-1)/p for allreduce and exchange, 1
 // for the others.
 double bus_bandwidth_factor(Family family, int ranks);
 
 // Counters every successful run sets (Google Benchmark user counters):
 //   bytes, ranks, min_us, median_us, mean_us, p99_us, max_us, algbw_GBps,
-//   busbw_GBps, wrong_elements, calls_per_sample, and sent_bytes_per_rank where the traffic
-//   goes through the transport (not for local or the MPI library's own).
+//   busbw_GBps, wrong_elements, calls_per_sample, samples, and sent_bytes_per_rank where the
+//   traffic goes through the transport (not for local or the MPI library's own); where every
+//   rank's time counts (every_rank_timed) also slowest_rank and slowest_rank_share, and the
+//   run's label (rank 0) is rank_median_label.
 class Runner {
  public:
   Runner(const Options& options, Transport& transport, MPI_Comm timing_comm, Progress& progress);
@@ -175,6 +204,13 @@ class Runner {
  private:
   struct Prepared;
   class Watchdog;
+  // At the start of the first benchmark: every pair of ranks exchanges
+  // messages over the transport, so that no connection is set up inside a
+  // timed call.
+  void connect_every_pair();
+  // Every rank's median of its own per-call times, on rank 0 (empty
+  // elsewhere). Reorders `own_seconds`.
+  std::vector<double> gather_medians(std::vector<double>& own_seconds);
   void run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case, int round);
   Prepared& prepare(const BenchmarkCase& benchmark_case);
   void build_algorithms(const BenchmarkCase& benchmark_case, Prepared& prepared);
@@ -200,7 +236,7 @@ class Runner {
   void inject_fault() const;
 
   // Where this rank is, for the timeout report.
-  enum class Phase { setup, check, warmup, calibration, timed, after };
+  enum class Phase { connect, setup, check, warmup, calibration, timed, after };
 
   const Options& options_;
   Transport& transport_;
@@ -220,6 +256,7 @@ class Runner {
   // benchmark (progress, --debug-fault-after).
   std::pair<const BenchmarkCase*, int> current_{nullptr, -1};
   Phase phase_ = Phase::setup;
+  bool connected_ = false;  // connect_every_pair ran (at the first benchmark)
   std::uint64_t timed_calls_ = 0;  // of the current benchmark, over Google Benchmark's calls
 };
 

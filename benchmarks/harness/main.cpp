@@ -279,6 +279,17 @@ int run(const World& world, int argc, char** argv) {
         arg.rfind("--benchmark_out=", 0) == 0 || arg.rfind("--benchmark_out_format=", 0) == 0;
     if (world.rank == 0 || !out_flag) benchmark_argv.push_back(argv[i]);
   }
+  // --samples N fixes the count: Google Benchmark must take the first call
+  // (N samples) as the run, which it does once their time reaches a
+  // min_time of 0. Appended last, so it wins over a --benchmark_min_time
+  // given (scripts/run.sh puts one before the user's flags). Spotted in argv
+  // as CLI11 will read it (an option token, "--samples" or "--samples=N").
+  char fixed_count_min_time[] = "--benchmark_min_time=0";
+  if (std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+        return arg == "--samples" || arg.starts_with("--samples=");
+      })) {
+    benchmark_argv.push_back(fixed_count_min_time);
+  }
   int benchmark_argc = static_cast<int>(benchmark_argv.size());
   if (error.empty()) benchmark::Initialize(&benchmark_argc, benchmark_argv.data());
   const std::vector<std::string> remaining(benchmark_argv.begin() + 1,

@@ -28,6 +28,9 @@ constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
 constexpr double kMaxDebugSlowMicroseconds = 60e6;
 // Untimed calls per benchmark: a million 64 MiB allreduces is already days.
 constexpr std::int64_t kMaxWarmupCalls = 1000000;
+// Timed samples per benchmark: every rank keeps each sample's time (8 bytes),
+// reserved before the loop, so the count bounds that memory (80 MB).
+constexpr std::int64_t kMaxSamples = 10000000;
 
 // The raw strings CLI11 fills; converted and validated by parse_options.
 struct RawOptions {
@@ -65,7 +68,8 @@ constexpr const char* kFooter = R"(Benchmark families and names:
   allreduce/mpi_bare/<bytes>               (--families mpi_bare) MPI_Allreduce in a bare loop, no
                                            barrier, no algorithm object: the harness-overhead
                                            reference for allreduce/mpi (f32/f64; sum, min, max)
-Each iteration's time is the slowest rank's (MPI_Allreduce MAX), so every rank
+Each iteration's time is the slowest rank's (MPI_Allreduce MAXLOC, which also
+names that rank: the CSV's slowest_rank and rank_median_us), so every rank
 runs the same iterations. Times are reported in microseconds (min, median,
 mean, p99, max across iterations), bandwidths in GB/s (10^9 B/s); busbw is
 algbw * 2(p-1)/p for allreduce and exchange, as nccl-tests.
@@ -150,6 +154,22 @@ struct App {
                    "timed iteration (default: 1); the two --check calls are the first of them")
         ->type_name("N")
         ->check(cli::whole_number(0, kMaxWarmupCalls, "calls"));
+    auto* samples =
+        app.add_option("--samples", options.samples,
+                       "Exactly N timed samples per benchmark and repetition, whatever they take "
+                       "(--benchmark_min_time is then ignored): what tests use, so that no count "
+                       "depends on the machine's load. A sample is one call; for p2p and local it "
+                       "is a batch of calls_per_sample calls")
+            ->type_name("N")
+            ->check(cli::whole_number(1, kMaxSamples, "samples"));
+    app.add_option("--min-samples", options.min_samples,
+                   "At least N timed samples per benchmark and repetition (default: 10); more "
+                   "only while their total is below --benchmark_min_time, so a call slower than "
+                   "min_time / N gets N samples, never one or two. Recorded in the CSV "
+                   "(min_samples, samples)")
+        ->type_name("N")
+        ->check(cli::whole_number(1, kMaxSamples, "samples"))
+        ->excludes(samples);
     app.add_option("--sync", raw.sync,
                    "Before each timed iteration: 'barrier' (MPI_Barrier, default) or 'none' "
                    "(back-to-back calls, the skew of one carries into the next)")
@@ -626,6 +646,8 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--list-providers", options.list_providers ? "yes" : "no"},
       {"--check", options.check ? "yes" : "no"},
       {"--warmup", std::to_string(options.warmup)},
+      {"--min-samples", std::to_string(options.min_samples)},
+      {"--samples", std::to_string(options.samples)},
       {"--sync", options.sync == SyncMode::barrier ? "barrier" : "none"},
       {"--interleave", options.interleave ? "yes" : "no"},
       {"--timeout", options.timeout_seconds < 0 ? std::string("default")

@@ -47,6 +47,12 @@ struct Options {
   bool append = false;
   bool force = false;
   int warmup = 1;
+  // Timed samples per row (a sample is one call, or for p2p and local a
+  // batch of calls_per_sample calls): at least min_samples, more when
+  // --benchmark_min_time asks for more; exactly `samples` when that is set
+  // (> 0), whatever the time. See kDefaultMinSamples.
+  int min_samples = 10;
+  int samples = 0;
   SyncMode sync = SyncMode::barrier;
   // --interleave: the --benchmark_repetitions run in rounds, each round every
   // benchmark once (see main.cpp).
@@ -67,6 +73,8 @@ struct Options {
   int debug_fault_after = 0;  // benchmarks that finish before the stuck or crash fault
 
   bool has_family(const std::string& family) const;
+  // The floor in force: --samples when it fixes the count, else --min-samples.
+  int sample_floor() const { return samples > 0 ? samples : min_samples; }
 };
 
 // The --timeout of a benchmark moving `bytes` per rank per call on `ranks`

@@ -18,6 +18,14 @@ std::string counter(const benchmark::BenchmarkReporter::Run& run, const std::str
   return fmt::format(fmt::runtime(format), found->second.value);
 }
 
+// The rank_median_us column: the run's label without its kRankMedianLabel
+// prefix; empty for a run without one (ping-pong, local on rank 0).
+std::string rank_medians(const benchmark::BenchmarkReporter::Run& run) {
+  const std::string_view label(run.report_label);
+  if (!label.starts_with(kRankMedianLabel)) return "";
+  return std::string(label.substr(kRankMedianLabel.size()));
+}
+
 }  // namespace
 
 NullReporter::NullReporter() {
@@ -56,11 +64,16 @@ const std::vector<std::string>& csv_columns() {
                                                    "repetition",
                                                    "iterations",
                                                    "calls_per_sample",
+                                                   "samples",
+                                                   "min_samples",
                                                    "min_us",
                                                    "median_us",
                                                    "mean_us",
                                                    "p99_us",
                                                    "max_us",
+                                                   "slowest_rank",
+                                                   "slowest_rank_share",
+                                                   "rank_median_us",
                                                    "algbw_GBps",
                                                    "busbw_GBps",
                                                    "sent_bytes_per_rank",
@@ -149,11 +162,16 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       std::to_string(std::max<std::int64_t>(run.repetition_index, 0)),
       timed ? std::to_string(run.iterations) : "",
       timing("calls_per_sample", "{:.0f}"),
+      timing("samples", "{:.0f}"),
+      std::to_string(options.sample_floor()),
       timing("min_us", "{:.9g}"),
       timing("median_us", "{:.9g}"),
       timing("mean_us", "{:.9g}"),
       timing("p99_us", "{:.9g}"),
       timing("max_us", "{:.9g}"),
+      timing("slowest_rank", "{:.0f}"),
+      timing("slowest_rank_share", "{:.4g}"),
+      timed ? rank_medians(run) : std::string(),
       timing("algbw_GBps", "{:.6g}"),
       timing("busbw_GBps", "{:.6g}"),
       timing("sent_bytes_per_rank", "{:.0f}"),

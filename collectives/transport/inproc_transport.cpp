@@ -198,13 +198,13 @@ InProcessTransport::InProcessTransport(std::shared_ptr<InProcessWorld> world, in
 InProcessTransport::~InProcessTransport() = default;
 
 RequestId InProcessTransport::isend(std::span<const std::byte> data, int peer, int tag) {
-  check_peer_and_tag(peer, tag);
+  check_and_note_peer(peer, tag);
   count_send(data.size());
   return world_->post(rank(), true, data.data(), nullptr, data.size(), peer, tag);
 }
 
 RequestId InProcessTransport::irecv(std::span<std::byte> data, int peer, int tag) {
-  check_peer_and_tag(peer, tag);
+  check_and_note_peer(peer, tag);
   return world_->post(rank(), false, nullptr, data.data(), data.size(), peer, tag);
 }
 

@@ -88,7 +88,7 @@ void MpiTransport::release(RequestId request) {
 }
 
 RequestId MpiTransport::isend(std::span<const std::byte> data, int peer, int tag) {
-  check_peer_and_tag(peer, tag);
+  check_and_note_peer(peer, tag);
   const int count = checked_count(data.size(), "MPI_Isend");
   const RequestId id = acquire(peer, tag, true);
   check_mpi(MPI_Isend(data.data(), count, MPI_BYTE, peer, tag, comm_, &requests_[id]), "MPI_Isend",
@@ -98,7 +98,7 @@ RequestId MpiTransport::isend(std::span<const std::byte> data, int peer, int tag
 }
 
 RequestId MpiTransport::irecv(std::span<std::byte> data, int peer, int tag) {
-  check_peer_and_tag(peer, tag);
+  check_and_note_peer(peer, tag);
   const int count = checked_count(data.size(), "MPI_Irecv");
   const RequestId id = acquire(peer, tag, false);
   check_mpi(MPI_Irecv(data.data(), count, MPI_BYTE, peer, tag, comm_, &requests_[id]), "MPI_Irecv",

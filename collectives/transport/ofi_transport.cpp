@@ -1185,7 +1185,7 @@ OfiTransport::~OfiTransport() {
 std::string OfiTransport::provider() const { return state_->info->fabric_attr->prov_name; }
 
 RequestId OfiTransport::isend(std::span<const std::byte> data, int peer, int tag) {
-  check_peer_and_tag(peer, tag);
+  check_and_note_peer(peer, tag);
   void* desc = state_->lookup_desc(data.data(), data.size());
   // The provider only reads a send buffer; fi_tsend's pointer is const.
   const RequestId id =
@@ -1195,7 +1195,7 @@ RequestId OfiTransport::isend(std::span<const std::byte> data, int peer, int tag
 }
 
 RequestId OfiTransport::irecv(std::span<std::byte> data, int peer, int tag) {
-  check_peer_and_tag(peer, tag);
+  check_and_note_peer(peer, tag);
   void* desc = state_->lookup_desc(data.data(), data.size());
   return state_->start(data.data(), data.size(), desc, peer, tag, false);
 }

@@ -4,7 +4,7 @@
 
 namespace collbench {
 
-void Transport::check_peer_and_tag(int peer, int tag) const {
+void Transport::check_and_note_peer(int peer, int tag) {
   if (peer < 0 || peer >= size_) {
     throw std::invalid_argument(
         fmt::format("rank {}: peer {} out of range [0, {})", rank_, peer, size_));
@@ -12,6 +12,10 @@ void Transport::check_peer_and_tag(int peer, int tag) const {
   if (tag < 0 || tag > kMaxTag) {
     throw std::invalid_argument(
         fmt::format("rank {}: tag {} out of range [0, {}]", rank_, tag, kMaxTag));
+  }
+  if (!contacted_[static_cast<std::size_t>(peer)]) {
+    contacted_[static_cast<std::size_t>(peer)] = true;
+    ++peers_contacted_;
   }
 }
 

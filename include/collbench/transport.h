@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace collbench {
 
@@ -38,7 +39,10 @@ class TimeoutError : public std::runtime_error {
 
 class Transport {
  public:
-  Transport(int rank, int size) : rank_(rank), size_(size) {}
+  Transport(int rank, int size)
+      : rank_(rank),
+        size_(size),
+        contacted_(static_cast<std::size_t>(size > 0 ? size : 0), false) {}
   virtual ~Transport() = default;
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
@@ -77,14 +81,21 @@ class Transport {
     bytes_sent_ = 0;
     messages_sent_ = 0;
   }
+  // Distinct peers this rank has posted a send to or a receive from since
+  // it was built (never reset): the harness checks that its connection
+  // warm-up reached them all before timing, so that no first contact, where
+  // transports set up connections, lands in a timed call.
+  std::uint64_t peers_contacted() const { return peers_contacted_; }
 
  protected:
   void count_send(std::size_t bytes) {
     bytes_sent_ += bytes;
     ++messages_sent_;
   }
-  // Throws std::invalid_argument unless 0 <= peer < size() and 0 <= tag <= kMaxTag.
-  void check_peer_and_tag(int peer, int tag) const;
+  // Every isend and irecv starts here. Throws std::invalid_argument unless
+  // 0 <= peer < size() and 0 <= tag <= kMaxTag; counts a peer not addressed
+  // before (peers_contacted).
+  void check_and_note_peer(int peer, int tag);
 
  private:
   int rank_;
@@ -92,6 +103,8 @@ class Transport {
   std::chrono::milliseconds timeout_{0};
   std::uint64_t bytes_sent_ = 0;
   std::uint64_t messages_sent_ = 0;
+  std::vector<bool> contacted_;  // by peer
+  std::uint64_t peers_contacted_ = 0;
 };
 
 // Registers a region for the lifetime of the guard.
