@@ -172,9 +172,9 @@ mkdir -p "$out"
 display=(--benchmark_color=false)
 [[ -t 2 ]] && display+=(--progress)
 
-# min_time 0.01 s gives small messages hundreds of timed iterations and the
-# large ones at least one; with the buffers of a size shared by all
-# algorithms this keeps the whole sweep within about two minutes on 2 cores.
+# min_time 0.01 s gives small messages hundreds of timed samples, and the
+# large ones collbench's floor (--min-samples, 10): on 2 cores the main sweep
+# takes about 4 minutes and the whole job about 6.
 sweep=(
   "${sweep_flags[@]}"
   --run-id "$run_id" --csv "$out/collbench.csv"
