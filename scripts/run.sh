@@ -98,6 +98,12 @@ if ! [[ $np =~ ^[1-9][0-9]*$ ]]; then
   echo "run.sh: NP='$np' is not a positive number of ranks" >&2
   exit 2
 fi
+# All NP ranks run on this machine: past a thousand the job only measures
+# the scheduler (and a longer number would overflow the shell's arithmetic).
+if ((${#np} > 4 || np > 1024)); then
+  echo "run.sh: NP=$np ranks on one machine; give at most 1024" >&2
+  exit 2
+fi
 results=results
 [[ -n ${RESULTS:-} ]] && results=$(from_caller "$RESULTS")
 build=build

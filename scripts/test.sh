@@ -11,7 +11,9 @@
 #   --sanitize-only   run stage 1 only
 #   --netsim          stage 2 runs only the netsim end-to-end test
 #   JOBS              parallel build jobs (default: nproc)
-# Extra arguments go to the stage-2 ctest, e.g. scripts/test.sh --no-sanitize -L unit.
+# Extra arguments go to the stage-2 ctest (common ctest options only, checked
+# first: -R, -E, -L, -LE, -j, --repeat, --output-on-failure, ...), e.g.
+#   scripts/test.sh --no-sanitize -L unit
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +22,7 @@ run_main=1
 netsim=0
 case "${1:-}" in
   -h | --help)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   --no-sanitize)
@@ -37,6 +39,34 @@ case "${1:-}" in
     shift
     ;;
 esac
+
+# ctest ignores options it does not know (and exits 0), so a mistyped one
+# would build everything and then run the wrong tests: the ctest options
+# this script passes on are the common ones, checked before building.
+expects_value=" -R -E -L -LE -j -I --repeat --timeout --tests-regex --exclude-regex --label-regex
+  --label-exclude --parallel "
+known_flag=" -N -V -VV -Q --output-on-failure --stop-on-failure --rerun-failed --show-only
+  --no-tests=error --schedule-random --progress "
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  arg=${args[i]}
+  if [[ $expects_value == *" $arg "* ]]; then
+    if ((i + 1 >= ${#args[@]})); then
+      echo "test.sh: $arg needs a value (see scripts/test.sh --help)" >&2
+      exit 2
+    fi
+    i=$((i + 1))
+  elif [[ $arg == -* && $known_flag != *" $arg "* && $arg != --repeat=* && $arg != -j[0-9]* ]]; then
+    echo "test.sh: unknown option '$arg': the first argument may be --no-sanitize," \
+      "--sanitize-only or --netsim, the rest go to ctest (-R, -E, -L, -LE, -j, --repeat," \
+      "--output-on-failure, ...; see scripts/test.sh --help)" >&2
+    exit 2
+  elif [[ $arg != -* ]]; then
+    echo "test.sh: '$arg' is not an option; ctest's options take their value as the next" \
+      "argument (e.g. -R harness; see scripts/test.sh --help)" >&2
+    exit 2
+  fi
+done
 
 scripts/setup.sh
 jobs=${JOBS:-$(nproc)}
