@@ -196,15 +196,41 @@ std::string csv_path_problem(const Options& options) {
   return {};
 }
 
-std::string benchmark_out_problem(const std::vector<std::string>& args) {
+// --benchmark_out is written by Google Benchmark itself on rank 0, so its
+// path is checked here as --csv's is: a folder, device or pipe is refused,
+// and an existing file is kept unless --force (Google Benchmark cannot append
+// a JSON document, so --append does not cover it).
+std::string benchmark_out_problem(const std::vector<std::string>& args, const Options& options) {
   namespace fs = std::filesystem;
+  bool given = false;
   for (const std::string& arg : args) {
     if (arg.rfind("--benchmark_out=", 0) != 0) continue;
+    given = true;
     const fs::path path(arg.substr(16));
     const fs::path directory = path.has_parent_path() ? path.parent_path() : fs::path(".");
     if (path.empty() || !fs::is_directory(directory) || access(directory.c_str(), W_OK) != 0) {
       return fmt::format("{}: cannot write a file there (folder missing or not writable)", arg);
     }
+    std::error_code status_error;
+    const fs::file_status status = fs::status(path, status_error);
+    if (!fs::exists(status)) continue;
+    if (!fs::is_regular_file(status)) {
+      return fmt::format("{}: {} is not a regular file (a device, pipe or folder); name a file",
+                         arg, path.string());
+    }
+    if (options.append) {
+      return fmt::format(
+          "{}: {} already exists and Google Benchmark cannot append to it; name another path, "
+          "or drop --append and pass --force to overwrite it",
+          arg, path.string());
+    }
+    if (!options.force) {
+      return fmt::format("{}: {} already exists; choose another path, or pass --force", arg,
+                         path.string());
+    }
+  }
+  if (options.force && !given && options.csv_path.empty()) {
+    return "--force needs --csv PATH or --benchmark_out=PATH";
   }
   return {};
 }
@@ -268,7 +294,6 @@ int run(const World& world, int argc, char** argv) {
   } catch (const UsageError& usage) {
     error = usage.what();
   }
-  if (error.empty() && world.rank == 0) error = benchmark_out_problem(args);
   // Only rank 0 writes --benchmark_out: Google Benchmark opens (truncates) the
   // file on every rank that sees the flag, and a late rank would erase what
   // rank 0 already wrote.
@@ -304,6 +329,7 @@ int run(const World& world, int argc, char** argv) {
       options = parse_options(remaining);
       validate_for_ranks(options, world.size);
       if (world.rank == 0) error = shared_output_problem(options, args);
+      if (world.rank == 0 && error.empty()) error = benchmark_out_problem(args, options);
       rounds = options.interleave ? benchmark_repetitions(benchmark_flags) : 1;
     } catch (const UsageError& usage) {
       error = usage.what();
