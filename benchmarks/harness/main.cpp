@@ -513,8 +513,8 @@ int run(const World& world, int argc, char** argv) {
 
   std::vector<std::string> failed;
   for (const BenchmarkCase& entry : plan.cases) {
-    if (entry.wrong_elements > 0) {
-      failed.push_back(fmt::format("{} ({} wrong)", entry.name, entry.wrong_elements));
+    if (entry.wrong_elements_all_rounds > 0) {
+      failed.push_back(fmt::format("{} ({} wrong)", entry.name, entry.wrong_elements_all_rounds));
     }
   }
   if (!failed.empty()) {
