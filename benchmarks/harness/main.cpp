@@ -15,8 +15,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -245,6 +247,48 @@ std::string benchmark_out_path(const std::vector<std::string>& args) {
   return path;
 }
 
+// The --benchmark_out file is written to a temporary path in the same
+// folder and renamed over the target only once complete: Google Benchmark
+// does not report a write that a full disk or `ulimit -f` cut short.
+std::string partial_benchmark_out(const std::string& path) {
+  return fmt::format("{}.collbench-partial-{}", path, ::getpid());
+}
+
+// Whether the file Google Benchmark wrote is whole: a JSON report ends with
+// its closing brace and a newline, the console and CSV formats with a
+// newline (a cheap check; a stream cut short stops mid-line at a block
+// boundary).
+bool benchmark_out_complete(const std::string& path, const std::string& format) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return false;
+  std::array<char, 2> tail{};
+  const bool read = std::fseek(file, -2, SEEK_END) == 0 && std::fread(tail.data(), 1, 2, file) == 2;
+  std::fclose(file);
+  if (!read || tail[1] != '\n') return false;
+  return format != "json" || tail[0] == '}';
+}
+
+// After benchmark::Shutdown(): the temporary file renamed over the target
+// when whole, else deleted; an error (naming the file) or empty.
+std::string finish_benchmark_out(const std::string& target, const std::string& format) {
+  const std::string partial = partial_benchmark_out(target);
+  if (!std::filesystem::exists(partial)) return {};
+  if (!benchmark_out_complete(partial, format)) {
+    std::remove(partial.c_str());
+    return fmt::format(
+        "--benchmark_out={}: the report was cut short (the file system is full, or the file "
+        "reached the size limit of ulimit -f); no file written",
+        target);
+  }
+  if (std::rename(partial.c_str(), target.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(partial.c_str());
+    return fmt::format("--benchmark_out={}: cannot rename the finished report into place: {}",
+                       target, reason);
+  }
+  return {};
+}
+
 // Whether the Google Benchmark boolean flag `name` is set in `args` (the
 // last one given wins, as Google Benchmark reads them).
 bool benchmark_flag_set(const std::vector<std::string>& args, const std::string& name) {
@@ -297,12 +341,19 @@ int run(const World& world, int argc, char** argv) {
   // Only rank 0 writes --benchmark_out: Google Benchmark opens (truncates) the
   // file on every rank that sees the flag, and a late rank would erase what
   // rank 0 already wrote.
+  const std::string benchmark_out = benchmark_out_path(args);
+  std::string benchmark_out_format = "json";
+  for (const std::string& arg : args) {
+    if (arg.rfind("--benchmark_out_format=", 0) == 0) benchmark_out_format = arg.substr(23);
+  }
+  std::string partial_out_flag = "--benchmark_out=" + partial_benchmark_out(benchmark_out);
   std::vector<char*> benchmark_argv = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg(argv[i]);
-    const bool out_flag =
-        arg.rfind("--benchmark_out=", 0) == 0 || arg.rfind("--benchmark_out_format=", 0) == 0;
-    if (world.rank == 0 || !out_flag) benchmark_argv.push_back(argv[i]);
+    const bool path_flag = arg.rfind("--benchmark_out=", 0) == 0;
+    const bool out_flag = path_flag || arg.rfind("--benchmark_out_format=", 0) == 0;
+    if (world.rank != 0 && out_flag) continue;
+    benchmark_argv.push_back(path_flag ? partial_out_flag.data() : argv[i]);
   }
   // --samples N fixes the count: Google Benchmark must take the first call
   // (N samples) as the run, which it does once their time reaches a
@@ -510,6 +561,17 @@ int run(const World& world, int argc, char** argv) {
   }
   runner.release();
   benchmark::Shutdown();
+  if (world.rank == 0 && list_only) {
+    // Google Benchmark opens the file even for a list of names, and writes
+    // nothing into it: a dry run leaves no file.
+    std::remove(partial_benchmark_out(benchmark_out).c_str());
+  } else if (world.rank == 0 && !benchmark_out.empty()) {
+    const std::string out_error = finish_benchmark_out(benchmark_out, benchmark_out_format);
+    if (!out_error.empty()) {
+      fmt::print(stderr, "collbench: {}\n", out_error);
+      return kFailureStatus;
+    }
+  }
 
   std::vector<std::string> failed;
   for (const BenchmarkCase& entry : plan.cases) {
