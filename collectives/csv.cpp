@@ -184,6 +184,52 @@ void CsvWriter::check_append_target(const std::string& header) const {
         "is a whole row",
         path_));
   }
+  check_last_row(size);
+}
+
+namespace {
+// Whether `line` is one CSV record of `fields` fields.
+bool is_record_of(std::string_view line, std::size_t fields) {
+  try {
+    const CsvTable table = parse_csv(line, "last line");
+    return table.rows.empty() && table.header.size() == fields;
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+}
+}  // namespace
+
+// A row cut short and then ended by a newline (a torn write followed by
+// another writer's newline, or a block of NUL bytes a crash left) would make
+// every reader refuse the file after this run's rows are added: refused
+// here, before anything is appended. Reads at most kLastRowMaxBytes from the
+// end; a quoted field may span lines, so the candidate record grows back a
+// line at a time while it has an odd number of quotes.
+void CsvWriter::check_last_row(std::uint64_t size) const {
+  constexpr std::uint64_t kLastRowMaxBytes = std::uint64_t{1} << 20;
+  const std::uint64_t start = size > kLastRowMaxBytes ? size - kLastRowMaxBytes : 0;
+  std::string tail = read_at_most(fd_, start, static_cast<std::size_t>(size - start), path_);
+  tail.pop_back();  // the final newline, checked by the caller
+  std::size_t begin = tail.size();
+  while (true) {
+    const std::size_t previous = begin == 0 ? std::string::npos : tail.rfind('\n', begin - 1);
+    begin = previous == std::string::npos ? 0 : previous + 1;
+    const std::string_view candidate = std::string_view(tail).substr(begin);
+    if (candidate.find('\0') != std::string_view::npos) {
+      throw std::runtime_error(
+          fmt::format("cannot append to {}: its last line has NUL bytes (a torn write); delete "
+                      "that line",
+                      path_));
+    }
+    if (candidate.empty() || is_record_of(candidate, columns_.size())) return;
+    const bool inside_quotes = std::count(candidate.begin(), candidate.end(), '"') % 2 == 1;
+    if (!inside_quotes || previous == std::string::npos) break;
+    begin = previous;
+  }
+  throw std::runtime_error(fmt::format(
+      "cannot append to {}: its last line is not a whole row of the header's {} fields (a torn "
+      "row); delete or complete that line",
+      path_, columns_.size()));
 }
 
 CsvWriter::~CsvWriter() {

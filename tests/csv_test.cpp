@@ -111,6 +111,35 @@ TEST_F(CsvFile, AppendRefusesALastLineWithoutNewlineAndLeavesTheFileAlone) {
   EXPECT_EQ(slurp(path_), "a,b");
 }
 
+// A torn row that still ends in a newline: every reader would refuse the
+// file once rows are appended after it.
+TEST_F(CsvFile, AppendRefusesATornLastRowEndingInANewline) {
+  const std::string whole = "a,b,c\n1,2,3\n";
+  for (const std::string& torn : {std::string("4,5\n"), std::string("4,5,6,7\n"),
+                                  std::string("4,5,\0\0\0\n", 8), std::string("\0\0\0\0\n", 5)}) {
+    std::ofstream(path_, std::ios::trunc | std::ios::binary) << whole << torn;
+    const std::string before = slurp(path_);
+    const std::string fragment =
+        torn.find('\0') != std::string::npos
+            ? ": its last line has NUL bytes"
+            : ": its last line is not a whole row of the header's 3 fields";
+    expect_error(
+        [&] {
+          CsvWriter(path_, {"a", "b", "c"}, ExistingFile::append);
+        },
+        "cannot append to " + path_ + fragment);
+    EXPECT_EQ(slurp(path_), before);
+  }
+  // Whole last rows are accepted: a plain one, and one with a quoted field that
+  // spans lines.
+  for (const std::string& tail :
+       {std::string(""), std::string("\"x\",\"two\nlines\",\"\"\"q\"\n")}) {
+    std::ofstream(path_, std::ios::trunc | std::ios::binary) << whole << tail;
+    { CsvWriter appender(path_, {"a", "b", "c"}, ExistingFile::append); }
+    EXPECT_EQ(read_csv_file(path_).header.size(), 3u);
+  }
+}
+
 TEST_F(CsvFile, ARowTheFileSizeLimitCutsShortIsTruncatedAway) {
   // RLIMIT_FSIZE stands in for a full disk: the write that crosses it is
   // short, the next one fails with EFBIG (SIGXFSZ ignored, as collbench

@@ -15,7 +15,8 @@
 #                the per-rank columns name it (slowest_rank, rank_median_us)
 #   samples NP   the sample floor (--min-samples, default 10) where min_time
 #                would give fewer, and --samples N exactly, whatever min_time
-#   check_fail   --debug-corrupt-elements: --check reports them, exit 1
+#   check_fail   --debug-corrupt-elements: --check reports them, exit 1, in
+#                every round of --interleave
 #   outputs      repetitions (back to back, or in rounds with --interleave),
 #                --benchmark_out JSON, --append and --force
 #   killed       a run killed midway keeps every finished row, none torn
@@ -336,6 +337,22 @@ if len(rows) != 4:
 for row in rows:
     if row["check"] != "wrong" or row["wrong_elements"] != "3" or row["median_us"] != "":
         fail(f"{row['benchmark']}: check={row['check']} wrong={row['wrong_elements']} median={row['median_us']}")
+PYTHON
+  # --interleave rebuilds the algorithm object every round: each round's is
+  # checked, so each finds the 3 wrong elements (6 in all), and every row
+  # reports its own round's check.
+  run 3 --algorithms ring,tree --families allreduce --sizes 64B --check --interleave \
+    --benchmark_repetitions=2 --debug-corrupt-elements 3 --csv "$work/rounds.csv" --samples 3 --quiet
+  [[ $status -eq 1 ]] || fail "--interleave: exit status $status, expected 1"
+  grep -q "^collbench: --check found wrong results in 2 benchmarks: allreduce/ring/64 (6 wrong), allreduce/tree/64 (6 wrong)" \
+    "$work/stderr" || { cat "$work/stderr" >&2; fail "--interleave: not every round was checked"; }
+  check_csv "$work/rounds.csv" <<'PYTHON'
+rounds = sorted((r["benchmark"], r["repetition"]) for r in rows)
+if rounds != [(f"allreduce/{a}/64", n) for a in ("ring", "tree") for n in ("0", "1")]:
+    fail(f"rows {rounds}")
+for row in rows:
+    if row["check"] != "wrong" or row["wrong_elements"] != "3":
+        fail(f"{row['benchmark']} round {row['repetition']}: check={row['check']} wrong={row['wrong_elements']}")
 PYTHON
   ;;
 

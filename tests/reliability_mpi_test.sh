@@ -20,7 +20,8 @@
 #   outputs  what a run writes when things go wrong around it (MPI
 #            singletons): the aggregates-only flags keep every repetition's
 #            CSV row; a file-size limit (ulimit -f, a full disk) mid-run
-#            fails naming the CSV and leaves only whole rows in it; a
+#            fails naming the CSV and leaves only whole rows in it, and
+#            leaves no --benchmark_out report (torn or temporary); a
 #            --timeout under 1 ms (once 0, "wait forever") still times out.
 # Environment: COLLBENCH_MPIRUN, the mpirun command with its options.
 set -euo pipefail
@@ -224,6 +225,24 @@ outputs)
   expect_stderr "cannot write to $work/full.csv: "
   expect_stderr "the file keeps the whole rows written before"
   expect_whole_rows full 1
+
+  # The same limit on --benchmark_out, which Google Benchmark writes itself
+  # and does not check: the run fails naming the file, and no report (torn
+  # or temporary) is left; 2 KiB holds less than the JSON context.
+  mkdir "$work/report"
+  set +e
+  (
+    ulimit -f 2
+    trap '' XFSZ
+    exec "$collbench" --families local --sizes 8B:1KiB --samples 2 --quiet \
+      --benchmark_out="$work/report/run.json"
+  ) >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  echo "full --benchmark_out: exit status $status"
+  ((status == 1)) || fail "--benchmark_out cut short: exit status $status, expected 1"
+  expect_stderr "collbench: --benchmark_out=$work/report/run.json: the report was cut short"
+  [[ -z $(ls -A "$work/report") ]] || fail "--benchmark_out cut short left $(ls -A "$work/report")"
 
   # --timeout 0.0004 once became 0 ms, "wait forever": a stuck rank hung
   # the job. Now 1 ms, so the job ends (where it times out first, at

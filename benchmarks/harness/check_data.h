@@ -10,8 +10,9 @@
 
 namespace collbench::harness {
 
-// Byte pattern for point-to-point and memcpy checks: distinct per `seed`
-// (the sending rank) and position.
+// Byte pattern for point-to-point and memcpy checks: a hash of (position,
+// seed) with no period, so misplaced chunks are caught; distinct per `seed`
+// (the sending rank).
 void fill_bytes(std::span<std::byte> buffer, int seed);
 CheckResult check_bytes(std::span<const std::byte> buffer, int seed);
 

@@ -814,6 +814,7 @@ void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
             "the agreement on the --check result");
   benchmark_case.checked = true;
   benchmark_case.wrong_elements = total_wrong;
+  benchmark_case.wrong_elements_all_rounds += total_wrong;
   if (total_wrong == 0) return;
   int reporter = mine.wrong > 0 ? rank_ : ranks_;
   int first_reporter = ranks_;
@@ -1011,9 +1012,10 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   // The --check calls are untimed calls of the same algorithm on the same
   // buffers, so they count as the first warm-up calls.
   int warmup_calls = options_.warmup;
-  if (options_.check && !benchmark_case.checked) {
+  if (options_.check && benchmark_case.checked_round != round) {
     phase_ = Phase::check;
     check(benchmark_case, prepared);
+    benchmark_case.checked_round = round;
     warmup_calls -= kCheckedCalls;
   }
   if (benchmark_case.wrong_elements > 0) {

@@ -130,11 +130,16 @@ struct BenchmarkCase {
   // MPI_Allreduce on them directly and the timed loop has no barrier.
   bool bare = false;
 
-  // Filled on the first call, identical on every rank.
+  // Filled on the first call of each round (--interleave rebuilds the
+  // algorithm object every round, and each one is checked), identical on
+  // every rank. wrong_elements is the latest round's, for its row;
+  // wrong_elements_all_rounds decides the exit status.
   bool checked = false;
+  int checked_round = -1;
   std::uint64_t wrong_elements = 0;
+  std::uint64_t wrong_elements_all_rounds = 0;
   std::string check_detail;  // the first wrong element, when any
-  bool calibrated = false;  // calls_per_sample below
+  bool calibrated = false;   // calls_per_sample below
   // Calls timed together as one sample. A local/* kernel at small sizes
   // takes nanoseconds and a ping-pong a few microseconds, far less than the
   // barrier, the MAX-allreduce and the sleeping wait around every sample;
@@ -256,7 +261,7 @@ class Runner {
   // benchmark (progress, --debug-fault-after).
   std::pair<const BenchmarkCase*, int> current_{nullptr, -1};
   Phase phase_ = Phase::setup;
-  bool connected_ = false;  // connect_every_pair ran (at the first benchmark)
+  bool connected_ = false;         // connect_every_pair ran (at the first benchmark)
   std::uint64_t timed_calls_ = 0;  // of the current benchmark, over Google Benchmark's calls
 };
 

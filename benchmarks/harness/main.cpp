@@ -15,8 +15,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -196,15 +198,41 @@ std::string csv_path_problem(const Options& options) {
   return {};
 }
 
-std::string benchmark_out_problem(const std::vector<std::string>& args) {
+// --benchmark_out is written by Google Benchmark itself on rank 0, so its
+// path is checked here as --csv's is: a folder, device or pipe is refused,
+// and an existing file is kept unless --force (Google Benchmark cannot append
+// a JSON document, so --append does not cover it).
+std::string benchmark_out_problem(const std::vector<std::string>& args, const Options& options) {
   namespace fs = std::filesystem;
+  bool given = false;
   for (const std::string& arg : args) {
     if (arg.rfind("--benchmark_out=", 0) != 0) continue;
+    given = true;
     const fs::path path(arg.substr(16));
     const fs::path directory = path.has_parent_path() ? path.parent_path() : fs::path(".");
     if (path.empty() || !fs::is_directory(directory) || access(directory.c_str(), W_OK) != 0) {
       return fmt::format("{}: cannot write a file there (folder missing or not writable)", arg);
     }
+    std::error_code status_error;
+    const fs::file_status status = fs::status(path, status_error);
+    if (!fs::exists(status)) continue;
+    if (!fs::is_regular_file(status)) {
+      return fmt::format("{}: {} is not a regular file (a device, pipe or folder); name a file",
+                         arg, path.string());
+    }
+    if (options.append) {
+      return fmt::format(
+          "{}: {} already exists and Google Benchmark cannot append to it; name another path, "
+          "or drop --append and pass --force to overwrite it",
+          arg, path.string());
+    }
+    if (!options.force) {
+      return fmt::format("{}: {} already exists; choose another path, or pass --force", arg,
+                         path.string());
+    }
+  }
+  if (options.force && !given && options.csv_path.empty()) {
+    return "--force needs --csv PATH or --benchmark_out=PATH";
   }
   return {};
 }
@@ -217,6 +245,48 @@ std::string benchmark_out_path(const std::vector<std::string>& args) {
     if (arg.rfind("--benchmark_out=", 0) == 0) path = arg.substr(16);
   }
   return path;
+}
+
+// The --benchmark_out file is written to a temporary path in the same
+// folder and renamed over the target only once complete: Google Benchmark
+// does not report a write that a full disk or `ulimit -f` cut short.
+std::string partial_benchmark_out(const std::string& path) {
+  return fmt::format("{}.collbench-partial-{}", path, ::getpid());
+}
+
+// Whether the file Google Benchmark wrote is whole: a JSON report ends with
+// its closing brace and a newline, the console and CSV formats with a
+// newline (a cheap check; a stream cut short stops mid-line at a block
+// boundary).
+bool benchmark_out_complete(const std::string& path, const std::string& format) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return false;
+  std::array<char, 2> tail{};
+  const bool read = std::fseek(file, -2, SEEK_END) == 0 && std::fread(tail.data(), 1, 2, file) == 2;
+  std::fclose(file);
+  if (!read || tail[1] != '\n') return false;
+  return format != "json" || tail[0] == '}';
+}
+
+// After benchmark::Shutdown(): the temporary file renamed over the target
+// when whole, else deleted; an error (naming the file) or empty.
+std::string finish_benchmark_out(const std::string& target, const std::string& format) {
+  const std::string partial = partial_benchmark_out(target);
+  if (!std::filesystem::exists(partial)) return {};
+  if (!benchmark_out_complete(partial, format)) {
+    std::remove(partial.c_str());
+    return fmt::format(
+        "--benchmark_out={}: the report was cut short (the file system is full, or the file "
+        "reached the size limit of ulimit -f); no file written",
+        target);
+  }
+  if (std::rename(partial.c_str(), target.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(partial.c_str());
+    return fmt::format("--benchmark_out={}: cannot rename the finished report into place: {}",
+                       target, reason);
+  }
+  return {};
 }
 
 // Whether the Google Benchmark boolean flag `name` is set in `args` (the
@@ -268,16 +338,22 @@ int run(const World& world, int argc, char** argv) {
   } catch (const UsageError& usage) {
     error = usage.what();
   }
-  if (error.empty() && world.rank == 0) error = benchmark_out_problem(args);
   // Only rank 0 writes --benchmark_out: Google Benchmark opens (truncates) the
   // file on every rank that sees the flag, and a late rank would erase what
   // rank 0 already wrote.
+  const std::string benchmark_out = benchmark_out_path(args);
+  std::string benchmark_out_format = "json";
+  for (const std::string& arg : args) {
+    if (arg.rfind("--benchmark_out_format=", 0) == 0) benchmark_out_format = arg.substr(23);
+  }
+  std::string partial_out_flag = "--benchmark_out=" + partial_benchmark_out(benchmark_out);
   std::vector<char*> benchmark_argv = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg(argv[i]);
-    const bool out_flag =
-        arg.rfind("--benchmark_out=", 0) == 0 || arg.rfind("--benchmark_out_format=", 0) == 0;
-    if (world.rank == 0 || !out_flag) benchmark_argv.push_back(argv[i]);
+    const bool path_flag = arg.rfind("--benchmark_out=", 0) == 0;
+    const bool out_flag = path_flag || arg.rfind("--benchmark_out_format=", 0) == 0;
+    if (world.rank != 0 && out_flag) continue;
+    benchmark_argv.push_back(path_flag ? partial_out_flag.data() : argv[i]);
   }
   // --samples N fixes the count: Google Benchmark must take the first call
   // (N samples) as the run, which it does once their time reaches a
@@ -304,6 +380,7 @@ int run(const World& world, int argc, char** argv) {
       options = parse_options(remaining);
       validate_for_ranks(options, world.size);
       if (world.rank == 0) error = shared_output_problem(options, args);
+      if (world.rank == 0 && error.empty()) error = benchmark_out_problem(args, options);
       rounds = options.interleave ? benchmark_repetitions(benchmark_flags) : 1;
     } catch (const UsageError& usage) {
       error = usage.what();
@@ -484,11 +561,22 @@ int run(const World& world, int argc, char** argv) {
   }
   runner.release();
   benchmark::Shutdown();
+  if (world.rank == 0 && list_only) {
+    // Google Benchmark opens the file even for a list of names, and writes
+    // nothing into it: a dry run leaves no file.
+    std::remove(partial_benchmark_out(benchmark_out).c_str());
+  } else if (world.rank == 0 && !benchmark_out.empty()) {
+    const std::string out_error = finish_benchmark_out(benchmark_out, benchmark_out_format);
+    if (!out_error.empty()) {
+      fmt::print(stderr, "collbench: {}\n", out_error);
+      return kFailureStatus;
+    }
+  }
 
   std::vector<std::string> failed;
   for (const BenchmarkCase& entry : plan.cases) {
-    if (entry.wrong_elements > 0) {
-      failed.push_back(fmt::format("{} ({} wrong)", entry.name, entry.wrong_elements));
+    if (entry.wrong_elements_all_rounds > 0) {
+      failed.push_back(fmt::format("{} ({} wrong)", entry.name, entry.wrong_elements_all_rounds));
     }
   }
   if (!failed.empty()) {

@@ -146,9 +146,13 @@ struct App {
         ->type_name("PATH");
     auto* append = app.add_flag("--append", options.append,
                                 "Append to an existing --csv file (its header must match). A file "
-                                "whose last line has no newline (a torn row) is refused, not "
-                                "repaired: delete or complete that line");
-    app.add_flag("--force", options.force, "Overwrite an existing --csv file")->excludes(append);
+                                "whose last line has no newline, NUL bytes or another number of "
+                                "fields than the header (a torn row) is refused, not repaired: "
+                                "delete or complete that line");
+    app.add_flag("--force", options.force,
+                 "Overwrite an existing --csv or --benchmark_out file (with --append, an "
+                 "existing --benchmark_out is refused: Google Benchmark cannot append to it)")
+        ->excludes(append);
     app.add_option("--warmup", options.warmup,
                    "Untimed calls of each benchmark after it is built and before its first "
                    "timed iteration (default: 1); the two --check calls are the first of them")
@@ -556,9 +560,9 @@ Options parse_options(const std::vector<std::string>& args) {
   if (options.debug_corrupt_elements > 0 && !options.check) {
     throw UsageError("--debug-corrupt-elements only acts on the --check calls; add --check");
   }
-  if ((options.append || options.force) && options.csv_path.empty()) {
-    throw UsageError(fmt::format("--{} needs --csv PATH", options.append ? "append" : "force"));
-  }
+  // --force also overwrites an existing --benchmark_out, which main() sees
+  // (Google Benchmark takes that flag out of these arguments).
+  if (options.append && options.csv_path.empty()) throw UsageError("--append needs --csv PATH");
   return options;
 }
 

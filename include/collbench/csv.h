@@ -51,6 +51,7 @@ class CsvWriter {
 
  private:
   void check_append_target(const std::string& header) const;
+  void check_last_row(std::uint64_t size) const;
   void write_line(const std::string& line);
 
   std::string path_;
