@@ -71,7 +71,7 @@ def load_links(path):
 
 def cmd_matrix(args):
     rows, hosts = load_links(args.links)
-    with ReplaceTogether(args.out) as outputs:
+    with ReplaceTogether(args.out, inputs=[args.links]) as outputs:
         for path in draw_matrix(rows, hosts, outputs):
             print(path)
 

@@ -240,6 +240,26 @@ def writable_folder(path, option="--out"):
         raise InputError(f"{option} {path}: cannot write in {probe}")
 
 
+def same_file(a, b):
+    """Whether paths `a` and `b` name one file: the same path once resolved
+    (symbolic links followed), or two names of one existing file (a hard
+    link); as collbench::names_same_file of include/collbench/csv.h."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
+def refuse_input_as_output(output, inputs, option="--out"):
+    """InputError when the output path `output` names one of `inputs`: a tool
+    must never replace the file it reads (checked before any work)."""
+    for path in inputs:
+        if same_file(output, path):
+            raise InputError(f"{option} names the input file {path}")
+
+
 class ReplaceTogether:
     """The output files of one run (plot PNGs, a report) replaced together or
     not at all, as benchmarks/models/replace_on_commit.h does for the C++
@@ -248,10 +268,13 @@ class ReplaceTogether:
     destination, leaving it by an exception removes them (and the folder when
     this created it), so a failed run never leaves a partial file or a mix of
     new and earlier outputs. A rename that fails after others puts theirs
-    back (kept as hard links until the end)."""
+    back (kept as hard links until the end). An output that would replace
+    one of `inputs` is refused (InputError) when it is added."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, inputs=(), option="--out"):
         self.folder = folder
+        self.inputs = list(inputs)  # files no output may replace
+        self.option = option
         self.created = []
         probe = os.path.abspath(folder)
         while not os.path.lexists(probe):
@@ -264,6 +287,7 @@ class ReplaceTogether:
             raise InputError(f"cannot create the folder {folder}: {e.strerror}") from e
 
     def add(self, name):
+        refuse_input_as_output(os.path.join(self.folder, name), self.inputs, self.option)
         stem, ext = os.path.splitext(name)  # matplotlib picks the format by the extension
         temporary = os.path.join(self.folder, f".{stem}.tmp-{os.getpid()}{ext}")
         self.outputs.append((os.path.join(self.folder, name), temporary))

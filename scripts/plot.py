@@ -99,7 +99,7 @@ def cmd_sweep(args):
         raise InputError(f"{', '.join(args.csv)}: no allreduce or exchange rows to plot")
     plt, FuncFormatter = pyplot()
     written = []
-    with ReplaceTogether(args.out) as outputs:
+    with ReplaceTogether(args.out, inputs=args.csv) as outputs:
         draw_sweep(plt, FuncFormatter, allreduce, exchange, outputs, written)
     return written
 
@@ -190,7 +190,7 @@ def cmd_fit(args):
         raise InputError(f"{path}: no prediction rows to plot")
     plt, FuncFormatter = pyplot()
     written = []
-    with ReplaceTogether(args.out) as outputs:
+    with ReplaceTogether(args.out, inputs=[args.predictions]) as outputs:
         draw_fit(plt, FuncFormatter, figures, outputs, written)
     return written
 
@@ -272,7 +272,7 @@ def cmd_scaling(args):
                                               number(row, "efficiency", path, i)))
     plt, FuncFormatter = pyplot()
     written = []
-    with ReplaceTogether(args.out) as outputs:
+    with ReplaceTogether(args.out, inputs=[args.csv]) as outputs:
         draw_scaling(plt, FuncFormatter, scenarios, outputs, written)
     return written
 

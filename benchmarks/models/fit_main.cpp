@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
   try {
     collbench::require_writable_folder(out_dir, "--out-dir");
     if (!plot_dir.empty()) collbench::require_writable_folder(plot_dir, "--plot-dir");
+    collbench::require_outputs_not_inputs(out_dir, {"models.csv", "predictions.csv"}, inputs,
+                                          "--out-dir");
     collbench::LoadSummary summary;
     const std::vector<collbench::Measurement> measurements =
         collbench::load_measurements(inputs, &summary);

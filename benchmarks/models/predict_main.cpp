@@ -168,7 +168,13 @@ int main(int argc, char** argv) {
 
   try {
     if (plot && out_dir.empty()) throw std::invalid_argument("--plot needs --out-dir");
-    if (!out_dir.empty()) collbench::require_writable_folder(out_dir, "--out-dir");
+    if (!out_dir.empty()) {
+      collbench::require_writable_folder(out_dir, "--out-dir");
+      if (!network_from.empty()) {
+        collbench::require_outputs_not_inputs(out_dir, {"scaling.csv", "README.md"}, {network_from},
+                                              "--out-dir");
+      }
+    }
     // Checked even where no DDP bucket uses it: a bad value is a mistake.
     const std::uint64_t bucket_cap_bytes = collbench::parse_byte_size(bucket_cap);
     const double gamma = gamma_ns * 1e-9;

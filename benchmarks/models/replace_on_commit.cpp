@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "collbench/csv.h"
+
 namespace collbench {
 namespace {
 
@@ -130,6 +132,18 @@ void require_writable_folder(const std::string& folder, const std::string& optio
   if (::access(probe.c_str(), W_OK | X_OK) != 0) {
     throw std::invalid_argument(fmt::format("{} {}: cannot write in {}: {}", option, folder,
                                             probe.string(), std::strerror(errno)));
+  }
+}
+
+void require_outputs_not_inputs(const std::string& folder, const std::vector<std::string>& outputs,
+                                const std::vector<std::string>& inputs, const std::string& option) {
+  for (const std::string& name : outputs) {
+    const std::string output = (folder_path(folder) / name).string();
+    for (const std::string& input : inputs) {
+      if (names_same_file(output, input)) {
+        throw std::invalid_argument(fmt::format("{} names the input file {}", option, input));
+      }
+    }
   }
 }
 

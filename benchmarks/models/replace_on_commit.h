@@ -59,4 +59,11 @@ class ReplaceTogether {
 // output folder fails at once rather than after the work is done.
 void require_writable_folder(const std::string& folder, const std::string& option);
 
+// Throws std::invalid_argument ("OPTION names the input file X") when an
+// output `folder`/NAME, for a NAME of `outputs`, is one of the `inputs`
+// (collbench::names_same_file): a tool must never replace what it reads, so
+// this is checked before any work.
+void require_outputs_not_inputs(const std::string& folder, const std::vector<std::string>& outputs,
+                                const std::vector<std::string>& inputs, const std::string& option);
+
 }  // namespace collbench
