@@ -225,6 +225,30 @@ def number(row, column, path, index, whole=False):
     return value
 
 
+def option_number(text, option, lowest, highest, unit="", lowest_included=True, whole=False):
+    """The value of a command-line option, `text` (or a default given as a
+    number), as a float (an int with whole=True): finite and from `lowest`
+    (excluded with lowest_included=False) to `highest`; InputError otherwise,
+    one line as the C++ tools' (cli_checks.h): "--ring-fraction: expected a
+    number > 0 and <= 1, got 'nan'". The one validator of every script's
+    numeric options: argparse's type=float takes nan, inf and any sign."""
+    value = math.nan
+    if isinstance(text, (int, float)):
+        value = float(text)
+    elif _NUMBER.fullmatch(text):
+        value = float(text)
+    in_range = (lowest <= value if lowest_included else lowest < value) and value <= highest
+    if not math.isfinite(value) or not in_range or (whole and value != int(value)):
+        kind = "a whole number" if whole else "a number"
+        of = f" of {unit}" if unit else ""
+        def shown(limit):  # 1048576, not 1.04858e+06
+            return str(int(limit)) if limit == int(limit) else f"{limit:g}"
+        limits = (f"from {shown(lowest)} to {shown(highest)}" if lowest_included else
+                  f"> {shown(lowest)} and <= {shown(highest)}")
+        raise InputError(f"{option}: expected {kind}{of} {limits}, got '{text}'")
+    return int(value) if whole else value
+
+
 def writable_folder(path, option="--out"):
     """InputError unless `path` is a folder this process may write in, or can
     be created as one (its nearest existing ancestor is a writable folder):
