@@ -54,7 +54,12 @@ def slug(*parts):
 
 
 def pyplot():
-    import matplotlib  # imported late: input errors should not wait for matplotlib
+    # Imported late: input errors should not wait for matplotlib.
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise InputError(f"matplotlib is not importable by {sys.executable}; install "
+                         "python3-matplotlib") from e
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -330,13 +335,22 @@ def build_parser():
     scaling.add_argument("csv", help="scaling.csv of collbench-predict")
     scaling.add_argument("--out", required=True, help="folder for the PNGs (created if missing)")
     scaling.set_defaults(run=cmd_scaling)
+    check = sub.add_parser("check", help="exit 0 when this Python can plot (imports matplotlib); "
+                           "collbench-fit and collbench-predict ask before their work")
+    check.set_defaults(run=cmd_check, out=None)
     return parser
+
+
+def cmd_check(_args):
+    pyplot()
+    return []
 
 
 def main():
     args = build_parser().parse_args()
     try:
-        writable_folder(args.out)  # before reading and drawing
+        if args.out is not None:
+            writable_folder(args.out)  # before reading and drawing
         for path in args.run(args):
             print(path)
     except InputError as e:

@@ -33,6 +33,11 @@ class ReplaceTogether {
   // Registers the output `name` (a file name in the folder) and returns the
   // path of the temporary to write it to.
   std::string add(const std::string& name);
+  // Registers the output `destination` (any path on the file system of
+  // `staged`), whose content is the finished file `staged`: moved to a
+  // temporary beside `destination` now, renamed over it at commit with the
+  // others. Throws std::runtime_error when the move fails.
+  void adopt(const std::string& staged, const std::string& destination);
   // The destination of `name`.
   std::string path(const std::string& name) const;
   // Renames every temporary over its destination; throws
