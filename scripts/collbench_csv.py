@@ -30,8 +30,8 @@ import re
 # the bound keeps a wrong path such as /dev/zero from filling the memory.
 MAX_BYTES = 1 << 30
 
-# column -> (whole, lowest, lowest included, unit): what a value that is not
-# empty must be. The same table is kColumnRules in
+# column -> (whole, lowest, lowest included, unit[, highest included]): what a
+# value that is not empty must be. The same table is kColumnRules in
 # benchmarks/models/measurements.cpp; columns from results/README.md and the
 # counts of collbench-fit's predictions.csv (samples).
 COLUMN_RULES = {
@@ -57,6 +57,9 @@ COLUMN_RULES = {
     "core_handoff_ns": (False, 0, True, "ns"),
     "measured_us": (False, 0, False, "µs"),
     "samples": (True, 1, True, "samples"),
+    "min_samples": (True, 1, True, "samples"),
+    "slowest_rank": (True, 0, True, "rank"),
+    "slowest_rank_share": (False, 0, False, "the samples", 1),
 }
 
 
@@ -70,9 +73,15 @@ class InputError(Exception):
 
 def accepted(rule):
     """'a whole number of ranks >= 1', 'a finite number of µs > 0', ..."""
-    whole, lowest, included, unit = rule
+    whole, lowest, included, unit, highest = _bounds(rule)
     kind = "a whole number" if whole else "a finite number"
-    return f"{kind} of {unit} {'>=' if included else '>'} {lowest:g}"
+    upper = "" if math.isinf(highest) else f" and <= {highest:g}"
+    return f"{kind} of {unit} {'>=' if included else '>'} {lowest:g}{upper}"
+
+
+def _bounds(rule):
+    """A COLUMN_RULES value with its upper bound (inf where it has none)."""
+    return (*rule[:4], rule[4] if len(rule) > 4 else math.inf)
 
 
 def _text(path):
@@ -161,12 +170,12 @@ def _quoted_records(text, path):
 def check_value(path, index, column, text, rule):
     """InputError unless `text`, the value of `column` in data row `index`,
     is in the range of `rule` (a COLUMN_RULES value)."""
-    whole, lowest, included, _ = rule
+    whole, lowest, included, _, highest = _bounds(rule)
     # What std::from_chars reads (Python's float() also takes ' 5', '+5',
     # '1_000'); 'inf' and 'nan' are read, then refused as not finite.
     value = float(text) if _NUMBER.fullmatch(text) else math.nan
     if (not math.isfinite(value) or (whole and value != int(value))
-            or (value < lowest if included else value <= lowest)):
+            or (value < lowest if included else value <= lowest) or value > highest):
         raise InputError(f"{path}: data row {index}: {column} is '{text}'; expected "
                          f"{accepted(rule)}")
 
