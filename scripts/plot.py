@@ -10,11 +10,13 @@ Subcommands:
                                        the model lines per algorithm, and relative-error panels
   scaling CSV --out DIR                collbench-predict's scaling.csv: speedup and efficiency
                                        vs nodes per algorithm, the batch limit p <= B marked
+  check                                exit 0 when this Python imports matplotlib (what
+                                       collbench-fit and collbench-predict ask first)
 
 Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Prints the path of
 every PNG written. Bad input (an --out that cannot be written, a missing, binary or
 non-UTF-8 file, missing columns, no usable rows, values out of range: the checks of
-collbench_csv.py) prints one line on stderr and exits with status 2, before any PNG is
+collbench_csv.py; an --out folder where a PNG would replace an input; no matplotlib) prints one line on stderr and exits with status 2, before any PNG is
 written; the PNGs of one command replace the earlier ones together, or none does.
 """
 
