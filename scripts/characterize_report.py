@@ -26,7 +26,8 @@ import os
 import statistics
 import sys
 
-from collbench_csv import InputError, ReplaceTogether, read_models, read_rows, size_label, writable_folder
+from collbench_csv import (InputError, ReplaceTogether, option_number, read_models, read_rows,
+                           size_label, writable_folder)
 
 # What tbf counts per full TCP segment at MTU 1500 with timestamps (scripts/netsim.sh).
 PAYLOAD_PER_FRAME = 1448
@@ -71,7 +72,7 @@ def load_links(path):
 
 def cmd_matrix(args):
     rows, hosts = load_links(args.links)
-    with ReplaceTogether(args.out) as outputs:
+    with ReplaceTogether(args.out, inputs=[args.links]) as outputs:
         for path in draw_matrix(rows, hosts, outputs):
             print(path)
 
@@ -302,6 +303,14 @@ def checks_table(checks):
     return "\n".join(lines)
 
 
+# netsim-check's options -> the largest sensible value (each is > 0): a
+# tolerance of inf or nan would make every check pass, a negative one every
+# check fail. ps_central is p x slower than ring in the model, so (p-1) x
+# the factor is within it up to a factor of p/(p-1) <= 2.
+NETSIM_LIMITS = {"bandwidth_tolerance": 1, "ring_fraction": 1, "ps_factor": 2,
+                 "prediction_tolerance": 1}
+
+
 def cmd_netsim_check(args):
     checks = netsim_checks(args.out, args.bandwidth_tolerance, args.ring_fraction,
                            args.ps_factor, args.prediction_tolerance)
@@ -483,16 +492,26 @@ def main():
     s.add_argument("--hosts-csv", required=True)
     c = sub.add_parser("netsim-check", help="measurements against the netsim configuration")
     c.add_argument("--out", required=True)
-    c.add_argument("--bandwidth-tolerance", type=float, default=0.10)
-    c.add_argument("--ring-fraction", type=float, default=0.85)
-    c.add_argument("--ps-factor", type=float, default=0.75)
-    c.add_argument("--prediction-tolerance", type=float, default=0.20)
+    # Fractions, checked by option_number (NETSIM_LIMITS) in main: one line, exit 2.
+    c.add_argument("--bandwidth-tolerance", default=0.10,
+                   help="largest relative error of a measured link rate (> 0, <= 1)")
+    c.add_argument("--ring-fraction", default=0.85,
+                   help="smallest ring busbw as a fraction of the link rate (> 0, <= 1)")
+    c.add_argument("--ps-factor", default=0.75,
+                   help="ps_central must be at least (p-1) x this slower than ring (> 0, <= 2)")
+    c.add_argument("--prediction-tolerance", default=0.20,
+                   help="largest relative error of the fit's predictions (> 0, <= 1)")
     r = sub.add_parser("report", help="OUT/report.md")
     r.add_argument("--out", required=True)
     args = parser.parse_args()
     try:
         if args.command in ("matrix", "report"):
             writable_folder(args.out)  # before reading and drawing
+        if args.command == "netsim-check":
+            for name, highest in NETSIM_LIMITS.items():
+                option = "--" + name.replace("_", "-")
+                setattr(args, name, option_number(getattr(args, name), option, 0, highest,
+                                                  lowest_included=False))
         if args.command == "matrix":
             cmd_matrix(args)
         elif args.command == "slow-hosts":

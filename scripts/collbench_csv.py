@@ -30,8 +30,8 @@ import re
 # the bound keeps a wrong path such as /dev/zero from filling the memory.
 MAX_BYTES = 1 << 30
 
-# column -> (whole, lowest, lowest included, unit): what a value that is not
-# empty must be. The same table is kColumnRules in
+# column -> (whole, lowest, lowest included, unit[, highest included]): what a
+# value that is not empty must be. The same table is kColumnRules in
 # benchmarks/models/measurements.cpp; columns from results/README.md and the
 # counts of collbench-fit's predictions.csv (samples).
 COLUMN_RULES = {
@@ -57,6 +57,9 @@ COLUMN_RULES = {
     "core_handoff_ns": (False, 0, True, "ns"),
     "measured_us": (False, 0, False, "µs"),
     "samples": (True, 1, True, "samples"),
+    "min_samples": (True, 1, True, "samples"),
+    "slowest_rank": (True, 0, True, "rank"),
+    "slowest_rank_share": (False, 0, False, "the samples", 1),
 }
 
 
@@ -70,9 +73,15 @@ class InputError(Exception):
 
 def accepted(rule):
     """'a whole number of ranks >= 1', 'a finite number of µs > 0', ..."""
-    whole, lowest, included, unit = rule
+    whole, lowest, included, unit, highest = _bounds(rule)
     kind = "a whole number" if whole else "a finite number"
-    return f"{kind} of {unit} {'>=' if included else '>'} {lowest:g}"
+    upper = "" if math.isinf(highest) else f" and <= {highest:g}"
+    return f"{kind} of {unit} {'>=' if included else '>'} {lowest:g}{upper}"
+
+
+def _bounds(rule):
+    """A COLUMN_RULES value with its upper bound (inf where it has none)."""
+    return (*rule[:4], rule[4] if len(rule) > 4 else math.inf)
 
 
 def _text(path):
@@ -161,12 +170,12 @@ def _quoted_records(text, path):
 def check_value(path, index, column, text, rule):
     """InputError unless `text`, the value of `column` in data row `index`,
     is in the range of `rule` (a COLUMN_RULES value)."""
-    whole, lowest, included, _ = rule
+    whole, lowest, included, _, highest = _bounds(rule)
     # What std::from_chars reads (Python's float() also takes ' 5', '+5',
     # '1_000'); 'inf' and 'nan' are read, then refused as not finite.
     value = float(text) if _NUMBER.fullmatch(text) else math.nan
     if (not math.isfinite(value) or (whole and value != int(value))
-            or (value < lowest if included else value <= lowest)):
+            or (value < lowest if included else value <= lowest) or value > highest):
         raise InputError(f"{path}: data row {index}: {column} is '{text}'; expected "
                          f"{accepted(rule)}")
 
@@ -225,6 +234,30 @@ def number(row, column, path, index, whole=False):
     return value
 
 
+def option_number(text, option, lowest, highest, unit="", lowest_included=True, whole=False):
+    """The value of a command-line option, `text` (or a default given as a
+    number), as a float (an int with whole=True): finite and from `lowest`
+    (excluded with lowest_included=False) to `highest`; InputError otherwise,
+    one line as the C++ tools' (cli_checks.h): "--ring-fraction: expected a
+    number > 0 and <= 1, got 'nan'". The one validator of every script's
+    numeric options: argparse's type=float takes nan, inf and any sign."""
+    value = math.nan
+    if isinstance(text, (int, float)):
+        value = float(text)
+    elif _NUMBER.fullmatch(text):
+        value = float(text)
+    in_range = (lowest <= value if lowest_included else lowest < value) and value <= highest
+    if not math.isfinite(value) or not in_range or (whole and value != int(value)):
+        kind = "a whole number" if whole else "a number"
+        of = f" of {unit}" if unit else ""
+        def shown(limit):  # 1048576, not 1.04858e+06
+            return str(int(limit)) if limit == int(limit) else f"{limit:g}"
+        limits = (f"from {shown(lowest)} to {shown(highest)}" if lowest_included else
+                  f"> {shown(lowest)} and <= {shown(highest)}")
+        raise InputError(f"{option}: expected {kind}{of} {limits}, got '{text}'")
+    return int(value) if whole else value
+
+
 def writable_folder(path, option="--out"):
     """InputError unless `path` is a folder this process may write in, or can
     be created as one (its nearest existing ancestor is a writable folder):
@@ -240,6 +273,26 @@ def writable_folder(path, option="--out"):
         raise InputError(f"{option} {path}: cannot write in {probe}")
 
 
+def same_file(a, b):
+    """Whether paths `a` and `b` name one file: the same path once resolved
+    (symbolic links followed), or two names of one existing file (a hard
+    link); as collbench::names_same_file of include/collbench/csv.h."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
+def refuse_input_as_output(output, inputs, option="--out"):
+    """InputError when the output path `output` names one of `inputs`: a tool
+    must never replace the file it reads (checked before any work)."""
+    for path in inputs:
+        if same_file(output, path):
+            raise InputError(f"{option} names the input file {path}")
+
+
 class ReplaceTogether:
     """The output files of one run (plot PNGs, a report) replaced together or
     not at all, as benchmarks/models/replace_on_commit.h does for the C++
@@ -248,10 +301,13 @@ class ReplaceTogether:
     destination, leaving it by an exception removes them (and the folder when
     this created it), so a failed run never leaves a partial file or a mix of
     new and earlier outputs. A rename that fails after others puts theirs
-    back (kept as hard links until the end)."""
+    back (kept as hard links until the end). An output that would replace
+    one of `inputs` is refused (InputError) when it is added."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, inputs=(), option="--out"):
         self.folder = folder
+        self.inputs = list(inputs)  # files no output may replace
+        self.option = option
         self.created = []
         probe = os.path.abspath(folder)
         while not os.path.lexists(probe):
@@ -264,6 +320,7 @@ class ReplaceTogether:
             raise InputError(f"cannot create the folder {folder}: {e.strerror}") from e
 
     def add(self, name):
+        refuse_input_as_output(os.path.join(self.folder, name), self.inputs, self.option)
         stem, ext = os.path.splitext(name)  # matplotlib picks the format by the extension
         temporary = os.path.join(self.folder, f".{stem}.tmp-{os.getpid()}{ext}")
         self.outputs.append((os.path.join(self.folder, name), temporary))

@@ -17,6 +17,7 @@ which shows when a round had a call stalled by another process (a mean of
 tens of thousands of 1 µs calls moves by 0.5 µs for one 20 ms stall). Exit status 0 when every size is, 1 when some is not, 2 on bad
 input (one line on stderr).
 """
+import math
 import re
 import statistics
 import sys
@@ -82,15 +83,22 @@ def osu_times(path):
             continue
         fields = line.split()
         try:
-            size, avg, _, maximum, count = int(fields[0]), float(fields[1]), float(fields[2]), float(
-                fields[3]), int(fields[4])
+            size, avg, minimum, maximum, count = int(fields[0]), float(fields[1]), float(
+                fields[2]), float(fields[3]), int(fields[4])
         except (ValueError, IndexError) as error:
             raise InputError(f"{path}:{number_of_line}: expected 'size avg min max iterations' "
                              f"(osu_allreduce -f), got '{line.strip()}'") from error
         if round_number is None:
             raise InputError(f"{path}:{number_of_line}: a result before any '# round N:' line")
-        if not (avg > 0 and maximum > 0):
-            raise InputError(f"{path}:{number_of_line}: latencies must be > 0, got '{line.strip()}'")
+        if not all(math.isfinite(t) and t > 0 for t in (avg, minimum, maximum)):
+            raise InputError(f"{path}:{number_of_line}: latencies must be finite and > 0, got "
+                             f"'{line.strip()}'")
+        if not minimum <= avg <= maximum:
+            raise InputError(f"{path}:{number_of_line}: expected min <= avg <= max, got "
+                             f"'{line.strip()}'")
+        if size < 0 or count < 1:
+            raise InputError(f"{path}:{number_of_line}: expected a size >= 0 and iterations >= 1, "
+                             f"got '{line.strip()}'")
         times[(round_number, size)] = (avg, maximum, count)
     if not times:
         raise InputError(f"{path}: no osu_allreduce results")

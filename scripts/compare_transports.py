@@ -28,7 +28,7 @@ import sys
 import tempfile
 from collections import defaultdict
 
-from collbench_csv import InputError, format_bytes, number, read_rows
+from collbench_csv import InputError, format_bytes, number, read_rows, refuse_input_as_output
 
 REQUIRED = ["family", "transport", "provider", "ranks", "algorithm", "bytes", "median_us",
             "workload"]
@@ -138,6 +138,8 @@ def main(argv):
                          "[--out FILE] BASELINE.csv OTHER.csv [OTHER.csv ...] (see --help)")
     if args.out is not None and os.path.isdir(args.out):
         raise InputError(f"--out {args.out} is a folder; give a file name")
+    if args.out is not None:
+        refuse_input_as_output(args.out, args.csvs)
     base_fabric, base = baseline_of(args.csvs[0])
     lines = []
     for path in args.csvs[1:]:

@@ -62,7 +62,7 @@ import re
 import statistics
 import sys
 
-from collbench_csv import InputError, read_models, read_table
+from collbench_csv import InputError, option_number, read_models, read_table
 from collbench_csv import number as csv_number
 
 MIB = 1 << 20
@@ -319,14 +319,19 @@ def whole(text):
     return int(float(text))
 
 
-def number(text, what, kind=float):
+# Thresholds in ns (a second: far above any hand-off) and counts.
+MAX_NS = 1e9
+MAX_COUNT = 1 << 20
+
+
+def number(text, what, whole=False):
+    """An option's value through collbench_csv.option_number: a count from 1
+    to MAX_COUNT (whole) or a threshold from 0 to MAX_NS ns."""
     try:
-        value = kind(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value < math.inf:
-        fail(f"{what} '{text}' is not a non-negative number")
-    return value
+        return option_number(text, what, 1 if whole else 0, MAX_COUNT if whole else MAX_NS,
+                             unit="" if whole else "ns", whole=whole)
+    except InputError as error:
+        fail(str(error))
 
 
 def near_threshold(text, what):
@@ -348,7 +353,7 @@ def main():
         if len(arguments) < 4:
             fail("--near-shortfall needs NS, REPS and at least one CSV")
         near_shortfall(near_threshold(arguments[1], "--near-shortfall"),
-                       number(arguments[2], "REPS", int), arguments[3:])
+                       number(arguments[2], "REPS", whole=True), arguments[3:])
         return
     far_ns = 100.0
     all_rows_at = set()
@@ -362,7 +367,7 @@ def main():
         if options[0] == "--far-ns":
             far_ns = number(options[1], "--far-ns")
         else:
-            all_rows_at |= {number(p, "--all-rows", int) for p in options[1].split(",")}
+            all_rows_at |= {number(p, "--all-rows", whole=True) for p in options[1].split(",")}
         options = options[2:]
     if not os.path.isdir(folder):
         fail(f"{folder} is not a folder")

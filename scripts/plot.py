@@ -10,11 +10,13 @@ Subcommands:
                                        the model lines per algorithm, and relative-error panels
   scaling CSV --out DIR                collbench-predict's scaling.csv: speedup and efficiency
                                        vs nodes per algorithm, the batch limit p <= B marked
+  check                                exit 0 when this Python imports matplotlib (what
+                                       collbench-fit and collbench-predict ask first)
 
 Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Prints the path of
 every PNG written. Bad input (an --out that cannot be written, a missing, binary or
 non-UTF-8 file, missing columns, no usable rows, values out of range: the checks of
-collbench_csv.py) prints one line on stderr and exits with status 2, before any PNG is
+collbench_csv.py; an --out folder where a PNG would replace an input; no matplotlib) prints one line on stderr and exits with status 2, before any PNG is
 written; the PNGs of one command replace the earlier ones together, or none does.
 """
 
@@ -54,7 +56,12 @@ def slug(*parts):
 
 
 def pyplot():
-    import matplotlib  # imported late: input errors should not wait for matplotlib
+    # Imported late: input errors should not wait for matplotlib.
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise InputError(f"matplotlib is not importable by {sys.executable}; install "
+                         "python3-matplotlib") from e
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -99,7 +106,7 @@ def cmd_sweep(args):
         raise InputError(f"{', '.join(args.csv)}: no allreduce or exchange rows to plot")
     plt, FuncFormatter = pyplot()
     written = []
-    with ReplaceTogether(args.out) as outputs:
+    with ReplaceTogether(args.out, inputs=args.csv) as outputs:
         draw_sweep(plt, FuncFormatter, allreduce, exchange, outputs, written)
     return written
 
@@ -190,7 +197,7 @@ def cmd_fit(args):
         raise InputError(f"{path}: no prediction rows to plot")
     plt, FuncFormatter = pyplot()
     written = []
-    with ReplaceTogether(args.out) as outputs:
+    with ReplaceTogether(args.out, inputs=[args.predictions]) as outputs:
         draw_fit(plt, FuncFormatter, figures, outputs, written)
     return written
 
@@ -272,7 +279,7 @@ def cmd_scaling(args):
                                               number(row, "efficiency", path, i)))
     plt, FuncFormatter = pyplot()
     written = []
-    with ReplaceTogether(args.out) as outputs:
+    with ReplaceTogether(args.out, inputs=[args.csv]) as outputs:
         draw_scaling(plt, FuncFormatter, scenarios, outputs, written)
     return written
 
@@ -330,13 +337,22 @@ def build_parser():
     scaling.add_argument("csv", help="scaling.csv of collbench-predict")
     scaling.add_argument("--out", required=True, help="folder for the PNGs (created if missing)")
     scaling.set_defaults(run=cmd_scaling)
+    check = sub.add_parser("check", help="exit 0 when this Python can plot (imports matplotlib); "
+                           "collbench-fit and collbench-predict ask before their work")
+    check.set_defaults(run=cmd_check, out=None)
     return parser
+
+
+def cmd_check(_args):
+    pyplot()
+    return []
 
 
 def main():
     args = build_parser().parse_args()
     try:
-        writable_folder(args.out)  # before reading and drawing
+        if args.out is not None:
+            writable_folder(args.out)  # before reading and drawing
         for path in args.run(args):
             print(path)
     except InputError as e:

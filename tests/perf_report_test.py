@@ -132,10 +132,17 @@ class PerfReportTest(unittest.TestCase):
         for arguments, message in (
                 ([os.path.join(self.dir, "missing")], "is not a folder"),
                 ([self.dir], "no np<P>.csv"),
-                ([self.dir, "--far-ns", "-1"], "--far-ns '-1' is not a non-negative number"),
+                ([self.dir, "--far-ns", "-1"], "--far-ns: expected a number of ns from 0 to 1000000000, "
+                 "got '-1'"),
+                ([self.dir, "--far-ns", "nan"], "--far-ns: expected a number of ns from 0 to"),
+                ([self.dir, "--far-ns", "inf"], "--far-ns: expected a number of ns from 0 to"),
+                ([self.dir, "--all-rows", "2,1.5"], "--all-rows: expected a whole number from 1 "
+                 "to 1048576, got '1.5'"),
+                (["--select-near", "1e400", "f.csv"], "--select-near: expected a number of ns"),
                 ([self.dir, "--bogus", "1"], "unexpected arguments --bogus 1"),
                 (["--select-near", "100"], "--select-near needs NS and at least one CSV"),
-                (["--near-shortfall", "100", "x", "f.csv"], "REPS 'x'")):
+                (["--near-shortfall", "100", "x", "f.csv"], "REPS: expected a whole number from 1 to "
+                 "1048576, got 'x'")):
             result = run(*arguments)
             self.assertEqual(result.returncode, 2, arguments)
             self.assertIn(message, result.stderr)

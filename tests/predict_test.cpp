@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -178,6 +180,35 @@ TEST(PredictScaling, RejectsWhatItCannotModel) {
     EXPECT_LE(row_of(rows, "lower_bound", p).iteration_seconds,
               row_of(rows, "ring", p).iteration_seconds);
   }
+}
+
+// A value that is not finite (β at the edge of double's range) fails the
+// write, naming the column, instead of reaching the CSV; no file is made.
+TEST(WriteScalingCsv, RefusesValuesThatAreNotFinite) {
+  const std::string path = ::testing::TempDir() + "/predict_not_finite.csv";
+  std::remove(path.c_str());
+  const std::vector<std::string> algorithms = {"ring"};
+  ScalingResult good;
+  good.scenario = one_message(1.0, 4);
+  good.rows = predict_scaling(good.scenario, test_network(), algorithms, 2);
+  write_scaling_csv(path, std::span(&good, 1), test_network());
+  ASSERT_EQ(std::remove(path.c_str()), 0) << "a finite result is written";
+
+  Network zero_beta = test_network();
+  zero_beta.params.beta = 0;  // beta_GBps = 1e-9 / 0 = inf
+  try {
+    write_scaling_csv(path, std::span(&good, 1), zero_beta);
+    FAIL() << "beta_GBps inf was written";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("beta_GBps of ring at p = 1 is inf; not written"),
+              std::string::npos)
+        << e.what();
+  }
+  ScalingResult infinite = good;
+  infinite.rows[1].speedup = std::nan("");
+  EXPECT_THROW(write_scaling_csv(path, std::span(&infinite, 1), test_network()),
+               std::runtime_error);
+  EXPECT_NE(std::remove(path.c_str()), 0) << "no file is left behind";
 }
 
 TEST(NetworkPresets, FdrDataRateAndLatency) {

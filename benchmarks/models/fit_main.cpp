@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,33 +83,40 @@ int main(int argc, char** argv) {
   try {
     collbench::require_writable_folder(out_dir, "--out-dir");
     if (!plot_dir.empty()) collbench::require_writable_folder(plot_dir, "--plot-dir");
+    collbench::require_outputs_not_inputs(out_dir, {"models.csv", "predictions.csv"}, inputs,
+                                          "--out-dir");
+    if (!plot_dir.empty()) collbench::require_plotting(python, plot_script);
     collbench::LoadSummary summary;
     const std::vector<collbench::Measurement> measurements =
         collbench::load_measurements(inputs, &summary);
     const collbench::FitResults results = collbench::fit_measurements(measurements, options);
-    // Both files of this run or both of the one before, never one of each.
+    // Both files (and the plots) of this run or all of the one before, never a mix.
+    std::optional<collbench::ReplaceTogether> plot_folder;  // creates it, removes it on failure
+    if (!plot_dir.empty()) plot_folder.emplace(plot_dir);
     collbench::ReplaceTogether outputs(out_dir);
     const std::string models_temp = outputs.add("models.csv");
     const std::string predictions_temp = outputs.add("predictions.csv");
     const std::string models_path = outputs.path("models.csv");
     const std::string predictions_path = outputs.path("predictions.csv");
+    std::vector<std::string> plots;
     try {
       collbench::write_models_csv(models_temp, results);
       collbench::write_predictions_csv(predictions_temp, results);
+      if (!plot_dir.empty()) {
+        plots = collbench::plot_together(outputs, plot_dir, python, plot_script,
+                                         {"fit", "--predictions", predictions_temp});
+      }
       outputs.commit();
     } catch (const std::runtime_error& e) {
-      throw std::runtime_error(
-          fmt::format("{}; {} keeps the models.csv and predictions.csv it had (none replaced)",
-                      e.what(), out_dir));
+      throw std::runtime_error(fmt::format(
+          "{}; {} keeps the models.csv and predictions.csv it had (none replaced, no plot)",
+          e.what(), out_dir));
     }
     std::fputs(brief ? collbench::format_brief(results).c_str()
                      : collbench::format_report(results, summary, residuals).c_str(),
                stdout);
     std::printf("\nwrote %s\nwrote %s\n", models_path.c_str(), predictions_path.c_str());
-    if (!plot_dir.empty()) {
-      collbench::run_plot_script(python, plot_script,
-                                 {"fit", "--predictions", predictions_path, "--out", plot_dir});
-    }
+    for (const std::string& plot : plots) std::printf("wrote %s\n", plot.c_str());
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "collbench-fit: %s\n", e.what());

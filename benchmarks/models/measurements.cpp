@@ -42,6 +42,7 @@ struct ColumnRule {
   double lowest;
   bool lowest_included;
   std::string_view unit;
+  double highest = HUGE_VAL;  // included; HUGE_VAL: no upper bound
 };
 constexpr ColumnRule kColumnRules[] = {
     {"ranks", true, 1, true, "ranks"},
@@ -64,6 +65,11 @@ constexpr ColumnRule kColumnRules[] = {
     {"sent_bytes_per_rank", true, 0, true, "bytes"},
     {"wrong_elements", true, 0, true, "elements"},
     {"core_handoff_ns", false, 0, true, "ns"},
+    {"measured_us", false, 0, false, "µs"},
+    {"samples", true, 1, true, "samples"},
+    {"min_samples", true, 1, true, "samples"},
+    {"slowest_rank", true, 0, true, "rank"},
+    {"slowest_rank_share", false, 0, false, "the samples", 1},
 };
 
 const ColumnRule& rule_of(std::string_view column) {
@@ -75,8 +81,9 @@ const ColumnRule& rule_of(std::string_view column) {
 
 // "a whole number of ranks >= 1", "a finite number of µs > 0", ...
 std::string accepted(const ColumnRule& rule) {
-  return fmt::format("{} of {} {} {:g}", rule.whole ? "a whole number" : "a finite number",
-                     rule.unit, rule.lowest_included ? ">=" : ">", rule.lowest);
+  return fmt::format("{} of {} {} {:g}{}", rule.whole ? "a whole number" : "a finite number",
+                     rule.unit, rule.lowest_included ? ">=" : ">", rule.lowest,
+                     std::isinf(rule.highest) ? "" : fmt::format(" and <= {:g}", rule.highest));
 }
 
 // A number as std::from_chars reads it, finite; NaN otherwise.
@@ -90,7 +97,8 @@ double finite_or_nan(std::string_view text) {
 
 bool satisfies(const ColumnRule& rule, double value) {
   return std::isfinite(value) && (!rule.whole || value == std::floor(value)) &&
-         (rule.lowest_included ? value >= rule.lowest : value > rule.lowest);
+         (rule.lowest_included ? value >= rule.lowest : value > rule.lowest) &&
+         value <= rule.highest;
 }
 
 // Length of the valid UTF-8 sequence at text[i], 0 when it is not one.

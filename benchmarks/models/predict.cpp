@@ -415,7 +415,12 @@ std::vector<std::string> scaling_csv_columns() {
 
 void write_scaling_csv(const std::string& path, std::span<const ScalingResult> results,
                        const Network& network) {
-  CsvWriter writer(path, scaling_csv_columns(), ExistingFile::overwrite);
+  // Every row formatted before the file is opened: a value that is not
+  // finite (inputs at the edge of double's range: β = 8/1e-320 Gbit/s is
+  // inf) fails the write instead of reaching the CSV, whose readers refuse
+  // it.
+  const std::vector<std::string> columns = scaling_csv_columns();
+  std::vector<std::vector<std::string>> lines;
   for (const ScalingResult& result : results) {
     const ScalingScenario& s = result.scenario;
     double gradient_bytes = 0;
@@ -424,33 +429,44 @@ void write_scaling_csv(const std::string& path, std::span<const ScalingResult> r
       const auto fitted = network.per_algorithm.find(row.algorithm);
       const NetworkModel& params =
           fitted != network.per_algorithm.end() ? fitted->second : network.params;
-      writer.write_row({s.label,
-                        s.model,
-                        fmt::format("{:.0f}", s.parameters),
-                        fmt::format("{:.0f}", gradient_bytes),
-                        std::to_string(s.messages.size()),
-                        s.dtype,
-                        std::to_string(s.batch),
-                        s.weak ? "weak" : "strong",
-                        fmt::format("{:.6g}", s.compute_seconds),
-                        std::string(to_string(s.overlap)),
-                        fmt::format("{:.6g}", s.overlap_fraction),
-                        network.name,
-                        fmt::format("{:.6g}", params.alpha * 1e6),
-                        fmt::format("{:.6g}", 1e-9 / params.beta),
-                        fmt::format("{:.6g}", params.gamma * 1e9),
-                        row.algorithm,
-                        std::to_string(row.nodes),
-                        fmt::format("{:.6g}", row.samples_per_node),
-                        fmt::format("{:.6g}", row.compute_seconds),
-                        fmt::format("{:.6g}", row.exchange_seconds),
-                        fmt::format("{:.6g}", row.hidden_seconds),
-                        fmt::format("{:.6g}", row.iteration_seconds),
-                        fmt::format("{:.6g}", row.speedup),
-                        fmt::format("{:.6g}", row.efficiency),
-                        row.within_batch_limit ? "1" : "0"});
+      std::vector<std::string> line;
+      const auto number = [&](double value, const char* format) {
+        if (!std::isfinite(value)) {
+          throw std::runtime_error(fmt::format(
+              "{}: {} of {} at p = {} is {}; not written (the inputs are beyond what the "
+              "model computes in finite numbers)",
+              path, columns[line.size()], row.algorithm, row.nodes, value));
+        }
+        line.push_back(fmt::format(fmt::runtime(format), value));
+      };
+      line.push_back(s.label);
+      line.push_back(s.model);
+      number(s.parameters, "{:.0f}");
+      number(gradient_bytes, "{:.0f}");
+      line.push_back(std::to_string(s.messages.size()));
+      line.push_back(s.dtype);
+      line.push_back(std::to_string(s.batch));
+      line.push_back(s.weak ? "weak" : "strong");
+      number(s.compute_seconds, "{:.6g}");
+      line.push_back(std::string(to_string(s.overlap)));
+      number(s.overlap_fraction, "{:.6g}");
+      line.push_back(network.name);
+      number(params.alpha * 1e6, "{:.6g}");
+      number(1e-9 / params.beta, "{:.6g}");
+      number(params.gamma * 1e9, "{:.6g}");
+      line.push_back(row.algorithm);
+      line.push_back(std::to_string(row.nodes));
+      for (double value :
+           {row.samples_per_node, row.compute_seconds, row.exchange_seconds, row.hidden_seconds,
+            row.iteration_seconds, row.speedup, row.efficiency}) {
+        number(value, "{:.6g}");
+      }
+      line.push_back(row.within_batch_limit ? "1" : "0");
+      lines.push_back(std::move(line));
     }
   }
+  CsvWriter writer(path, columns, ExistingFile::overwrite);
+  for (const std::vector<std::string>& line : lines) writer.write_row(line);
 }
 
 std::string format_scaling_report(const ScalingResult& result, const Network& network) {

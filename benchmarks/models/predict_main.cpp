@@ -27,6 +27,19 @@ namespace {
 // Every p from 1 is predicted: 2^20 nodes take seconds, far more would take hours.
 constexpr int kMaxNodes = 1 << 20;
 
+// The physical inputs, bounded far beyond any real machine and far inside
+// double's range, so that T_iter, S(p) and β = 8 / rate stay finite (an
+// unbounded --bandwidth-gbps 1e-320 made β inf, 1e308 made 1/β inf).
+constexpr double kMinSeconds = 1e-9;  // compute of one iteration: a ns ...
+constexpr double kMaxSeconds = 1e9;   // ... to 30 years
+constexpr double kMinFlops = 1e3;
+constexpr double kMaxFlops = 1e21;   // a zettaFLOP/s node
+constexpr double kMaxGammaNs = 1e6;  // ns per byte reduced: 1 kB/s
+constexpr double kMinLatencyUs = 1e-6;
+constexpr double kMaxLatencyUs = 1e9;  // α: a ps to 1000 s
+constexpr double kMinGbps = 1e-6;      // 1 kbit/s ...
+constexpr double kMaxGbps = 1e6;       // ... to 1 Pbit/s
+
 std::vector<std::string> split(const std::string& list) {
   std::vector<std::string> items;
   std::size_t start = 0;
@@ -90,13 +103,15 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch,
                  "global batch B (samples per iteration over all nodes); per node with --weak")
       ->check(collbench::cli::whole_number(1, INT32_MAX, "samples"));
-  auto* compute_opt = app.add_option("--compute-seconds", compute_seconds,
-                                     "seconds per iteration of B samples on one node")
-                          ->check(collbench::cli::positive("seconds"));
-  auto* flops_opt = app.add_option("--flops-per-second", flops_per_second,
-                                   "sustained FLOP/s of one node; compute = 3 x forward FLOPs x "
-                                   "B / this")
-                        ->check(collbench::cli::positive("FLOP/s"));
+  auto* compute_opt =
+      app.add_option("--compute-seconds", compute_seconds,
+                     "seconds per iteration of B samples on one node")
+          ->check(collbench::cli::number_at_least(kMinSeconds, false, "seconds", kMaxSeconds));
+  auto* flops_opt =
+      app.add_option("--flops-per-second", flops_per_second,
+                     "sustained FLOP/s of one node; compute = 3 x forward FLOPs x "
+                     "B / this")
+          ->check(collbench::cli::number_at_least(kMinFlops, false, "FLOP/s", kMaxFlops));
   compute_opt->excludes(flops_opt);
   auto* network_opt =
       app.add_option("--network", network_name,
@@ -119,12 +134,12 @@ int main(int argc, char** argv) {
   app.add_option("--gamma", gamma_ns,
                  "γ in ns per byte reduced, for presets (default: 0.1, i.e. 10 GB/s, a streaming "
                  "f32 sum on one core) and when models.csv has no reduce fit")
-      ->check(collbench::cli::non_negative("ns per byte"));
+      ->check(collbench::cli::number_at_least(0, false, "ns per byte", kMaxGammaNs));
   app.add_option("--latency-us", latency_us, "override α (µs per message)")
-      ->check(collbench::cli::positive("µs"));
+      ->check(collbench::cli::number_at_least(kMinLatencyUs, false, "µs", kMaxLatencyUs));
   app.add_option("--bandwidth-gbps", bandwidth_gbps,
                  "override the data rate (Gbit/s; β = 8 / rate)")
-      ->check(collbench::cli::positive("Gbit/s"));
+      ->check(collbench::cli::number_at_least(kMinGbps, false, "Gbit/s", kMaxGbps));
   app.add_option("--algorithms", algorithm_list,
                  "comma-separated: " + collbench::algorithm_names() +
                      ", lower_bound (default: every algorithm with a cost model of its own; "
@@ -168,7 +183,14 @@ int main(int argc, char** argv) {
 
   try {
     if (plot && out_dir.empty()) throw std::invalid_argument("--plot needs --out-dir");
-    if (!out_dir.empty()) collbench::require_writable_folder(out_dir, "--out-dir");
+    if (plot) collbench::require_plotting(python, plot_script);
+    if (!out_dir.empty()) {
+      collbench::require_writable_folder(out_dir, "--out-dir");
+      if (!network_from.empty()) {
+        collbench::require_outputs_not_inputs(out_dir, {"scaling.csv", "README.md"}, {network_from},
+                                              "--out-dir");
+      }
+    }
     // Checked even where no DDP bucket uses it: a bad value is a mistake.
     const std::uint64_t bucket_cap_bytes = collbench::parse_byte_size(bucket_cap);
     const double gamma = gamma_ns * 1e-9;
@@ -262,17 +284,23 @@ int main(int argc, char** argv) {
     }
 
     if (!out_dir.empty()) {
-      // scaling.csv and README.md of this run, or both of the one before.
+      // scaling.csv, README.md and the plots of this run, or all of the one before.
       collbench::ReplaceTogether outputs(out_dir);
       const std::string csv_path = outputs.path("scaling.csv");
       const std::string readme = outputs.path("README.md");
+      std::vector<std::string> plots;
       try {
-        collbench::write_scaling_csv(outputs.add("scaling.csv"), results, network);
+        const std::string csv_temp = outputs.add("scaling.csv");
+        collbench::write_scaling_csv(csv_temp, results, network);
         if (!preset.empty()) {
           std::string command = "collbench-predict";
           for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
           write_text(outputs.add("README.md"),
                      collbench::keuper2016_readme(results, network, command));
+        }
+        if (plot) {
+          plots = collbench::plot_together(outputs, out_dir, python, plot_script,
+                                           {"scaling", csv_temp});
         }
         outputs.commit();
       } catch (const std::runtime_error& e) {
@@ -281,9 +309,7 @@ int main(int argc, char** argv) {
       }
       std::printf("\nwrote %s\n", csv_path.c_str());
       if (!preset.empty()) std::printf("wrote %s\n", readme.c_str());
-      if (plot) {
-        collbench::run_plot_script(python, plot_script, {"scaling", csv_path, "--out", out_dir});
-      }
+      for (const std::string& png : plots) std::printf("wrote %s\n", png.c_str());
     }
   } catch (const std::exception& e) {
     std::fflush(stdout);

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "collbench/csv.h"
+
 namespace collbench {
 namespace {
 
@@ -67,6 +69,16 @@ std::string ReplaceTogether::add(const std::string& name) {
   return outputs_.back().temp_path;
 }
 
+void ReplaceTogether::adopt(const std::string& staged, const std::string& destination) {
+  const fs::path path(destination);
+  const std::string temp = hidden_name(path.parent_path(), path.filename().string(), "tmp");
+  if (std::rename(staged.c_str(), temp.c_str()) != 0) {
+    throw std::runtime_error(
+        fmt::format("cannot move {} to {}: {}", staged, temp, std::strerror(errno)));
+  }
+  outputs_.push_back({destination, temp, ""});
+}
+
 std::string ReplaceTogether::path(const std::string& name) const {
   return (fs::path(folder_) / name).string();
 }
@@ -91,8 +103,10 @@ void ReplaceTogether::commit() {
   // A second name for every destination that exists, before any rename.
   for (Output& output : outputs_) {
     if (!exists_or_dangles(output.path)) continue;
+    // Beside its destination, which an adopted output may have outside folder_.
+    const fs::path destination(output.path);
     const std::string backup =
-        hidden_name(fs::path(folder_), fs::path(output.path).filename().string(), "old");
+        hidden_name(destination.parent_path(), destination.filename().string(), "old");
     std::remove(backup.c_str());  // left by a killed run of this pid
     if (::link(output.path.c_str(), backup.c_str()) != 0) {
       const int error = errno;
@@ -130,6 +144,18 @@ void require_writable_folder(const std::string& folder, const std::string& optio
   if (::access(probe.c_str(), W_OK | X_OK) != 0) {
     throw std::invalid_argument(fmt::format("{} {}: cannot write in {}: {}", option, folder,
                                             probe.string(), std::strerror(errno)));
+  }
+}
+
+void require_outputs_not_inputs(const std::string& folder, const std::vector<std::string>& outputs,
+                                const std::vector<std::string>& inputs, const std::string& option) {
+  for (const std::string& name : outputs) {
+    const std::string output = (folder_path(folder) / name).string();
+    for (const std::string& input : inputs) {
+      if (names_same_file(output, input)) {
+        throw std::invalid_argument(fmt::format("{} names the input file {}", option, input));
+      }
+    }
   }
 }
 

@@ -33,6 +33,11 @@ class ReplaceTogether {
   // Registers the output `name` (a file name in the folder) and returns the
   // path of the temporary to write it to.
   std::string add(const std::string& name);
+  // Registers the output `destination` (any path on the file system of
+  // `staged`), whose content is the finished file `staged`: moved to a
+  // temporary beside `destination` now, renamed over it at commit with the
+  // others. Throws std::runtime_error when the move fails.
+  void adopt(const std::string& staged, const std::string& destination);
   // The destination of `name`.
   std::string path(const std::string& name) const;
   // Renames every temporary over its destination; throws
@@ -58,5 +63,12 @@ class ReplaceTogether {
 // ancestor is a writable folder): checked before any work, so that a bad
 // output folder fails at once rather than after the work is done.
 void require_writable_folder(const std::string& folder, const std::string& option);
+
+// Throws std::invalid_argument ("OPTION names the input file X") when an
+// output `folder`/NAME, for a NAME of `outputs`, is one of the `inputs`
+// (collbench::names_same_file): a tool must never replace what it reads, so
+// this is checked before any work.
+void require_outputs_not_inputs(const std::string& folder, const std::vector<std::string>& outputs,
+                                const std::vector<std::string>& inputs, const std::string& option);
 
 }  // namespace collbench
