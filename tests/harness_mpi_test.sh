@@ -255,7 +255,10 @@ PYTHON
   ;;
 
 slow)
-  delay_us=3000
+  # 50 ms: longer than the scheduler's time slices, which with more busy
+  # ranks than free cores (a CPU hog beside the suite) stretch every rank's
+  # call to ~10 ms and drowned a 3 ms delay (all three rank medians 11-12 ms).
+  delay_us=50000
   common=(--algorithms ring,tree,mpi --families allreduce --sizes 1KiB,64KiB --quiet --samples 10)
   run "$np" "${common[@]}" --csv "$work/normal.csv"
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status without delay"; }
@@ -273,15 +276,14 @@ for row in rows:
     if float(row["min_us"]) < delay or row["samples"] != "10":
         fail(f"{row['benchmark']}: min {row['min_us']} us over {row['samples']} samples")
     # The sweep names the slow rank: the slowest most often, and its own
-    # median the delay above every other rank's (0.9 of it: its run() ends
-    # when the others' do, the sleep follows, give or take the microseconds
-    # between the ranks' ends). Not "in every sample": on a loaded machine
-    # another rank, descheduled for longer than the delay, is sometimes
-    # slower (1 sample in 10 seen, with 8 runnable tasks on 2 cores).
+    # median, which holds the sleep whatever the load, at least the delay
+    # and above every other rank's. Not "in every sample": on a loaded
+    # machine another rank, descheduled for longer than the delay, is
+    # sometimes slower (1 sample in 10 seen, with 8 runnable tasks on 2 cores).
     medians = [float(m) for m in row["rank_median_us"].split(";")]
     others = [m for r, m in enumerate(medians) if r != slow]
     if (int(row["slowest_rank"]) != slow or float(row["slowest_rank_share"]) < 0.5
-            or medians[slow] - max(others) < 0.9 * delay):
+            or medians[slow] < delay or medians[slow] <= max(others)):
         fail(f"{row['benchmark']}: slowest rank {row['slowest_rank']} in "
              f"{row['slowest_rank_share']} of the samples, rank medians {medians}")
 print("slow rank named:", ", ".join(f"{r['benchmark']} rank {r['slowest_rank']} "
