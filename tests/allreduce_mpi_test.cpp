@@ -80,6 +80,49 @@ TEST_P(AllreduceOverTransport, EveryDtypeOpAndCount) {
   }
 }
 
+// A wait that times out calls the transport's timeout handler at the wait,
+// before the caller's frame unwinds, then throws; the request stays usable.
+// The harness's timeout report relies on it: it talks over MPI, which can
+// then write a late message into the pending request's buffer, so that
+// buffer must still be alive (set_timeout_handler).
+class TransportTimeout : public AllreduceOverTransport {};
+
+TEST_F(TransportTimeout, HandlerRunsAtTheWaitThenTheWaitThrows) {
+  Transport& transport = *transport_;
+  constexpr int kTag = 4243;
+  std::vector<std::byte> buffer(64);
+  bool frame_alive = false;
+  int handled = 0;
+  transport.set_timeout_handler([&](const TimeoutError& error) {
+    ++handled;
+    EXPECT_TRUE(frame_alive) << "the handler ran after the waiting frame unwound";
+    EXPECT_NE(std::string(error.what()).find(fmt::format("recv from rank 0 tag {}", kTag)),
+              std::string::npos)
+        << error.what();
+  });
+  RequestId request = 0;
+  if (transport.rank() == 1) {
+    request = transport.irecv(buffer, 0, kTag);
+    transport.set_timeout(std::chrono::milliseconds(200));
+    try {
+      frame_alive = true;
+      struct Unwound {
+        bool& alive;
+        ~Unwound() { alive = false; }
+      } unwound{frame_alive};
+      transport.wait(request);
+      ADD_FAILURE() << "a receive nobody sends to completed";
+    } catch (const TimeoutError&) {
+    }
+    EXPECT_EQ(handled, 1);
+  }
+  transport.set_timeout_handler({});
+  transport.set_timeout(std::chrono::seconds(30));
+  transport.barrier();
+  if (transport.rank() == 0) transport.wait(transport.isend(buffer, 1, kTag));
+  if (transport.rank() == 1) transport.wait(request);
+}
+
 std::vector<std::string> all_algorithm_names() {
   std::vector<std::string> names;
   for (const AlgorithmInfo& info : algorithms()) names.emplace_back(info.name);

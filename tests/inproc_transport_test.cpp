@@ -136,6 +136,36 @@ TEST(InProcessTransport, MissingSenderTimesOutNamingThePeer) {
   }
 }
 
+// The handler runs at the wait, before the waiting frame (which owns the
+// pending receive's buffer) unwinds, then the wait throws
+// (Transport::set_timeout_handler).
+TEST(InProcessTransport, TimeoutHandlerRunsAtTheWaitThenTheWaitThrows) {
+  std::atomic<int> handled = 0;
+  EXPECT_THROW(
+      run_in_process(
+          2,
+          [&](Transport& transport) {
+            if (transport.rank() != 1) return;
+            bool frame_alive = false;
+            transport.set_timeout_handler([&](const TimeoutError& error) {
+              ++handled;
+              EXPECT_TRUE(frame_alive) << "the handler ran after the frame unwound";
+              EXPECT_NE(std::string(error.what()).find("recv from rank 0 tag 3"), std::string::npos)
+                  << error.what();
+            });
+            std::vector<int> data(1);
+            frame_alive = true;
+            struct Unwound {
+              bool& alive;
+              ~Unwound() { alive = false; }
+            } unwound{frame_alive};
+            transport.wait(transport.irecv(writable_bytes_of(data), 0, 3));
+          },
+          std::chrono::milliseconds(100)),
+      TimeoutError);
+  EXPECT_EQ(handled.load(), 1);
+}
+
 TEST(InProcessTransport, OneFailingRankEndsTheOthersPromptly) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_THROW(run_in_process(

@@ -462,6 +462,11 @@ Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_com
   mpi_algorithm_ = find_algorithm("mpi");
   if (transport.timeout().count() > 0) watchdog_ = std::make_unique<Watchdog>(rank_);
   core_handoff_ = std::make_unique<CoreHandoffProbe>(comm_);
+  // Every wait of the harness happens inside a benchmark (current_ is set);
+  // the report runs at the wait, before its buffers are freed.
+  transport_.set_timeout_handler([this](const TimeoutError& error) {
+    if (current_.first != nullptr) abort_on_timeout(error.what());
+  });
 }
 
 void Runner::connect_every_pair() {
@@ -490,6 +495,7 @@ void Runner::connect_every_pair() {
 }
 
 Runner::~Runner() {
+  transport_.set_timeout_handler({});  // it holds `this`
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized == 0 && diagnosis_comm_ != MPI_COMM_NULL) MPI_Comm_free(&diagnosis_comm_);
@@ -572,7 +578,7 @@ void Runner::wait_bounded(MPI_Request& request, const char* what, bool sleeping)
     if (sleeping) std::this_thread::sleep_for(std::chrono::microseconds(20));
     if (timeout.count() > 0 && (sleeping || (polls & 255) == 0) &&
         std::chrono::steady_clock::now() > deadline) {
-      throw TimeoutError(
+      abort_on_timeout(
           fmt::format("rank {}: timed out after {} ms in {}", rank_, timeout.count(), what));
     }
   }
@@ -892,7 +898,8 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 }  // namespace
 
-void Runner::abort_on_timeout(const BenchmarkCase& benchmark_case, const std::string& detail) {
+void Runner::abort_on_timeout(const std::string& detail) {
+  const BenchmarkCase& benchmark_case = *current_.first;
   // Where every rank is: (benchmark index, phase, timed calls so far).
   using Where = std::array<long long, 3>;
   const Where mine = {benchmark_index_, static_cast<long long>(phase_),
@@ -979,8 +986,6 @@ void Runner::abort_on_timeout(const BenchmarkCase& benchmark_case, const std::st
 void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int round) {
   try {
     run_unguarded(state, benchmark_case, round);
-  } catch (const TimeoutError& timeout) {
-    abort_on_timeout(benchmark_case, timeout.what());
   } catch (const std::exception& error) {
     progress_.clear();
     fmt::print(stderr, "collbench: rank {}: {} failed: {}\n", rank_, benchmark_case.name,

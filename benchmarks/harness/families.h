@@ -228,15 +228,16 @@ class Runner {
   void wait_for_all_ranks_sleeping();
   void synchronize();
   // The harness's collectives on comm_, bounded by the transport's timeout
-  // (TimeoutError naming `what`); blocking calls when the timeout is 0.
+  // (abort_on_timeout naming `what`); blocking calls when the timeout is 0.
   void wait_bounded(MPI_Request& request, const char* what, bool sleeping = false);
   void allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op,
                  const char* what);
   void broadcast(void* data, int count, MPI_Datatype type, int root, const char* what);
-  // After a TimeoutError: finds the ranks that had not arrived, reports
-  // them (from the lowest rank that had) and aborts the job.
-  [[noreturn]] void abort_on_timeout(const BenchmarkCase& benchmark_case,
-                                     const std::string& detail);
+  // At a wait that timed out in the current benchmark, while the buffers of
+  // its pending operations are alive (MPI may write into them while this
+  // talks): finds the ranks that had not arrived, reports them (from the
+  // lowest rank that had) and aborts the job.
+  [[noreturn]] void abort_on_timeout(const std::string& detail);
   // --debug-stuck-rank and --debug-crash-rank.
   void inject_fault() const;
 

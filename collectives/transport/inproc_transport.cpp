@@ -209,14 +209,17 @@ RequestId InProcessTransport::irecv(std::span<std::byte> data, int peer, int tag
 }
 
 void InProcessTransport::wait(RequestId request) {
-  world_->wait_all(rank(), std::span<const RequestId>(&request, 1), timeout());
+  routing_timeouts(
+      [&] { world_->wait_all(rank(), std::span<const RequestId>(&request, 1), timeout()); });
 }
 
 void InProcessTransport::wait_all(std::span<const RequestId> requests) {
-  world_->wait_all(rank(), requests, timeout());
+  routing_timeouts([&] { world_->wait_all(rank(), requests, timeout()); });
 }
 
-void InProcessTransport::barrier() { world_->barrier(rank(), timeout()); }
+void InProcessTransport::barrier() {
+  routing_timeouts([&] { world_->barrier(rank(), timeout()); });
+}
 
 void run_in_process(int ranks, const std::function<void(Transport&)>& body,
                     std::chrono::milliseconds timeout) {

@@ -141,8 +141,8 @@ void MpiTransport::throw_timeout(std::span<const RequestId> requests) const {
     if (!pending.empty()) pending += ", ";
     pending += fmt::format("{} rank {} tag {}", p.is_send ? "send to" : "recv from", p.peer, p.tag);
   }
-  throw TimeoutError(fmt::format("rank {}: timed out after {} ms waiting for: {}", this->rank(),
-                                 timeout().count(), pending));
+  timed_out(TimeoutError(fmt::format("rank {}: timed out after {} ms waiting for: {}", this->rank(),
+                                     timeout().count(), pending)));
 }
 
 void MpiTransport::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }

@@ -1201,14 +1201,17 @@ RequestId OfiTransport::irecv(std::span<std::byte> data, int peer, int tag) {
 }
 
 void OfiTransport::wait(RequestId request) {
-  state_->wait_all(std::span<const RequestId>(&request, 1), timeout(), "wait");
+  routing_timeouts(
+      [&] { state_->wait_all(std::span<const RequestId>(&request, 1), timeout(), "wait"); });
 }
 
 void OfiTransport::wait_all(std::span<const RequestId> requests) {
-  state_->wait_all(requests, timeout(), "wait_all");
+  routing_timeouts([&] { state_->wait_all(requests, timeout(), "wait_all"); });
 }
 
-void OfiTransport::barrier() { state_->barrier(timeout()); }
+void OfiTransport::barrier() {
+  routing_timeouts([&] { state_->barrier(timeout()); });
+}
 
 void OfiTransport::register_memory(std::span<std::byte> region) { state_->register_region(region); }
 

@@ -19,4 +19,9 @@ void Transport::check_and_note_peer(int peer, int tag) {
   }
 }
 
+void Transport::timed_out(const TimeoutError& error) const {
+  if (timeout_handler_) timeout_handler_(error);
+  throw error;
+}
+
 }  // namespace collbench

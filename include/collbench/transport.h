@@ -17,10 +17,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace collbench {
@@ -73,6 +75,15 @@ class Transport {
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
+  // Called by a wait that timed out, at the wait, before it throws the
+  // TimeoutError it is given. Why at the wait: the operations still pending
+  // write into their callers' buffers whenever the library makes progress,
+  // and unwinding frees those buffers; a handler that reports over MPI and
+  // ends the job (the harness's) must run while they are alive. Without a
+  // handler, or if it returns, the wait throws.
+  using TimeoutHandler = std::function<void(const TimeoutError&)>;
+  void set_timeout_handler(TimeoutHandler handler) { timeout_handler_ = std::move(handler); }
+
   // Payload bytes and messages this rank has sent since the last reset: the
   // harness reports what an algorithm really puts on the wire.
   std::uint64_t bytes_sent() const { return bytes_sent_; }
@@ -96,11 +107,25 @@ class Transport {
   // 0 <= peer < size() and 0 <= tag <= kMaxTag; counts a peer not addressed
   // before (peers_contacted).
   void check_and_note_peer(int peer, int tag);
+  // Every timed-out wait ends here: the handler, then the throw.
+  [[noreturn]] void timed_out(const TimeoutError& error) const;
+  // For transports whose waits throw TimeoutError below the public call:
+  // runs the wait and sends its timeout through timed_out, above the frames
+  // that threw (which may hold a lock).
+  template <typename Wait>
+  void routing_timeouts(Wait&& wait) const {
+    try {
+      std::forward<Wait>(wait)();
+    } catch (const TimeoutError& error) {
+      timed_out(error);
+    }
+  }
 
  private:
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_{0};
+  TimeoutHandler timeout_handler_;
   std::uint64_t bytes_sent_ = 0;
   std::uint64_t messages_sent_ = 0;
   std::vector<bool> contacted_;  // by peer
