@@ -51,6 +51,26 @@ inline CLI::Validator positive(const std::string& unit = "") {
   return number_at_least(0, true, unit);
 }
 
+// A path given to an option: refused empty (a variable a script left unset;
+// some calls read "" as the current folder, others as no output) or starting
+// with '-' (after an empty `--csv=`, CLI11 takes the next argument, an
+// option, as the value). Nameless, so that --help shows only the option's
+// own type name.
+inline CLI::Validator path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "the path is empty; name one, or leave the option out";
+        if (text.front() == '-') {
+          return fmt::format(
+              "'{}' looks like an option, not a path; name a file or folder (./{} for one whose "
+              "name starts with '-')",
+              text, text);
+        }
+        return {};
+      },
+      "");
+}
+
 // A whole number from `lowest` to `highest` (both included).
 inline CLI::Validator whole_number(std::int64_t lowest, std::int64_t highest,
                                    const std::string& unit = "") {

@@ -143,7 +143,8 @@ struct App {
                    "--benchmark_out's. An existing file is refused unless --append or --force. "
                    "Each row is written whole or not at all: a write the disk cuts short is "
                    "truncated away and fails the run")
-        ->type_name("PATH");
+        ->type_name("PATH")
+        ->check(collbench::cli::path());
     auto* append = app.add_flag("--append", options.append,
                                 "Append to an existing --csv file (its header must match). A file "
                                 "whose last line has no newline, NUL bytes or another number of "

@@ -208,11 +208,13 @@ int run(int argc, char** argv) {
       ->check(cli::number_at_least(0, false, "seconds", 365.0 * 24 * 3600));
   app.add_option("--csv", options.csv_path,
                  "Links CSV: one row per directed pair (src, dst, latency, bandwidth, verdicts)")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->check(collbench::cli::path());
   app.add_option("--hosts-csv", options.hosts_csv_path,
                  "Hosts CSV: one row per host (best send/receive bandwidth, latency, verdicts); "
                  "a file other than --csv's")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->check(collbench::cli::path());
   app.add_flag("--force", options.force, "Overwrite existing CSV files");
   app.add_option("--run-id", options.run_id, "Run identifier for the CSV (default: a fresh one)")
       ->type_name("ID");

@@ -55,13 +55,17 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--out-dir", out_dir,
                  "folder for models.csv and predictions.csv (created if missing)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(collbench::cli::path());
   app.add_option("--plot-dir", plot_dir,
-                 "also draw the fit plots (PNG) into this folder; default: no plots");
+                 "also draw the fit plots (PNG) into this folder; default: no plots")
+      ->check(collbench::cli::path());
   app.add_option("--plot-script", plot_script, "scripts/plot.py to run")
       ->capture_default_str()
       ->check(CLI::ExistingFile);
-  app.add_option("--python", python, "Python with matplotlib")->capture_default_str();
+  app.add_option("--python", python, "Python with matplotlib")
+      ->capture_default_str()
+      ->check(collbench::cli::path());
   app.add_flag("--residuals", residuals, "print every top-down residual in the report");
   app.add_flag("--brief", brief,
                "print only the p2p α and β, each algorithm's median relative error and the "

@@ -166,12 +166,15 @@ int main(int argc, char** argv) {
   fraction_opt->excludes(buckets_opt);
   app.add_flag("--weak", weak, "weak scaling: B/p fixed at --batch samples per node");
   app.add_option("--out-dir", out_dir,
-                 "write scaling.csv here (keuper2016: also README.md); default: report only");
+                 "write scaling.csv here (keuper2016: also README.md); default: report only")
+      ->check(collbench::cli::path());
   app.add_flag("--plot", plot, "draw speedup/efficiency PNGs into --out-dir via scripts/plot.py");
   app.add_option("--plot-script", plot_script, "scripts/plot.py to run")
       ->capture_default_str()
       ->check(CLI::ExistingFile);
-  app.add_option("--python", python, "Python with matplotlib")->capture_default_str();
+  app.add_option("--python", python, "Python with matplotlib")
+      ->capture_default_str()
+      ->check(collbench::cli::path());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
