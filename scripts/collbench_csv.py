@@ -25,10 +25,11 @@ status 2.
 import math
 import os
 import re
+import stat
 
-# Larger CSVs than this are not collbench output (a full sweep is a few MB);
-# the bound keeps a wrong path such as /dev/zero from filling the memory.
-MAX_BYTES = 1 << 30
+# The largest CSV read into memory, kCsvMaxFileBytes of include/collbench/csv.h
+# (a full sweep is a few MB).
+MAX_BYTES = 256 << 20
 
 # column -> (whole, lowest, lowest included, unit[, highest included]): what a
 # value that is not empty must be. The same table is kColumnRules in
@@ -86,13 +87,27 @@ def _bounds(rule):
 
 def _text(path):
     """The file's text, after the checks of the file (1. above)."""
+    # As collectives/csv.cpp's open_regular: O_NONBLOCK so that a FIFO with no
+    # writer cannot hang the script, and nothing but a regular file (a device
+    # such as /dev/zero has no end to read to).
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror}") from e
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"{path} is not a regular file (a device, pipe or folder); "
+                             "name a file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(MAX_BYTES + 1)  # bounded also if the file grows meanwhile
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from e
+    finally:
+        os.close(fd)
     if len(data) > MAX_BYTES:
-        raise InputError(f"{path}: larger than {MAX_BYTES >> 20} MiB; not a collbench CSV")
+        raise InputError(f"{path} is larger than the {MAX_BYTES >> 20} MiB collbench reads from "
+                         "one CSV (hundreds of thousands of rows); split it, or keep the rows "
+                         "you need")
     if b"\0" in data:
         raise InputError(f"{path}: binary data (a NUL byte); expected a CSV text file")
     try:
