@@ -314,8 +314,7 @@ def near_shortfall(far_ns, reps, paths):
 
 
 def whole(text):
-    """A whole number of a checked row ("8", or "1.04858e+06" as collbench-fit
-    writes bytes)."""
+    """A whole number of a row that read_rows checked (COLUMN_RULES: whole)."""
     return int(float(text))
 
 

@@ -766,6 +766,18 @@ TEST(Output, ModelsAndPredictionsCsvAreComplete) {
     expect_within(std::stod(row[static_cast<std::size_t>(models.column("beta_GBps"))]),
                   1e-9 / truth.beta, 0.05, "beta_GBps");
   }
+  // Sizes are written whole, so they read back exactly (1048576, not
+  // 1.04858e+06): the point's bytes, and each fit's size range.
+  const auto bytes_column = static_cast<std::size_t>(predictions.column("bytes"));
+  for (std::size_t i = 0; i < predictions.rows.size(); ++i) {
+    EXPECT_EQ(predictions.rows[i][bytes_column],
+              std::to_string(static_cast<std::uint64_t>(results.predictions[i].point.bytes)));
+  }
+  const auto max_bytes_column = static_cast<std::size_t>(models.column("max_bytes"));
+  for (std::size_t i = 0; i < models.rows.size(); ++i) {
+    EXPECT_EQ(models.rows[i][max_bytes_column],
+              std::to_string(static_cast<std::uint64_t>(results.fits[i].max_bytes)));
+  }
   const std::string report = format_report(results, LoadSummary{}, false);
   EXPECT_NE(report.find("measured:  "), std::string::npos);
   EXPECT_NE(report.find("Point-to-point"), std::string::npos);

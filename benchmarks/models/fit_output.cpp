@@ -24,6 +24,10 @@ std::string number(double value) {
   return fmt::format("{:.6g}", value);
 }
 
+// A size in bytes, whole: "{:.6g}" wrote 1048576 as 1.04858e+06, which
+// reads back as 1048580.
+std::string bytes_text(double bytes) { return fmt::format("{:.0f}", bytes); }
+
 std::string per_second(double seconds_per_byte) {
   // GB/s for a cost in s/B; empty when the cost is zero (no rate to give).
   return seconds_per_byte > 0 ? number(1e-9 / seconds_per_byte) : "";
@@ -168,8 +172,8 @@ void write_models_csv(const std::string& path, const FitResults& results) {
                         f.terms,
                         join_ranks(f.ranks),
                         std::to_string(f.quality.points),
-                        number(f.min_bytes),
-                        number(f.max_bytes),
+                        bytes_text(f.min_bytes),
+                        bytes_text(f.max_bytes),
                         f.model == "memcpy" ? "" : number(f.params.alpha * 1e6),
                         f.model == "reduce_gamma" ? "" : number(f.params.beta * 1e9),
                         per_second(f.params.beta),
@@ -193,7 +197,7 @@ void write_predictions_csv(const std::string& path, const FitResults& results) {
     for (const PointPrediction& p : results.predictions) {
       const Measurement& m = p.point;
       writer.write_row({p.model, m.family, m.transport, m.provider, m.placement, m.dtype, m.op,
-                        m.algorithm, std::to_string(m.ranks), number(m.bytes),
+                        m.algorithm, std::to_string(m.ranks), bytes_text(m.bytes),
                         number(m.seconds * 1e6), number(p.predicted_seconds * 1e6),
                         number(p.rel_err()), std::to_string(m.samples)});
     }
