@@ -127,13 +127,24 @@ expect_only_files() {
   [[ -z $left ]] || fail "files left in the working folder: $left"
 }
 
+# expect_no_report NAME: a job that ended abnormally left neither NAME.json
+# (--benchmark_out) nor its temporary (NAME.json.collbench-partial-<pid>):
+# whether the rank writing it aborted, crashed or was killed by mpirun.
+expect_no_report() {
+  local left
+  left=$(cd "$work" && ls -A | grep -F "$1.json" || true)
+  [[ -z $left ]] || fail "--benchmark_out left after an abnormal end: $left"
+}
+
 case $scenario in
 stuck)
   # The ranks' blocking waits are bounded by --timeout 2; the timeout report
   # then listens up to 2 s more for other ranks. Without the bound the job
   # would never end: 30 s is a generous limit on a loaded 2-core machine.
-  run barrier --algorithms ring,tree --timeout 2 --debug-stuck-rank 2 --debug-fault-after 2
+  run barrier --algorithms ring,tree --timeout 2 --debug-stuck-rank 2 --debug-fault-after 2 \
+    --benchmark_out="$work/barrier.json"
   ((status != 0)) || fail "exit status 0 with a stuck rank"
+  expect_no_report barrier
   ((seconds < 30)) || fail "took $seconds s with --timeout 2"
   expect_stderr "collbench: allreduce/ring/65536 (64 KiB per rank) did not complete within --timeout 2 s, at timed call 1: rank 2 had not arrived (ranks 0, 1 waiting)"
   expect_stderr "in the barrier before a call"
@@ -164,8 +175,9 @@ crashed)
   finished=(allreduce/ring/1024 allreduce/tree/1024 allreduce/ring/65536)
   for rank in 1 0; do
     run "crash_rank$rank" --algorithms ring,tree --timeout 120 --debug-crash-rank "$rank" \
-      --debug-fault-after 3
+      --debug-fault-after 3 --benchmark_out="$work/crash_rank$rank.json"
     ((status != 0)) || fail "exit status 0 when rank $rank crashed"
+    expect_no_report "crash_rank$rank"
     ((seconds < 30)) || fail "the job took $seconds s to end after rank $rank crashed (--timeout 120)"
     expect_stderr "process rank $rank with PID"
     expect_stderr "exited on signal 11 (Segmentation fault)"
@@ -225,6 +237,21 @@ outputs)
   expect_stderr "cannot write to $work/full.csv: "
   expect_stderr "the file keeps the whole rows written before"
   expect_whole_rows full 1
+
+  # The CSV's failure aborts the job; the --benchmark_out beside it goes too.
+  set +e
+  (
+    ulimit -f 3
+    trap '' XFSZ
+    exec "$collbench" --families local --sizes 8B:1KiB --benchmark_min_time=0.001 --quiet \
+      --csv "$work/full_both.csv" --benchmark_out="$work/full_both.json"
+  ) >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  echo "full --csv beside --benchmark_out: exit status $status"
+  ((status != 0)) || fail "exit status 0 though the CSV could not be written"
+  expect_stderr "cannot write to $work/full_both.csv: "
+  expect_no_report full_both
 
   # The same limit on --benchmark_out, which Google Benchmark writes itself
   # and does not check: the run fails naming the file, and no report (torn

@@ -24,6 +24,7 @@
 #include "collbench/mpi_transport.h"
 #include "collbench/reduce.h"
 #include "collbench/sizes.h"
+#include "process_signals.h"
 #include "statistics.h"
 
 namespace collbench::harness {
@@ -980,6 +981,7 @@ void Runner::abort_on_timeout(const std::string& detail) {
     // process too; aborting at the same time would garble mpirun's output.
     std::this_thread::sleep_for(std::chrono::seconds(5));
   }
+  remove_file_of_abnormal_end();
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();  // MPI_Abort does not return
 }
@@ -992,6 +994,7 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int rou
     fmt::print(stderr, "collbench: rank {}: {} failed: {}\n", rank_, benchmark_case.name,
                error.what());
     std::fflush(stderr);
+    remove_file_of_abnormal_end();
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 }

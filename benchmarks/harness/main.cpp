@@ -347,6 +347,9 @@ int run(const World& world, int argc, char** argv) {
     if (arg.rfind("--benchmark_out_format=", 0) == 0) benchmark_out_format = arg.substr(23);
   }
   std::string partial_out_flag = "--benchmark_out=" + partial_benchmark_out(benchmark_out);
+  if (world.rank == 0 && !benchmark_out.empty()) {
+    remove_if_ended_abnormally(partial_benchmark_out(benchmark_out));
+  }
   std::vector<char*> benchmark_argv = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg(argv[i]);
@@ -565,8 +568,10 @@ int run(const World& world, int argc, char** argv) {
     // Google Benchmark opens the file even for a list of names, and writes
     // nothing into it: a dry run leaves no file.
     std::remove(partial_benchmark_out(benchmark_out).c_str());
+    keep_file_of_normal_end();
   } else if (world.rank == 0 && !benchmark_out.empty()) {
     const std::string out_error = finish_benchmark_out(benchmark_out, benchmark_out_format);
+    keep_file_of_normal_end();
     if (!out_error.empty()) {
       fmt::print(stderr, "collbench: {}\n", out_error);
       return kFailureStatus;
@@ -610,6 +615,7 @@ int main(int argc, char** argv) {
     // without risking a hang: say what failed and take the job down.
     fmt::print(stderr, "collbench: rank {}: {}\n", world.rank, failure.what());
     std::fflush(stderr);
+    collbench::harness::remove_file_of_abnormal_end();
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   if (world.comm != MPI_COMM_NULL) MPI_Comm_free(&world.comm);

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <csignal>
+#include <string>
 
 namespace collbench::harness {
 
@@ -31,5 +32,17 @@ inline void set_process_signals() {
   }
   std::signal(SIGXFSZ, SIG_IGN);
 }
+
+// The file this process removes if it ends abnormally: the --benchmark_out
+// temporary, which only a complete run renames over its target. Abnormally:
+// a signal (a crash here, or mpirun's SIGTERM when another rank called
+// MPI_Abort; the handler in place, Open MPI's backtrace or the default, runs
+// after the removal), or remove_file_of_abnormal_end() before this rank
+// calls MPI_Abort itself. Call after MPI_Init, whose handlers it chains to.
+void remove_if_ended_abnormally(const std::string& path);
+// Forgets it (renamed or removed by the normal end).
+void keep_file_of_normal_end();
+// Removes it now (before MPI_Abort); async-signal-safe.
+void remove_file_of_abnormal_end();
 
 }  // namespace collbench::harness
