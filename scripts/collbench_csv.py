@@ -33,10 +33,11 @@ MAX_BYTES = 256 << 20
 
 # column -> (whole, lowest, lowest included, unit[, highest included]): what a
 # value that is not empty must be. The same table is kColumnRules in
-# benchmarks/models/measurements.cpp; columns from results/README.md and the
-# counts of collbench-fit's predictions.csv (samples).
+# benchmarks/models/measurements.cpp (tests/column_rules_agree_test.py fails
+# on any difference); columns from results/README.md and the counts of
+# collbench-fit's predictions.csv (samples).
 COLUMN_RULES = {
-    "ranks": (True, 1, True, "ranks"),
+    "ranks": (True, 1, True, "ranks", 1e9),  # a rank count must fit in an int
     "ranks_per_node": (True, 1, True, "ranks"),
     "nodes": (True, 1, True, "hosts"),
     "bytes": (True, 0, True, "bytes"),
