@@ -338,7 +338,7 @@ TEST(Measurements, EveryRowAndColumnIsCheckedAsTheScriptsCheckThem) {
   CsvTable wrong = small_table();
   wrong.rows[4][4] = "four";  // check=wrong: not fitted
   EXPECT_EQ(load_error(wrong),
-            "bad.csv: data row 5: ranks is 'four'; expected a whole number of ranks >= 1");
+            "bad.csv: data row 5: ranks is 'four'; expected a whole number of ranks >= 1 and <= 1e+09");
   CsvTable busbw = small_table();
   busbw.header.push_back("busbw_GBps");
   for (auto& row : busbw.rows) row.push_back("1.5");
