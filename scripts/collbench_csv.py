@@ -125,6 +125,27 @@ def algorithm_order(*sequences):
     return order
 
 
+# The columns of `collbench --list-algorithms --csv` a script reads.
+LISTING_COLUMNS = ("order", "algorithm", "implementation", "cost_model")
+
+
+def read_algorithm_listing(path):
+    """The algorithm names of `collbench --list-algorithms --csv`'s output in
+    PATH, in registry order (its order column), after read_table's checks;
+    InputError when a name is listed twice or the order is not 1, 2, ..."""
+    rows = read_rows(path, LISTING_COLUMNS, "an algorithm listing", rules={})
+    names = [row["algorithm"] for row in rows]
+    if [row["order"] for row in rows] != [str(i) for i in range(1, len(rows) + 1)]:
+        raise InputError(f"{path}: the order column is not 1, 2, ... {len(rows)}; expected "
+                         "the output of collbench --list-algorithms --csv")
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise InputError(f"{path}: algorithm {', '.join(twice)} listed more than once")
+    if not names:
+        raise InputError(f"{path}: no algorithms (only the header)")
+    return names
+
+
 def median_per_key(rows, key, column="median_us"):
     """{key(row): median of `column` over the rows with that key}: how every
     script combines the repetitions (and runs) of one benchmark, as
