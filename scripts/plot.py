@@ -104,6 +104,7 @@ def save(fig, outputs, name, written):
 # --------------------------------------------------------------------------- sweep
 
 def cmd_sweep(args):
+    listing = listing_of(args)  # before the data: a bad listing fails at once
     required = ["family", "transport", "provider", "algorithm", "ranks", "dtype", "bytes",
                 "median_us"]
     allreduce = collections.defaultdict(list)  # (transport, provider, ranks, dtype) -> samples
@@ -134,7 +135,7 @@ def cmd_sweep(args):
     plt, FuncFormatter = pyplot()
     written = []
     with ReplaceTogether(args.out, inputs=args.csv) as outputs:
-        draw_sweep(plt, FuncFormatter, allreduce, exchange, Palette(listing_of(args), *in_files),
+        draw_sweep(plt, FuncFormatter, allreduce, exchange, Palette(listing, *in_files),
                    outputs, written)
     return written
 
@@ -198,6 +199,7 @@ def draw_sweep(plt, FuncFormatter, allreduce, exchange, palette, outputs, writte
 # ----------------------------------------------------------------------------- fit
 
 def cmd_fit(args):
+    listing = listing_of(args)  # before the data: a bad listing fails at once
     path = args.predictions
     required = ["model", "family", "transport", "provider", "placement", "dtype", "op",
                 "algorithm", "ranks", "bytes", "measured_us", "predicted_us", "rel_err"]
@@ -228,8 +230,8 @@ def cmd_fit(args):
     written = []
     with ReplaceTogether(args.out, inputs=[args.predictions]) as outputs:
         # The allreduce rows name the algorithms; p2p and local curves are none.
-        palette = Palette(listing_of(args),
-                          [row["algorithm"] for row in rows if row["family"] == "allreduce"])
+        palette = Palette(listing, [row["algorithm"] for row in rows
+                                    if row["family"] == "allreduce"])
         draw_fit(plt, FuncFormatter, figures, palette, outputs, written)
     return written
 
@@ -294,6 +296,7 @@ def draw_fit(plt, FuncFormatter, figures, palette, outputs, written):
 # ------------------------------------------------------------------------- scaling
 
 def cmd_scaling(args):
+    listing = listing_of(args)  # before the data: a bad listing fails at once
     path = args.csv
     required = ["scenario", "algorithm", "nodes", "speedup", "efficiency", "within_batch_limit",
                 "batch", "scaling", "network"]
@@ -312,7 +315,7 @@ def cmd_scaling(args):
     plt, FuncFormatter = pyplot()
     written = []
     with ReplaceTogether(args.out, inputs=[args.csv]) as outputs:
-        palette = Palette(listing_of(args), [row["algorithm"] for row in rows])
+        palette = Palette(listing, [row["algorithm"] for row in rows])
         draw_scaling(plt, FuncFormatter, scenarios, palette, outputs, written)
     return written
 
