@@ -12,7 +12,7 @@ Takes the allreduce rows of the size sweep (empty workload column) whose
 check did not fail, the median of median_us over repetitions per
 (fabric, ranks, algorithm, bytes), and prints a Markdown table per fabric of
 OTHER and rank count, headed by both fabrics: rows are sizes, columns are the
-algorithms both ran, cells are `time over OTHER's fabric / time over
+algorithms both ran (in the order the CSVs list them), cells are `time over OTHER's fabric / time over
 BASELINE's` (below 1: faster than over the baseline). `mpi` (MPI_Allreduce)
 is a column only when both fabrics are MPI's.
 

@@ -11,6 +11,8 @@ Prints, for each (transport, provider, ranks, dtype, op) in the input:
     whole gradient for each algorithm, fastest marked;
   - the --check result over all rows.
 Repetitions of one benchmark are combined by the median of their median_us.
+Algorithms are listed in the order the CSVs list them (collbench's registry
+order); any algorithm of the CSVs is listed, whatever its name.
 Standard library only (runs with any python3). Bad input: one line on stderr,
 exit status 2.
 """
