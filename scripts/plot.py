@@ -31,11 +31,11 @@ written; the PNGs of one command replace the earlier ones together, or none does
 import argparse
 import collections
 import re
-import statistics
 import sys
 
-from collbench_csv import (MPI_ALGORITHM, InputError, ReplaceTogether, algorithm_order, number,
-                           read_algorithm_listing, read_rows, size_label, writable_folder)
+from collbench_csv import (MPI_ALGORITHM, InputError, ReplaceTogether, algorithm_order,
+                           median_per_key, number, read_algorithm_listing, read_rows, size_label,
+                           writable_folder)
 
 # The baselines' colours, the same in every figure: the MPI library's own
 # allreduce, its bare loop (--families mpi_bare) and collbench-predict's
@@ -107,8 +107,8 @@ def cmd_sweep(args):
     listing = listing_of(args)  # before the data: a bad listing fails at once
     required = ["family", "transport", "provider", "algorithm", "ranks", "dtype", "bytes",
                 "median_us"]
-    allreduce = collections.defaultdict(list)  # (transport, provider, ranks, dtype) -> samples
-    exchange = collections.defaultdict(list)   # (transport, provider, ranks) -> samples
+    allreduce = collections.defaultdict(list)  # (transport, provider, ranks, dtype) -> rows
+    exchange = collections.defaultdict(list)   # (transport, provider, ranks) -> rows
     in_files = []
     for path in args.csv:
         rows = read_rows(path, required, "plot.py sweep")
@@ -123,13 +123,15 @@ def cmd_sweep(args):
                     continue
                 key = (row["transport"], row["provider"], int(number(row, "ranks", path, i)),
                        row["dtype"])
-                allreduce[key].append((row["algorithm"], number(row, "bytes", path, i),
-                                       number(row, "median_us", path, i)))
+                number(row, "median_us", path, i)  # a row without a time is refused
+                row["size"] = number(row, "bytes", path, i)
+                allreduce[key].append(row)
             elif row["family"] == "exchange":
                 label = (row.get("workload") or row.get("model") or "") if has_workload else ""
                 key = (row["transport"], row["provider"], int(number(row, "ranks", path, i)))
-                exchange[key].append((label or "exchange", row["algorithm"],
-                                      number(row, "median_us", path, i)))
+                number(row, "median_us", path, i)
+                row["label"] = label or "exchange"
+                exchange[key].append(row)
     if not allreduce and not exchange:
         raise InputError(f"{', '.join(args.csv)}: no allreduce or exchange rows to plot")
     plt, FuncFormatter = pyplot()
@@ -141,15 +143,13 @@ def cmd_sweep(args):
 
 
 def draw_sweep(plt, FuncFormatter, allreduce, exchange, palette, outputs, written):
-    for (transport, provider, ranks, dtype), samples in sorted(allreduce.items()):
+    for (transport, provider, ranks, dtype), rows in sorted(allreduce.items()):
         # The median over repetitions and runs, as collbench-fit aggregates.
-        grouped = collections.defaultdict(list)
-        for algorithm, n, us in samples:
-            grouped[(algorithm, n)].append(us)
+        grouped = median_per_key(rows, lambda row: (row["algorithm"], row["size"]))
         fig, (ax_time, ax_bw) = plt.subplots(1, 2, figsize=(12, 4.5))
         for algorithm in palette.ordered({a for a, _ in grouped}):
             sizes = sorted(n for a, n in grouped if a == algorithm)
-            times = [statistics.median(grouped[(algorithm, n)]) for n in sizes]
+            times = [grouped[(algorithm, n)] for n in sizes]
             # busbw as nccl-tests: n/t · 2(p−1)/p, comparable with the link rate.
             busbw = [n / (t * 1e-6) / 1e9 * 2 * (ranks - 1) / ranks for n, t in zip(sizes, times)]
             ax_time.plot(sizes, times, marker="o", ms=3, label=algorithm,
@@ -172,17 +172,15 @@ def draw_sweep(plt, FuncFormatter, allreduce, exchange, palette, outputs, writte
                      f"{ranks} ranks, {dtype}")
         save(fig, outputs, f"sweep_{slug(transport, provider)}_p{ranks}_{dtype}.png", written)
         plt.close(fig)
-    for (transport, provider, ranks), samples in sorted(exchange.items()):
-        grouped = collections.defaultdict(list)
-        for label, algorithm, us in samples:
-            grouped[(label, algorithm)].append(us)
+    for (transport, provider, ranks), rows in sorted(exchange.items()):
+        grouped = median_per_key(rows, lambda row: (row["label"], row["algorithm"]))
         labels = sorted({l for l, _ in grouped})
         algorithms = palette.ordered({a for _, a in grouped})
         width = 0.8 / len(algorithms)
         fig, ax = plt.subplots(figsize=(max(6, 1.5 * len(labels) * len(algorithms) / 3), 4.5))
         for k, algorithm in enumerate(algorithms):
             xs = [i + k * width for i, l in enumerate(labels) if (l, algorithm) in grouped]
-            ys = [statistics.median(grouped[(l, algorithm)]) / 1e3 for l in labels
+            ys = [grouped[(l, algorithm)] / 1e3 for l in labels
                   if (l, algorithm) in grouped]
             ax.bar(xs, ys, width, label=algorithm, color=palette.color(algorithm))
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))])
