@@ -26,15 +26,12 @@ import os
 import statistics
 import sys
 
-from collbench_csv import (InputError, ReplaceTogether, option_number, read_models, read_rows,
-                           size_label, writable_folder)
+from collbench_csv import (InputError, ReplaceTogether, algorithm_order, median_per_key,
+                           option_number, read_models, read_rows, size_label, writable_folder)
 
 # What tbf counts per full TCP segment at MTU 1500 with timestamps (scripts/netsim.sh).
 PAYLOAD_PER_FRAME = 1448
 FRAME_BYTES = 1514
-# Algorithms whose bottom-up prediction is their own cost model; `mpi` (the
-# library's choice, unknown) is fitted top-down against the lower bound only.
-MODELLED = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded"]
 
 
 def number(text, default=math.nan):
@@ -139,18 +136,31 @@ def cmd_slow_hosts(args):
 # --------------------------------------------------------------------------- measurements
 
 def allreduce_medians(out):
-    """(transport, algorithm, ranks, bytes) -> median over repetitions of median_us."""
-    samples = collections.defaultdict(list)
+    """(transport, algorithm, ranks, bytes) -> median over repetitions of
+    median_us, and the algorithms in the order the sweep's CSVs list them."""
+    timed = []
+    in_files = []
     for path in sorted(glob.glob(os.path.join(out, "sweep", "allreduce_*.csv"))):
-        for r in read_rows(path, ["family", "algorithm", "ranks", "bytes", "median_us"], "report"):
-            if r["family"] != "allreduce" or r.get("check") == "wrong":
-                continue
-            t = number(r["median_us"])
-            if math.isfinite(t) and r["ranks"] and r["bytes"]:
-                key = (r.get("transport", ""), r["algorithm"], int(float(r["ranks"])),
-                       int(float(r["bytes"])))
-                samples[key].append(t)
-    return {k: statistics.median(v) for k, v in samples.items()}
+        rows = [r for r in read_rows(path, ["family", "algorithm", "ranks", "bytes", "median_us"],
+                                     "report")
+                if r["family"] == "allreduce" and r.get("check") != "wrong"
+                and math.isfinite(number(r["median_us"])) and r["ranks"] and r["bytes"]]
+        in_files.append([r["algorithm"] for r in rows])
+        timed += rows
+    medians = median_per_key(timed, lambda r: (r.get("transport", ""), r["algorithm"],
+                                               int(float(r["ranks"])), int(float(r["bytes"]))))
+    return medians, algorithm_order(*in_files)
+
+
+def modelled_algorithms(out):
+    """The allreduce algorithms collbench-fit priced with their own cost terms
+    (models.csv's terms "own"; the MPI library's own algorithm has
+    "lower_bound"), or None without fit/models.csv."""
+    path = os.path.join(out, "fit", "models.csv")
+    if not os.path.exists(path):
+        return None
+    return {r["algorithm"] for r in read_models(path, ["family", "algorithm", "terms"], "the report")
+            if r["family"] == "allreduce" and r["terms"] == "own"}
 
 
 def hockney_fits(out):
@@ -232,7 +242,7 @@ def netsim_checks(out, bw_tolerance=0.10, ring_fraction=0.85, ps_factor=0.75,
                         and r["src"] not in expected_slow and r["dst"] not in expected_slow})
         checks.append(("matrix: slow links between hosts configured at full rate",
                        " ".join(stray) or "none", "none", not stray))
-    medians = allreduce_medians(out)
+    medians, order = allreduce_medians(out)
     fits = [r for r in hockney_fits(out) if r.get("placement", "inter") in ("inter", "")]
     if not medians and not os.path.exists(os.path.join(out, "fit", "models.csv")):
         return checks  # a matrix-only run
@@ -279,17 +289,21 @@ def netsim_checks(out, bw_tolerance=0.10, ring_fraction=0.85, ps_factor=0.75,
                                f"{ps / ring_us:.2f}x", f">= (p-1) × {ps_factor} = {want:.2f}x "
                                f"(model: {p}x)", ps / ring_us >= want))
     # 4. Bottom-up predictions of every modelled algorithm at >= min_bytes.
+    modelled = modelled_algorithms(out)
+    if modelled is None:
+        checks.append(("fitted models", "no fit/models.csv", "collbench-fit's models.csv",
+                       False))
+        modelled = set()
     errors = bottom_up_errors(out, min_bytes)
     for (transport, algorithm), points in sorted(errors.items()):
-        if algorithm not in MODELLED:
+        if algorithm not in modelled:
             continue
         worst = max(points, key=lambda x: abs(x[4]))
         checks.append((f"{transport} {algorithm}: bottom-up error at >= {size_label(min_bytes)}",
                        f"max {100 * abs(worst[4]):.1f}% (p={worst[0]}, {size_label(worst[1])}; "
                        f"{len(points)} points)", f"<= {100 * prediction_tolerance:.0f}%",
                        abs(worst[4]) <= prediction_tolerance))
-    missing = [a for a in MODELLED
-               if not any(k[1] == a for k in errors) and any(k[1] == a for k in medians)]
+    missing = [a for a in order if a in modelled and not any(k[1] == a for k in errors)]
     for algorithm in missing:
         checks.append((f"{algorithm}: bottom-up predictions at >= {size_label(min_bytes)}",
                        "none in fit/predictions.csv", "some", False))
@@ -400,16 +414,15 @@ def cmd_report(args):
                   "[matrix/hosts.csv](matrix/hosts.csv).", ""]
 
     # 2. sweep
-    medians = allreduce_medians(out)
+    medians, order = allreduce_medians(out)
     if medians:
         lines += ["## 2. Allreduce sweep", ""]
         for transport in sorted({k[0] for k in medians}):
             for p in sorted({k[2] for k in medians if k[0] == transport}):
                 sizes = sorted({k[3] for k in medians if k[0] == transport and k[2] == p})
                 big = [s for s in sizes if s >= 2**20] or sizes
-                algs = sorted({k[1] for k in medians if k[0] == transport and k[2] == p},
-                              key=lambda a: (MODELLED + ["mpi"]).index(a)
-                              if a in MODELLED + ["mpi"] else 99)
+                algs = [a for a in order
+                        if any(k[0] == transport and k[1] == a and k[2] == p for k in medians)]
                 lines += [f"**{transport}, p = {p}**: median time (busbw) per size", "",
                           "| algorithm | " + " | ".join(size_label(s) for s in big) + " |",
                           "|---|" + "---|" * len(big)]

@@ -20,12 +20,19 @@ rules are collectives/csv.cpp's):
      refused wherever they appear, whichever columns the script then uses).
 Every failure is an InputError: one line naming the file (and the record or
 data row and the column), which the scripts print before exiting with
-status 2.
+status 2 (run_main).
+
+Algorithm names and their order come from the data, never from a list typed
+here: algorithm_order() reads them off the CSVs' algorithm column,
+median_per_key() is the one aggregation of repetitions every script uses.
 """
 import math
 import os
 import re
 import stat
+import statistics
+import sys
+from collections import defaultdict
 
 # The largest CSV read into memory, kCsvMaxFileBytes of include/collbench/csv.h
 # (a full sweep is a few MB).
@@ -71,6 +78,88 @@ _NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", re.ASCII)
 
 class InputError(Exception):
     """Bad input: the script prints it on one line and exits with status 2."""
+
+
+def run_main(program, main, *arguments):
+    """Exits with main(*arguments)'s status, or with status 2 after printing an
+    InputError that escaped it as one line "PROGRAM: message" on stderr: the
+    `__main__` of every script that leaves bad input to this wrapper."""
+    try:
+        status = main(*arguments)
+    except InputError as error:
+        print(f"{program}: {error}", file=sys.stderr)
+        status = 2
+    sys.exit(status)
+
+
+# The MPI library's own algorithm (implementation "mpi" in
+# `collbench --list-algorithms --csv`): the vendor baseline the scripts
+# compare the hand-written algorithms with.
+MPI_ALGORITHM = "mpi"
+
+
+def algorithm_order(*sequences):
+    """Every algorithm name of `sequences` (each the algorithm column of one
+    CSV's rows, in file order), once, in the order collbench runs them.
+
+    collbench writes each size's algorithms in registry order (the order of
+    `collbench --list-algorithms`; with --algorithms, the order given), so
+    the order in which names first appear in a file is the registry's,
+    restricted to what that file ran. The files' orders are merged: a name
+    comes after every name that precedes it in some file; ties, and files
+    that disagree, go by first appearance over all of them. A name no script
+    has heard of is listed like the others, never dropped."""
+    first_seen = {}  # name -> position of its first appearance over every file
+    preceding = defaultdict(set)  # name -> names some file lists before it
+    for sequence in sequences:
+        in_file = list(dict.fromkeys(sequence))
+        for position, name in enumerate(in_file):
+            first_seen.setdefault(name, len(first_seen))
+            preceding[name].update(in_file[:position])
+    remaining = sorted(first_seen, key=first_seen.get)
+    order = []
+    while remaining:
+        unplaced = set(remaining)
+        ready = [name for name in remaining if not preceding[name] & unplaced]
+        chosen = ready[0] if ready else remaining[0]  # none ready: the files disagree
+        order.append(chosen)
+        remaining.remove(chosen)
+    return order
+
+
+# The columns of `collbench --list-algorithms --csv` a script reads.
+LISTING_COLUMNS = ("order", "algorithm", "implementation", "cost_model")
+
+
+def read_algorithm_listing(path):
+    """The algorithm names of `collbench --list-algorithms --csv`'s output in
+    PATH, in registry order (its order column), after read_table's checks;
+    InputError when a name is listed twice or the order is not 1, 2, ..."""
+    rows = read_rows(path, LISTING_COLUMNS, "an algorithm listing", rules={})
+    names = [row["algorithm"] for row in rows]
+    if [row["order"] for row in rows] != [str(i) for i in range(1, len(rows) + 1)]:
+        raise InputError(f"{path}: the order column is not 1, 2, ... {len(rows)}; expected "
+                         "the output of collbench --list-algorithms --csv")
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise InputError(f"{path}: algorithm {', '.join(twice)} listed more than once")
+    if not names:
+        raise InputError(f"{path}: no algorithms (only the header)")
+    return names
+
+
+def median_per_key(rows, key, column="median_us"):
+    """{key(row): median of `column` over the rows with that key}: how every
+    script combines the repetitions (and runs) of one benchmark, as
+    collbench-fit aggregates. Rows without a time (empty median_us: a
+    benchmark that failed --check) are left out; the values are read_rows'
+    checked numbers. Keys in order of first appearance."""
+    samples = defaultdict(list)
+    for row in rows:
+        if row["median_us"] == "":
+            continue
+        samples[key(row)].append(float(row[column]))
+    return {k: statistics.median(values) for k, values in samples.items()}
 
 
 def accepted(rule):

@@ -23,7 +23,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-from collbench_csv import InputError, format_bytes, number, read_rows
+from collbench_csv import InputError, format_bytes, number, read_rows, run_main
 
 REQUIRED = ["family", "algorithm", "bytes", "iterations", "mean_us", "max_us", "run_id"]
 TOLERANCE = 0.15
@@ -147,8 +147,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except InputError as error:
-        print(f"compare_osu_table.py: {error}", file=sys.stderr)
-        sys.exit(2)
+    run_main("compare_osu_table.py", main, sys.argv)

@@ -12,7 +12,7 @@ Takes the allreduce rows of the size sweep (empty workload column) whose
 check did not fail, the median of median_us over repetitions per
 (fabric, ranks, algorithm, bytes), and prints a Markdown table per fabric of
 OTHER and rank count, headed by both fabrics: rows are sizes, columns are the
-algorithms both ran, cells are `time over OTHER's fabric / time over
+algorithms both ran (in the order the CSVs list them), cells are `time over OTHER's fabric / time over
 BASELINE's` (below 1: faster than over the baseline). `mpi` (MPI_Allreduce)
 is a column only when both fabrics are MPI's.
 
@@ -28,11 +28,11 @@ import sys
 import tempfile
 from collections import defaultdict
 
-from collbench_csv import InputError, format_bytes, number, read_rows, refuse_input_as_output
+from collbench_csv import (InputError, algorithm_order, format_bytes, median_per_key, number,
+                           read_rows, refuse_input_as_output, run_main)
 
 REQUIRED = ["family", "transport", "provider", "ranks", "algorithm", "bytes", "median_us",
             "workload"]
-ORDER = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded", "mpi"]
 # The Open MPI parameters of the mpi_mca column, as they read in a label.
 MCA_WORDS = {"mtl_ofi_provider_include": "provider"}
 
@@ -55,36 +55,41 @@ def fabric(row, has_mca):
 
 
 def medians(path):
-    """{(fabric, ranks, algorithm, bytes): median of median_us over repetitions}."""
+    """{(fabric, ranks, algorithm, bytes): median of median_us over repetitions},
+    and the file's algorithms in the order it lists them."""
     rows = read_rows(path, REQUIRED, "compare_transports.py")
     has_mca = bool(rows) and "mpi_mca" in rows[0]
-    samples = defaultdict(list)
+    sweep = []
     for index, row in enumerate(rows, start=1):
         if row["family"] != "allreduce" or row["workload"] or row["median_us"] == "":
             continue
         size = int(number(row, "bytes", path, index, whole=True))
         ranks = int(number(row, "ranks", path, index, whole=True))
-        time = number(row, "median_us", path, index)  # read_rows checked it is > 0
-        samples[(fabric(row, has_mca), ranks, row["algorithm"], size)].append(time)
-    if not samples:
+        row["key"] = (fabric(row, has_mca), ranks, row["algorithm"], size)
+        sweep.append(row)
+    if not sweep:
         raise InputError(f"{path}: no allreduce rows of a size sweep (empty workload) with a time")
-    return {key: statistics.median(values) for key, values in samples.items()}
+    return median_per_key(sweep, lambda row: row["key"]), [row["algorithm"] for row in sweep]
 
 
 def baseline_of(path):
-    """{(ranks, algorithm, bytes): time} and the fabric of the one-fabric BASELINE."""
-    times = medians(path)
+    """{(ranks, algorithm, bytes): time}, the fabric of the one-fabric BASELINE
+    and its algorithms in file order."""
+    times, algorithms = medians(path)
     fabrics = sorted({key[0] for key in times})
     if len(fabrics) > 1:
         raise InputError(f"{path}: the baseline holds {len(fabrics)} fabrics ({'; '.join(fabrics)}); "
                          "give one fabric per baseline CSV")
-    return fabrics[0], {key[1:]: t for key, t in times.items()}
+    return fabrics[0], {key[1:]: t for key, t in times.items()}, algorithms
 
 
-def report(base_path, base_fabric, base, path):
-    """The Markdown tables of one OTHER.csv against the baseline."""
+def report(base_path, base_fabric, base, base_algorithms, path):
+    """The Markdown tables of one OTHER.csv against the baseline; algorithms
+    in the order both files list them (collbench_csv.algorithm_order)."""
     groups = defaultdict(dict)
-    for (other_fabric, ranks, algorithm, size), t in medians(path).items():
+    times, algorithms_in_file = medians(path)
+    order = algorithm_order(base_algorithms, algorithms_in_file)
+    for (other_fabric, ranks, algorithm, size), t in times.items():
         if other_fabric != base_fabric and (ranks, algorithm, size) in base:
             groups[(other_fabric, ranks)][(algorithm, size)] = t / base[(ranks, algorithm, size)]
     if not groups:
@@ -92,8 +97,7 @@ def report(base_path, base_fabric, base, path):
                          f"({base_fabric}) with the same ranks, algorithm and size")
     lines = []
     for (other_fabric, ranks), ratios in sorted(groups.items()):
-        algorithms = [a for a in ORDER if any(k[0] == a for k in ratios)]
-        algorithms += sorted({k[0] for k in ratios} - set(algorithms))
+        algorithms = [a for a in order if any(k[0] == a for k in ratios)]
         sizes = sorted({k[1] for k in ratios})
         lines += [f"#### collbench {other_fabric} vs collbench {base_fabric}, {ranks} ranks: "
                   f"time over {other_fabric} / time over {base_fabric}", "",
@@ -140,10 +144,10 @@ def main(argv):
         raise InputError(f"--out {args.out} is a folder; give a file name")
     if args.out is not None:
         refuse_input_as_output(args.out, args.csvs)
-    base_fabric, base = baseline_of(args.csvs[0])
+    base_fabric, base, base_algorithms = baseline_of(args.csvs[0])
     lines = []
     for path in args.csvs[1:]:
-        lines += report(args.csvs[0], base_fabric, base, path)
+        lines += report(args.csvs[0], base_fabric, base, base_algorithms, path)
     text = "\n".join(lines).rstrip("\n") + "\n"
     if args.out is None:
         sys.stdout.write(text)
@@ -153,8 +157,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except InputError as error:
-        print(f"compare_transports.py: {error}", file=sys.stderr)
-        sys.exit(2)
+    run_main("compare_transports.py", main, sys.argv)

@@ -62,13 +62,13 @@ import re
 import statistics
 import sys
 
-from collbench_csv import InputError, option_number, read_models, read_table
+from collbench_csv import (MPI_ALGORITHM, InputError, algorithm_order, option_number,
+                           read_models, read_table, run_main)
 from collbench_csv import number as csv_number
 
 MIB = 1 << 20
 PREDICTION_COLUMNS = ("model", "family", "algorithm", "ranks", "bytes", "measured_us",
                       "predicted_us")
-HAND_WRITTEN = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded"]
 
 
 def fail(message):
@@ -197,12 +197,25 @@ def bottom_up_sources(fit_folder, p):
     return sources, comparison
 
 
+def modelled_algorithms(fit_folder):
+    """The allreduce algorithms collbench-fit priced with their own cost terms
+    in FIT_FOLDER/models.csv (terms "own": the hand-written ones; the MPI
+    library's own algorithm has "lower_bound"), or None without the file."""
+    path = os.path.join(fit_folder, "models.csv")
+    if not os.path.exists(path):
+        return None
+    return {r["algorithm"] for r in read_models(path, ("family", "algorithm", "terms"),
+                                                "perf_report.py")
+            if r["family"] == "allreduce" and r["terms"] == "own"}
+
+
 def model_ratios(rows, model, p):
     """algorithm -> [(measured / predicted, size)] at >= 1 MiB and p ranks,
-    sorted by size, from collbench-fit's predictions.csv rows of `model`."""
+    sorted by size, from collbench-fit's predictions.csv rows of `model` (a
+    bottom-up model: only algorithms with their own cost terms have one)."""
     by_algorithm = {}
     for r in rows:
-        if (r["model"] == model and r["family"] == "allreduce" and r["algorithm"] in HAND_WRITTEN
+        if (r["model"] == model and r["family"] == "allreduce"
                 and float(r["bytes"]) >= MIB and int(float(r["ranks"])) == p
                 and r["measured_us"] and r["predicted_us"]):
             # The fit prints bytes with 6 significant digits; the sizes here
@@ -213,12 +226,18 @@ def model_ratios(rows, model, p):
     return {a: sorted(v, key=lambda x: x[1]) for a, v in by_algorithm.items()}
 
 
-def ratio_table(by_algorithm):
-    """Markdown lines: one row per algorithm, one column per size."""
+def in_order(names, order):
+    """`names` in `order` (collbench_csv.algorithm_order of the run), any name
+    the order lacks after them by name: none is dropped."""
+    return [a for a in order if a in names] + sorted(set(names) - set(order))
+
+
+def ratio_table(by_algorithm, order):
+    """Markdown lines: one row per algorithm (in `order`), one column per size."""
     sizes = sorted({b for v in by_algorithm.values() for _, b in v})
     lines = ["| algorithm | " + " | ".join(human(s) for s in sizes) + " |",
              "|---|" + "---|" * len(sizes)]
-    for algorithm in HAND_WRITTEN:
+    for algorithm in in_order(by_algorithm, order):
         if algorithm in by_algorithm:
             ratio_at = {b: r for r, b in by_algorithm[algorithm]}
             lines.append(f"| {algorithm} | " + " | ".join(
@@ -389,6 +408,13 @@ def main():
     for p, all_rows in runs.items():
         rows = all_rows if p in all_rows_at else near_rows(all_rows, far_ns)
         near_index, all_index = time_index(rows), time_index(all_rows)
+        order = algorithm_order([r["algorithm"] for r in all_rows if r["family"] == "allreduce"])
+        near_fit = os.path.join(folder, f"fit_np{p}" if p in all_rows_at else f"fit_np{p}_near")
+        # Which algorithms are hand-written is the fit's to say: those it gave
+        # cost terms of their own, in either fit of this p.
+        fits = [modelled_algorithms(os.path.join(folder, f"fit_np{p}{tail}"))
+                for tail in ("_near", "")]
+        modelled = None if fits == [None, None] else set().union(*(f for f in fits if f))
         detail.append(f"\n### p = {p}: jobs of the sweep\n")
         detail.extend(jobs_table(all_rows, far_ns))
 
@@ -400,8 +426,8 @@ def main():
         detail.append("| size | ring median us | mpi median us | ratio | spread | all rows |")
         detail.append("|---|---|---|---|---|---|")
         for size in [s for s in sizes_of(all_rows) if 4 * MIB <= s <= 64 * MIB]:
-            value = paired(times(near_index, "mpi", size), times(near_index, "ring", size))
-            every = paired(times(all_index, "mpi", size), times(all_index, "ring", size))
+            value = paired(times(near_index, MPI_ALGORITHM, size), times(near_index, "ring", size))
+            every = paired(times(all_index, MPI_ALGORITHM, size), times(all_index, "ring", size))
             if every is not None and (worst_all is None or every[0] < worst_all[0]):
                 worst_all = every
             if value is None:
@@ -410,7 +436,7 @@ def main():
                 missing.append(human(size))
                 continue
             detail.append(f"| {human(size)} | {median_of(times(near_index, 'ring', size)):.1f} | "
-                          f"{median_of(times(near_index, 'mpi', size)):.1f} | "
+                          f"{median_of(times(near_index, MPI_ALGORITHM, size)):.1f} | "
                           f"{fmt_ratio(value)} | {fmt_spread(value)} | "
                           f"{fmt_all(every, value[3])} |")
             if worst is None or value[0] < worst[0]:
@@ -428,16 +454,17 @@ def main():
         detail.append("| size | fastest | its median us | mpi median us | ratio | spread | "
                       "all rows |")
         detail.append("|---|---|---|---|---|---|---|")
-        for size in [s for s in sizes_of(all_rows) if 8 <= s <= 1024]:
-            candidates = [(median_of(times(near_index, a, size)), a) for a in HAND_WRITTEN
+        hand_written = in_order(modelled or (), order)
+        for size in [s for s in sizes_of(all_rows) if 8 <= s <= 1024 and modelled is not None]:
+            candidates = [(median_of(times(near_index, a, size)), a) for a in hand_written
                           if times(near_index, a, size)]
-            if not candidates or not times(near_index, "mpi", size):
+            if not candidates or not times(near_index, MPI_ALGORITHM, size):
                 detail.append(f"| {human(size)} | no near rows | | | | | |")
                 missing.append(human(size))
                 continue
             best = min(candidates)[1]
-            value = paired(times(near_index, best, size), times(near_index, "mpi", size))
-            every = paired(times(all_index, best, size), times(all_index, "mpi", size))
+            value = paired(times(near_index, best, size), times(near_index, MPI_ALGORITHM, size))
+            every = paired(times(all_index, best, size), times(all_index, MPI_ALGORITHM, size))
             if every is not None and (worst_all is None or every[0] > worst_all[0]):
                 worst_all = every
             if value is None:
@@ -445,22 +472,26 @@ def main():
                 missing.append(human(size))
                 continue
             detail.append(f"| {human(size)} | {best} | {min(candidates)[0]:.2f} | "
-                          f"{median_of(times(near_index, 'mpi', size)):.2f} | "
+                          f"{median_of(times(near_index, MPI_ALGORITHM, size)):.2f} | "
                           f"{fmt_ratio(value)} | {fmt_spread(value)} | "
                           f"{fmt_all(every, value[3])} |")
             if worst is None or value[0] > worst[0]:
                 worst = value + (size, best)
-        table.append(("fastest hand-written time / mpi time, worst size 8 B..1 KiB", p,
-                      worst_text(worst, missing, 5), fmt_spread(None if missing else worst),
-                      "<= 1.3",
-                      worst is not None and not missing and worst[0] <= 1.3,
-                      worst_all and f"{worst_all[0]:.3f}"))
+        if modelled is None:
+            table.append(("fastest hand-written time / mpi time, worst size 8 B..1 KiB", p,
+                          "n/a", f"no fit_np{p}_near/models.csv or fit_np{p}/models.csv",
+                          "<= 1.3", False, ""))
+        else:
+            table.append(("fastest hand-written time / mpi time, worst size 8 B..1 KiB", p,
+                          worst_text(worst, missing, 5), fmt_spread(None if missing else worst),
+                          "<= 1.3",
+                          worst is not None and not missing and worst[0] <= 1.3,
+                          worst_all and f"{worst_all[0]:.3f}"))
 
         # 3. measured / bottom-up prediction within 1.25x at >= 1 MiB: the
         # by-size prediction (sendrecv and reduce times at the algorithm's
         # message size) from the near rows is the target; the same from all
         # rows, and the one-line Hockney prediction, are shown next to it.
-        near_fit = os.path.join(folder, f"fit_np{p}" if p in all_rows_at else f"fit_np{p}_near")
         predictions = os.path.join(near_fit, "predictions.csv")
         predictions_all = os.path.join(folder, f"fit_np{p}", "predictions.csv")
         by_size_all = {}
@@ -479,9 +510,9 @@ def main():
                           "ps_sharded, rank 0 alone for tree and ps_central, when the run has "
                           f"reduce_all rows; this run, this p; rows with the "
                           f"{near}), sizes >= 1 MiB\n")
-            detail.extend(ratio_table(by_size))
+            detail.extend(ratio_table(by_size, order))
             detail.append("\nThe same from every row, near and far:\n")
-            detail.extend(ratio_table(by_size_all))
+            detail.extend(ratio_table(by_size_all, order))
             origin = ("alpha, beta from sendrecv at this p" if sources and all(sources.values())
                       else "alpha, beta from the ping-pong" if not any(sources.values())
                       else "alpha, beta from sendrecv or ping-pong, per algorithm")
@@ -489,8 +520,8 @@ def main():
                           "near rows):\n")
             if comparison:
                 detail.append(comparison + "\n")
-            detail.extend(ratio_table(line))
-            for algorithm in HAND_WRITTEN:
+            detail.extend(ratio_table(line, order))
+            for algorithm in in_order(by_size, order):
                 if algorithm not in by_size:
                     continue
                 points = by_size[algorithm]
@@ -556,7 +587,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except InputError as error:
-        fail(str(error))
+    run_main("perf_report.py", main)

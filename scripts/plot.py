@@ -13,6 +13,14 @@ Subcommands:
   check                                exit 0 when this Python imports matplotlib (what
                                        collbench-fit and collbench-predict ask first)
 
+sweep, fit and scaling take --algorithms LISTING, the output of
+`collbench --list-algorithms --csv`: algorithms are then listed, and coloured,
+in registry order. Without it they follow the order the input lists them (a
+collbench CSV lists them in registry order; collbench-fit's predictions.csv
+and collbench-predict's scaling.csv by name). The baselines (mpi, mpi_bare,
+lower_bound) keep one colour everywhere; an algorithm no listing names is
+plotted like the others.
+
 Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Prints the path of
 every PNG written. Bad input (an --out that cannot be written, a missing, binary or
 non-UTF-8 file, missing columns, no usable rows, values out of range: the checks of
@@ -23,31 +31,47 @@ written; the PNGs of one command replace the earlier ones together, or none does
 import argparse
 import collections
 import re
-import statistics
 import sys
 
-from collbench_csv import InputError, ReplaceTogether, number, read_rows, size_label, writable_folder
+from collbench_csv import (MPI_ALGORITHM, InputError, ReplaceTogether, algorithm_order,
+                           median_per_key, number, read_algorithm_listing, read_rows, size_label,
+                           writable_folder)
 
-COLORS = {  # one color per algorithm everywhere, in registry order
-    "ring": "tab:blue",
-    "tree": "tab:orange",
-    "recursive_doubling": "tab:green",
-    "rabenseifner": "tab:red",
-    "ps_central": "tab:purple",
-    "ps_sharded": "tab:brown",
-    "mpi": "tab:gray",
-    "mpi_bare": "tab:olive",
-    "lower_bound": "black",
-}
-ORDER = list(COLORS)
-
-
-def algorithm_order(names):
-    return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+# The baselines' colours, the same in every figure: the MPI library's own
+# allreduce, its bare loop (--families mpi_bare) and collbench-predict's
+# lower bound.
+BASELINE_COLORS = {MPI_ALGORITHM: "tab:gray", "mpi_bare": "tab:olive", "lower_bound": "black"}
+# Every other algorithm takes the next of these in the palette's order (the
+# listing's, or the data's): matplotlib's tab10 without the baselines' grey
+# and olive.
+CYCLE = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
+         "tab:cyan"]
 
 
-def color(name):
-    return COLORS.get(name)
+class Palette:
+    """The order and colour of a command's algorithms: those of --algorithms
+    (collbench --list-algorithms --csv) when given, then those of the data in
+    the order the files list them (collbench_csv.algorithm_order). A curve
+    that is no algorithm (pingpong, reduce) keeps matplotlib's colour and
+    comes after the algorithms, by name."""
+
+    def __init__(self, listing, *sequences):
+        self.order = algorithm_order(listing, *sequences)
+        others = [name for name in self.order if name not in BASELINE_COLORS]
+        self.colors = {name: CYCLE[i % len(CYCLE)] for i, name in enumerate(others)}
+        self.colors.update(BASELINE_COLORS)
+
+    def ordered(self, names):
+        return ([name for name in self.order if name in names]
+                + sorted(set(names) - set(self.order)))
+
+    def color(self, name):
+        return self.colors.get(name)
+
+
+def listing_of(args):
+    """The algorithm names of --algorithms LISTING, or none."""
+    return read_algorithm_listing(args.algorithms) if args.algorithms else []
 
 
 def slug(*parts):
@@ -80,12 +104,16 @@ def save(fig, outputs, name, written):
 # --------------------------------------------------------------------------- sweep
 
 def cmd_sweep(args):
+    listing = listing_of(args)  # before the data: a bad listing fails at once
     required = ["family", "transport", "provider", "algorithm", "ranks", "dtype", "bytes",
                 "median_us"]
-    allreduce = collections.defaultdict(list)  # (transport, provider, ranks, dtype) -> samples
-    exchange = collections.defaultdict(list)   # (transport, provider, ranks) -> samples
+    allreduce = collections.defaultdict(list)  # (transport, provider, ranks, dtype) -> rows
+    exchange = collections.defaultdict(list)   # (transport, provider, ranks) -> rows
+    in_files = []
     for path in args.csv:
         rows = read_rows(path, required, "plot.py sweep")
+        in_files.append([row["algorithm"] for row in rows
+                         if row["family"] in ("allreduce", "exchange")])
         has_workload = rows and "workload" in rows[0]
         for i, row in enumerate(rows, start=1):
             if row["family"] == "allreduce":
@@ -95,39 +123,41 @@ def cmd_sweep(args):
                     continue
                 key = (row["transport"], row["provider"], int(number(row, "ranks", path, i)),
                        row["dtype"])
-                allreduce[key].append((row["algorithm"], number(row, "bytes", path, i),
-                                       number(row, "median_us", path, i)))
+                number(row, "median_us", path, i)  # a row without a time is refused
+                row["size"] = number(row, "bytes", path, i)
+                allreduce[key].append(row)
             elif row["family"] == "exchange":
                 label = (row.get("workload") or row.get("model") or "") if has_workload else ""
                 key = (row["transport"], row["provider"], int(number(row, "ranks", path, i)))
-                exchange[key].append((label or "exchange", row["algorithm"],
-                                      number(row, "median_us", path, i)))
+                number(row, "median_us", path, i)
+                row["label"] = label or "exchange"
+                exchange[key].append(row)
     if not allreduce and not exchange:
         raise InputError(f"{', '.join(args.csv)}: no allreduce or exchange rows to plot")
     plt, FuncFormatter = pyplot()
     written = []
     with ReplaceTogether(args.out, inputs=args.csv) as outputs:
-        draw_sweep(plt, FuncFormatter, allreduce, exchange, outputs, written)
+        draw_sweep(plt, FuncFormatter, allreduce, exchange, Palette(listing, *in_files),
+                   outputs, written)
     return written
 
 
-def draw_sweep(plt, FuncFormatter, allreduce, exchange, outputs, written):
-    for (transport, provider, ranks, dtype), samples in sorted(allreduce.items()):
+def draw_sweep(plt, FuncFormatter, allreduce, exchange, palette, outputs, written):
+    for (transport, provider, ranks, dtype), rows in sorted(allreduce.items()):
         # The median over repetitions and runs, as collbench-fit aggregates.
-        grouped = collections.defaultdict(list)
-        for algorithm, n, us in samples:
-            grouped[(algorithm, n)].append(us)
+        grouped = median_per_key(rows, lambda row: (row["algorithm"], row["size"]))
         fig, (ax_time, ax_bw) = plt.subplots(1, 2, figsize=(12, 4.5))
-        for algorithm in algorithm_order({a for a, _ in grouped}):
+        for algorithm in palette.ordered({a for a, _ in grouped}):
             sizes = sorted(n for a, n in grouped if a == algorithm)
-            times = [statistics.median(grouped[(algorithm, n)]) for n in sizes]
+            times = [grouped[(algorithm, n)] for n in sizes]
             # busbw as nccl-tests: n/t · 2(p−1)/p, comparable with the link rate.
             busbw = [n / (t * 1e-6) / 1e9 * 2 * (ranks - 1) / ranks for n, t in zip(sizes, times)]
-            ax_time.plot(sizes, times, marker="o", ms=3, label=algorithm, color=color(algorithm))
+            ax_time.plot(sizes, times, marker="o", ms=3, label=algorithm,
+                         color=palette.color(algorithm))
             positive = [(n, b) for n, b in zip(sizes, busbw) if n > 0]
             if positive:
                 ax_bw.plot(*zip(*positive), marker="o", ms=3, label=algorithm,
-                           color=color(algorithm))
+                           color=palette.color(algorithm))
         for ax in (ax_time, ax_bw):
             ax.set_xscale("log", base=2)
             ax.xaxis.set_major_formatter(FuncFormatter(size_label))
@@ -142,19 +172,17 @@ def draw_sweep(plt, FuncFormatter, allreduce, exchange, outputs, written):
                      f"{ranks} ranks, {dtype}")
         save(fig, outputs, f"sweep_{slug(transport, provider)}_p{ranks}_{dtype}.png", written)
         plt.close(fig)
-    for (transport, provider, ranks), samples in sorted(exchange.items()):
-        grouped = collections.defaultdict(list)
-        for label, algorithm, us in samples:
-            grouped[(label, algorithm)].append(us)
+    for (transport, provider, ranks), rows in sorted(exchange.items()):
+        grouped = median_per_key(rows, lambda row: (row["label"], row["algorithm"]))
         labels = sorted({l for l, _ in grouped})
-        algorithms = algorithm_order({a for _, a in grouped})
+        algorithms = palette.ordered({a for _, a in grouped})
         width = 0.8 / len(algorithms)
         fig, ax = plt.subplots(figsize=(max(6, 1.5 * len(labels) * len(algorithms) / 3), 4.5))
         for k, algorithm in enumerate(algorithms):
             xs = [i + k * width for i, l in enumerate(labels) if (l, algorithm) in grouped]
-            ys = [statistics.median(grouped[(l, algorithm)]) / 1e3 for l in labels
+            ys = [grouped[(l, algorithm)] / 1e3 for l in labels
                   if (l, algorithm) in grouped]
-            ax.bar(xs, ys, width, label=algorithm, color=color(algorithm))
+            ax.bar(xs, ys, width, label=algorithm, color=palette.color(algorithm))
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))])
         ax.set_xticklabels(labels, rotation=30, ha="right")
         ax.set_ylabel("exchange time per iteration (ms, median)")
@@ -169,6 +197,7 @@ def draw_sweep(plt, FuncFormatter, allreduce, exchange, outputs, written):
 # ----------------------------------------------------------------------------- fit
 
 def cmd_fit(args):
+    listing = listing_of(args)  # before the data: a bad listing fails at once
     path = args.predictions
     required = ["model", "family", "transport", "provider", "placement", "dtype", "op",
                 "algorithm", "ranks", "bytes", "measured_us", "predicted_us", "rel_err"]
@@ -198,11 +227,14 @@ def cmd_fit(args):
     plt, FuncFormatter = pyplot()
     written = []
     with ReplaceTogether(args.out, inputs=[args.predictions]) as outputs:
-        draw_fit(plt, FuncFormatter, figures, outputs, written)
+        # The allreduce rows name the algorithms; p2p and local curves are none.
+        palette = Palette(listing, [row["algorithm"] for row in rows
+                                    if row["family"] == "allreduce"])
+        draw_fit(plt, FuncFormatter, figures, palette, outputs, written)
     return written
 
 
-def draw_fit(plt, FuncFormatter, figures, outputs, written):
+def draw_fit(plt, FuncFormatter, figures, palette, outputs, written):
     styles = {"bottom_up": ("-", "bottom-up"), "top_down": ("--", "top-down fit"),
               "hockney": ("-", "Hockney fit"), "hockney_sendrecv": ("-", "Hockney fit"),
               "reduce_gamma": ("-", "t0 + nγ fit"),
@@ -210,9 +242,9 @@ def draw_fit(plt, FuncFormatter, figures, outputs, written):
     for key, by_algorithm in sorted(figures.items()):
         fig, (ax, ax_err) = plt.subplots(2, 1, figsize=(9, 7.5), sharex=True,
                                          gridspec_kw={"height_ratios": [3, 2]})
-        for algorithm in algorithm_order(by_algorithm):
+        for algorithm in palette.ordered(by_algorithm):
             models = by_algorithm[algorithm]
-            c = color(algorithm)
+            c = palette.color(algorithm)
             measured = sorted({(n, m) for points in models.values() for n, m, _, _ in points})
             ax.plot(*zip(*measured), "o", ms=4, color=c, label=f"{algorithm} measured")
             for model in ("bottom_up", "bottom_up_by_size", "top_down", "hockney",
@@ -262,6 +294,7 @@ def draw_fit(plt, FuncFormatter, figures, outputs, written):
 # ------------------------------------------------------------------------- scaling
 
 def cmd_scaling(args):
+    listing = listing_of(args)  # before the data: a bad listing fails at once
     path = args.csv
     required = ["scenario", "algorithm", "nodes", "speedup", "efficiency", "within_batch_limit",
                 "batch", "scaling", "network"]
@@ -280,19 +313,21 @@ def cmd_scaling(args):
     plt, FuncFormatter = pyplot()
     written = []
     with ReplaceTogether(args.out, inputs=[args.csv]) as outputs:
-        draw_scaling(plt, FuncFormatter, scenarios, outputs, written)
+        palette = Palette(listing, [row["algorithm"] for row in rows])
+        draw_scaling(plt, FuncFormatter, scenarios, palette, outputs, written)
     return written
 
 
-def draw_scaling(plt, FuncFormatter, scenarios, outputs, written):
+def draw_scaling(plt, FuncFormatter, scenarios, palette, outputs, written):
     for label, s in scenarios.items():
         fig, (ax_s, ax_e) = plt.subplots(1, 2, figsize=(12, 4.5))
         max_nodes = max(p for curve in s["curves"].values() for p, _, _ in curve)
-        for algorithm in algorithm_order(s["curves"]):
+        for algorithm in palette.ordered(s["curves"]):
             curve = sorted(s["curves"][algorithm])
             ps = [p for p, _, _ in curve]
-            ax_s.plot(ps, [x for _, x, _ in curve], label=algorithm, color=color(algorithm))
-            ax_e.plot(ps, [100 * e for _, _, e in curve], label=algorithm, color=color(algorithm))
+            ax_s.plot(ps, [x for _, x, _ in curve], label=algorithm, color=palette.color(algorithm))
+            ax_e.plot(ps, [100 * e for _, _, e in curve], label=algorithm,
+                      color=palette.color(algorithm))
         ax_s.plot([1, max_nodes], [1, max_nodes], ":", color="black", lw=0.8, label="ideal")
         ax_e.axhline(50, color="black", lw=0.8, ls=":", label="50% efficiency")
         if not s["weak"] and s["batch"] < max_nodes:
@@ -317,6 +352,10 @@ def draw_scaling(plt, FuncFormatter, scenarios, outputs, written):
         plt.close(fig)
 
 
+ALGORITHMS_HELP = ("the output of collbench --list-algorithms --csv: the algorithms' order and "
+                   "colours follow the registry (default: the order the input lists them)")
+
+
 # Subcommands; another one (e.g. an all-pairs `matrix` heatmap) adds a function above
 # and a parser entry here.
 def build_parser():
@@ -328,14 +367,20 @@ def build_parser():
     sweep = sub.add_parser("sweep", help="time and busbw vs size from collbench CSVs")
     sweep.add_argument("csv", nargs="+", help="collbench CSV files (results/README.md)")
     sweep.add_argument("--out", required=True, help="folder for the PNGs (created if missing)")
+    sweep.add_argument("--algorithms", metavar="LISTING",
+                        help=ALGORITHMS_HELP)
     sweep.set_defaults(run=cmd_sweep)
     fit = sub.add_parser("fit", help="measured vs model from collbench-fit's predictions.csv")
     fit.add_argument("--predictions", required=True, help="predictions.csv of collbench-fit")
     fit.add_argument("--out", required=True, help="folder for the PNGs (created if missing)")
+    fit.add_argument("--algorithms", metavar="LISTING",
+                        help=ALGORITHMS_HELP)
     fit.set_defaults(run=cmd_fit)
     scaling = sub.add_parser("scaling", help="speedup/efficiency from collbench-predict's CSV")
     scaling.add_argument("csv", help="scaling.csv of collbench-predict")
     scaling.add_argument("--out", required=True, help="folder for the PNGs (created if missing)")
+    scaling.add_argument("--algorithms", metavar="LISTING",
+                        help=ALGORITHMS_HELP)
     scaling.set_defaults(run=cmd_scaling)
     check = sub.add_parser("check", help="exit 0 when this Python can plot (imports matplotlib); "
                            "collbench-fit and collbench-predict ask before their work")

@@ -11,20 +11,20 @@ Prints, for each (transport, provider, ranks, dtype, op) in the input:
     whole gradient for each algorithm, fastest marked;
   - the --check result over all rows.
 Repetitions of one benchmark are combined by the median of their median_us.
+Algorithms are listed in the order the CSVs list them (collbench's registry
+order); any algorithm of the CSVs is listed, whatever its name.
 Standard library only (runs with any python3). Bad input: one line on stderr,
 exit status 2.
 """
 
-import statistics
 import sys
 from collections import defaultdict
 
-from collbench_csv import InputError, format_bytes, number, read_rows
+from collbench_csv import (MPI_ALGORITHM, InputError, algorithm_order, format_bytes,
+                           median_per_key, number, read_rows, run_main)
 
 REQUIRED = ["benchmark", "family", "transport", "provider", "algorithm", "ranks", "dtype", "op",
             "bytes", "workload", "median_us", "busbw_GBps", "check", "wrong_elements"]
-# The order algorithms are listed in, as collbench lists them; others follow.
-ORDER = ["ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded", "mpi"]
 
 
 def format_time(microseconds):
@@ -48,10 +48,15 @@ def table(header, rows, align):
 
 def load(paths):
     """Every row of every CSV, its numbers checked (a benchmark that failed
-    --check has no statistics: empty median_us and busbw_GBps)."""
+    --check has no statistics: empty median_us and busbw_GBps), and the
+    order of their algorithms (collbench_csv.algorithm_order)."""
     rows = []
+    in_files = []
     for path in paths:
-        for index, row in enumerate(read_rows(path, REQUIRED, "summarize.py"), start=1):
+        in_file = read_rows(path, REQUIRED, "summarize.py")
+        in_files.append([row["algorithm"] for row in in_file
+                         if row["family"] in ("allreduce", "exchange")])
+        for index, row in enumerate(in_file, start=1):
             number(row, "bytes", path, index, whole=True)
             if row["median_us"] != "":
                 number(row, "median_us", path, index)
@@ -61,25 +66,23 @@ def load(paths):
             rows.append(row)
     if not rows:
         raise InputError(f"{', '.join(paths)}: no rows")
-    return rows
+    return rows, algorithm_order(*in_files)
 
 
-def median_times(rows):
-    """(group, algorithm, bytes or workload) -> (median of median_us, busbw) over repetitions."""
-    samples = defaultdict(list)
-    for row in rows:
-        if row["median_us"] == "":
-            continue  # failed --check: reported in the check summary
-        samples[row["key"]].append((float(row["median_us"]), float(row["busbw_GBps"])))
-    return {key: (statistics.median(t for t, _ in values), statistics.median(b for _, b in values))
-            for key, values in samples.items()}
+def median_times(rows, key):
+    """key(row) -> (median of median_us, median of busbw_GBps) over repetitions;
+    a failed --check (no time) is left to the check summary."""
+    times = median_per_key(rows, key)
+    busbw = median_per_key(rows, key, "busbw_GBps")
+    return {k: (t, busbw[k]) for k, t in times.items()}
 
 
-def algorithm_order(names):
-    return sorted(names, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name))
+def summarize(rows, order):
+    """The Markdown summary; `order`: every algorithm of `rows`, in the order
+    the tables list them."""
+    def ordered(names):
+        return [name for name in order if name in names]
 
-
-def summarize(rows):
     out = []
     groups = defaultdict(list)
     for row in rows:
@@ -91,15 +94,13 @@ def summarize(rows):
     for (transport, provider, ranks, dtype, op), members in sorted(groups.items()):
         where = f"{transport}{'/' + provider if provider else ''}, {ranks} ranks, {dtype} {op}"
         sizes = [r for r in members if r["family"] == "allreduce" and r["workload"] == ""]
-        for row in sizes:
-            row["key"] = (row["algorithm"], int(float(row["bytes"])))
-        times = median_times(sizes)
-        algorithms = algorithm_order({a for a, _ in times})
+        times = median_times(sizes, lambda row: (row["algorithm"], int(float(row["bytes"]))))
+        algorithms = ordered({a for a, _ in times})
         if times:
-            has_mpi = "mpi" in algorithms
+            has_mpi = MPI_ALGORITHM in algorithms
             header = ["size", "fastest", "time", "busbw GB/s"]
             if has_mpi:
-                header += [f"{a} / mpi" for a in algorithms]
+                header += [f"{a} / {MPI_ALGORITHM}" for a in algorithms]
             lines = []
             for size in sorted({b for _, b in times}):
                 at_size = {a: times[(a, size)] for a in algorithms if (a, size) in times}
@@ -107,7 +108,7 @@ def summarize(rows):
                 line = [format_bytes(size), fastest, format_time(at_size[fastest][0]),
                         f"{at_size[fastest][1]:.3g}"]
                 if has_mpi:
-                    reference = at_size.get("mpi")
+                    reference = at_size.get(MPI_ALGORITHM)
                     line += [f"{at_size[a][0] / reference[0]:.2f}" if a in at_size and reference else "–"
                              for a in algorithms]
                 lines.append(line)
@@ -118,11 +119,9 @@ def summarize(rows):
             out.append("")
 
         exchanges = [r for r in members if r["family"] == "exchange"]
-        for row in exchanges:
-            row["key"] = (row["algorithm"], row["workload"])
-        times = median_times(exchanges)
+        times = median_times(exchanges, lambda row: (row["algorithm"], row["workload"]))
         if times:
-            algorithms = algorithm_order({a for a, _ in times})
+            algorithms = ordered({a for a, _ in times})
             workloads = sorted({w for _, w in times})
             bytes_of = {r["workload"]: int(float(r["bytes"])) for r in exchanges}
             header = ["workload", "gradient"] + algorithms + ["fastest"]
@@ -159,13 +158,9 @@ def main(argv):
     if argv[1] in ("-h", "--help"):
         print(__doc__.strip())
         return 0
-    try:
-        print(summarize(load(argv[1:])))
-    except InputError as error:
-        print(f"summarize.py: {error}", file=sys.stderr)
-        return 2
+    print(summarize(*load(argv[1:])))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    run_main("summarize.py", main, sys.argv)

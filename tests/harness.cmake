@@ -49,6 +49,14 @@ add_test(NAME harness_list_providers COMMAND collbench_exe --list-providers)
 set_tests_properties(harness_list_providers PROPERTIES LABELS unit ENVIRONMENT "${COLLBENCH_MPI_ENV}"
                      RESOURCE_LOCK mpirun)
 
+# --list-algorithms --csv as an MPI singleton (no mpirun): its header and
+# only well-formed rows (harness_tests checks every row against the
+# registry; scripts/collbench_csv.py's test reads it as scripts do).
+add_test(NAME harness_list_algorithms_csv COMMAND collbench_exe --list-algorithms --csv)
+set_tests_properties(harness_list_algorithms_csv PROPERTIES LABELS unit
+  ENVIRONMENT "${COLLBENCH_MPI_ENV}" RESOURCE_LOCK mpirun
+  PASS_REGULAR_EXPRESSION "^order,algorithm,implementation,cost_model,reduces_on_every_rank,summary\n([0-9]+,[a-z0-9_]+,(hand-written|mpi),(yes|no),(yes|no),[^\n]+\n)+$")
+
 # Under scripts/test.sh --sanitize: the unit tests, and one real run (check,
 # workload exchange, repetitions) on 3 ranks under ASan+UBSan.
 if(COLLBENCH_SANITIZE)

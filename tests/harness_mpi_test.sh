@@ -34,7 +34,14 @@ python=/usr/bin/python3
 read -r -a mpirun <<<"${COLLBENCH_MPIRUN:?set COLLBENCH_MPIRUN to the mpirun command}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/harness_${scenario}.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-algorithms=ring,tree,recursive_doubling,rabenseifner,ps_central,ps_sharded,mpi
+
+# Every algorithm of the registry, comma-separated, as collbench lists them
+# (--list-algorithms --csv, an MPI singleton): what --algorithms all runs.
+registry_algorithms() {
+  "$collbench" --list-algorithms --csv | "$python" -c '
+import csv, sys
+print(",".join(row["algorithm"] for row in csv.DictReader(sys.stdin)))'
+}
 
 fail() {
   echo "FAIL ($scenario): $*" >&2
@@ -78,6 +85,7 @@ PYTHON
 case $scenario in
 full)
   sizes=4B,12B,1028B,65540B,1MiB
+  algorithms=$(registry_algorithms)
   run "$np" --algorithms all --sizes "$sizes" --check --csv "$work/run.csv" \
     --samples 3 --quiet
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
@@ -163,6 +171,7 @@ PYTHON
   ;;
 
 workload)
+  algorithms=$(registry_algorithms)
   run "$np" --algorithms all --dtype f16 --workload googlenet:ddp --check --csv "$work/run.csv" \
     --samples 3 --quiet
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }

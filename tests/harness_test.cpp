@@ -15,6 +15,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
 
 #include "check_data.h"
 #include "collbench/algorithm.h"
@@ -359,6 +360,45 @@ TEST(Options, HelpDocumentsUnitsDefaultsAndAlgorithms) {
   for (const AlgorithmInfo& algorithm : algorithms()) {
     EXPECT_NE(help.find(std::string(algorithm.name)), std::string::npos) << algorithm.name;
   }
+}
+
+TEST(Options, ListAlgorithmsCsvIsTheRegistryOncePerNameInItsOrder) {
+  const Options listing = parse_options({"--list-algorithms", "--csv"});
+  EXPECT_TRUE(listing.list_algorithms);
+  EXPECT_TRUE(listing.list_algorithms_csv);
+  EXPECT_TRUE(listing.csv_path.empty());
+  EXPECT_FALSE(parse_options({"--list-algorithms"}).list_algorithms_csv);
+
+  const CsvTable table = parse_csv(algorithm_listing(true), "--list-algorithms --csv");
+  EXPECT_EQ(table.header,
+            (std::vector<std::string>{"order", "algorithm", "implementation", "cost_model",
+                                      "reduces_on_every_rank", "summary"}));
+  const std::span<const AlgorithmInfo> registry = algorithms();
+  ASSERT_EQ(table.rows.size(), registry.size());
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    const std::vector<std::string>& row = table.rows[i];
+    const std::string name(registry[i].name);
+    EXPECT_EQ(row[0], std::to_string(i + 1));
+    EXPECT_EQ(row[1], name);
+    EXPECT_TRUE(seen.insert(row[1]).second) << "listed twice: " << row[1];
+    // The MPI library's own algorithm has no cost model of its own.
+    EXPECT_EQ(row[2], name == "mpi" ? "mpi" : "hand-written") << name;
+    EXPECT_EQ(row[3], name == "mpi" ? "no" : "yes") << name;
+    EXPECT_EQ(row[4], registry[i].reduces_on_every_rank ? "yes" : "no") << name;
+    EXPECT_EQ(row[5], registry[i].summary) << name;
+  }
+  // The text table names every algorithm too, one line each after its header.
+  const std::string text = algorithm_listing(false);
+  EXPECT_EQ(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')),
+            registry.size() + 1);
+}
+
+TEST(Options, ABareCsvOnlyGoesWithListAlgorithms) {
+  EXPECT_THROW(parse_options({"--csv"}), UsageError);
+  EXPECT_THROW(parse_options({"--list-algorithms", "--csv", "run.csv"}), UsageError);
+  EXPECT_THROW(parse_options({"--list-algorithms", "--list-providers"}), UsageError);
+  EXPECT_EQ(parse_options({"--csv", "run.csv"}).csv_path, "run.csv");
 }
 
 TEST(Options, HelpIsFoundAnywhere) {

@@ -8,9 +8,16 @@
 #include <random>
 #include <stdexcept>
 
+#include "collbench/algorithm.h"
 #include "collbench/fit.h"
 
 namespace collbench::testing {
+
+std::vector<std::string> registry_algorithm_names() {
+  std::vector<std::string> names;
+  for (const AlgorithmInfo& info : algorithms()) names.emplace_back(info.name);
+  return names;
+}
 
 std::vector<double> default_sizes() {
   std::vector<double> sizes;

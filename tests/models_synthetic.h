@@ -15,6 +15,9 @@
 
 namespace collbench::testing {
 
+// The names of collbench::algorithms(), in registry order.
+std::vector<std::string> registry_algorithm_names();
+
 struct SyntheticTruth {
   double alpha = 20e-6;             // s per message
   double beta = 1.0 / 1.25e9;       // s per byte (10 Gb/s)
@@ -31,8 +34,8 @@ struct SyntheticTruth {
   std::vector<int> sendrecv_ranks;
   double sendrecv_alpha = 20e-6;
   double sendrecv_beta = 2.0 / 1.25e9;
-  std::vector<std::string> algorithms = {
-      "ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded", "mpi"};
+  // Default: every algorithm of the registry, in its order.
+  std::vector<std::string> algorithms = registry_algorithm_names();
   // Allreduce and ping-pong sizes: 8 B .. 64 MiB in factors of 4.
   std::vector<double> sizes;
   int repetitions = 1;

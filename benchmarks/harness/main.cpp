@@ -410,6 +410,10 @@ int run(const World& world, int argc, char** argv) {
     }
     return 0;
   }
+  if (options.list_algorithms) {
+    if (world.rank == 0) std::fputs(algorithm_listing(options.list_algorithms_csv).c_str(), stdout);
+    return 0;
+  }
 
   std::vector<Workload> workloads;
   std::set<std::string> workload_specs;

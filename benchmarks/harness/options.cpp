@@ -16,6 +16,7 @@
 
 #include "cli_checks.h"
 #include "collbench/algorithm.h"
+#include "collbench/csv.h"
 #include "collbench/sizes.h"
 #include "collbench/transport_factory.h"
 
@@ -131,8 +132,15 @@ struct App {
                    "libfabric provider for --transport ofi, e.g. tcp, 'tcp;ofi_rxm', shm, "
                    "sockets, verbs (default: FI_PROVIDER or libfabric's first choice)")
         ->type_name("NAME");
-    app.add_flag("--list-providers", options.list_providers,
-                 "Print the libfabric providers available on this node and exit");
+    auto* list_providers =
+        app.add_flag("--list-providers", options.list_providers,
+                     "Print the libfabric providers available on this node and exit");
+    app.add_flag("--list-algorithms", options.list_algorithms,
+                 "Print every allreduce algorithm of this build and exit: registry order, name, "
+                 "implementation (hand-written, or mpi for the MPI library's own), whether "
+                 "collbench-fit fits a cost model of its own, summary. With a bare --csv (no "
+                 "PATH): as CSV on stdout. Needs no mpirun")
+        ->excludes(list_providers);
     app.add_flag("--check", options.check,
                  "Validate every benchmark's result before timing it (collectives: two calls "
                  "on inputs of two generations); any wrong element fails that benchmark and "
@@ -142,8 +150,9 @@ struct App {
                    "finishes; columns in results/README.md) to PATH, a regular file other than "
                    "--benchmark_out's. An existing file is refused unless --append or --force. "
                    "Each row is written whole or not at all: a write the disk cuts short is "
-                   "truncated away and fails the run")
+                   "truncated away and fails the run. Bare (no PATH) only with --list-algorithms")
         ->type_name("PATH")
+        ->expected(0, 1)
         ->check(collbench::cli::path());
     auto* append = app.add_flag("--append", options.append,
                                 "Append to an existing --csv file (its header must match). A file "
@@ -500,6 +509,28 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+namespace {
+
+// --csv names the run's CSV file; bare, it asks --list-algorithms for CSV.
+void validate_listing(bool csv_given, Options& options) {
+  const bool bare_csv = csv_given && options.csv_path.empty();
+  if (!options.list_algorithms) {
+    if (bare_csv) {
+      throw UsageError("--csv needs a PATH (a bare --csv only goes with --list-algorithms)");
+    }
+    return;
+  }
+  if (!options.csv_path.empty()) {
+    throw UsageError(fmt::format(
+        "--list-algorithms prints to stdout: give --csv without a PATH for its CSV form and "
+        "redirect it, instead of --csv {}",
+        options.csv_path));
+  }
+  options.list_algorithms_csv = bare_csv;
+}
+
+}  // namespace
+
 Options parse_options(const std::vector<std::string>& args) {
   App app;
   // CLI11 parses a reversed vector (it pops arguments from the back).
@@ -511,6 +542,7 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   Options& options = app.options;
   app.raw.sizes_given = app.app.count("--sizes") > 0;
+  validate_listing(app.app.count("--csv") > 0, options);
   const RawOptions& raw = app.raw;
 
   const auto dtype = parse_dtype(raw.dtype);
@@ -584,6 +616,41 @@ void validate_for_ranks(const Options& options, int ranks) {
   }
 }
 
+namespace {
+
+// The MPI library's own algorithm: collbench does not know which schedule the
+// library picks, so collbench-fit has no cost model of its own for it and
+// prices it at the allreduce lower bound (model_terms in
+// benchmarks/models/fit.cpp); every other algorithm is hand-written here.
+bool is_mpi_library_algorithm(const AlgorithmInfo& info) { return info.name == "mpi"; }
+
+}  // namespace
+
+std::string algorithm_listing(bool csv) {
+  const std::vector<std::string> header = {
+      "order", "algorithm", "implementation", "cost_model", "reduces_on_every_rank", "summary"};
+  // The text table leaves out reduces_on_every_rank (what the fitter reads).
+  const auto table_line = [](std::string_view order, std::string_view name,
+                             std::string_view implementation, std::string_view cost_model,
+                             std::string_view summary) {
+    return fmt::format("{:<6}{:<20}{:<16}{:<12}{}\n", order, name, implementation, cost_model,
+                       summary);
+  };
+  std::string text =
+      csv ? csv_line(header) : table_line(header[0], header[1], header[2], header[3], header[5]);
+  int order = 0;
+  for (const AlgorithmInfo& info : algorithms()) {
+    const std::string position = std::to_string(++order);
+    const bool mpi = is_mpi_library_algorithm(info);
+    const std::string implementation = mpi ? "mpi" : "hand-written";
+    const std::string cost_model = mpi ? "no" : "yes";
+    text += csv ? csv_line({position, std::string(info.name), implementation, cost_model,
+                            info.reduces_on_every_rank ? "yes" : "no", std::string(info.summary)})
+                : table_line(position, info.name, implementation, cost_model, info.summary);
+  }
+  return text;
+}
+
 std::string help_text() {
   App app;
   return app.app.help();
@@ -649,6 +716,8 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--transport", options.transport},
       {"--ofi-provider", options.ofi_provider},
       {"--list-providers", options.list_providers ? "yes" : "no"},
+      {"--list-algorithms",
+       options.list_algorithms ? (options.list_algorithms_csv ? "csv" : "yes") : "no"},
       {"--check", options.check ? "yes" : "no"},
       {"--warmup", std::to_string(options.warmup)},
       {"--min-samples", std::to_string(options.min_samples)},

@@ -42,6 +42,10 @@ struct Options {
   std::string transport = "mpi";
   std::string ofi_provider;
   bool list_providers = false;
+  // --list-algorithms: print the algorithm registry and exit; as CSV when a
+  // bare --csv (no PATH) goes with it.
+  bool list_algorithms = false;
+  bool list_algorithms_csv = false;
   bool check = false;
   std::string csv_path;
   bool append = false;
@@ -97,6 +101,13 @@ Options parse_options(const std::vector<std::string>& args);
 // --debug-stuck-rank or --debug-crash-rank must exist, and a stuck rank
 // needs another rank to notice it. Throws UsageError.
 void validate_for_ranks(const Options& options, int ranks);
+
+// What --list-algorithms prints: every algorithm of the registry, in its
+// order, with whether it is hand-written or the MPI library's own and
+// whether collbench-fit fits a cost model of its own to it. `csv`: a header
+// line and one row per algorithm (columns in benchmarks/harness/README.md);
+// otherwise an aligned table.
+std::string algorithm_listing(bool csv);
 
 // The text --help prints for collbench's own options (Google Benchmark's
 // flags are printed after it by main).
