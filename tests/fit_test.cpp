@@ -778,6 +778,22 @@ TEST(Output, ModelsAndPredictionsCsvAreComplete) {
     EXPECT_EQ(models.rows[i][max_bytes_column],
               std::to_string(static_cast<std::uint64_t>(results.fits[i].max_bytes)));
   }
+  // Rows in registry order of the algorithms, the order (and so the colour)
+  // the plots give them in every figure.
+  std::vector<std::string> first_seen, registry_order;
+  for (const PointPrediction& p : results.predictions) {
+    if (find_algorithm(p.point.algorithm) == nullptr) continue;
+    if (std::find(first_seen.begin(), first_seen.end(), p.point.algorithm) == first_seen.end()) {
+      first_seen.push_back(p.point.algorithm);
+    }
+  }
+  for (const AlgorithmInfo& info : algorithms()) {
+    if (std::find(first_seen.begin(), first_seen.end(), info.name) != first_seen.end()) {
+      registry_order.emplace_back(info.name);
+    }
+  }
+  EXPECT_GE(first_seen.size(), 3u);
+  EXPECT_EQ(first_seen, registry_order);
   const std::string report = format_report(results, LoadSummary{}, false);
   EXPECT_NE(report.find("measured:  "), std::string::npos);
   EXPECT_NE(report.find("Point-to-point"), std::string::npos);

@@ -356,9 +356,8 @@ std::optional<double> by_size_seconds(const CostTerms& terms, double vector_byte
   };
   const std::optional<double> exchange_seconds = interpolate_seconds(exchange, message_bytes);
   if (!exchange_seconds) return std::nullopt;
-  double seconds =
-      terms.messages *
-      std::max(*exchange_seconds, message_bytes * per_byte_at_working_set(exchange));
+  double seconds = terms.messages *
+                   std::max(*exchange_seconds, message_bytes * per_byte_at_working_set(exchange));
   if (terms.reduce_bytes > 0) {
     const std::optional<double> reduce_seconds = interpolate_seconds(reduce, message_bytes);
     if (!reduce_seconds) return std::nullopt;
@@ -380,16 +379,34 @@ std::optional<double> model_seconds(const NetworkModel* model, const std::string
   return model_terms(algorithm, ranks, bytes).seconds(model->alpha, model->beta, model->gamma);
 }
 
+// An algorithm's place in the registry, the order used everywhere; a name
+// that is not an algorithm (pingpong, reduce, memcpy) after every one.
+std::size_t registry_position(std::string_view name) {
+  const auto& all = algorithms();
+  return static_cast<std::size_t>(
+      std::find_if(all.begin(), all.end(),
+                   [&](const AlgorithmInfo& info) { return info.name == name; }) -
+      all.begin());
+}
+
 std::vector<std::string> ordered_candidates(const std::set<std::string>& names) {
-  // Registry order first (the order used everywhere), then the rest by name.
-  std::vector<std::string> ordered;
-  for (const AlgorithmInfo& info : algorithms()) {
-    if (names.contains(std::string(info.name))) ordered.emplace_back(info.name);
-  }
-  for (const std::string& name : names) {
-    if (std::find(ordered.begin(), ordered.end(), name) == ordered.end()) ordered.push_back(name);
-  }
+  // Registry order first, then the rest by name (the set's order).
+  std::vector<std::string> ordered(names.begin(), names.end());
+  std::stable_sort(ordered.begin(), ordered.end(), [](const std::string& a, const std::string& b) {
+    return registry_position(a) < registry_position(b);
+  });
   return ordered;
+}
+
+// predictions.csv in registry order of the algorithms (groups are kept in
+// a map by name): the plots take their order and colours from the rows, and
+// an algorithm's colour must be the same in every figure of a run.
+void order_predictions_by_registry(FitResults& results) {
+  std::stable_sort(results.predictions.begin(), results.predictions.end(),
+                   [](const PointPrediction& a, const PointPrediction& b) {
+                     return registry_position(a.point.algorithm) <
+                            registry_position(b.point.algorithm);
+                   });
 }
 
 }  // namespace
@@ -583,8 +600,8 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
       const auto predict_by_size = [&](const std::vector<const Measurement*>& group,
                                        const ModelFit& exchange) {
         const int ranks = exchange.ranks.front();
-        const SizeCurve& sendrecv = exchange_curves.at(
-            {exchange.transport, exchange.provider, exchange.placement, ranks});
+        const SizeCurve& sendrecv =
+            exchange_curves.at({exchange.transport, exchange.provider, exchange.placement, ranks});
         // Reductions that run on every rank at once are priced with every
         // rank reducing at once, when that was measured at this p.
         const AlgorithmInfo* info = find_algorithm(algorithm);
@@ -596,9 +613,8 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         std::vector<const Measurement*> covered;
         std::vector<double> predicted, measured;
         for (const Measurement* m : group) {
-          const std::optional<double> seconds =
-              by_size_seconds(model_terms(algorithm, m->ranks, m->bytes), m->bytes, sendrecv,
-                              reduce);
+          const std::optional<double> seconds = by_size_seconds(
+              model_terms(algorithm, m->ranks, m->bytes), m->bytes, sendrecv, reduce);
           if (!seconds) continue;
           covered.push_back(m);
           predicted.push_back(*seconds);
@@ -724,6 +740,7 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         crossover_selection_string(selection.candidates, max_bytes, element_bytes, fitted);
     results.selections.push_back(std::move(selection));
   }
+  order_predictions_by_registry(results);
   return results;
 }
 
