@@ -16,22 +16,13 @@ constexpr std::uint64_t kTableMask = CheckPattern::kTableSize - 1;
 // Non-owner values are ±1 and the owners' are at most 4 in magnitude.
 constexpr int kMaxValue = 4;
 
-// splitmix64's finalizer: a bijection whose every output bit depends on every
-// input bit, at two multiplies.
-constexpr std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 // 2, 3 or 4 from 24 bits of a hash, by multiply-and-shift instead of a modulo.
 inline int two_to_four(std::uint64_t bits24) { return 2 + static_cast<int>((bits24 * 3) >> 24); }
 
 std::array<int, CheckPattern::kTableSize> make_table() {
   std::array<int, CheckPattern::kTableSize> table{};
   for (std::size_t j = 0; j < table.size(); ++j) {
-    table[j] = (mix(j + 0x7AB1E) >> 63) != 0 ? 1 : -1;
+    table[j] = (mix64(j + 0x7AB1E) >> 63) != 0 ? 1 : -1;
   }
   return table;
 }
@@ -104,7 +95,7 @@ struct Element {
 };
 
 inline Element element_of(std::uint64_t index, std::uint64_t salt) {
-  const std::uint64_t h = mix(index ^ salt);
+  const std::uint64_t h = mix64(index ^ salt);
   return {static_cast<int>(h & kTableMask), two_to_four((h >> 16) & 0xFFFFFF),
           two_to_four(h >> 40)};
 }
@@ -123,9 +114,9 @@ const std::array<int, CheckPattern::kTableSize>& CheckPattern::table() {
 }
 
 CheckPattern::CheckPattern(int ranks, std::uint64_t generation)
-    : ranks_(ranks), generation_(generation), salt_(mix(generation ^ 0xC0111B5ECULL)) {
+    : ranks_(ranks), generation_(generation), salt_(mix64(generation ^ 0xC0111B5ECULL)) {
   if (ranks < 1) throw std::invalid_argument(fmt::format("check of {} ranks", ranks));
-  const std::uint64_t owners = mix(salt_);
+  const std::uint64_t owners = mix64(salt_);
   max_owner_offset_ = static_cast<int>(owners % static_cast<std::uint64_t>(ranks));
   min_owner_step_ =
       ranks > 1 ? 1 + static_cast<int>((owners >> 32) % static_cast<std::uint64_t>(ranks - 1)) : 0;

@@ -67,6 +67,15 @@
 
 namespace collbench {
 
+// splitmix64's finalizer: a bijection whose every output bit depends on every
+// input bit, at two multiplies. The hash behind every check pattern.
+constexpr std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
 struct CheckResult {
   std::uint64_t checked = 0;  // elements compared
   std::uint64_t wrong = 0;    // of which differed from the expected value
