@@ -177,10 +177,12 @@ struct App {
             ->type_name("N")
             ->check(cli::whole_number(1, kMaxSamples, "samples"));
     app.add_option("--min-samples", options.min_samples,
-                   "At least N timed samples per benchmark and repetition (default: 10); more "
-                   "only while their total is below --benchmark_min_time, so a call slower than "
-                   "min_time / N gets N samples, never one or two. Recorded in the CSV "
-                   "(min_samples, samples)")
+                   fmt::format("At least N timed samples per benchmark and repetition (default: "
+                               "{}); more only while their total is below "
+                               "--benchmark_min_time, so a call slower than min_time / N gets N "
+                               "samples, never one or two. Recorded in the CSV (min_samples, "
+                               "samples)",
+                               kDefaultMinSamples))
         ->type_name("N")
         ->check(cli::whole_number(1, kMaxSamples, "samples"))
         ->excludes(samples);

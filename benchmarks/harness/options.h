@@ -31,6 +31,10 @@ enum class SyncMode { barrier, none };
 inline constexpr const char* kFamilyNames[] = {"allreduce", "p2p",      "local",     "exchange",
                                                "mpi_bare",  "sendrecv", "reduce_all"};
 
+// Timed samples per benchmark and repetition unless --min-samples says
+// otherwise: enough for a median and a spread, never one or two.
+inline constexpr int kDefaultMinSamples = 10;
+
 struct Options {
   bool all_algorithms = true;
   std::vector<std::string> algorithms;  // validated names, in the order given
@@ -54,8 +58,8 @@ struct Options {
   // Timed samples per row (a sample is one call, or for p2p and local a
   // batch of calls_per_sample calls): at least min_samples, more when
   // --benchmark_min_time asks for more; exactly `samples` when that is set
-  // (> 0), whatever the time. See kDefaultMinSamples.
-  int min_samples = 10;
+  // (> 0), whatever the time.
+  int min_samples = kDefaultMinSamples;
   int samples = 0;
   SyncMode sync = SyncMode::barrier;
   // --interleave: the --benchmark_repetitions run in rounds, each round every
