@@ -51,6 +51,15 @@ inline CLI::Validator positive(const std::string& unit = "") {
   return number_at_least(0, true, unit);
 }
 
+// The longest --timeout any executable takes: a year (0 is "wait forever");
+// beyond it a deadline would overflow the clock's range.
+inline constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
+
+// A --timeout in seconds: 0 to kMaxTimeoutSeconds.
+inline CLI::Validator timeout_seconds() {
+  return number_at_least(0, false, "seconds", kMaxTimeoutSeconds);
+}
+
 // A path given to an option: refused empty (a variable a script left unset;
 // some calls read "" as the current folder, others as no output) or starting
 // with '-' (after an empty `--csv=`, CLI11 takes the next argument, an

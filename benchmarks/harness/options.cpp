@@ -23,8 +23,6 @@
 namespace collbench::harness {
 namespace {
 
-// A year: beyond it a deadline would overflow the clock's range.
-constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
 // A minute of --debug-slow-us: a slower rank only tests the default timeout.
 constexpr double kMaxDebugSlowMicroseconds = 60e6;
 // Untimed calls per benchmark: a million 64 MiB allreduces is already days.
@@ -208,7 +206,7 @@ struct App {
                    "waits forever; the mpi algorithm's own MPI_Allreduce is ended 10 s later by "
                    "a watchdog)")
         ->type_name("SECONDS")
-        ->check(cli::number_at_least(0, false, "seconds", kMaxTimeoutSeconds));
+        ->check(cli::timeout_seconds());
     app.add_option("--run-id", options.run_id,
                    "Run identifier for the CSV (default: UTC time and a random suffix, e.g. "
                    "20250101T120000Z-3f9a1c); letters, digits, '.', '_' and '-'")
@@ -489,7 +487,7 @@ double default_timeout_seconds(std::uint64_t bytes, int ranks) {
   constexpr double kSlowestBytesPerSecond = 10e6;
   const double seconds =
       60.0 + 2.0 * std::max(ranks - 1, 1) * static_cast<double>(bytes) / kSlowestBytesPerSecond;
-  return std::min(seconds, kMaxTimeoutSeconds);
+  return std::min(seconds, cli::kMaxTimeoutSeconds);
 }
 
 bool Options::has_family(const std::string& family) const {
