@@ -164,3 +164,9 @@ add_test(NAME column_rules_agree
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/column_rules_agree_test.py
                  ${PROJECT_SOURCE_DIR})
 set_tests_properties(column_rules_agree PROPERTIES LABELS unit)
+
+# scripts/collbench_csv.py's ReplaceTogether puts back what a failed commit renamed.
+add_test(NAME replace_together_py
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/replace_together_py_test.py
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(replace_together_py PROPERTIES LABELS unit)
