@@ -136,6 +136,22 @@ expect_no_report() {
   [[ -z $left ]] || fail "--benchmark_out left after an abnormal end: $left"
 }
 
+# limited KIB ARGS...: collbench (an MPI singleton) under a file-size limit
+# of KIB KiB, standing in for a disk that fills; a write past it fails with
+# EFBIG instead of killing the process. Sets $status.
+limited() {
+  local kib=$1
+  shift
+  set +e
+  (
+    ulimit -f "$kib"
+    trap '' XFSZ
+    exec "$collbench" --families local --sizes 8B:1KiB --quiet "$@"
+  ) >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+}
+
 case $scenario in
 stuck)
   # The ranks' blocking waits are bounded by --timeout 2; the timeout report
@@ -223,15 +239,7 @@ outputs)
   # A file-size limit stands in for a disk filling mid-run: 3 KiB holds the
   # header and a few rows of 8 sizes x 2 benchmarks. The row that crosses it
   # must not stay torn.
-  set +e
-  (
-    ulimit -f 3
-    trap '' XFSZ
-    exec "$collbench" --families local --sizes 8B:1KiB --benchmark_min_time=0.001 --quiet \
-      --csv "$work/full.csv"
-  ) >"$work/stdout" 2>"$work/stderr"
-  status=$?
-  set -e
+  limited 3 --benchmark_min_time=0.001 --csv "$work/full.csv"
   echo "full: exit status $status"
   ((status != 0)) || fail "exit status 0 though the CSV could not be written"
   expect_stderr "cannot write to $work/full.csv: "
@@ -239,15 +247,8 @@ outputs)
   expect_whole_rows full 1
 
   # The CSV's failure aborts the job; the --benchmark_out beside it goes too.
-  set +e
-  (
-    ulimit -f 3
-    trap '' XFSZ
-    exec "$collbench" --families local --sizes 8B:1KiB --benchmark_min_time=0.001 --quiet \
-      --csv "$work/full_both.csv" --benchmark_out="$work/full_both.json"
-  ) >"$work/stdout" 2>"$work/stderr"
-  status=$?
-  set -e
+  limited 3 --benchmark_min_time=0.001 --csv "$work/full_both.csv" \
+    --benchmark_out="$work/full_both.json"
   echo "full --csv beside --benchmark_out: exit status $status"
   ((status != 0)) || fail "exit status 0 though the CSV could not be written"
   expect_stderr "cannot write to $work/full_both.csv: "
@@ -257,15 +258,7 @@ outputs)
   # and does not check: the run fails naming the file, and no report (torn
   # or temporary) is left; 2 KiB holds less than the JSON context.
   mkdir "$work/report"
-  set +e
-  (
-    ulimit -f 2
-    trap '' XFSZ
-    exec "$collbench" --families local --sizes 8B:1KiB --samples 2 --quiet \
-      --benchmark_out="$work/report/run.json"
-  ) >"$work/stdout" 2>"$work/stderr"
-  status=$?
-  set -e
+  limited 2 --samples 2 --benchmark_out="$work/report/run.json"
   echo "full --benchmark_out: exit status $status"
   ((status == 1)) || fail "--benchmark_out cut short: exit status $status, expected 1"
   expect_stderr "collbench: --benchmark_out=$work/report/run.json: the report was cut short"
