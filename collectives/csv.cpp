@@ -204,26 +204,34 @@ bool is_record_of(std::string_view line, std::size_t fields) {
 // every reader refuse the file after this run's rows are added: refused
 // here, before anything is appended. Reads at most kLastRowMaxBytes from the
 // end; a quoted field may span lines, so the candidate record grows back a
-// line at a time while it has an odd number of quotes.
+// line at a time while it has an odd number of quotes (no whole record has).
+// Each line is scanned once and the candidate parsed once, at the first even
+// count: linear, where re-scanning every candidate was quadratic in the
+// lines of a torn quoted field.
 void CsvWriter::check_last_row(std::uint64_t size) const {
   constexpr std::uint64_t kLastRowMaxBytes = std::uint64_t{1} << 20;
   const std::uint64_t start = size > kLastRowMaxBytes ? size - kLastRowMaxBytes : 0;
   std::string tail = read_at_most(fd_, start, static_cast<std::size_t>(size - start), path_);
   tail.pop_back();  // the final newline, checked by the caller
   std::size_t begin = tail.size();
+  std::size_t quotes = 0;
   while (true) {
+    const std::size_t line_end = begin;
     const std::size_t previous = begin == 0 ? std::string::npos : tail.rfind('\n', begin - 1);
     begin = previous == std::string::npos ? 0 : previous + 1;
-    const std::string_view candidate = std::string_view(tail).substr(begin);
-    if (candidate.find('\0') != std::string_view::npos) {
-      throw std::runtime_error(
-          fmt::format("cannot append to {}: its last line has NUL bytes (a torn write); delete "
-                      "that line",
-                      path_));
+    const std::string_view line = std::string_view(tail).substr(begin, line_end - begin);
+    if (line.find('\0') != std::string_view::npos) {
+      throw std::runtime_error(fmt::format(
+          "cannot append to {}: its last line has NUL bytes (a torn write); delete that line",
+          path_));
     }
-    if (candidate.empty() || is_record_of(candidate, columns_.size())) return;
-    const bool inside_quotes = std::count(candidate.begin(), candidate.end(), '"') % 2 == 1;
-    if (!inside_quotes || previous == std::string::npos) break;
+    quotes += static_cast<std::size_t>(std::count(line.begin(), line.end(), '"'));
+    if (quotes % 2 == 0) {
+      const std::string_view candidate = std::string_view(tail).substr(begin);
+      if (candidate.empty() || is_record_of(candidate, columns_.size())) return;
+      break;
+    }
+    if (previous == std::string::npos) break;
     begin = previous;
   }
   throw std::runtime_error(fmt::format(
