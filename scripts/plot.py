@@ -16,8 +16,8 @@ Subcommands:
 sweep, fit and scaling take --algorithms LISTING, the output of
 `collbench --list-algorithms --csv`: algorithms are then listed, and coloured,
 in registry order. Without it they follow the order the input lists them (a
-collbench CSV lists them in registry order; collbench-fit's predictions.csv
-and collbench-predict's scaling.csv by name). The baselines (mpi, mpi_bare,
+collbench CSV and collbench-fit's predictions.csv list them in registry
+order; collbench-predict's scaling.csv in its own). The baselines (mpi, mpi_bare,
 lower_bound) keep one colour everywhere; an algorithm no listing names is
 plotted like the others.
 
