@@ -16,7 +16,8 @@
 #   samples NP   the sample floor (--min-samples, default 10) where min_time
 #                would give fewer, and --samples N exactly, whatever min_time
 #   check_fail   --debug-corrupt-elements: --check reports them, exit 1, in
-#                every round of --interleave
+#                every round of --interleave; without the connection warm-up
+#                the peers-contacted check stops the run
 #   outputs      repetitions (back to back, or in rounds with --interleave),
 #                --benchmark_out JSON, --append and --force
 #   killed       a run killed midway keeps every finished row, none torn
@@ -365,6 +366,15 @@ for row in rows:
     if row["check"] != "wrong" or row["wrong_elements"] != "3":
         fail(f"{row['benchmark']} round {row['repetition']}: check={row['check']} wrong={row['wrong_elements']}")
 PYTHON
+
+  # The check that every peer was addressed before timing: without the
+  # connection warm-up, tree at 4 ranks reaches only its tree neighbours
+  # (rank 3 only rank 2), and the run must stop before its first timed call.
+  run 4 --algorithms tree --families allreduce --sizes 64B --debug-skip-connection-warmup \
+    --csv "$work/unwarmed.csv" --samples 3 --quiet
+  [[ $status -ne 0 ]] || fail "no connection warm-up: exit status 0"
+  grep -q "before timing: the connection warm-up (Runner::connect_every_pair) did not reach them all" \
+    "$work/stderr" || { cat "$work/stderr" >&2; fail "no connection warm-up: not refused"; }
   ;;
 
 outputs)

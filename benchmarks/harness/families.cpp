@@ -1012,7 +1012,7 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   }
   if (!connected_) {
     phase_ = Phase::connect;
-    connect_every_pair();
+    if (!options_.debug_skip_connection_warmup) connect_every_pair();
     connected_ = true;
   }
   phase_ = Phase::setup;

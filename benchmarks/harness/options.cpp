@@ -239,6 +239,11 @@ struct App {
                      "N wrong elements per benchmark and collbench must exit with status 1")
         ->type_name("N")
         ->check(cli::whole_number(0, INT64_MAX, "elements"));
+    testing->add_flag("--debug-skip-connection-warmup", options.debug_skip_connection_warmup,
+                      "Skip the warm-up that contacts every peer before the first benchmark, so "
+                      "the check that every rank has addressed all its peers before timing must "
+                      "stop the run (exit status 1): e.g. tree at 4 ranks reaches only its tree "
+                      "neighbours");
     auto* stuck =
         testing
             ->add_option("--debug-stuck-rank", options.debug_stuck_rank,
@@ -729,6 +734,7 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--debug-slow-rank", std::to_string(options.debug_slow_rank)},
       {"--debug-slow-us", fmt::format("{}", options.debug_slow_us)},
       {"--debug-corrupt-elements", std::to_string(options.debug_corrupt_elements)},
+      {"--debug-skip-connection-warmup", options.debug_skip_connection_warmup ? "yes" : "no"},
       {"--debug-stuck-rank", std::to_string(options.debug_stuck_rank)},
       {"--debug-crash-rank", std::to_string(options.debug_crash_rank)},
       {"--debug-fault-after", std::to_string(options.debug_fault_after)},

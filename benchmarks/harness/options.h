@@ -76,6 +76,7 @@ struct Options {
   int debug_slow_rank = -1;
   double debug_slow_us = 0;
   std::uint64_t debug_corrupt_elements = 0;
+  bool debug_skip_connection_warmup = false;
   int debug_stuck_rank = -1;
   int debug_crash_rank = -1;
   int debug_fault_after = 0;  // benchmarks that finish before the stuck or crash fault
