@@ -143,7 +143,8 @@ fi
 # (busy-polling ranks that share a core for a moment double a microsecond
 # time), Open MPI over shared memory as run.sh's main sweep.
 launcher=(mpiexec -n "$np")
-if mpirun --version 2>/dev/null | grep -q "Open MPI"; then
+# Not grep -q: under pipefail, the writer's SIGPIPE would make this false.
+if mpirun --version 2>/dev/null | grep "Open MPI" >/dev/null; then
   bind=core
   ((np <= $(nproc))) || bind=none
   launcher=(mpirun -np "$np" --bind-to "$bind" --mca pml ob1 --mca btl "self,vader"

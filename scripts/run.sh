@@ -140,7 +140,9 @@ fit=$build/benchmarks/models/collbench-fit
 # comparison sweeps (their fabric cannot be chosen here).
 launcher=(mpiexec -n "$np")
 declare -A mpi_flags=()
-if mpirun --version 2>/dev/null | grep -q "Open MPI"; then
+# grep without -q reads to the end: with -q it exits at the first match, and
+# under pipefail the writer's SIGPIPE then makes the test false.
+if mpirun --version 2>/dev/null | grep "Open MPI" >/dev/null; then
   mpirun_base=(mpirun -np "$np" --oversubscribe --bind-to none --mca oob_tcp_if_include lo)
   mpi_flags=(
     [btl_vader]="--mca pml ob1 --mca btl self,vader"
@@ -257,7 +259,10 @@ label() {
 }
 
 comparisons=()
-if [[ ${RUN_OFI:-1} == 1 ]] && "$collbench" --help 2>/dev/null | grep -q -- "--transport KIND.*ofi"; then
+# Not grep -q (see mpirun --version above): collbench writes its --help in
+# several blocks, and a SIGPIPE once skipped every libfabric sweep.
+if [[ ${RUN_OFI:-1} == 1 ]] &&
+  "$collbench" --help 2>/dev/null | grep -- "--transport KIND.*ofi" >/dev/null; then
   for provider in tcp shm; do
     allreduce_sweep "ofi_$provider" "${launcher[@]}" -- --transport ofi --ofi-provider "$provider"
   done

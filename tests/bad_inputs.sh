@@ -25,7 +25,9 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/bad_inputs.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
 have_ofi=0
-if "$build/benchmarks/harness/collbench" --help 2>/dev/null | grep -q -- "--transport KIND.*ofi"; then
+# Not grep -q: it would exit at the first match and, under pipefail, the
+# SIGPIPE of collbench writing the rest of --help would make this false.
+if "$build/benchmarks/harness/collbench" --help 2>/dev/null | grep -- "--transport KIND.*ofi" >/dev/null; then
   have_ofi=1
 fi
 
