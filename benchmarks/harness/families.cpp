@@ -981,9 +981,7 @@ void Runner::abort_on_timeout(const std::string& detail) {
     // process too; aborting at the same time would garble mpirun's output.
     std::this_thread::sleep_for(std::chrono::seconds(5));
   }
-  remove_file_of_abnormal_end();
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::abort();  // MPI_Abort does not return
+  abort_job();
 }
 
 void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int round) {
@@ -994,8 +992,7 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int rou
     fmt::print(stderr, "collbench: rank {}: {} failed: {}\n", rank_, benchmark_case.name,
                error.what());
     std::fflush(stderr);
-    remove_file_of_abnormal_end();
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort_job();
   }
 }
 

@@ -619,8 +619,7 @@ int main(int argc, char** argv) {
     // without risking a hang: say what failed and take the job down.
     fmt::print(stderr, "collbench: rank {}: {}\n", world.rank, failure.what());
     std::fflush(stderr);
-    collbench::harness::remove_file_of_abnormal_end();
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    collbench::harness::abort_job();
   }
   if (world.comm != MPI_COMM_NULL) MPI_Comm_free(&world.comm);
   MPI_Finalize();

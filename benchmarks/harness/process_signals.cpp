@@ -1,22 +1,27 @@
 #include "process_signals.h"
 
+#include <mpi.h>
 #include <unistd.h>
 
-#include <array>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
 namespace collbench::harness {
 namespace {
 
-constexpr std::array kEndingSignals = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM};
-
 // Written before the handlers can run and read only by them and
 // remove_file_of_abnormal_end: a fixed buffer, since a handler may not
 // allocate.
 char g_path[PATH_MAX] = {};
 struct sigaction g_previous[NSIG] = {};
+
+// Async-signal-safe.
+void remove_file_of_abnormal_end() {
+  if (g_path[0] != '\0') ::unlink(g_path);
+  g_path[0] = '\0';
+}
 
 void on_ending_signal(int signal, siginfo_t* info, void* context) {
   remove_file_of_abnormal_end();
@@ -44,20 +49,20 @@ void remove_if_ended_abnormally(const std::string& path) {
     if (sigaction(signal, nullptr, &current) != 0) continue;
     // An ignored SIGINT/SIGTERM (nohup, a parent's choice) stays ignored.
     if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_IGN) continue;
-    if ((current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == on_ending_signal) continue;
     struct sigaction ours {};
     ours.sa_sigaction = on_ending_signal;
     ours.sa_flags = SA_SIGINFO | SA_RESETHAND;
     sigemptyset(&ours.sa_mask);
-    if (sigaction(signal, &ours, &g_previous[signal]) != 0) continue;
+    sigaction(signal, &ours, &g_previous[signal]);
   }
 }
 
 void keep_file_of_normal_end() { g_path[0] = '\0'; }
 
-void remove_file_of_abnormal_end() {
-  if (g_path[0] != '\0') ::unlink(g_path);
-  g_path[0] = '\0';
+void abort_job() {
+  remove_file_of_abnormal_end();
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // MPI_Abort does not return
 }
 
 }  // namespace collbench::harness

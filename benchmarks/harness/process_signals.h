@@ -21,8 +21,12 @@
 
 namespace collbench::harness {
 
+// The signals that end a process abnormally: reset to their default here,
+// and the ones after which remove_if_ended_abnormally removes its file.
+inline constexpr int kEndingSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM};
+
 inline void set_process_signals() {
-  for (const int signal : {SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGINT, SIGTERM}) {
+  for (const int signal : kEndingSignals) {
     struct sigaction current {};
     if (sigaction(signal, nullptr, &current) != 0) continue;
     const bool handled = (current.sa_flags & SA_SIGINFO) != 0 ||
@@ -37,12 +41,13 @@ inline void set_process_signals() {
 // temporary, which only a complete run renames over its target. Abnormally:
 // a signal (a crash here, or mpirun's SIGTERM when another rank called
 // MPI_Abort; the handler in place, Open MPI's backtrace or the default, runs
-// after the removal), or remove_file_of_abnormal_end() before this rank
-// calls MPI_Abort itself. Call after MPI_Init, whose handlers it chains to.
+// after the removal), or abort_job() on this rank. Call after MPI_Init,
+// whose handlers it chains to.
 void remove_if_ended_abnormally(const std::string& path);
 // Forgets it (renamed or removed by the normal end).
 void keep_file_of_normal_end();
-// Removes it now (before MPI_Abort); async-signal-safe.
-void remove_file_of_abnormal_end();
+// Ends the whole job from this rank (MPI_Abort, status 1), removing that
+// file first.
+[[noreturn]] void abort_job();
 
 }  // namespace collbench::harness
