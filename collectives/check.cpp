@@ -128,32 +128,50 @@ CheckPattern::CheckPattern(int ranks, std::uint64_t generation)
   }
 }
 
-int CheckPattern::input(int rank, std::uint64_t index) const {
-  const Element e = element_of(index, salt_);
-  const auto p = static_cast<std::uint64_t>(ranks_);
-  const int max_owner =
-      static_cast<int>((index % p + static_cast<std::uint64_t>(max_owner_offset_)) % p);
-  const int min_owner = (max_owner + min_owner_step_) % ranks_;
-  if (rank == max_owner) return e.max_value;
-  if (rank == min_owner) return -e.min_value;
-  return table()[(static_cast<std::uint64_t>(rank + e.window)) & kTableMask];
-}
-
 namespace {
 
 // Walks the max and min owners along consecutive elements without a modulo
-// per element.
+// per element (min_owner −1 at one rank, where there is none).
 struct Owners {
   int max_owner;
   int min_owner;
   int ranks;
   void advance() {
     if (++max_owner == ranks) max_owner = 0;
-    if (++min_owner == ranks) min_owner = 0;
+    if (min_owner >= 0 && ++min_owner == ranks) min_owner = 0;
   }
 };
 
+// M raised to the next of 2, 3, 4 (4 wraps to 2) where the sum over every
+// rank would otherwise be 0, so that no element's sum is 0 (one value of M
+// at most gives 0): an output of zeros, or a block never written after a
+// zeroed buffer, is then wrong at every element for sum and avg, even in a
+// reduce_scatter block of a few elements. `window_sum` is the table's sum
+// over every rank's position (each counted as a non-owner).
+inline Element with_nonzero_sum(Element e, const Owners& owners, const int* window_sum,
+                                const int* t) {
+  int others = window_sum[e.window] -
+               t[static_cast<std::uint64_t>(owners.max_owner + e.window) & kTableMask];
+  if (owners.min_owner >= 0) {
+    others -= e.min_value + t[static_cast<std::uint64_t>(owners.min_owner + e.window) & kTableMask];
+  }
+  if (e.max_value + others == 0) e.max_value = e.max_value == kMaxValue ? 2 : e.max_value + 1;
+  return e;
+}
+
 }  // namespace
+
+int CheckPattern::input(int rank, std::uint64_t index) const {
+  const auto p = static_cast<std::uint64_t>(ranks_);
+  const int max_owner =
+      static_cast<int>((index % p + static_cast<std::uint64_t>(max_owner_offset_)) % p);
+  const int min_owner = ranks_ > 1 ? (max_owner + min_owner_step_) % ranks_ : -1;
+  const Element e = with_nonzero_sum(element_of(index, salt_), {max_owner, min_owner, ranks_},
+                                     window_sum_.data(), table().data());
+  if (rank == max_owner) return e.max_value;
+  if (rank == min_owner) return -e.min_value;
+  return table()[(static_cast<std::uint64_t>(rank + e.window)) & kTableMask];
+}
 
 void CheckPattern::fill(DType dtype, int rank, std::uint64_t first,
                         std::span<std::byte> buffer) const {
@@ -170,11 +188,12 @@ void CheckPattern::fill(DType dtype, int rank, std::uint64_t first,
     // loop reads through a reference, which would reload it every element.
     const Word* codes = encoded.data();
     const int* signs = t.data();
+    const int* window_sum = window_sum_.data();
     const std::uint64_t salt = salt_;
     Owners walk = owners;
     std::byte* out = buffer.data();
     for (std::size_t k = 0; k < count; ++k, walk.advance()) {
-      const Element e = element_of(first + k, salt);
+      const Element e = with_nonzero_sum(element_of(first + k, salt), walk, window_sum, signs);
       int value;
       if (rank == walk.max_owner) {
         value = e.max_value;
@@ -208,10 +227,13 @@ CheckResult CheckPattern::compare(DType dtype, std::uint64_t first,
   with_word(dtype, [&]<typename Word>() {
     const std::vector<Word> encoded = encode_all<Word>(dtype, values);
     const Word* codes = encoded.data();
+    const int* window_sum = window_sum_.data();
+    const int* signs = table().data();
     const std::uint64_t salt = salt_;
     Owners walk = owners;
     for (std::size_t k = 0; k < count; ++k, walk.advance()) {
-      const auto slot = static_cast<std::size_t>(key(element_of(first + k, salt), walk) + bias);
+      const Element e = with_nonzero_sum(element_of(first + k, salt), walk, window_sum, signs);
+      const auto slot = static_cast<std::size_t>(key(e, walk) + bias);
       Word got_bits;
       std::memcpy(&got_bits, data + k * sizeof(Word), sizeof(Word));
       if (got_bits == codes[slot]) continue;
@@ -229,18 +251,24 @@ CheckResult CheckPattern::compare(DType dtype, std::uint64_t first,
 }
 
 double CheckPattern::expected(DType dtype, ReduceOp op, std::uint64_t index) const {
-  const Element e = element_of(index, salt_);
+  double sum = 0;
+  int lowest = input(0, index);
+  int highest = lowest;
+  for (int r = 0; r < ranks_; ++r) {
+    const int value = input(r, index);
+    sum += value;
+    lowest = std::min(lowest, value);
+    highest = std::max(highest, value);
+  }
   switch (op) {
     case ReduceOp::max:
-      return e.max_value;
+      return highest;
     case ReduceOp::min:
-      return ranks_ > 1 ? -e.min_value : e.max_value;
+      return lowest;
     case ReduceOp::sum:
     case ReduceOp::avg:
       break;
   }
-  double sum = 0;
-  for (int r = 0; r < ranks_; ++r) sum += input(r, index);
   return round_to(dtype, op == ReduceOp::avg ? sum / ranks_ : sum);
 }
 

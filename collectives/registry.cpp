@@ -4,22 +4,16 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "algorithms/allreduce_common.h"
+#include "algorithm_common.h"
 #include "collbench/algorithm.h"
+#include "collbench/collective.h"
 
 namespace collbench {
 namespace detail {
 
-Block partition(std::size_t count, int parts, int index) {
-  const auto p = static_cast<std::size_t>(parts);
-  const auto i = static_cast<std::size_t>(index);
-  const std::size_t base = count / p;
-  const std::size_t extra = count % p;
-  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
-}
-
-AllreduceBase::AllreduceBase(Transport& transport, const AllreduceSpec& spec,
-                             std::span<const std::byte> in, std::span<std::byte> out)
+CollectiveBase::CollectiveBase(Transport& transport, const CollectiveSpec& spec,
+                               std::span<const std::byte> in, std::span<std::byte> out,
+                               std::string_view collective, Block in_block, Block out_block)
     : transport_(transport),
       spec_(spec),
       in_(in.data()),
@@ -27,34 +21,57 @@ AllreduceBase::AllreduceBase(Transport& transport, const AllreduceSpec& spec,
       element_bytes_(dtype_size(spec.dtype)),
       rank_(transport.rank()),
       ranks_(transport.size()) {
-  const std::size_t expected = spec.count * element_bytes_;
-  if (in.size() != expected || out.size() != expected) {
-    throw std::invalid_argument(
-        fmt::format("allreduce of {} {} elements needs {}-byte buffers, got in={} out={} bytes",
-                    spec.count, to_string(spec.dtype), expected, in.size(), out.size()));
+  const std::size_t in_bytes = in_block.count * element_bytes_;
+  const std::size_t out_bytes = out_block.count * element_bytes_;
+  if (in.size() != in_bytes || out.size() != out_bytes) {
+    throw std::invalid_argument(fmt::format(
+        "{} of {} {} elements on rank {} of {} needs a {}-byte input and a {}-byte output, got "
+        "in={} out={} bytes",
+        collective, spec.count, to_string(spec.dtype), rank_, ranks_, in_bytes, out_bytes,
+        in.size(), out.size()));
+  }
+  const auto* in_begin = in.data();
+  const auto* out_begin = reinterpret_cast<const std::byte*>(out.data());
+  in_place_ = in_begin < out_begin + out.size() && out_begin < in_begin + in.size();
+  if (in_place_ && in_begin - static_cast<std::ptrdiff_t>(in_block.offset * element_bytes_) !=
+                       out_begin - static_cast<std::ptrdiff_t>(out_block.offset * element_bytes_)) {
+    throw std::invalid_argument(fmt::format(
+        "{}: the input and output overlap but are not laid out in place (the smaller buffer at "
+        "its block's place in the larger)",
+        collective));
   }
   // Registration only reads the address range; MR modes that need it treat
   // the send buffer no differently from the receive buffer.
   std::span<std::byte> in_writable(const_cast<std::byte*>(in.data()), in.size());
-  registrations_.emplace_back(transport_, in_writable);
-  if (out.data() != in.data()) registrations_.emplace_back(transport_, out);
+  if (in.size() >= out.size()) {
+    registrations_.emplace_back(transport_, in_writable);
+    if (!in_place_) registrations_.emplace_back(transport_, out);
+  } else {
+    registrations_.emplace_back(transport_, out);
+    if (!in_place_) registrations_.emplace_back(transport_, in_writable);
+  }
 }
 
-std::byte* AllreduceBase::allocate_workspace(std::size_t elements) {
+std::byte* CollectiveBase::allocate_workspace(std::size_t elements) {
   workspaces_.emplace_back(std::max<std::size_t>(bytes(elements), 1));
   std::vector<std::byte>& workspace = workspaces_.back();
   registrations_.emplace_back(transport_, std::span<std::byte>(workspace));
   return workspace.data();
 }
 
-void AllreduceBase::copy_input_to_output() {
+void CollectiveBase::copy_input_to_output() {
   if (!in_place() && spec_.count > 0) std::memcpy(out_, in_, bytes(spec_.count));
 }
 
-void AllreduceBase::finish_average(Block block) {
+void CollectiveBase::finish_average(Block block) {
   if (spec_.op == ReduceOp::avg && block.count > 0) {
     scale_for_average(spec_.dtype, out_at(block.offset), block.count, ranks_);
   }
+}
+
+void AllgatherBase::place_own_block() {
+  const Block own = block(rank_);
+  if (!in_place() && own.count > 0) std::memcpy(out_at(own.offset), in_, bytes(own.count));
 }
 
 Fold::Fold(int ranks, int rank) : pof2(1 << floor_log2(ranks)), rem(ranks - pof2) {
@@ -65,7 +82,16 @@ Fold::Fold(int ranks, int rank) : pof2(1 << floor_log2(ranks)), rem(ranks - pof2
   }
 }
 
-bool fold_in(AllreduceBase& algorithm, const Fold& fold, std::byte* staging, int fold_tag,
+Block Fold::elements_of(std::size_t count, int ranks, int first, int participants) const {
+  const Block first_blocks = blocks_of(first);
+  const Block last_blocks = blocks_of(first + participants - 1);
+  const Block begin = partition(count, ranks, static_cast<int>(first_blocks.offset));
+  const Block end =
+      partition(count, ranks, static_cast<int>(last_blocks.offset + last_blocks.count - 1));
+  return {begin.offset, end.offset + end.count - begin.offset};
+}
+
+bool fold_in(CollectiveBase& algorithm, const Fold& fold, std::byte* staging, int fold_tag,
              int unfold_tag) {
   const int rank = algorithm.rank_;
   if (rank >= 2 * fold.rem) return false;
@@ -82,7 +108,7 @@ bool fold_in(AllreduceBase& algorithm, const Fold& fold, std::byte* staging, int
   return false;
 }
 
-void unfold_out(AllreduceBase& algorithm, const Fold& fold, int unfold_tag) {
+void unfold_out(CollectiveBase& algorithm, const Fold& fold, int unfold_tag) {
   const int rank = algorithm.rank_;
   if (rank >= 2 * fold.rem) return;
   algorithm.transport_.wait(
@@ -111,28 +137,131 @@ int floor_log2(int p) {
   return log;
 }
 
-std::span<const AlgorithmInfo> algorithms() {
-  static const std::array<AlgorithmInfo, 7> registry = {
+Block partition(std::size_t count, int parts, int index) {
+  const auto p = static_cast<std::size_t>(parts);
+  const auto i = static_cast<std::size_t>(index);
+  const std::size_t base = count / p;
+  const std::size_t extra = count % p;
+  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+namespace {
+
+// Layouts.
+Block whole_vector(std::size_t count, int /*ranks*/, int /*rank*/) { return {0, count}; }
+Block own_block(std::size_t count, int ranks, int rank) { return partition(count, ranks, rank); }
+
+// nccl-tests' bus-bandwidth factors.
+double all_to_all_share(int p) { return static_cast<double>(p - 1) / p; }
+double allreduce_factor(int p) { return 2.0 * (p - 1) / p; }
+
+// Lower bounds (see collective.h).
+CostTerms allreduce_lower_bound(int p, double n) {
+  const double share = all_to_all_share(p);
+  return {static_cast<double>(ceil_log2(p)), 2 * share * n, share * n};
+}
+CostTerms reduce_scatter_lower_bound(int p, double n) {
+  const double share = all_to_all_share(p);
+  return {static_cast<double>(ceil_log2(p)), share * n, share * n};
+}
+CostTerms allgather_lower_bound(int p, double n) {
+  return {static_cast<double>(ceil_log2(p)), all_to_all_share(p) * n, 0};
+}
+
+// Checks: the reduction of every rank's input over the output's elements, or
+// the input of the rank each block came from.
+CheckResult check_allreduce(const CheckPattern& pattern, DType dtype, ReduceOp op,
+                            std::size_t /*count*/, int /*rank*/, std::uint64_t first,
+                            std::span<const std::byte> output) {
+  return pattern.check_reduced(dtype, op, first, output);
+}
+CheckResult check_reduce_scatter(const CheckPattern& pattern, DType dtype, ReduceOp op,
+                                 std::size_t count, int rank, std::uint64_t first,
+                                 std::span<const std::byte> output) {
+  return pattern.check_reduced(dtype, op, first + own_block(count, pattern.ranks(), rank).offset,
+                               output);
+}
+CheckResult check_allgather(const CheckPattern& pattern, DType dtype, ReduceOp /*op*/,
+                            std::size_t count, int /*rank*/, std::uint64_t first,
+                            std::span<const std::byte> output) {
+  CheckResult total;
+  const std::size_t element_bytes = dtype_size(dtype);
+  for (int owner = 0; owner < pattern.ranks(); ++owner) {
+    const Block block = partition(count, pattern.ranks(), owner);
+    const CheckResult part = pattern.check_input(
+        dtype, owner, first + block.offset,
+        output.subspan(block.offset * element_bytes, block.count * element_bytes));
+    if (part.wrong > 0 && total.wrong == 0) {
+      total.first_mismatch = fmt::format("block of rank {}, {}", owner, part.first_mismatch);
+    }
+    total.wrong += part.wrong;
+    total.checked += part.checked;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::span<const CollectiveInfo> collectives() {
+  // Copies of the algorithms' definitions (in their own files), made on the
+  // first call, after every file's static initialization.
+  static const std::array<AlgorithmInfo, 7> allreduce = {
       kRingAllreduce,         kTreeAllreduce,      kRecursiveDoublingAllreduce,
       kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce,
       kMpiAllreduce};
-  return registry;
+  static const std::array<AlgorithmInfo, 3> reduce_scatter = {
+      kRingReduceScatter, kRecursiveHalvingReduceScatter, kMpiReduceScatter};
+  static const std::array<AlgorithmInfo, 3> allgather = {
+      kRingAllgather, kRecursiveDoublingAllgather, kMpiAllgather};
+  static const std::array<CollectiveInfo, 3> table = {{
+      {"allreduce", "every rank gets the reduction of every rank's vector", true, whole_vector,
+       whole_vector, allreduce_factor, allreduce_lower_bound, check_allreduce, allreduce},
+      {"reduce_scatter",
+       "every rank gets its block of the reduction of every rank's vector (FSDP/ZeRO gradients)",
+       true, whole_vector, own_block, all_to_all_share, reduce_scatter_lower_bound,
+       check_reduce_scatter, reduce_scatter},
+      {"allgather", "every rank gets every rank's block (FSDP/ZeRO parameters)", false, own_block,
+       whole_vector, all_to_all_share, allgather_lower_bound, check_allgather, allgather},
+  }};
+  return table;
 }
 
-const AlgorithmInfo* find_algorithm(std::string_view name) {
-  for (const AlgorithmInfo& info : algorithms()) {
+const CollectiveInfo* find_collective(std::string_view name) {
+  for (const CollectiveInfo& info : collectives()) {
     if (info.name == name) return &info;
   }
   return nullptr;
 }
 
-std::string algorithm_names() {
+std::string collective_names() {
   std::string names;
-  for (const AlgorithmInfo& info : algorithms()) {
+  for (const CollectiveInfo& info : collectives()) {
     if (!names.empty()) names += ", ";
     names += info.name;
   }
   return names;
+}
+
+const AlgorithmInfo* CollectiveInfo::find_algorithm(std::string_view algorithm) const {
+  for (const AlgorithmInfo& info : algorithms) {
+    if (info.name == algorithm) return &info;
+  }
+  return nullptr;
+}
+
+std::string CollectiveInfo::algorithm_names() const {
+  std::string names;
+  for (const AlgorithmInfo& info : algorithms) {
+    if (!names.empty()) names += ", ";
+    names += info.name;
+  }
+  return names;
+}
+
+void fill_input(const CollectiveInfo& collective, const CheckPattern& pattern, DType dtype,
+                std::size_t count, int rank, std::uint64_t first, std::span<std::byte> input) {
+  pattern.fill(dtype, rank, first + collective.input_block(count, pattern.ranks(), rank).offset,
+               input);
 }
 
 }  // namespace collbench

@@ -77,7 +77,7 @@ if [[ $run_sanitize -eq 1 ]]; then
     -DCOLLBENCH_SANITIZE=ON >/dev/null
   # Only what the sanitize-labelled tests run: the whole tree under ASan would
   # double the build time for nothing those tests use.
-  cmake --build build-sanitize -j "$jobs" --target core_tests allreduce_mpi_test harness_tests \
+  cmake --build build-sanitize -j "$jobs" --target core_tests collective_mpi_test harness_tests \
     collbench_exe
   (cd build-sanitize && ctest --output-on-failure -L sanitize)
 fi

@@ -22,6 +22,7 @@
 
 #include "collbench/algorithm.h"
 #include "collbench/check.h"
+#include "collbench/collective.h"
 #include "collbench/inproc_transport.h"
 #include "collbench/mpi_transport.h"
 
@@ -70,37 +71,50 @@ const std::size_t kCounts[] = {1, 7, 1000, 262144, 1048576};
 
 // Allocations made by this thread during kTimedCalls calls of run(), after
 // one warm-up call.
-std::size_t allocations_in_run(Transport& transport, const AlgorithmInfo& algorithm,
-                               std::size_t count, bool in_place) {
-  std::vector<std::byte> in(count * sizeof(float));
-  CheckPattern(transport.size(), 0).fill(DType::f32, transport.rank(), 0, in);
-  std::vector<std::byte> out(in.size());
-  const AllreduceSpec spec{DType::f32, ReduceOp::sum, count, 0};
-  std::span<std::byte> in_span(in);
-  auto allreduce = algorithm.build(transport, spec, in_span, in_place ? in_span : out);
-  allreduce->run();
+std::size_t allocations_in_run(Transport& transport, const CollectiveInfo& collective,
+                               const AlgorithmInfo& algorithm, std::size_t count, bool in_place) {
+  const int rank = transport.rank();
+  const int ranks = transport.size();
+  const Block in_block = collective.input_block(count, ranks, rank);
+  const Block out_block = collective.output_block(count, ranks, rank);
+  // In place: the block (input or output) at its place in the whole vector.
+  std::vector<std::byte> whole(count * sizeof(float));
+  std::vector<std::byte> in_storage(in_block.count * sizeof(float));
+  std::vector<std::byte> out_storage(out_block.count * sizeof(float));
+  const auto part = [&](Block block) {
+    return std::span<std::byte>(whole).subspan(block.offset * sizeof(float),
+                                               block.count * sizeof(float));
+  };
+  const std::span<std::byte> in = in_place ? part(in_block) : std::span<std::byte>(in_storage);
+  const std::span<std::byte> out = in_place ? part(out_block) : std::span<std::byte>(out_storage);
+  fill_input(collective, CheckPattern(ranks, 0), DType::f32, count, rank, 0, in);
+  const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, 0};
+  auto call = algorithm.build(transport, spec, in, out);
+  call->run();
   t_allocations = 0;
   t_counting = true;
-  for (int i = 0; i < kTimedCalls; ++i) allreduce->run();
+  for (int i = 0; i < kTimedCalls; ++i) call->run();
   t_counting = false;
   return t_allocations;
 }
 
 TEST(AllocationFree, InProcess) {
-  for (const AlgorithmInfo& algorithm : algorithms()) {
-    for (int ranks = 2; ranks <= 5; ++ranks) {
-      for (const std::size_t count : kCounts) {
-        if (!algorithm.unsupported_reason("inproc", ranks, count).empty()) continue;
-        for (const bool in_place : {false, true}) {
-          std::atomic<std::size_t> allocations{0};
-          run_in_process(ranks, [&](Transport& transport) {
-            allocations += allocations_in_run(transport, algorithm, count, in_place);
-          });
-          EXPECT_EQ(allocations.load(), 0u)
-              << algorithm.name << " on " << ranks << " in-process ranks, " << count
-              << " f32 elements, " << (in_place ? "in place" : "out of place") << ": "
-              << allocations.load() << " operator new calls in " << kTimedCalls
-              << " calls of run()";
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const AlgorithmInfo& algorithm : collective.algorithms) {
+      for (int ranks = 2; ranks <= 5; ++ranks) {
+        for (const std::size_t count : kCounts) {
+          if (!algorithm.unsupported_reason("inproc", ranks, count).empty()) continue;
+          for (const bool in_place : {false, true}) {
+            std::atomic<std::size_t> allocations{0};
+            run_in_process(ranks, [&](Transport& transport) {
+              allocations += allocations_in_run(transport, collective, algorithm, count, in_place);
+            });
+            EXPECT_EQ(allocations.load(), 0u)
+                << collective.name << " " << algorithm.name << " on " << ranks
+                << " in-process ranks, " << count << " f32 elements, "
+                << (in_place ? "in place" : "out of place") << ": " << allocations.load()
+                << " operator new calls in " << kTimedCalls << " calls of run()";
+          }
         }
       }
     }
@@ -111,18 +125,21 @@ TEST(AllocationFree, Mpi) {
   MpiTransport transport(MPI_COMM_WORLD);
   transport.set_timeout(std::chrono::seconds(30));
   if (transport.size() < 2) GTEST_SKIP() << "needs mpirun -np 2 or more";
-  for (const AlgorithmInfo& algorithm : algorithms()) {
-    for (const std::size_t count : kCounts) {
-      if (!algorithm.unsupported_reason("mpi", transport.size(), count).empty()) continue;
-      for (const bool in_place : {false, true}) {
-        const unsigned long long mine = allocations_in_run(transport, algorithm, count, in_place);
-        unsigned long long total = 0;
-        MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-        EXPECT_EQ(total, 0u) << algorithm.name << " on " << transport.size() << " MPI ranks, "
-                             << count << " f32 elements, "
-                             << (in_place ? "in place" : "out of place") << ": " << total
-                             << " operator new calls (all ranks) in " << kTimedCalls
-                             << " calls of run()";
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const AlgorithmInfo& algorithm : collective.algorithms) {
+      for (const std::size_t count : kCounts) {
+        if (!algorithm.unsupported_reason("mpi", transport.size(), count).empty()) continue;
+        for (const bool in_place : {false, true}) {
+          const unsigned long long mine =
+              allocations_in_run(transport, collective, algorithm, count, in_place);
+          unsigned long long total = 0;
+          MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+          EXPECT_EQ(total, 0u) << collective.name << " " << algorithm.name << " on "
+                               << transport.size() << " MPI ranks, " << count << " f32 elements, "
+                               << (in_place ? "in place" : "out of place") << ": " << total
+                               << " operator new calls (all ranks) in " << kTimedCalls
+                               << " calls of run()";
+        }
       }
     }
   }

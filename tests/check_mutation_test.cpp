@@ -49,6 +49,7 @@
 
 #include "collbench/algorithm.h"
 #include "collbench/check.h"
+#include "collbench/collective.h"
 #include "collbench/inproc_transport.h"
 #include "collbench/reduce.h"
 
@@ -63,10 +64,26 @@ std::vector<std::size_t> element_counts(int p) {
 
 bool quick() { return std::getenv("COLLBENCH_QUICK_TESTS") != nullptr; }
 
-std::vector<const AlgorithmInfo*> inproc_algorithms() {
+const CollectiveInfo& allreduce() { return *find_collective("allreduce"); }
+
+// (collective, algorithm)
+using Algorithm = std::pair<const CollectiveInfo*, const AlgorithmInfo*>;
+
+// Every algorithm of `collective` that runs on the in-process transport.
+std::vector<const AlgorithmInfo*> inproc_algorithms(const CollectiveInfo& collective) {
   std::vector<const AlgorithmInfo*> list;
-  for (const AlgorithmInfo& info : algorithms()) {
+  for (const AlgorithmInfo& info : collective.algorithms) {
     if (info.unsupported_reason("inproc", 2, 1).empty()) list.push_back(&info);
+  }
+  return list;
+}
+
+std::vector<Algorithm> every_inproc_algorithm() {
+  std::vector<Algorithm> list;
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const AlgorithmInfo* info : inproc_algorithms(collective)) {
+      list.emplace_back(&collective, info);
+    }
   }
   return list;
 }
@@ -240,8 +257,8 @@ struct FaultOutcome {
   std::vector<int> fired;
 };
 
-FaultOutcome run_faulted(const AlgorithmInfo& algorithm, int p, int victim, Fault fault,
-                         const std::vector<Case>& cases) {
+FaultOutcome run_faulted(const CollectiveInfo& collective, const AlgorithmInfo& algorithm, int p,
+                         int victim, Fault fault, const std::vector<Case>& cases) {
   std::vector<std::atomic<std::uint64_t>> wrong(cases.size());
   std::vector<int> fired(cases.size());
   run_in_process(
@@ -249,24 +266,27 @@ FaultOutcome run_faulted(const AlgorithmInfo& algorithm, int p, int victim, Faul
       [&](Transport& inner) {
         FaultyTransport transport(inner);
         const bool is_victim = inner.rank() == victim;
+        const int rank = inner.rank();
         for (std::size_t c = 0; c < cases.size(); ++c) {
           const Case& k = cases[c];
-          std::vector<std::byte> in(k.count * dtype_size(k.dtype));
-          std::vector<std::byte> out(in.size());
+          const std::size_t element_bytes = dtype_size(k.dtype);
+          std::vector<std::byte> in(collective.input_block(k.count, p, rank).count * element_bytes);
+          std::vector<std::byte> out(collective.output_block(k.count, p, rank).count *
+                                     element_bytes);
           poison(out);
-          auto allreduce = algorithm.build(transport, {k.dtype, k.op, k.count, 0}, in, out);
+          auto call = algorithm.build(transport, {k.dtype, k.op, k.count, 0}, in, out);
           // First call: clean, counting the victim's receives.
           transport.start_counting();
-          CheckPattern(p, 1).fill(k.dtype, inner.rank(), 0, in);
-          allreduce->run();
+          fill_input(collective, CheckPattern(p, 1), k.dtype, k.count, rank, 0, in);
+          call->run();
           // Second call: new inputs, the fault in the middle of the call.
-          if (is_victim) transport.arm(fault, dtype_size(k.dtype), transport.receives() / 2);
+          if (is_victim) transport.arm(fault, element_bytes, transport.receives() / 2);
           const CheckPattern pattern(p, 2);
-          pattern.fill(k.dtype, inner.rank(), 0, in);
-          allreduce->run();
+          fill_input(collective, pattern, k.dtype, k.count, rank, 0, in);
+          call->run();
           if (is_victim) fired[c] = transport.fired() ? 1 : 0;
           transport.start_counting();
-          wrong[c] += pattern.check_reduced(k.dtype, k.op, 0, out).wrong;
+          wrong[c] += collective.check_output(pattern, k.dtype, k.op, k.count, rank, 0, out).wrong;
         }
       },
       std::chrono::seconds(30));
@@ -276,18 +296,24 @@ FaultOutcome run_faulted(const AlgorithmInfo& algorithm, int p, int victim, Faul
   return outcome;
 }
 
-class TransportFaults : public ::testing::TestWithParam<std::tuple<Fault, const AlgorithmInfo*>> {};
+class TransportFaults : public ::testing::TestWithParam<std::tuple<Fault, Algorithm>> {};
 
 // At 3p + 1 elements a shifted or wrong message of min or max may leave the
-// result bit-identical (see the top): those are asserted at 1000 only.
-bool must_be_caught(Fault fault, const Case& c) {
-  const bool extreme = c.op == ReduceOp::min || c.op == ReduceOp::max;
-  return c.count >= 1000 || fault == Fault::drop_payload || !extreme;
+// result bit-identical (see the top): those are asserted at 1000 only. And
+// a lost contribution to min or max shows only where its rank owns the
+// extreme, in every p consecutive elements: where a rank's output is a block
+// of fewer (reduce_scatter at 3p + 1), it may not show at all.
+bool must_be_caught(Fault fault, const Case& c, const CollectiveInfo& collective, int p) {
+  const bool extreme = collective.reduces && (c.op == ReduceOp::min || c.op == ReduceOp::max);
+  const bool every_owner_in_each_output =
+      collective.output_block(c.count, p, p - 1).count >= static_cast<std::size_t>(p);
+  return (c.count >= 1000 || fault == Fault::drop_payload || !extreme) &&
+         (!extreme || every_owner_in_each_output);
 }
 
 TEST_P(TransportFaults, CaughtAtEveryRankCountOpAndDtype) {
   const Fault fault = std::get<0>(GetParam());
-  const AlgorithmInfo* algorithm = std::get<1>(GetParam());
+  const auto [collective, algorithm] = std::get<1>(GetParam());
   for (const int p : kRankCounts) {
     if (quick() && p != 3 && p != 16) continue;
     const std::vector<Case> cases = all_cases(p);
@@ -299,19 +325,19 @@ TEST_P(TransportFaults, CaughtAtEveryRankCountOpAndDtype) {
     std::vector<int> victims = {p % 2 == 0 ? 0 : p - 1};
     if (p == 2) victims.push_back(1);
     for (const int victim : victims) {
-      const FaultOutcome outcome = run_faulted(*algorithm, p, victim, fault, cases);
+      const FaultOutcome outcome = run_faulted(*collective, *algorithm, p, victim, fault, cases);
       for (std::size_t c = 0; c < cases.size(); ++c) {
         if (outcome.fired[c] == 0) continue;
         ++fired[c];
-        if (!must_be_caught(fault, cases[c])) continue;
+        if (!must_be_caught(fault, cases[c], *collective, p)) continue;
         EXPECT_GT(outcome.wrong[c], 0u)
-            << fmt::format("{} p={} victim {} {} {}: not caught", algorithm->name, p, victim,
-                           fault_name(fault), describe(cases[c]));
+            << fmt::format("{} {} p={} victim {} {} {}: not caught", collective->name,
+                           algorithm->name, p, victim, fault_name(fault), describe(cases[c]));
       }
     }
     for (std::size_t c = 0; c < cases.size(); ++c) {
-      EXPECT_GT(fired[c], 0) << fmt::format("{} p={} {} {}: the fault never changed a message",
-                                            algorithm->name, p, fault_name(fault),
+      EXPECT_GT(fired[c], 0) << fmt::format("{} {} p={} {} {}: the fault never changed a message",
+                                            collective->name, algorithm->name, p, fault_name(fault),
                                             describe(cases[c]));
     }
   }
@@ -321,17 +347,18 @@ INSTANTIATE_TEST_SUITE_P(
     Mutation, TransportFaults,
     ::testing::Combine(::testing::Values(Fault::shift_one_element, Fault::drop_payload,
                                          Fault::wrong_peer),
-                       ::testing::ValuesIn(inproc_algorithms())),
+                       ::testing::ValuesIn(every_inproc_algorithm())),
     [](const ::testing::TestParamInfo<TransportFaults::ParamType>& param_info) {
-      return fmt::format("{}_{}", fault_name(std::get<0>(param_info.param)),
-                         std::get<1>(param_info.param)->name);
+      const Algorithm& algorithm = std::get<1>(param_info.param);
+      return fmt::format("{}_{}_{}", fault_name(std::get<0>(param_info.param)),
+                         algorithm.first->name, algorithm.second->name);
     });
 
 // --- an allreduce that never reduces --------------------------------------------
 
 // Binomial broadcast of rank 0's input: every rank ends with rank 0's input,
 // as a tree whose reduce phase forgot to reduce would leave it.
-class NeverReduces final : public Allreduce {
+class NeverReduces final : public Collective {
  public:
   NeverReduces(Transport& transport, std::span<const std::byte> in, std::span<std::byte> out)
       : transport_(transport), in_(in), out_(out) {}
@@ -506,7 +533,7 @@ TEST_P(OutputMutants, EveryAlgorithmOpAndDtype) {
   const int p = GetParam();
   if (quick() && p != 3 && p != 16) GTEST_SKIP() << "COLLBENCH_QUICK_TESTS: p = 3 and 16 only";
   const std::vector<Case> cases = all_cases(p);
-  for (const AlgorithmInfo* algorithm : inproc_algorithms()) {
+  for (const AlgorithmInfo* algorithm : inproc_algorithms(allreduce())) {
     // Rank 0's outputs of both calls, per case.
     std::vector<std::vector<std::byte>> first(cases.size());
     std::vector<std::vector<std::byte>> second(cases.size());
@@ -544,6 +571,132 @@ TEST_P(OutputMutants, EveryAlgorithmOpAndDtype) {
 INSTANTIATE_TEST_SUITE_P(Mutation, OutputMutants, ::testing::ValuesIn(kRankCounts),
                          [](const ::testing::TestParamInfo<int>& param_info) {
                            return fmt::format("p{}", param_info.param);
+                         });
+
+// --- the block checks of reduce_scatter and allgather, broken outputs -------------
+
+// What rank `rank` must receive, built from the pattern directly: its block
+// of the reduction (reduce_scatter), every rank's block of input (allgather).
+std::vector<std::byte> expected_output(const CollectiveInfo& collective,
+                                       const CheckPattern& pattern, const Case& k, int rank) {
+  const int p = pattern.ranks();
+  const std::size_t element_bytes = dtype_size(k.dtype);
+  const Block mine = collective.output_block(k.count, p, rank);
+  std::vector<std::byte> output(mine.count * element_bytes);
+  if (collective.reduces) {
+    for (std::size_t i = 0; i < mine.count; ++i) {
+      store_element(k.dtype, output.data(), i, pattern.expected(k.dtype, k.op, mine.offset + i));
+    }
+    return output;
+  }
+  for (int owner = 0; owner < p; ++owner) {
+    const Block block = partition(k.count, p, owner);
+    pattern.fill(
+        k.dtype, owner, block.offset,
+        std::span(output).subspan(block.offset * element_bytes, block.count * element_bytes));
+  }
+  return output;
+}
+
+// Broken variants of one rank's correct output (generation 2) that the
+// reduce_scatter and allgather checks must reject: the faults of an
+// algorithm that placed, forgot, repeated or never reduced a block.
+class BlockCheckMutants : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
+  const CollectiveInfo& collective = *find_collective(GetParam());
+  for (const int p : kRankCounts) {
+    for (const Case& k : all_cases(p)) {
+      // An allgather only moves bytes: one op stands for all.
+      if (!collective.reduces && k.op != ReduceOp::sum) continue;
+      const std::size_t element_bytes = dtype_size(k.dtype);
+      const bool extreme = collective.reduces && (k.op == ReduceOp::min || k.op == ReduceOp::max);
+      const bool large = k.count >= 1000;
+      const CheckPattern pattern(p, 2);
+      const CheckPattern previous(p, 1);
+      const std::vector<std::vector<std::byte>> inputs = inputs_of(pattern, k);
+      const PartialReductions partial(inputs, k);
+      for (const int rank : {0, p / 2, p - 1}) {
+        const std::string what =
+            fmt::format("{} p={} rank {} {}", collective.name, p, rank, describe(k));
+        const Block mine = collective.output_block(k.count, p, rank);
+        const std::vector<std::byte> real = expected_output(collective, pattern, k, rank);
+        const auto check = [&](const std::vector<std::byte>& output) {
+          return collective.check_output(pattern, k.dtype, k.op, k.count, rank, 0, output).wrong;
+        };
+        ASSERT_EQ(check(real), 0u) << what << ": the expected output fails the check";
+        std::vector<Mutant> mutants;
+        mutants.push_back(
+            {"the previous call's output", expected_output(collective, previous, k, rank), true});
+        mutants.push_back({"all zeros", std::vector<std::byte>(real.size()), true});
+        if (mine.count >= 2) {
+          std::vector<std::byte> shifted = real;
+          std::rotate(shifted.begin(), shifted.begin() + static_cast<std::ptrdiff_t>(element_bytes),
+                      shifted.end());
+          mutants.push_back({"one element off", shifted, large});
+        }
+        if (collective.reduces) {
+          // reduce_scatter: this rank's block of something else.
+          const auto block_of = [&](const std::vector<std::byte>& whole, Block block) {
+            const auto begin =
+                whole.begin() + static_cast<std::ptrdiff_t>(block.offset * element_bytes);
+            return std::vector<std::byte>(
+                begin, begin + static_cast<std::ptrdiff_t>(mine.count * element_bytes));
+          };
+          mutants.push_back({"its own input, never reduced",
+                             block_of(inputs[static_cast<std::size_t>(rank)], mine), true});
+          for (int r = 0; r < p; ++r) {
+            mutants.push_back({fmt::format("rank {} missing", r),
+                               block_of(partial.without(r, -1), mine), large || !extreme});
+          }
+          const Block next = partition(k.count, p, (rank + 1) % p);
+          if (next.count >= mine.count && mine.count > 0) {
+            std::vector<std::byte> next_result(k.count * element_bytes);
+            for (std::size_t i = 0; i < k.count; ++i) {
+              store_element(k.dtype, next_result.data(), i, pattern.expected(k.dtype, k.op, i));
+            }
+            mutants.push_back({"the next rank's block", block_of(next_result, next), large});
+          }
+        } else {
+          // allgather: one block wrong.
+          for (int b = 0; b < p; ++b) {
+            const Block block = partition(k.count, p, b);
+            if (block.count == 0) continue;
+            const auto place = [&](std::vector<std::byte>& output) {
+              return std::span(output).subspan(block.offset * element_bytes,
+                                               block.count * element_bytes);
+            };
+            std::vector<std::byte> other_rank = real;
+            pattern.fill(k.dtype, (b + 1) % p, block.offset, place(other_rank));
+            mutants.push_back(
+                {fmt::format("block {} from rank {}", b, (b + 1) % p), other_rank, true});
+            std::vector<std::byte> stale = real;
+            previous.fill(k.dtype, b, block.offset, place(stale));
+            mutants.push_back({fmt::format("block {} from the previous call", b), stale, true});
+            std::vector<std::byte> missing = real;
+            poison(place(missing));
+            mutants.push_back({fmt::format("block {} never received", b), missing, true});
+            const Block next = partition(k.count, p, (b + 1) % p);
+            std::vector<std::byte> misplaced = real;
+            std::memcpy(place(misplaced).data(), real.data() + next.offset * element_bytes,
+                        std::min(block.count, next.count) * element_bytes);
+            mutants.push_back(
+                {fmt::format("block {} holds block {}", b, (b + 1) % p), misplaced, large});
+          }
+        }
+        for (const Mutant& mutant : mutants) {
+          if (!mutant.must_be_caught) continue;
+          EXPECT_GT(check(mutant.output), 0u) << what << ": " << mutant.name << " passes";
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Mutation, BlockCheckMutants,
+                         ::testing::Values("reduce_scatter", "allgather"),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           return param_info.param;
                          });
 
 }  // namespace

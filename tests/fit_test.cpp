@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 
+#include "collbench/collective.h"
 #include "models_synthetic.h"
 
 namespace collbench {
@@ -146,7 +147,7 @@ TEST(WeightedRank, SeesProportionalColumns) {
   int row = 0;
   for (int p : {2, 4, 8}) {
     for (double n : {1e3, 1e6}) {
-      const CostTerms c = model_terms("ring", p, n);
+      const CostTerms c = model_terms("allreduce", "ring", p, n);
       terms.row(row++) << c.messages, c.bytes, c.reduce_bytes;
     }
   }
@@ -157,16 +158,16 @@ TEST(WeightedRank, SeesProportionalColumns) {
 
 TEST(ModelTerms, MpiAndUnknownAlgorithmsUseTheLowerBound) {
   bool own = true;
-  const CostTerms mpi = model_terms("mpi", 6, 600.0, &own);
+  const CostTerms mpi = model_terms("allreduce", "mpi", 6, 600.0, &own);
   EXPECT_FALSE(own);
   EXPECT_DOUBLE_EQ(mpi.messages, 3);  // ⌈lg 6⌉
   EXPECT_DOUBLE_EQ(mpi.bytes, 2 * 5.0 / 6 * 600);
   EXPECT_DOUBLE_EQ(mpi.reduce_bytes, 5.0 / 6 * 600);
-  model_terms("mpi_bare", 6, 600.0, &own);
+  model_terms("allreduce", "mpi_bare", 6, 600.0, &own);
   EXPECT_FALSE(own);
-  const CostTerms ring = model_terms("ring", 6, 600.0, &own);
+  const CostTerms ring = model_terms("allreduce", "ring", 6, 600.0, &own);
   EXPECT_TRUE(own);
-  const CostTerms registry = find_algorithm("ring")->cost(6, 600.0);
+  const CostTerms registry = find_collective("allreduce")->find_algorithm("ring")->cost(6, 600.0);
   EXPECT_EQ(ring.messages, registry.messages);
   EXPECT_EQ(ring.bytes, registry.bytes);
   EXPECT_EQ(ring.reduce_bytes, registry.reduce_bytes);
@@ -337,8 +338,9 @@ TEST(Measurements, EveryRowAndColumnIsCheckedAsTheScriptsCheckThem) {
             "bad.csv: data row 6: median_us is 'nan'; expected a finite number of µs > 0");
   CsvTable wrong = small_table();
   wrong.rows[4][4] = "four";  // check=wrong: not fitted
-  EXPECT_EQ(load_error(wrong),
-            "bad.csv: data row 5: ranks is 'four'; expected a whole number of ranks >= 1 and <= 1e+09");
+  EXPECT_EQ(
+      load_error(wrong),
+      "bad.csv: data row 5: ranks is 'four'; expected a whole number of ranks >= 1 and <= 1e+09");
   CsvTable busbw = small_table();
   busbw.header.push_back("busbw_GBps");
   for (auto& row : busbw.rows) row.push_back("1.5");
@@ -583,9 +585,10 @@ TEST(Sendrecv, BottomUpUsesItsBetaAtItsRankCountAndThePingPongElsewhere) {
   for (const PointPrediction& p : results.predictions) {
     if (p.model != "bottom_up") continue;
     const ModelFit& source = p.point.ranks == 4 ? exchange : *ping_pong;
-    const double expected = model_terms(p.point.algorithm, p.point.ranks, p.point.bytes)
-                                .seconds(source.params.alpha, source.params.beta,
-                                         find_fit(results, "reduce_gamma")->params.gamma);
+    const double expected =
+        model_terms("allreduce", p.point.algorithm, p.point.ranks, p.point.bytes)
+            .seconds(source.params.alpha, source.params.beta,
+                     find_fit(results, "reduce_gamma")->params.gamma);
     EXPECT_NEAR(p.predicted_seconds, expected, 1e-12 * expected) << p.point.algorithm;
   }
   // The selection's predicted times at 4 ranks come from the same models.
@@ -594,7 +597,7 @@ TEST(Sendrecv, BottomUpUsesItsBetaAtItsRankCountAndThePingPongElsewhere) {
       ASSERT_FALSE(row.predicted.empty());
       const ModelFit& source = s.ranks == 4 ? exchange : *ping_pong;
       EXPECT_NEAR(row.predicted_seconds,
-                  model_terms(row.predicted, s.ranks, row.bytes)
+                  model_terms("allreduce", row.predicted, s.ranks, row.bytes)
                       .seconds(source.params.alpha, source.params.beta,
                                find_fit(results, "reduce_gamma")->params.gamma),
                   1e-12 * row.predicted_seconds);
@@ -682,7 +685,8 @@ std::optional<std::set<std::string>> known_winners(const SyntheticTruth& truth, 
                                                    double bytes) {
   std::map<std::string, double> times;
   for (const std::string& a : truth.algorithms) {
-    times[a] = model_terms(a, ranks, bytes).seconds(truth.alpha, truth.beta, truth.gamma);
+    times[a] =
+        model_terms("allreduce", a, ranks, bytes).seconds(truth.alpha, truth.beta, truth.gamma);
   }
   double best = 1e300;
   for (const auto& [a, t] : times) best = std::min(best, t);
@@ -717,7 +721,8 @@ TEST(Selection, PicksTheKnownWinner) {
     // The bottom-up string names the same algorithms, in the same order, as
     // the string of the true parameters; crossovers move with the fit error.
     const auto exact = [&](const std::string& name, double bytes) -> std::optional<double> {
-      return model_terms(name, s.ranks, bytes).seconds(truth.alpha, truth.beta, truth.gamma);
+      return model_terms("allreduce", name, s.ranks, bytes)
+          .seconds(truth.alpha, truth.beta, truth.gamma);
     };
     const std::string expected =
         crossover_selection_string(s.candidates, s.rows.back().bytes, 4, exact);
@@ -782,12 +787,12 @@ TEST(Output, ModelsAndPredictionsCsvAreComplete) {
   // the plots give them in every figure.
   std::vector<std::string> first_seen, registry_order;
   for (const PointPrediction& p : results.predictions) {
-    if (find_algorithm(p.point.algorithm) == nullptr) continue;
+    if (find_collective("allreduce")->find_algorithm(p.point.algorithm) == nullptr) continue;
     if (std::find(first_seen.begin(), first_seen.end(), p.point.algorithm) == first_seen.end()) {
       first_seen.push_back(p.point.algorithm);
     }
   }
-  for (const AlgorithmInfo& info : algorithms()) {
+  for (const AlgorithmInfo& info : find_collective("allreduce")->algorithms) {
     if (std::find(first_seen.begin(), first_seen.end(), info.name) != first_seen.end()) {
       registry_order.emplace_back(info.name);
     }
@@ -843,7 +848,7 @@ TEST(BottomUpBySize, PricesEachStepAtItsMessageSizeAndEachByteAtTheWorkingSet) {
   // largest measured 64 MiB) where that is slower than at n/4, which it is
   // once n passes the 1 MiB knee.
   const auto ring_truth = [](double n) {
-    const CostTerms c = model_terms("ring", kRanks, n);
+    const CostTerms c = model_terms("allreduce", "ring", kRanks, n);
     const double m = n / kRanks;
     const double w = std::min(n, std::ldexp(1.0, 26));
     return c.messages * std::max(knee_sendrecv_seconds(m), m * knee_sendrecv_seconds(w) / w) +
@@ -852,13 +857,13 @@ TEST(BottomUpBySize, PricesEachStepAtItsMessageSizeAndEachByteAtTheWorkingSet) {
   // Pricing at n/4 alone, as before the working set was counted: too fast
   // by more than 15% at n = 4 MiB (the model must tell the two apart).
   const auto message_size_only = [](double n) {
-    const CostTerms c = model_terms("ring", kRanks, n);
+    const CostTerms c = model_terms("allreduce", "ring", kRanks, n);
     const double m = n / kRanks;
     return c.messages * knee_sendrecv_seconds(m) + c.reduce_bytes * knee_reduce_seconds(m) / m;
   };
   ASSERT_LT(message_size_only(4 << 20), 0.85 * ring_truth(4 << 20));
   ASSERT_EQ(message_size_only(256 << 10), ring_truth(256 << 10));  // below the knee: the same
-  for (int k = 16; k <= 28; ++k) {  // n/4 from 16 KiB to 64 MiB
+  for (int k = 16; k <= 28; ++k) {                                 // n/4 from 16 KiB to 64 MiB
     const double n = std::ldexp(1.0, k);
     points.push_back(measured_point("allreduce", "ring", kRanks, n, ring_truth(n)));
   }
@@ -928,10 +933,10 @@ TEST(BottomUpBySize, PricesReductionsOnEveryRankWithEveryRankReducing) {
   // Recursive doubling reduces on both ranks at once, the tree on its root
   // alone; at p = 2 each moves and reduces whole vectors (m = n).
   const auto truth = [](const std::string& algorithm, double n) {
-    const CostTerms c = model_terms(algorithm, kRanks, n);
+    const CostTerms c = model_terms("allreduce", algorithm, kRanks, n);
     const double m = c.bytes / c.messages;
-    const double reduce = algorithm == "recursive_doubling" ? knee_reduce_all_seconds(m)
-                                                            : knee_reduce_seconds(m);
+    const double reduce =
+        algorithm == "recursive_doubling" ? knee_reduce_all_seconds(m) : knee_reduce_seconds(m);
     return c.messages * knee_sendrecv_seconds(m) + c.reduce_bytes * reduce / m;
   };
   const auto predictions = [&](bool with_reduce_all) {

@@ -33,6 +33,8 @@
 namespace collbench::harness {
 namespace {
 
+const CollectiveInfo& allreduce() { return *find_collective("allreduce"); }
+
 // --- statistics ---------------------------------------------------------------
 
 TEST(Statistics, OrderStatisticsOfAShuffledRange) {
@@ -314,8 +316,8 @@ TEST(Options, RepetitionsAreTheLastRepetitionsFlagOrOne) {
   EXPECT_EQ(benchmark_repetitions({}), 1);
   EXPECT_EQ(benchmark_repetitions(benchmark_run_flags({"--benchmark_min_time=0.1"})), 1);
   EXPECT_EQ(benchmark_repetitions(benchmark_run_flags({"--benchmark_repetitions=4"})), 4);
-  EXPECT_EQ(benchmark_repetitions(benchmark_run_flags(
-                {"--benchmark_repetitions=4", "--benchmark_repetitions=2"})),
+  EXPECT_EQ(benchmark_repetitions(
+                benchmark_run_flags({"--benchmark_repetitions=4", "--benchmark_repetitions=2"})),
             2);
   EXPECT_THROW(benchmark_run_flags({"--benchmark_repetitions=1e12"}), UsageError);
   EXPECT_FALSE(parse_options({}).interleave);
@@ -357,8 +359,11 @@ TEST(Options, HelpDocumentsUnitsDefaultsAndAlgorithms) {
                            "microseconds", "GB/s", "--debug-slow-rank"}) {
     EXPECT_NE(help.find(text), std::string::npos) << "help lacks: " << text;
   }
-  for (const AlgorithmInfo& algorithm : algorithms()) {
-    EXPECT_NE(help.find(std::string(algorithm.name)), std::string::npos) << algorithm.name;
+  for (const CollectiveInfo& collective : collectives()) {
+    EXPECT_NE(help.find(std::string(collective.name) + ": "), std::string::npos) << collective.name;
+    for (const AlgorithmInfo& algorithm : collective.algorithms) {
+      EXPECT_NE(help.find(std::string(algorithm.name)), std::string::npos) << algorithm.name;
+    }
   }
 }
 
@@ -371,22 +376,32 @@ TEST(Options, ListAlgorithmsCsvIsTheRegistryOncePerNameInItsOrder) {
 
   const CsvTable table = parse_csv(algorithm_listing(true), "--list-algorithms --csv");
   EXPECT_EQ(table.header,
-            (std::vector<std::string>{"order", "algorithm", "implementation", "cost_model",
-                                      "reduces_on_every_rank", "summary"}));
-  const std::span<const AlgorithmInfo> registry = algorithms();
+            (std::vector<std::string>{"order", "collective", "algorithm", "implementation",
+                                      "cost_model", "reduces_on_every_rank", "summary"}));
+  // Every (collective, algorithm) once, collectives in order, each one's
+  // algorithms in theirs.
+  std::vector<std::pair<const CollectiveInfo*, const AlgorithmInfo*>> registry;
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const AlgorithmInfo& algorithm : collective.algorithms) {
+      registry.emplace_back(&collective, &algorithm);
+    }
+  }
   ASSERT_EQ(table.rows.size(), registry.size());
-  std::set<std::string> seen;
+  std::set<std::pair<std::string, std::string>> seen;
   for (std::size_t i = 0; i < registry.size(); ++i) {
     const std::vector<std::string>& row = table.rows[i];
-    const std::string name(registry[i].name);
+    const auto& [collective, algorithm] = registry[i];
+    const std::string name(algorithm->name);
     EXPECT_EQ(row[0], std::to_string(i + 1));
-    EXPECT_EQ(row[1], name);
-    EXPECT_TRUE(seen.insert(row[1]).second) << "listed twice: " << row[1];
+    EXPECT_EQ(row[1], collective->name);
+    EXPECT_EQ(row[2], name);
+    EXPECT_TRUE(seen.insert({row[1], row[2]}).second)
+        << "listed twice: " << row[1] << " " << row[2];
     // The MPI library's own algorithm has no cost model of its own.
-    EXPECT_EQ(row[2], name == "mpi" ? "mpi" : "hand-written") << name;
-    EXPECT_EQ(row[3], name == "mpi" ? "no" : "yes") << name;
-    EXPECT_EQ(row[4], registry[i].reduces_on_every_rank ? "yes" : "no") << name;
-    EXPECT_EQ(row[5], registry[i].summary) << name;
+    EXPECT_EQ(row[3], name == "mpi" ? "mpi" : "hand-written") << name;
+    EXPECT_EQ(row[4], name == "mpi" ? "no" : "yes") << name;
+    EXPECT_EQ(row[5], algorithm->reduces_on_every_rank ? "yes" : "no") << name;
+    EXPECT_EQ(row[6], algorithm->summary) << name;
   }
   // The text table names every algorithm too, one line each after its header.
   const std::string text = algorithm_listing(false);
@@ -468,7 +483,7 @@ TEST(Plan, SizeMajorAllreduceThenP2pPerPeerThenLocal) {
   const CasePlan plan = plan_cases(options, {}, "mpi", 4, 0);
   std::vector<std::string> expected;
   for (const char* size : {"8", "1024"}) {
-    for (const AlgorithmInfo& algorithm : algorithms()) {
+    for (const AlgorithmInfo& algorithm : allreduce().algorithms) {
       expected.push_back(fmt::format("allreduce/{}/{}", algorithm.name, size));
     }
   }
@@ -498,9 +513,9 @@ TEST(Plan, SendrecvOnlyWhenNamedOnePerSizeAndNeedsTwoRanks) {
   for (const BenchmarkCase& entry : plan.cases) {
     names.push_back(entry.name);
     if (entry.family != Family::p2p_sendrecv) continue;
-    EXPECT_EQ(family_column(entry.family), "p2p");
+    EXPECT_EQ(entry.family_column(), "p2p");
     EXPECT_EQ(entry.peer, -1);
-    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(entry.family, 3), 1.0);
+    EXPECT_DOUBLE_EQ(entry.bus_bandwidth_factor(3), 1.0);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"allreduce/ring/8", "allreduce/ring/1048576",
                                              "p2p/sendrecv/8", "p2p/sendrecv/1048576"}));
@@ -513,10 +528,10 @@ TEST(Plan, SendrecvOnlyWhenNamedOnePerSizeAndNeedsTwoRanks) {
 
 TEST(Plan, UnsupportedIsANoteInAllAndAnErrorWhenNamed) {
   // The MPI library's allreduce needs the MPI transport.
-  ASSERT_FALSE(find_algorithm("mpi")->unsupported_reason("inproc", 4, 16).empty());
+  ASSERT_FALSE(allreduce().find_algorithm("mpi")->unsupported_reason("inproc", 4, 16).empty());
   const CasePlan plan = plan_cases(parse_options({"--sizes", "64B"}), {}, "inproc", 4, 0);
   ASSERT_EQ(plan.notes.size(), 1u);
-  EXPECT_NE(plan.notes[0].find("skipping mpi on 4 ranks (64 B)"), std::string::npos)
+  EXPECT_NE(plan.notes[0].find("skipping allreduce/mpi on 4 ranks (64 B)"), std::string::npos)
       << plan.notes[0];
   for (const BenchmarkCase& entry : plan.cases)
     EXPECT_EQ(entry.name.find("/mpi/"), std::string::npos);
@@ -524,7 +539,8 @@ TEST(Plan, UnsupportedIsANoteInAllAndAnErrorWhenNamed) {
     plan_cases(parse_options({"--sizes", "64B", "--algorithms", "ring,mpi"}), {}, "inproc", 4, 0);
     ADD_FAILURE() << "an explicitly named unsupported algorithm was accepted";
   } catch (const UsageError& error) {
-    EXPECT_NE(std::string(error.what()).find("algorithm 'mpi' cannot run 64 B of f32 on 4 ranks"),
+    EXPECT_NE(std::string(error.what())
+                  .find("algorithm 'allreduce/mpi' cannot run 64 B of f32 on 4 ranks"),
               std::string::npos)
         << error.what();
   }
@@ -538,7 +554,8 @@ TEST(Plan, MemoryGuardNamesTheBenchmarkAndTheNumbers) {
   const Options options = parse_options({"--sizes", "1KiB,4MiB", "--algorithms", "ring"});
   const BenchmarkCase probe = [] {
     BenchmarkCase entry;
-    entry.algorithm = find_algorithm("ring");
+    entry.collective = &allreduce();
+    entry.algorithm = allreduce().find_algorithm("ring");
     entry.message_bytes = {std::uint64_t{4} << 20};
     return entry;
   }();
@@ -571,7 +588,8 @@ TEST(Plan, MemoryGuardSaturatesInsteadOfWrapping) {
   }
   // ps_central's workspace, message x (ranks - 1), wraps for 2^62 bytes on 5 ranks.
   BenchmarkCase central;
-  central.algorithm = find_algorithm("ps_central");
+  central.collective = &allreduce();
+  central.algorithm = allreduce().find_algorithm("ps_central");
   central.message_bytes = {std::uint64_t{1} << 62};
   EXPECT_EQ(central.memory_bytes(5), kSaturatedBytes);
   central.message_bytes = {std::uint64_t{1} << 62, std::uint64_t{1} << 62};
@@ -590,7 +608,7 @@ TEST(Plan, WorkloadAddsDistinctSizesAndOneExchangePerAlgorithm) {
   std::size_t exchanges = 0;
   std::uint64_t multiplicity = 0;
   for (const BenchmarkCase& entry : plan.cases) {
-    if (entry.family == Family::allreduce) {
+    if (entry.family == Family::collective) {
       // Only the workload's sizes: --sizes was not given.
       EXPECT_EQ(entry.workload, workload.spec) << entry.name;
       EXPECT_EQ(entry.model, "googlenet");
@@ -660,7 +678,8 @@ TEST(CsvRow, AllreduceRowCarriesVariablesStatisticsAndMetadata) {
   RowFixture fixture;
   BenchmarkCase entry;
   entry.name = "allreduce/ring/1024";
-  entry.algorithm = find_algorithm("ring");
+  entry.collective = &allreduce();
+  entry.algorithm = allreduce().find_algorithm("ring");
   entry.message_bytes = {1024};
   entry.checked = true;
   const auto row =
@@ -697,7 +716,8 @@ TEST(CsvRow, SamplesFloorAndPerRankColumns) {
   RowFixture fixture;
   BenchmarkCase entry;
   entry.name = "allreduce/ring/1024";
-  entry.algorithm = find_algorithm("ring");
+  entry.collective = &allreduce();
+  entry.algorithm = allreduce().find_algorithm("ring");
   entry.message_bytes = {1024};
   auto run = make_run(entry.name, 0, 12.5);
   run.counters["samples"] = benchmark::Counter(40);
@@ -734,7 +754,8 @@ TEST(CsvRow, FailedCheckKeepsTheCountAndLeavesTimingsEmpty) {
   RowFixture fixture;
   BenchmarkCase entry;
   entry.name = "allreduce/tree/64";
-  entry.algorithm = find_algorithm("tree");
+  entry.collective = &allreduce();
+  entry.algorithm = allreduce().find_algorithm("tree");
   entry.message_bytes = {64};
   entry.checked = true;
   entry.wrong_elements = 7;
@@ -812,7 +833,8 @@ TEST(Reporter, WritesAFlushedRowPerRepetitionAndNoAggregates) {
   std::filesystem::remove(path);
   BenchmarkCase entry;
   entry.name = "allreduce/ring/1024";
-  entry.algorithm = find_algorithm("ring");
+  entry.collective = &allreduce();
+  entry.algorithm = allreduce().find_algorithm("ring");
   entry.message_bytes = {1024};
   {
     CsvWriter writer(path, csv_columns());
@@ -851,7 +873,8 @@ TEST(Reporter, AggregatesOnlyDisplaysAggregatesButTheCsvKeepsEveryRepetition) {
   repeated.name = "allreduce/ring/1024";
   single.name = "allreduce/ring/2048";
   for (BenchmarkCase* entry : {&repeated, &single}) {
-    entry->algorithm = find_algorithm("ring");
+    entry->collective = &allreduce();
+    entry->algorithm = allreduce().find_algorithm("ring");
     entry->message_bytes = {1024};
   }
   {

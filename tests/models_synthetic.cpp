@@ -9,13 +9,15 @@
 #include <stdexcept>
 
 #include "collbench/algorithm.h"
+#include "collbench/collective.h"
 #include "collbench/fit.h"
 
 namespace collbench::testing {
 
 std::vector<std::string> registry_algorithm_names() {
   std::vector<std::string> names;
-  for (const AlgorithmInfo& info : algorithms()) names.emplace_back(info.name);
+  for (const AlgorithmInfo& info : find_collective("allreduce")->algorithms)
+    names.emplace_back(info.name);
   return names;
 }
 
@@ -64,7 +66,7 @@ CsvTable synthetic_table(const SyntheticTruth& truth) {
       const double alpha = contended(p) ? truth.sendrecv_alpha : truth.alpha;
       const double beta = contended(p) ? truth.sendrecv_beta : truth.beta;
       for (double n : sizes) {
-        const CostTerms terms = model_terms(algorithm, p, n);
+        const CostTerms terms = model_terms("allreduce", algorithm, p, n);
         add("allreduce", truth.transport, algorithm, p, p, "f32", n, "", "",
             terms.seconds(alpha, beta, truth.gamma));
       }

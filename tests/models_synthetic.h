@@ -15,7 +15,7 @@
 
 namespace collbench::testing {
 
-// The names of collbench::algorithms(), in registry order.
+// The names of the allreduce algorithms (collbench/collective.h), in registry order.
 std::vector<std::string> registry_algorithm_names();
 
 struct SyntheticTruth {

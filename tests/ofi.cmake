@@ -51,7 +51,7 @@ foreach(provider IN LISTS COLLBENCH_OFI_TEST_PROVIDERS)
     set(name allreduce_ofi_${provider}_np${np})
     if(provider_present)
       collbench_add_mpi_test(NAME ${name} NP ${np} TIMEOUT 300 LABELS ofi
-                             COMMAND $<TARGET_FILE:allreduce_mpi_test> --transport ofi
+                             COMMAND $<TARGET_FILE:collective_mpi_test> --transport ofi
                                      --ofi-provider ${provider})
       set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT ${COLLBENCH_OFI_TEST_ENV})
     else()

@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -94,10 +95,10 @@ std::string size_range(const std::vector<std::uint64_t>& sizes) {
 
 }  // namespace
 
-std::string family_column(Family family) {
+std::string BenchmarkCase::family_column() const {
   switch (family) {
-    case Family::allreduce:
-      return "allreduce";
+    case Family::collective:
+      return std::string(collective->name);
     case Family::exchange:
       return "exchange";
     case Family::p2p:
@@ -111,11 +112,8 @@ std::string family_column(Family family) {
   return "";
 }
 
-double bus_bandwidth_factor(Family family, int ranks) {
-  if (family == Family::allreduce || family == Family::exchange) {
-    return 2.0 * (ranks - 1) / ranks;
-  }
-  return 1.0;
+double BenchmarkCase::bus_bandwidth_factor(int ranks) const {
+  return collective != nullptr ? collective->bus_bandwidth_factor(ranks) : 1.0;
 }
 
 std::uint64_t BenchmarkCase::bytes() const {
@@ -127,7 +125,8 @@ std::uint64_t BenchmarkCase::bytes() const {
 std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
   std::uint64_t total = 0;
   for (const std::uint64_t message : message_bytes) {
-    // input and output (p2p: send and receive; local: dst and src)
+    // input and output (p2p: send and receive; local: dst and src); for
+    // reduce_scatter and allgather one of them is a block, counted whole.
     total = saturating_add(total, saturating_multiply(2, message));
     if (algorithm == nullptr) continue;
     // The algorithms' workspace formulas (at most about message x ranks)
@@ -139,173 +138,205 @@ std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
   return total;
 }
 
-CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloads,
-                    std::string_view transport_kind, int ranks,
-                    std::uint64_t memory_limit_per_rank) {
-  CasePlan plan;
-  const std::size_t element_bytes = dtype_size(options.dtype);
-  const std::string dtype_name(to_string(options.dtype));
-  // --sizes applies unless only workloads were asked for.
-  const bool use_sizes = options.sizes_given || workloads.empty();
-  const std::vector<std::uint64_t> no_sizes;
-  const std::vector<std::uint64_t>& sizes = use_sizes ? options.sizes : no_sizes;
+namespace {
 
-  std::vector<const AlgorithmInfo*> selected;
-  if (options.all_algorithms) {
-    for (const AlgorithmInfo& info : algorithms()) selected.push_back(&info);
-  } else {
-    for (const std::string& name : options.algorithms) selected.push_back(find_algorithm(name));
-  }
+// Builds the plan of plan_cases, family by family, in registration order.
+class Planner {
+ public:
+  Planner(const Options& options, std::string_view transport_kind, int ranks)
+      : options_(options),
+        transport_kind_(transport_kind),
+        ranks_(ranks),
+        element_bytes_(dtype_size(options.dtype)),
+        dtype_name_(to_string(options.dtype)) {}
 
-  // Sizes an algorithm cannot run, grouped by reason for one note each.
-  std::map<std::pair<std::string, std::string>, std::vector<std::uint64_t>> skipped;
-  auto runnable = [&](const AlgorithmInfo& algorithm, std::uint64_t bytes) {
-    const std::string reason =
-        algorithm.unsupported_reason(transport_kind, ranks, bytes / element_bytes);
-    if (reason.empty()) return true;
-    if (!options.all_algorithms) {
-      throw UsageError(fmt::format(
-          "algorithm '{}' cannot run {} of {} on {} ranks over the {} "
-          "transport: {}",
-          algorithm.name, format_bytes(bytes), dtype_name, ranks, transport_kind, reason));
+  // The algorithms of `collective` that --algorithms selects, in the
+  // collective's order (all of them) or the order given.
+  std::vector<const AlgorithmInfo*> selected(const CollectiveInfo& collective) {
+    std::vector<const AlgorithmInfo*> algorithms;
+    const bool first_time = selected_for_.insert(&collective).second;
+    if (options_.all_algorithms) {
+      for (const AlgorithmInfo& info : collective.algorithms) algorithms.push_back(&info);
+      return algorithms;
     }
-    skipped[{std::string(algorithm.name), reason}].push_back(bytes);
-    return false;
-  };
-
-  // Size-major, as nccl-tests' tables: every algorithm at one size, then
-  // the next size. Consecutive benchmarks then share their buffers (see
-  // Runner::prepare), and the console output compares algorithms per size.
-  // mpi_bare needs MPI's own datatypes and operations (no user-defined op).
-  const bool bare = options.has_family("mpi_bare") && transport_kind == "mpi" &&
-                    (options.dtype == DType::f32 || options.dtype == DType::f64) &&
-                    options.op != ReduceOp::avg;
-  if (options.has_family("mpi_bare") && !bare) {
-    plan.notes.push_back(
-        "skipping allreduce/mpi_bare: it needs the mpi transport, f32 or f64, "
-        "and sum, min or max");
+    for (const std::string& name : options_.algorithms) {
+      if (const AlgorithmInfo* info = collective.find_algorithm(name)) {
+        algorithms.push_back(info);
+      } else if (first_time) {
+        plan_.notes.push_back(fmt::format("skipping {}/{}: {} has no algorithm '{}' (it has {})",
+                                          collective.name, name, collective.name, name,
+                                          collective.algorithm_names()));
+      }
+    }
+    return algorithms;
   }
-  if (options.has_family("allreduce") || bare) {
+
+  // Size-major, as nccl-tests' tables: every algorithm at one size, then the
+  // next size. Consecutive benchmarks then share their buffers (see
+  // Runner::prepare), and the console output compares algorithms per size.
+  // With `bare`, allreduce/mpi_bare/<bytes> after each size's algorithms
+  // (with_algorithms false: only those).
+  void add_collective_sizes(const CollectiveInfo& collective,
+                            const std::vector<std::uint64_t>& sizes, bool with_algorithms,
+                            bool bare) {
+    std::vector<const AlgorithmInfo*> algorithms;
+    if (with_algorithms) algorithms = selected(collective);
     for (const std::uint64_t bytes : sizes) {
-      for (const AlgorithmInfo* algorithm : selected) {
-        if (!options.has_family("allreduce")) break;
-        if (!runnable(*algorithm, bytes)) continue;
-        BenchmarkCase entry;
-        entry.name = fmt::format("allreduce/{}/{}", algorithm->name, bytes);
-        entry.family = Family::allreduce;
-        entry.algorithm = algorithm;
+      for (const AlgorithmInfo* algorithm : algorithms) {
+        if (!runnable(collective, *algorithm, bytes)) continue;
+        BenchmarkCase entry = collective_case(collective, *algorithm);
+        entry.name = fmt::format("{}/{}/{}", collective.name, algorithm->name, bytes);
         entry.message_bytes = {bytes};
-        plan.cases.push_back(std::move(entry));
+        plan_.cases.push_back(std::move(entry));
       }
       if (bare) {
-        BenchmarkCase entry;
-        entry.name = fmt::format("allreduce/mpi_bare/{}", bytes);
-        entry.family = Family::allreduce;
-        entry.algorithm = find_algorithm("mpi");
+        BenchmarkCase entry =
+            collective_case(collective, *collective.find_algorithm(kMpiLibraryAlgorithm));
+        entry.name = fmt::format("{}/mpi_bare/{}", collective.name, bytes);
         entry.message_bytes = {bytes};
         entry.bare = true;
-        plan.cases.push_back(std::move(entry));
+        plan_.cases.push_back(std::move(entry));
       }
     }
   }
-  if (options.has_family("allreduce")) {
+
+  // allreduce/<algorithm>/<bytes>/<workload>: every distinct message size of
+  // each workload (its gradient's allreduces).
+  void add_workload_sizes(const CollectiveInfo& allreduce, const std::vector<Workload>& workloads) {
+    const std::vector<const AlgorithmInfo*> algorithms = selected(allreduce);
     for (const Workload& workload : workloads) {
       for (const Message& message : workload.distinct) {
-        for (const AlgorithmInfo* algorithm : selected) {
-          if (!runnable(*algorithm, message.bytes)) continue;
-          BenchmarkCase entry;
-          entry.name =
-              fmt::format("allreduce/{}/{}/{}", algorithm->name, message.bytes, workload.spec);
-          entry.family = Family::allreduce;
-          entry.algorithm = algorithm;
+        for (const AlgorithmInfo* algorithm : algorithms) {
+          if (!runnable(allreduce, *algorithm, message.bytes)) continue;
+          BenchmarkCase entry = collective_case(allreduce, *algorithm);
+          entry.name = fmt::format("{}/{}/{}/{}", allreduce.name, algorithm->name, message.bytes,
+                                   workload.spec);
           entry.message_bytes = {message.bytes};
           entry.workload = workload.spec;
           entry.model = workload.model;
           entry.item = message.item;
           entry.multiplicity = message.multiplicity;
-          plan.cases.push_back(std::move(entry));
+          plan_.cases.push_back(std::move(entry));
         }
       }
     }
   }
 
-  if (options.has_family("exchange")) {
+  // exchange/<algorithm>/<workload>: one iteration's allreduces in order.
+  void add_exchanges(const CollectiveInfo& allreduce, const std::vector<Workload>& workloads) {
+    const std::vector<const AlgorithmInfo*> algorithms = selected(allreduce);
     for (const Workload& workload : workloads) {
-      for (const AlgorithmInfo* algorithm : selected) {
-        BenchmarkCase entry;
+      for (const AlgorithmInfo* algorithm : algorithms) {
+        BenchmarkCase entry = collective_case(allreduce, *algorithm);
         entry.name = fmt::format("exchange/{}/{}", algorithm->name, workload.spec);
         entry.family = Family::exchange;
-        entry.algorithm = algorithm;
         entry.workload = workload.spec;
         entry.model = workload.model;
         entry.item = fmt::format("{} messages", workload.sequence.size());
         entry.multiplicity = 1;
         bool all_runnable = true;
         for (const Message& message : workload.sequence) {
-          all_runnable = runnable(*algorithm, message.bytes) && all_runnable;
+          all_runnable = runnable(allreduce, *algorithm, message.bytes) && all_runnable;
           entry.message_bytes.push_back(message.bytes);
         }
-        if (all_runnable) plan.cases.push_back(std::move(entry));
+        if (all_runnable) plan_.cases.push_back(std::move(entry));
       }
     }
   }
 
-  if (options.has_family("p2p")) {
-    if (ranks < 2) {
-      plan.notes.push_back("skipping p2p/pingpong: it needs at least 2 ranks");
-    } else {
-      for (const std::uint64_t bytes : sizes) {
-        for (int peer = 1; peer < ranks; ++peer) {
-          BenchmarkCase entry;
-          entry.name = fmt::format("p2p/pingpong/{}/peer:{}", bytes, peer);
-          entry.family = Family::p2p;
-          entry.message_bytes = {bytes};
-          entry.peer = peer;
-          plan.cases.push_back(std::move(entry));
-        }
-      }
+  void add_pingpongs(const std::vector<std::uint64_t>& sizes) {
+    if (ranks_ < 2) {
+      plan_.notes.push_back("skipping p2p/pingpong: it needs at least 2 ranks");
+      return;
     }
-  }
-
-  if (options.has_family("sendrecv")) {
-    if (ranks < 2) {
-      plan.notes.push_back("skipping p2p/sendrecv: it needs at least 2 ranks");
-    } else {
-      for (const std::uint64_t bytes : sizes) {
+    for (const std::uint64_t bytes : sizes) {
+      for (int peer = 1; peer < ranks_; ++peer) {
         BenchmarkCase entry;
-        entry.name = fmt::format("p2p/sendrecv/{}", bytes);
-        entry.family = Family::p2p_sendrecv;
+        entry.name = fmt::format("p2p/pingpong/{}/peer:{}", bytes, peer);
+        entry.family = Family::p2p;
         entry.message_bytes = {bytes};
-        plan.cases.push_back(std::move(entry));
+        entry.peer = peer;
+        plan_.cases.push_back(std::move(entry));
       }
     }
   }
 
-  // One local/<prefix>/<bytes> benchmark of `family` per size.
-  const auto add_local = [&](const std::string& prefix, Family family) {
+  void add_sendrecvs(const std::vector<std::uint64_t>& sizes) {
+    if (ranks_ < 2) {
+      plan_.notes.push_back("skipping p2p/sendrecv: it needs at least 2 ranks");
+      return;
+    }
     for (const std::uint64_t bytes : sizes) {
       BenchmarkCase entry;
-      entry.name = fmt::format("local/{}/{}", prefix, bytes);
+      entry.name = fmt::format("p2p/sendrecv/{}", bytes);
+      entry.family = Family::p2p_sendrecv;
+      entry.message_bytes = {bytes};
+      plan_.cases.push_back(std::move(entry));
+    }
+  }
+
+  // One local/<kernel>/<bytes> benchmark of `family` per size.
+  void add_local(const std::string& kernel, Family family,
+                 const std::vector<std::uint64_t>& sizes) {
+    for (const std::uint64_t bytes : sizes) {
+      BenchmarkCase entry;
+      entry.name = fmt::format("local/{}/{}", kernel, bytes);
       entry.family = family;
       entry.message_bytes = {bytes};
-      plan.cases.push_back(std::move(entry));
+      plan_.cases.push_back(std::move(entry));
     }
-  };
-  if (options.has_family("local")) {
-    add_local("reduce/" + dtype_name, Family::local_reduce);
-    add_local("memcpy", Family::local_memcpy);
   }
-  if (options.has_family("reduce_all")) {
-    add_local("reduce_all/" + dtype_name, Family::local_reduce_all);
+  const std::string& dtype_name() const { return dtype_name_; }
+
+  // mpi_bare needs MPI's own datatypes and operations (no user-defined op).
+  bool bare_allreduce() const {
+    return options_.has_family("mpi_bare") && transport_kind_ == "mpi" &&
+           (options_.dtype == DType::f32 || options_.dtype == DType::f64) &&
+           options_.op != ReduceOp::avg;
   }
 
-  for (const auto& [key, skipped_sizes] : skipped) {
-    plan.notes.push_back(fmt::format("skipping {} on {} ranks ({}): {}", key.first, ranks,
-                                     size_range(skipped_sizes), key.second));
+  // The notes of what was left out, then the memory check of every case.
+  CasePlan finish(std::uint64_t memory_limit_per_rank) {
+    for (const auto& [key, skipped_sizes] : skipped_) {
+      plan_.notes.push_back(fmt::format("skipping {} on {} ranks ({}): {}", key.first, ranks_,
+                                        size_range(skipped_sizes), key.second));
+    }
+    for (const BenchmarkCase& entry : plan_.cases) check_memory(entry, memory_limit_per_rank);
+    return std::move(plan_);
   }
 
-  for (const BenchmarkCase& entry : plan.cases) {
-    const std::uint64_t needed = entry.memory_bytes(ranks);
+  void note(std::string text) { plan_.notes.push_back(std::move(text)); }
+
+ private:
+  static BenchmarkCase collective_case(const CollectiveInfo& collective,
+                                       const AlgorithmInfo& algorithm) {
+    BenchmarkCase entry;
+    entry.family = Family::collective;
+    entry.collective = &collective;
+    entry.algorithm = &algorithm;
+    return entry;
+  }
+
+  // Whether `algorithm` can run `bytes` here; an `all` sweep leaves it out
+  // with a note, an algorithm named in --algorithms is an error.
+  bool runnable(const CollectiveInfo& collective, const AlgorithmInfo& algorithm,
+                std::uint64_t bytes) {
+    const std::string reason =
+        algorithm.unsupported_reason(transport_kind_, ranks_, bytes / element_bytes_);
+    if (reason.empty()) return true;
+    const std::string name = fmt::format("{}/{}", collective.name, algorithm.name);
+    if (!options_.all_algorithms) {
+      throw UsageError(
+          fmt::format("algorithm '{}' cannot run {} of {} on {} ranks over the {} "
+                      "transport: {}",
+                      name, format_bytes(bytes), dtype_name_, ranks_, transport_kind_, reason));
+    }
+    skipped_[{name, reason}].push_back(bytes);
+    return false;
+  }
+
+  void check_memory(const BenchmarkCase& entry, std::uint64_t memory_limit_per_rank) const {
+    const std::uint64_t needed = entry.memory_bytes(ranks_);
     // Refused even when MemAvailable is unknown (limit 0).
     if (needed == kSaturatedBytes) {
       throw UsageError(fmt::format(
@@ -321,7 +352,56 @@ CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloa
           entry.name, format_bytes(needed), format_bytes(memory_limit_per_rank)));
     }
   }
-  return plan;
+
+  const Options& options_;
+  const std::string_view transport_kind_;
+  const int ranks_;
+  const std::size_t element_bytes_;
+  const std::string dtype_name_;
+  CasePlan plan_;
+  std::set<const CollectiveInfo*> selected_for_;  // noted the names it lacks
+  // Sizes an algorithm cannot run, grouped by reason for one note each.
+  std::map<std::pair<std::string, std::string>, std::vector<std::uint64_t>> skipped_;
+};
+
+}  // namespace
+
+CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloads,
+                    std::string_view transport_kind, int ranks,
+                    std::uint64_t memory_limit_per_rank) {
+  Planner planner(options, transport_kind, ranks);
+  // --sizes applies unless only workloads were asked for.
+  const bool use_sizes = options.sizes_given || workloads.empty();
+  const std::vector<std::uint64_t> no_sizes;
+  const std::vector<std::uint64_t>& sizes = use_sizes ? options.sizes : no_sizes;
+  const CollectiveInfo& allreduce = *find_collective("allreduce");
+
+  if (options.has_family("mpi_bare") && !planner.bare_allreduce()) {
+    planner.note(
+        "skipping allreduce/mpi_bare: it needs the mpi transport, f32 or f64, "
+        "and sum, min or max");
+  }
+  for (const CollectiveInfo& collective : collectives()) {
+    const bool with_algorithms = options.has_family(std::string(collective.name));
+    const bool bare = &collective == &allreduce && planner.bare_allreduce();
+    if (with_algorithms || bare) {
+      planner.add_collective_sizes(collective, sizes, with_algorithms, bare);
+    }
+    if (with_algorithms && &collective == &allreduce) {
+      planner.add_workload_sizes(allreduce, workloads);
+    }
+  }
+  if (options.has_family("exchange")) planner.add_exchanges(allreduce, workloads);
+  if (options.has_family("p2p")) planner.add_pingpongs(sizes);
+  if (options.has_family("sendrecv")) planner.add_sendrecvs(sizes);
+  if (options.has_family("local")) {
+    planner.add_local("reduce/" + planner.dtype_name(), Family::local_reduce, sizes);
+    planner.add_local("memcpy", Family::local_memcpy, sizes);
+  }
+  if (options.has_family("reduce_all")) {
+    planner.add_local("reduce_all/" + planner.dtype_name(), Family::local_reduce_all, sizes);
+  }
+  return planner.finish(memory_limit_per_rank);
 }
 
 // ---------------------------------------------------------------------------
@@ -374,7 +454,7 @@ class Runner::Watchdog {
       if (since == 0 || Clock::now() - Clock::time_point(Clock::duration(since)) < limit) continue;
       const BenchmarkCase& stuck = *case_.load(std::memory_order_relaxed);
       fmt::print(stderr,
-                 "collbench: rank {}: {} ({}): the MPI library's MPI_Allreduce has not returned "
+                 "collbench: rank {}: {} ({}): the MPI library's own call has not returned "
                  "after {} s and --timeout cannot interrupt it, so this rank ends the job; the "
                  "ranks that had not arrived cannot be named from inside the library (--sync "
                  "barrier, the default, names a rank that stops before the call)\n",
@@ -398,15 +478,17 @@ class Runner::Watchdog {
 struct Runner::Prepared {
   const BenchmarkCase* owner = nullptr;
   struct Message {
+    std::size_t count = 0;  // elements of the collective's whole vector
     AlignedBuffer in;
     AlignedBuffer out;
     // Declared after its buffers so that it is destroyed (and deregisters
     // them) first.
-    std::unique_ptr<Allreduce> algorithm;
+    std::unique_ptr<Collective> algorithm;
   };
-  std::vector<Message> messages;  // allreduce and exchange
-  AlignedBuffer first;            // p2p: what this rank sends; local: dst
-  AlignedBuffer second;           // p2p: where it receives; local: src
+  const CollectiveInfo* collective = nullptr;  // of the messages
+  std::vector<Message> messages;               // collective and exchange
+  AlignedBuffer first;                         // p2p: what this rank sends; local: dst
+  AlignedBuffer second;                        // p2p: where it receives; local: src
   // The --warmup calls ran on these buffers with this algorithm. Under
   // --interleave a benchmark's later rounds find fresh buffers (another
   // size ran in between) and warm them up again.
@@ -418,16 +500,16 @@ struct Runner::Prepared {
   void fill_inputs(DType dtype, const CheckPattern& pattern, int rank) {
     std::uint64_t first_index = 0;
     for (Message& message : messages) {
-      pattern.fill(dtype, rank, first_index, message.in.span());
-      first_index += message.in.size() / dtype_size(dtype);
+      fill_input(*collective, pattern, dtype, message.count, rank, first_index, message.in.span());
+      first_index += message.count;
     }
   }
-  CheckResult check_outputs(DType dtype, ReduceOp op, const CheckPattern& pattern) const {
+  CheckResult check_outputs(DType dtype, ReduceOp op, const CheckPattern& pattern, int rank) const {
     CheckResult total;
     std::uint64_t first_index = 0;
     for (std::size_t i = 0; i < messages.size(); ++i) {
-      const CheckResult part =
-          pattern.check_reduced(dtype, op, first_index, messages[i].out.span());
+      const CheckResult part = collective->check_output(pattern, dtype, op, messages[i].count, rank,
+                                                        first_index, messages[i].out.span());
       if (part.wrong > 0 && total.wrong == 0) {
         total.first_mismatch =
             (messages.size() > 1 ? fmt::format("message {}, ", i) : std::string()) +
@@ -435,7 +517,7 @@ struct Runner::Prepared {
       }
       total.wrong += part.wrong;
       total.checked += part.checked;
-      first_index += messages[i].out.size() / dtype_size(dtype);
+      first_index += messages[i].count;
     }
     return total;
   }
@@ -460,7 +542,6 @@ Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_com
       ranks_(transport.size()) {
   if (auto* mpi = dynamic_cast<MpiTransport*>(&transport)) bare_comm_ = mpi->comm();
   check_mpi(MPI_Comm_dup(comm_, &diagnosis_comm_), "MPI_Comm_dup", "timeout diagnosis");
-  mpi_algorithm_ = find_algorithm("mpi");
   if (transport.timeout().count() > 0) watchdog_ = std::make_unique<Watchdog>(rank_);
   core_handoff_ = std::make_unique<CoreHandoffProbe>(comm_);
   // Every wait of the harness happens inside a benchmark (current_ is set);
@@ -513,6 +594,7 @@ Runner::Prepared& Runner::prepare(const BenchmarkCase& benchmark_case) {
   // for every algorithm.
   if (prepared_ && is_collective(benchmark_case.family) &&
       is_collective(prepared_->owner->family) &&
+      prepared_->owner->collective == benchmark_case.collective &&
       prepared_->owner->message_bytes == benchmark_case.message_bytes) {
     for (Prepared::Message& message : prepared_->messages) message.algorithm.reset();
     prepared_->owner = &benchmark_case;
@@ -526,17 +608,24 @@ Runner::Prepared& Runner::prepare(const BenchmarkCase& benchmark_case) {
   auto prepared = std::make_unique<Prepared>();
   prepared->owner = &benchmark_case;
   switch (benchmark_case.family) {
-    case Family::allreduce:
-    case Family::exchange:
+    case Family::collective:
+    case Family::exchange: {
+      const CollectiveInfo& collective = *benchmark_case.collective;
+      const std::size_t element_bytes = dtype_size(options_.dtype);
+      prepared->collective = &collective;
       prepared->messages.reserve(benchmark_case.message_bytes.size());
       for (const std::uint64_t bytes : benchmark_case.message_bytes) {
         Prepared::Message& message = prepared->messages.emplace_back();
-        message.in = AlignedBuffer(bytes);
-        message.out = AlignedBuffer(bytes);
+        message.count = bytes / element_bytes;
+        message.in = AlignedBuffer(collective.input_block(message.count, ranks_, rank_).count *
+                                   element_bytes);
+        message.out = AlignedBuffer(collective.output_block(message.count, ranks_, rank_).count *
+                                    element_bytes);
       }
       prepared->fill_inputs(options_.dtype, CheckPattern(ranks_, kUncheckedGeneration), rank_);
       build_algorithms(benchmark_case, *prepared);
       break;
+    }
     case Family::p2p:
     case Family::p2p_sendrecv:
       prepared->first = AlignedBuffer(benchmark_case.message_bytes.front());
@@ -556,10 +645,10 @@ Runner::Prepared& Runner::prepare(const BenchmarkCase& benchmark_case) {
 
 void Runner::build_algorithms(const BenchmarkCase& benchmark_case, Prepared& prepared) {
   for (Prepared::Message& message : prepared.messages) {
-    AllreduceSpec spec;
+    CollectiveSpec spec;
     spec.dtype = options_.dtype;
     spec.op = options_.op;
-    spec.count = message.in.size() / dtype_size(options_.dtype);
+    spec.count = message.count;
     message.algorithm =
         benchmark_case.algorithm->build(transport_, spec, message.in.span(), message.out.span());
   }
@@ -626,7 +715,7 @@ void Runner::wait_for_all_ranks_sleeping() {
 
 double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
   switch (benchmark_case.family) {
-    case Family::allreduce:
+    case Family::collective:
     case Family::exchange: {
       if (benchmark_case.bare) {
         Prepared::Message& message = prepared.messages.front();
@@ -645,7 +734,7 @@ double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
         check_mpi(rc, "MPI_Allreduce", "mpi_bare");
         return elapsed;
       }
-      const bool library = watchdog_ && benchmark_case.algorithm == mpi_algorithm_;
+      const bool library = watchdog_ && benchmark_case.algorithm->name == kMpiLibraryAlgorithm;
       if (library) watchdog_->arm(benchmark_case, transport_.timeout());
       const double start = MPI_Wtime();
       for (Prepared::Message& message : prepared.messages) message.algorithm->run();
@@ -753,7 +842,7 @@ void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
     mine.checked += part.checked;
   };
   switch (benchmark_case.family) {
-    case Family::allreduce:
+    case Family::collective:
     case Family::exchange: {
       // Only the first call starts from poisoned outputs: the second finds
       // the first's results there, and must overwrite every one of them. A
@@ -770,7 +859,7 @@ void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
         if (options_.debug_corrupt_elements > 0 && rank_ == ranks_ - 1 && call_number == 2) {
           corrupt(prepared);
         }
-        CheckResult result = prepared.check_outputs(options_.dtype, options_.op, pattern);
+        CheckResult result = prepared.check_outputs(options_.dtype, options_.op, pattern, rank_);
         if (result.wrong > worse.wrong) worse = std::move(result);
       }
       add(worse, "");
@@ -1134,7 +1223,7 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   counters["p99_us"] = summary.p99 * 1e6;
   counters["max_us"] = summary.max * 1e6;
   counters["algbw_GBps"] = algbw;
-  counters["busbw_GBps"] = algbw * bus_bandwidth_factor(benchmark_case.family, ranks_);
+  counters["busbw_GBps"] = algbw * benchmark_case.bus_bandwidth_factor(ranks_);
   counters["wrong_elements"] = static_cast<double>(benchmark_case.wrong_elements);
   counters["calls_per_sample"] = static_cast<double>(benchmark_case.calls_per_sample);
   counters["samples"] = static_cast<double>(seconds.size());

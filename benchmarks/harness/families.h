@@ -1,7 +1,11 @@
 // The benchmark families: which benchmarks a configuration registers
 // (plan_cases) and what one call of each does (Runner).
 //
-//   allreduce/<algorithm>/<bytes>[/<workload>]  one allreduce of <bytes> per rank
+//   <collective>/<algorithm>/<bytes>            one call of a collective of
+//                                               collbench/collective.h (allreduce,
+//                                               reduce_scatter, allgather) on a
+//                                               vector of <bytes>
+//   allreduce/<algorithm>/<bytes>/<workload>    one allreduce of a --workload's size
 //   exchange/<algorithm>/<workload>             every message of one training
 //                                               iteration of the workload, in order
 //   p2p/pingpong/<bytes>/peer:<r>               half round trip rank 0 <-> rank r
@@ -73,6 +77,7 @@
 #include <vector>
 
 #include "collbench/algorithm.h"
+#include "collbench/collective.h"
 #include "collbench/transport.h"
 #include "collbench/workload.h"
 #include "core_handoff.h"
@@ -86,8 +91,10 @@ namespace collbench::harness {
 // the CSV, told apart by the algorithm column ("pingpong", "sendrecv").
 // local_reduce_all is local_reduce on every rank at once ("local",
 // "reduce_all").
+// collective: a collective of the table (BenchmarkCase::collective), which
+// is also its CSV family.
 enum class Family {
-  allreduce,
+  collective,
   exchange,
   p2p,
   p2p_sendrecv,
@@ -97,7 +104,7 @@ enum class Family {
 };
 // Collective: every rank runs an algorithm object on message buffers.
 inline bool is_collective(Family family) {
-  return family == Family::allreduce || family == Family::exchange;
+  return family == Family::collective || family == Family::exchange;
 }
 // Local: a kernel on rank 0 alone (on every rank for local_reduce_all);
 // nothing goes through the transport.
@@ -110,13 +117,13 @@ inline bool is_local(Family family) {
 inline bool every_rank_timed(Family family) {
   return family != Family::p2p && family != Family::local_reduce && family != Family::local_memcpy;
 }
-// The CSV's family column: "allreduce", "exchange", "p2p", "local".
-std::string family_column(Family family);
 
 struct BenchmarkCase {
   std::string name;  // Google Benchmark's function name
-  Family family = Family::allreduce;
-  const AlgorithmInfo* algorithm = nullptr;  // allreduce and exchange
+  Family family = Family::collective;
+  // collective and exchange (whose messages are allreduces)
+  const CollectiveInfo* collective = nullptr;
+  const AlgorithmInfo* algorithm = nullptr;
   // Bytes per rank of each message of one call: one message, except for
   // exchange, whose messages are the workload's sequence.
   std::vector<std::uint64_t> message_bytes;
@@ -151,6 +158,12 @@ struct BenchmarkCase {
   std::uint64_t calls_per_sample = 1;
 
   std::uint64_t bytes() const;  // per rank per call: the sum of message_bytes
+  // The CSV's family column: the collective's name, "exchange", "p2p" or
+  // "local".
+  std::string family_column() const;
+  // nccl-tests' bus-bandwidth factor: the collective's (allreduce's for
+  // exchange), 1 for p2p and local.
+  double bus_bandwidth_factor(int ranks) const;
   // Bytes per rank the case allocates (buffers and algorithm workspace).
   std::uint64_t memory_bytes(int ranks) const;
 };
@@ -177,10 +190,6 @@ inline constexpr double kBatchSeconds = 100e-6;
 // ';'-separated (the CSV's rank_median_us column is the part after it).
 inline constexpr std::string_view kRankMedianLabel = "rank_median_us=";
 std::string rank_median_label(const std::vector<double>& medians_seconds);
-
-// nccl-tests' bus-bandwidth factor: 2(p-1)/p for allreduce and exchange, 1
-// for the others.
-double bus_bandwidth_factor(Family family, int ranks);
 
 // Counters every successful run sets (Google Benchmark user counters):
 //   bytes, ranks, min_us, median_us, mean_us, p99_us, max_us, algbw_GBps,
@@ -254,8 +263,7 @@ class Runner {
   int ranks_ = 0;
   std::unique_ptr<Prepared> prepared_;
   MPI_Comm diagnosis_comm_ = MPI_COMM_NULL;  // the timeout report's messages only
-  const AlgorithmInfo* mpi_algorithm_ = nullptr;
-  std::unique_ptr<Watchdog> watchdog_;  // with a timeout only
+  std::unique_ptr<Watchdog> watchdog_;       // with a timeout only
   std::unique_ptr<CoreHandoffProbe> core_handoff_;
   int benchmark_index_ = -1;  // benchmarks (rounds of one, under --interleave) started, minus one
   // The registration Google Benchmark is calling: its first call starts a

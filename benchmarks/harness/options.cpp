@@ -16,6 +16,7 @@
 
 #include "cli_checks.h"
 #include "collbench/algorithm.h"
+#include "collbench/collective.h"
 #include "collbench/csv.h"
 #include "collbench/sizes.h"
 #include "collbench/transport_factory.h"
@@ -42,17 +43,38 @@ struct RawOptions {
   std::string families = "allreduce,p2p,local,exchange";
 };
 
+// The collectives (each a --families name) and their algorithms.
 std::string algorithm_help() {
-  std::string text = "Allreduce algorithms (--algorithms):\n";
-  for (const AlgorithmInfo& info : algorithms()) {
-    text += fmt::format("  {:<20}{}\n", info.name, info.summary);
+  std::string text = "Collectives (--families) and their algorithms (--algorithms):\n";
+  for (const CollectiveInfo& collective : collectives()) {
+    text += fmt::format("  {}: {}\n", collective.name, collective.summary);
+    for (const AlgorithmInfo& info : collective.algorithms) {
+      text += fmt::format("    {:<20}{}\n", info.name, info.summary);
+    }
   }
   return text;
 }
 
+// "allreduce: ring, tree, ...; reduce_scatter: ring, ..." for messages.
+std::string algorithms_by_collective() {
+  std::vector<std::string> parts;
+  for (const CollectiveInfo& collective : collectives()) {
+    parts.push_back(fmt::format("{}: {}", collective.name, collective.algorithm_names()));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+bool any_collective_has(std::string_view algorithm) {
+  return std::any_of(collectives().begin(), collectives().end(),
+                     [&](const CollectiveInfo& c) { return c.find_algorithm(algorithm); });
+}
+
 constexpr const char* kFooter = R"(Benchmark families and names:
-  allreduce/<algorithm>/<bytes>            one allreduce of <bytes> per rank
-  allreduce/<algorithm>/<bytes>/<workload> the same, a message size of a --workload
+  <collective>/<algorithm>/<bytes>         one call of a collective (allreduce, reduce_scatter,
+                                           allgather) on a vector of <bytes>: each rank's input
+                                           (reduce_scatter's output and allgather's input are its
+                                           1/p block of it), nccl-tests' size convention
+  allreduce/<algorithm>/<bytes>/<workload> one allreduce of a message size of a --workload
   exchange/<algorithm>/<workload>          one training iteration's whole gradient:
                                            every bucket of the workload allreduced in order
   p2p/pingpong/<bytes>/peer:<r>            half round trip between rank 0 and rank r
@@ -70,8 +92,9 @@ constexpr const char* kFooter = R"(Benchmark families and names:
 Each iteration's time is the slowest rank's (MPI_Allreduce MAXLOC, which also
 names that rank: the CSV's slowest_rank and rank_median_us), so every rank
 runs the same iterations. Times are reported in microseconds (min, median,
-mean, p99, max across iterations), bandwidths in GB/s (10^9 B/s); busbw is
-algbw * 2(p-1)/p for allreduce and exchange, as nccl-tests.
+mean, p99, max across iterations), bandwidths in GB/s (10^9 B/s); algbw is
+<bytes>/time and busbw is algbw * 2(p-1)/p for allreduce and exchange, algbw *
+(p-1)/p for reduce_scatter and allgather, as nccl-tests.
 Select benchmarks with --benchmark_filter=<regex>; all --benchmark_* flags
 below work as in any Google Benchmark binary.
 )";
@@ -91,9 +114,11 @@ struct App {
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.get_formatter()->column_width(34);
     app.add_option("--algorithms", raw.algorithms,
-                   "Comma-separated allreduce algorithms, or 'all' (default: all). "
-                   "With 'all', algorithms that cannot run on this rank count or transport are "
-                   "skipped with a note; named explicitly they are an error")
+                   "Comma-separated algorithms, or 'all' (default: all): for each collective of "
+                   "--families, those of its algorithms named here (a collective without one "
+                   "of them says so in a note). With 'all', algorithms that cannot run on this "
+                   "rank count or transport are skipped with a note; named explicitly they are "
+                   "an error")
         ->type_name("LIST");
     app.add_option("--sizes", raw.sizes,
                    "Message sizes in bytes per rank (default: 8B:64MiB). Comma-separated items: "
@@ -111,8 +136,9 @@ struct App {
         ->type_name("OP");
     app.add_option("--families", raw.families,
                    "Comma-separated benchmark families to register (default: "
-                   "allreduce,p2p,local,exchange; exchange only with --workload; also mpi_bare, "
-                   "sendrecv and reduce_all)")
+                   "allreduce,p2p,local,exchange; exchange only with --workload; also the "
+                   "collectives reduce_scatter and allgather, and mpi_bare, sendrecv and "
+                   "reduce_all)")
         ->type_name("LIST");
     app.add_option("--workload", options.workloads,
                    "DNN workload whose gradient message sizes to benchmark, e.g. resnet50:ddp "
@@ -134,7 +160,8 @@ struct App {
         app.add_flag("--list-providers", options.list_providers,
                      "Print the libfabric providers available on this node and exit");
     app.add_flag("--list-algorithms", options.list_algorithms,
-                 "Print every allreduce algorithm of this build and exit: registry order, name, "
+                 "Print every algorithm of every collective of this build and exit: registry "
+                 "order, collective, name, "
                  "implementation (hand-written, or mpi for the MPI library's own), whether "
                  "collbench-fit fits a cost model of its own, summary. With a bare --csv (no "
                  "PATH): as CSV on stdout. Needs no mpirun")
@@ -276,16 +303,16 @@ struct App {
 void validate_algorithms(const RawOptions& raw, Options& options) {
   const std::vector<std::string> names = split_list(raw.algorithms);
   if (names.empty()) {
-    throw UsageError(
-        fmt::format("--algorithms is empty; accepted: all, or a list of {}", algorithm_names()));
+    throw UsageError(fmt::format("--algorithms is empty; accepted: all, or a list of {}",
+                                 algorithms_by_collective()));
   }
   options.all_algorithms = names.size() == 1 && names[0] == "all";
   if (options.all_algorithms) return;
   std::set<std::string> seen;
   for (const std::string& name : names) {
-    if (find_algorithm(name) == nullptr) {
+    if (!any_collective_has(name)) {
       throw UsageError(fmt::format("unknown algorithm '{}' in --algorithms; accepted: all, or {}",
-                                   name, algorithm_names()));
+                                   name, algorithms_by_collective()));
     }
     if (seen.insert(name).second) options.algorithms.push_back(name);
   }
@@ -315,19 +342,24 @@ void validate_sizes(const RawOptions& raw, Options& options) {
   }
 }
 
+// The collectives' names, then the other families'.
+std::string family_names() {
+  return fmt::format("{}, {}", collective_names(), fmt::join(kOtherFamilyNames, ", "));
+}
+
 void validate_families(const RawOptions& raw, Options& options) {
   for (const std::string& family : split_list(raw.families)) {
-    const bool known = std::any_of(std::begin(kFamilyNames), std::end(kFamilyNames),
+    const bool known = find_collective(family) != nullptr ||
+                       std::any_of(std::begin(kOtherFamilyNames), std::end(kOtherFamilyNames),
                                    [&](const char* name) { return family == name; });
     if (!known) {
-      throw UsageError(fmt::format("unknown family '{}' in --families; accepted: {}", family,
-                                   fmt::join(kFamilyNames, ", ")));
+      throw UsageError(
+          fmt::format("unknown family '{}' in --families; accepted: {}", family, family_names()));
     }
     if (!options.has_family(family)) options.families.push_back(family);
   }
   if (options.families.empty()) {
-    throw UsageError(
-        fmt::format("--families is empty; accepted: {}", fmt::join(kFamilyNames, ", ")));
+    throw UsageError(fmt::format("--families is empty; accepted: {}", family_names()));
   }
 }
 
@@ -625,33 +657,41 @@ namespace {
 
 // The MPI library's own algorithm: collbench does not know which schedule the
 // library picks, so collbench-fit has no cost model of its own for it and
-// prices it at the allreduce lower bound (model_terms in
+// prices it at its collective's lower bound (model_terms in
 // benchmarks/models/fit.cpp); every other algorithm is hand-written here.
-bool is_mpi_library_algorithm(const AlgorithmInfo& info) { return info.name == "mpi"; }
+bool is_mpi_library_algorithm(const AlgorithmInfo& info) {
+  return info.name == kMpiLibraryAlgorithm;
+}
 
 }  // namespace
 
 std::string algorithm_listing(bool csv) {
-  const std::vector<std::string> header = {
-      "order", "algorithm", "implementation", "cost_model", "reduces_on_every_rank", "summary"};
+  const std::vector<std::string> header = {"order",          "collective", "algorithm",
+                                           "implementation", "cost_model", "reduces_on_every_rank",
+                                           "summary"};
   // The text table leaves out reduces_on_every_rank (what the fitter reads).
-  const auto table_line = [](std::string_view order, std::string_view name,
-                             std::string_view implementation, std::string_view cost_model,
-                             std::string_view summary) {
-    return fmt::format("{:<6}{:<20}{:<16}{:<12}{}\n", order, name, implementation, cost_model,
-                       summary);
+  const auto table_line = [](std::string_view order, std::string_view collective,
+                             std::string_view name, std::string_view implementation,
+                             std::string_view cost_model, std::string_view summary) {
+    return fmt::format("{:<6}{:<16}{:<20}{:<16}{:<12}{}\n", order, collective, name, implementation,
+                       cost_model, summary);
   };
   std::string text =
-      csv ? csv_line(header) : table_line(header[0], header[1], header[2], header[3], header[5]);
+      csv ? csv_line(header)
+          : table_line(header[0], header[1], header[2], header[3], header[4], header[6]);
   int order = 0;
-  for (const AlgorithmInfo& info : algorithms()) {
-    const std::string position = std::to_string(++order);
-    const bool mpi = is_mpi_library_algorithm(info);
-    const std::string implementation = mpi ? "mpi" : "hand-written";
-    const std::string cost_model = mpi ? "no" : "yes";
-    text += csv ? csv_line({position, std::string(info.name), implementation, cost_model,
-                            info.reduces_on_every_rank ? "yes" : "no", std::string(info.summary)})
-                : table_line(position, info.name, implementation, cost_model, info.summary);
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const AlgorithmInfo& info : collective.algorithms) {
+      const std::string position = std::to_string(++order);
+      const bool mpi = is_mpi_library_algorithm(info);
+      const std::string implementation = mpi ? "mpi" : "hand-written";
+      const std::string cost_model = mpi ? "no" : "yes";
+      text += csv ? csv_line({position, std::string(collective.name), std::string(info.name),
+                              implementation, cost_model, info.reduces_on_every_rank ? "yes" : "no",
+                              std::string(info.summary)})
+                  : table_line(position, collective.name, info.name, implementation, cost_model,
+                               info.summary);
+    }
   }
   return text;
 }

@@ -44,6 +44,7 @@ void NullReporter::ReportRuns(const std::vector<Run>& runs) { (void)runs; }
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> columns = {"benchmark",
                                                    "family",
+                                                   "collective",
                                                    "transport",
                                                    "provider",
                                                    "algorithm",
@@ -101,10 +102,12 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
   const bool has_dtype =
       collective || family == Family::local_reduce || family == Family::local_reduce_all;
   const bool local = is_local(family);
+  // The op column is empty where nothing is reduced (p2p, memcpy, allgather).
+  const bool reduces = has_dtype && (!collective || benchmark_case.collective->reduces);
 
   std::string algorithm;
   switch (family) {
-    case Family::allreduce:
+    case Family::collective:
     case Family::exchange:
       algorithm = benchmark_case.bare ? "mpi_bare" : std::string(benchmark_case.algorithm->name);
       break;
@@ -139,7 +142,8 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
 
   std::vector<std::string> row = {
       benchmark_case.name,
-      family_column(family),
+      benchmark_case.family_column(),
+      collective ? std::string(benchmark_case.collective->name) : "",
       local ? "local" : context.transport,
       local ? "" : context.provider,
       algorithm,
@@ -147,7 +151,7 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       std::to_string(metadata.ranks_per_node),
       std::to_string(metadata.nodes),
       has_dtype ? std::string(to_string(options.dtype)) : "",
-      has_dtype ? std::string(to_string(options.op)) : "",
+      reduces ? std::string(to_string(options.op)) : "",
       std::to_string(bytes),
       has_dtype ? std::to_string(bytes / dtype_size(options.dtype)) : "",
       family == Family::p2p ? std::to_string(benchmark_case.peer) : "",

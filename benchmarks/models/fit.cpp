@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "collbench/collective.h"
 #include "collbench/dtype.h"
 
 namespace collbench {
@@ -38,7 +39,7 @@ std::vector<int> ranks_of(const std::vector<const Measurement*>& points) {
 std::string describe_sizes(const std::vector<const Measurement*>& points) {
   std::vector<std::string> items;
   for (const Measurement* m : points) {
-    items.push_back(m->ranks > 0 && m->family == "allreduce"
+    items.push_back(m->ranks > 0 && find_collective(m->family) != nullptr
                         ? fmt::format("{} B at {} ranks", m->bytes, m->ranks)
                         : fmt::format("{} B", m->bytes));
   }
@@ -124,6 +125,17 @@ ModelFit fit_affine(FitResults& results, const std::string& model, const std::st
   return result;
 }
 
+// The points of every collective (family: its name), grouped by `key`.
+template <typename Key>
+std::map<Key, std::vector<const Measurement*>> group_collectives(
+    std::span<const Measurement> measurements, Key (*key)(const Measurement&)) {
+  std::map<Key, std::vector<const Measurement*>> groups;
+  for (const Measurement& m : measurements) {
+    if (find_collective(m.family) != nullptr) groups[key(m)].push_back(&m);
+  }
+  return groups;
+}
+
 template <typename Key>
 std::map<Key, std::vector<const Measurement*>> group_by(std::span<const Measurement> measurements,
                                                         std::string_view family,
@@ -143,11 +155,12 @@ using LinkKey =
 using ExchangeKey = std::tuple<std::string, std::string, std::string,
                                int>;                    // transport, provider, placement, ranks
 using GammaKey = std::tuple<std::string, std::string>;  // dtype, op
-using AlgorithmKey =
-    std::tuple<std::string, std::string, std::string, std::string, std::string,
-               std::string>;  // transport, provider, placement, dtype, op, algorithm
-using SelectionKey = std::tuple<std::string, std::string, std::string, std::string, std::string,
-                                int>;  // transport, provider, placement, dtype, op, ranks
+// collective, transport, provider, placement, dtype, op, algorithm
+using AlgorithmKey = std::tuple<std::string, std::string, std::string, std::string, std::string,
+                                std::string, std::string>;
+// collective, transport, provider, placement, dtype, op, ranks
+using SelectionKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, std::string, int>;
 
 LinkKey link_key(const Measurement& m) { return {m.transport, m.provider, m.placement}; }
 ExchangeKey exchange_key(const Measurement& m) {
@@ -160,10 +173,10 @@ std::tuple<std::string, std::string> memcpy_key(const Measurement& m) {
   return {m.transport, m.provider};
 }
 AlgorithmKey algorithm_key(const Measurement& m) {
-  return {m.transport, m.provider, m.placement, m.dtype, m.op, m.algorithm};
+  return {m.family, m.transport, m.provider, m.placement, m.dtype, m.op, m.algorithm};
 }
 SelectionKey selection_key(const Measurement& m) {
-  return {m.transport, m.provider, m.placement, m.dtype, m.op, m.ranks};
+  return {m.family, m.transport, m.provider, m.placement, m.dtype, m.op, m.ranks};
 }
 
 // The p2p fit that stands for the links of an allreduce group: the same
@@ -211,18 +224,18 @@ const ModelFit* find_gamma(const std::map<GammaKey, ModelFit>& gammas, const std
 Eigen::MatrixXd cost_matrix(const std::vector<const Measurement*>& points) {
   Eigen::MatrixXd terms(static_cast<Eigen::Index>(points.size()), 3);
   for (std::size_t i = 0; i < points.size(); ++i) {
-    const CostTerms c = model_terms(points[i]->algorithm, points[i]->ranks, points[i]->bytes);
+    const CostTerms c =
+        model_terms(points[i]->family, points[i]->algorithm, points[i]->ranks, points[i]->bytes);
     terms.row(static_cast<Eigen::Index>(i)) << c.messages, c.bytes, c.reduce_bytes;
   }
   return terms;
 }
 
 std::string group_name(const AlgorithmKey& key) {
-  const auto& [transport, provider, placement, dtype, op, algorithm] = key;
+  const auto& [collective, transport, provider, placement, dtype, op, algorithm] = key;
   return fmt::format(
-      "top-down fit of allreduce algorithm={} transport={} provider={} placement={} dtype={} "
-      "op={}",
-      algorithm, transport, or_none(provider), or_none(placement), dtype, op);
+      "top-down fit of {} algorithm={} transport={} provider={} placement={} dtype={} op={}",
+      collective, algorithm, transport, or_none(provider), or_none(placement), dtype, or_none(op));
 }
 
 ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
@@ -235,7 +248,7 @@ ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
                    "to fit γ as well)");
   }
   bool own = true;
-  model_terms(std::get<5>(key), 2, 1.0, &own);
+  model_terms(std::get<0>(key), std::get<6>(key), 2, 1.0, &own);
   const Eigen::MatrixXd terms = cost_matrix(points);
   const Eigen::VectorXd seconds = seconds_of(points);
   ModelFit result = base_fit("top_down", points);
@@ -368,64 +381,73 @@ std::optional<double> by_size_seconds(const CostTerms& terms, double vector_byte
 }
 
 // `model` null: the algorithm has no model here (nothing to predict with).
-std::optional<double> model_seconds(const NetworkModel* model, const std::string& algorithm,
-                                    const std::string& transport, int ranks, double bytes,
-                                    double element_bytes) {
+std::optional<double> model_seconds(const NetworkModel* model, const CollectiveInfo& collective,
+                                    const std::string& algorithm, const std::string& transport,
+                                    int ranks, double bytes, double element_bytes) {
   if (model == nullptr) return std::nullopt;
-  if (const AlgorithmInfo* info = find_algorithm(algorithm); info != nullptr) {
+  if (const AlgorithmInfo* info = collective.find_algorithm(algorithm); info != nullptr) {
     const auto count = static_cast<std::size_t>(bytes / element_bytes);
     if (!info->unsupported_reason(transport, ranks, count).empty()) return std::nullopt;
   }
-  return model_terms(algorithm, ranks, bytes).seconds(model->alpha, model->beta, model->gamma);
+  return model_terms(collective.name, algorithm, ranks, bytes)
+      .seconds(model->alpha, model->beta, model->gamma);
 }
 
-// An algorithm's place in the registry, the order used everywhere; a name
-// that is not an algorithm (pingpong, reduce, memcpy) after every one.
-std::size_t registry_position(std::string_view name) {
-  const auto& all = algorithms();
-  return static_cast<std::size_t>(
-      std::find_if(all.begin(), all.end(),
-                   [&](const AlgorithmInfo& info) { return info.name == name; }) -
-      all.begin());
+// A (collective, algorithm)'s place in the registry, the order used
+// everywhere: the collectives in their order, each one's algorithms in
+// theirs; a name that is not an algorithm (pingpong, reduce, memcpy) or a
+// family that is not a collective after every one.
+std::size_t registry_position(std::string_view collective, std::string_view name) {
+  std::size_t position = 0;
+  for (const CollectiveInfo& info : collectives()) {
+    for (const AlgorithmInfo& algorithm : info.algorithms) {
+      if (info.name == collective && algorithm.name == name) return position;
+      ++position;
+    }
+  }
+  return position;
 }
 
-std::vector<std::string> ordered_candidates(const std::set<std::string>& names) {
+std::vector<std::string> ordered_candidates(std::string_view collective,
+                                            const std::set<std::string>& names) {
   // Registry order first, then the rest by name (the set's order).
   std::vector<std::string> ordered(names.begin(), names.end());
-  std::stable_sort(ordered.begin(), ordered.end(), [](const std::string& a, const std::string& b) {
-    return registry_position(a) < registry_position(b);
+  std::stable_sort(ordered.begin(), ordered.end(), [&](const std::string& a, const std::string& b) {
+    return registry_position(collective, a) < registry_position(collective, b);
   });
   return ordered;
 }
 
-// predictions.csv in registry order of the algorithms (groups are kept in
-// a map by name): the plots take their order and colours from the rows, and
-// an algorithm's colour must be the same in every figure of a run.
+// predictions.csv in registry order of the collectives and algorithms
+// (groups are kept in a map by name): the plots take their order and colours
+// from the rows, and an algorithm's colour must be the same in every figure
+// of a run.
 void order_predictions_by_registry(FitResults& results) {
   std::stable_sort(results.predictions.begin(), results.predictions.end(),
                    [](const PointPrediction& a, const PointPrediction& b) {
-                     return registry_position(a.point.algorithm) <
-                            registry_position(b.point.algorithm);
+                     return registry_position(a.point.family, a.point.algorithm) <
+                            registry_position(b.point.family, b.point.algorithm);
                    });
 }
 
 }  // namespace
 
-CostTerms allreduce_lower_bound(int ranks, double bytes) {
-  if (ranks <= 1) return {};
-  const double share = static_cast<double>(ranks - 1) / ranks;
-  return {static_cast<double>(ceil_log2(ranks)), 2 * share * bytes, share * bytes};
-}
-
-CostTerms model_terms(std::string_view algorithm, int ranks, double bytes, bool* own) {
-  if (algorithm != "mpi") {
-    if (const AlgorithmInfo* info = find_algorithm(algorithm); info != nullptr) {
+CostTerms model_terms(std::string_view collective, std::string_view algorithm, int ranks,
+                      double bytes, bool* own) {
+  const CollectiveInfo* info = find_collective(collective);
+  if (info == nullptr) {
+    throw std::invalid_argument(fmt::format("model_terms: unknown collective '{}'; known: {}",
+                                            collective, collective_names()));
+  }
+  if (algorithm != kMpiLibraryAlgorithm) {
+    if (const AlgorithmInfo* algorithm_info = info->find_algorithm(algorithm)) {
       if (own != nullptr) *own = true;
-      return info->cost(ranks, bytes);
+      return algorithm_info->cost(ranks, bytes);
     }
   }
   if (own != nullptr) *own = false;
-  return allreduce_lower_bound(ranks, bytes);
+  if (ranks <= 1) return {};
+  return info->lower_bound(ranks, bytes);
 }
 
 std::string selection_string(std::span<const std::pair<double, std::string>> winners) {
@@ -527,23 +549,26 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
   // are kept per rank count; a top-down fit spans every rank count.
   using BottomUpModels = std::map<std::string, std::map<int, NetworkModel>>;
   using TopDownModels = std::map<std::string, NetworkModel>;
-  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>,
+  // (collective, transport, provider, placement, dtype, op) -> (bottom-up, top-down)
+  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>,
            std::pair<BottomUpModels, TopDownModels>>
-      models;  // (transport, provider, placement, dtype, op) -> (bottom-up, top-down)
+      models;
   std::size_t single_rank_points = 0;
-  for (const auto& [key, all_points] : group_by(measurements, "allreduce", algorithm_key)) {
+  for (const auto& [key, all_points] : group_collectives(measurements, algorithm_key)) {
     std::vector<const Measurement*> points;
     for (const Measurement* m : all_points) {
       if (m->ranks >= 2) points.push_back(m);
     }
     single_rank_points += all_points.size() - points.size();
     if (points.empty()) continue;
-    const auto& [transport, provider, placement, dtype, op, algorithm] = key;
-    auto& [bottom_up, top_down] = models[{transport, provider, placement, dtype, op}];
+    const auto& [collective, transport, provider, placement, dtype, op, algorithm] = key;
+    auto& [bottom_up, top_down] = models[{collective, transport, provider, placement, dtype, op}];
+    // A collective that only moves bytes (allgather) has no op: its terms
+    // have no γ, any op's γ of the dtype stands in.
     const ModelFit* gamma = find_gamma(gammas, dtype, op);
 
     bool own = true;
-    model_terms(algorithm, 2, 1.0, &own);
+    model_terms(collective, algorithm, 2, 1.0, &own);
     const ModelFit* link = find_link(links, transport, provider, placement);
     // Per rank count, the fit whose α, β predict it: the sendrecv chain at
     // that p when measured (every rank busy, as in the allreduce), else the
@@ -561,9 +586,9 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
     }
     if (!own) {
       results.notes.push_back(fmt::format(
-          "bottom-up: {} (transport={}) has no cost model of its own; fitted top-down with the "
-          "allreduce lower-bound terms only",
-          algorithm, transport));
+          "bottom-up: {} {} (transport={}) has no cost model of its own; fitted top-down with "
+          "the {} lower-bound terms only",
+          collective, algorithm, transport, collective));
     } else if (link == nullptr && exchange_at.empty()) {
       results.notes.push_back(fmt::format(
           "bottom-up: skipped {} on transport={} provider={}: no p2p ping-pong rows for that "
@@ -585,7 +610,7 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         fit.note = note;
         std::vector<double> predicted, measured;
         for (const Measurement* m : group) {
-          predicted.push_back(model_terms(algorithm, m->ranks, m->bytes)
+          predicted.push_back(model_terms(collective, algorithm, m->ranks, m->bytes)
                                   .seconds(fit.params.alpha, fit.params.beta, fit.params.gamma));
           measured.push_back(m->seconds);
         }
@@ -604,7 +629,7 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
             exchange_curves.at({exchange.transport, exchange.provider, exchange.placement, ranks});
         // Reductions that run on every rank at once are priced with every
         // rank reducing at once, when that was measured at this p.
-        const AlgorithmInfo* info = find_algorithm(algorithm);
+        const AlgorithmInfo* info = find_collective(collective)->find_algorithm(algorithm);
         const auto together = reduce_all_curves.find({gamma->dtype, gamma->op, ranks});
         const bool every_rank = info != nullptr && info->reduces_on_every_rank &&
                                 together != reduce_all_curves.end() && !together->second.empty();
@@ -614,7 +639,7 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         std::vector<double> predicted, measured;
         for (const Measurement* m : group) {
           const std::optional<double> seconds = by_size_seconds(
-              model_terms(algorithm, m->ranks, m->bytes), m->bytes, sendrecv, reduce);
+              model_terms(collective, algorithm, m->ranks, m->bytes), m->bytes, sendrecv, reduce);
           if (!seconds) continue;
           covered.push_back(m);
           predicted.push_back(*seconds);
@@ -679,30 +704,34 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
   }
   if (single_rank_points > 0) {
     results.notes.push_back(fmt::format(
-        "{} allreduce point{} at 1 rank left out: nothing crosses a network, every cost term is 0",
+        "{} collective point{} at 1 rank left out: nothing crosses a network, every cost term is "
+        "0",
         single_rank_points, single_rank_points == 1 ? "" : "s"));
   }
   if (results.fits.empty()) {
     throw std::runtime_error(
-        "nothing to fit: no p2p pingpong, local reduce/memcpy or allreduce rows at 2 or more "
+        "nothing to fit: no p2p pingpong, local reduce/memcpy or collective rows at 2 or more "
         "ranks in the input");
   }
 
   // 5. Selection per rank count.
-  for (const auto& [key, points] : group_by(measurements, "allreduce", selection_key)) {
-    const auto& [transport, provider, placement, dtype, op, ranks] = key;
+  for (const auto& [key, points] : group_collectives(measurements, selection_key)) {
+    const auto& [collective, transport, provider, placement, dtype, op, ranks] = key;
     if (ranks < 2) continue;
-    Selection selection{transport, provider, placement, dtype, op, ranks, {}, {}, "", "", ""};
+    const CollectiveInfo& collective_info = *find_collective(collective);
+    Selection selection{collective, transport, provider, placement, dtype, op,
+                        ranks,      {},        {},       "",        "",    ""};
     std::set<std::string> names;
     std::map<double, std::map<std::string, double>> measured;  // bytes -> algorithm -> seconds
     for (const Measurement* m : points) {
       names.insert(m->algorithm);
       measured[m->bytes][m->algorithm] = m->seconds;
     }
-    selection.candidates = ordered_candidates(names);
+    selection.candidates = ordered_candidates(collective, names);
     const auto parsed = parse_dtype(dtype);
     const double element_bytes = parsed ? static_cast<double>(dtype_size(*parsed)) : 1.0;
-    const auto& [bottom_up, top_down] = models[{transport, provider, placement, dtype, op}];
+    const auto& [bottom_up, top_down] =
+        models[{collective, transport, provider, placement, dtype, op}];
     const auto predict = [&](const std::string& name, double bytes) {
       const NetworkModel* model = nullptr;
       if (const auto by_ranks = bottom_up.find(name); by_ranks != bottom_up.end()) {
@@ -710,12 +739,12 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
           model = &it->second;
         }
       }
-      return model_seconds(model, name, transport, ranks, bytes, element_bytes);
+      return model_seconds(model, collective_info, name, transport, ranks, bytes, element_bytes);
     };
     const auto fitted = [&](const std::string& name, double bytes) {
       const auto it = top_down.find(name);
-      return model_seconds(it == top_down.end() ? nullptr : &it->second, name, transport, ranks,
-                           bytes, element_bytes);
+      return model_seconds(it == top_down.end() ? nullptr : &it->second, collective_info, name,
+                           transport, ranks, bytes, element_bytes);
     };
     std::vector<std::pair<double, std::string>> measured_winners;
     for (const auto& [bytes, times] : measured) {

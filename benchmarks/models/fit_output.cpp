@@ -56,8 +56,9 @@ std::string rate(double seconds_per_byte) {
 std::string dash_if_empty(const std::string& s) { return s.empty() ? "-" : s; }
 
 bool same_group(const ModelFit& a, const ModelFit& b) {
-  return a.algorithm == b.algorithm && a.transport == b.transport && a.provider == b.provider &&
-         a.placement == b.placement && a.dtype == b.dtype && a.op == b.op;
+  return a.family == b.family && a.algorithm == b.algorithm && a.transport == b.transport &&
+         a.provider == b.provider && a.placement == b.placement && a.dtype == b.dtype &&
+         a.op == b.op;
 }
 
 // The bottom-up fits of `top_down`'s group: one, or one per rank count when
@@ -79,9 +80,10 @@ std::optional<FitQuality> bottom_up_quality(const FitResults& results, const Mod
   std::vector<double> measured, predicted;
   for (const PointPrediction& p : results.predictions) {
     const Measurement& m = p.point;
-    if (p.model == "bottom_up" && m.family == "allreduce" && m.algorithm == top_down.algorithm &&
-        m.transport == top_down.transport && m.provider == top_down.provider &&
-        m.placement == top_down.placement && m.dtype == top_down.dtype && m.op == top_down.op) {
+    if (p.model == "bottom_up" && m.family == top_down.family &&
+        m.algorithm == top_down.algorithm && m.transport == top_down.transport &&
+        m.provider == top_down.provider && m.placement == top_down.placement &&
+        m.dtype == top_down.dtype && m.op == top_down.op) {
       measured.push_back(m.seconds);
       predicted.push_back(p.predicted_seconds);
     }
@@ -389,16 +391,17 @@ std::string format_report(const FitResults& results, const LoadSummary& summary,
 
   for (const Selection& s : results.selections) {
     line("");
-    line(fmt::format("Selection ranks={} transport={} provider={} placement={} dtype={} op={}",
-                     s.ranks, s.transport, dash_if_empty(s.provider), dash_if_empty(s.placement),
-                     s.dtype, s.op));
+    line(fmt::format("Selection {} ranks={} transport={} provider={} placement={} dtype={} op={}",
+                     s.collective, s.ranks, s.transport, dash_if_empty(s.provider),
+                     dash_if_empty(s.placement), s.dtype, dash_if_empty(s.op)));
     line(fmt::format("  {:>10}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}", "bytes",
                      "measured fastest", "µs", "predicted fastest", "µs", "fitted fastest", "µs"));
     int agree = 0, compared = 0;
     std::set<std::string> predictable;
     for (const ModelFit& f : results.fits) {
-      if (f.model == "bottom_up" && f.transport == s.transport && f.provider == s.provider &&
-          f.placement == s.placement && f.dtype == s.dtype && f.op == s.op) {
+      if (f.model == "bottom_up" && f.family == s.collective && f.transport == s.transport &&
+          f.provider == s.provider && f.placement == s.placement && f.dtype == s.dtype &&
+          f.op == s.op) {
         predictable.insert(f.algorithm);
       }
     }
@@ -476,15 +479,15 @@ std::string format_brief(const FitResults& results) {
     if (f.model != "top_down") continue;
     const std::optional<FitQuality> quality = bottom_up_quality(results, f);
     const std::string bottom_up = quality ? percent(quality->median_rel_err) : "-";
-    out += fmt::format("{} {}{}{} {} {} {}: median relative error bottom-up {}, top-down {}\n",
-                       f.algorithm, f.transport, f.provider.empty() ? "" : " ", f.provider,
-                       dash_if_empty(f.placement), f.dtype, f.op, bottom_up,
+    out += fmt::format("{} {} {}{}{} {} {} {}: median relative error bottom-up {}, top-down {}\n",
+                       f.family, f.algorithm, f.transport, f.provider.empty() ? "" : " ",
+                       f.provider, dash_if_empty(f.placement), f.dtype, f.op, bottom_up,
                        percent(f.quality.median_rel_err));
   }
   for (const Selection& s : results.selections) {
-    const std::string where =
-        fmt::format("{}{}{} {} {} {} ranks={}", s.transport, s.provider.empty() ? "" : " ",
-                    s.provider, dash_if_empty(s.placement), s.dtype, s.op, s.ranks);
+    const std::string where = fmt::format(
+        "{} {}{}{} {} {} {} ranks={}", s.collective, s.transport, s.provider.empty() ? "" : " ",
+        s.provider, dash_if_empty(s.placement), s.dtype, dash_if_empty(s.op), s.ranks);
     out += fmt::format("selection {} measured:  {}\n", where, dash_if_empty(s.measured_string));
     out += fmt::format("selection {} predicted: {}\n", where, dash_if_empty(s.predicted_string));
   }

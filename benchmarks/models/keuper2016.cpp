@@ -98,7 +98,7 @@ std::string keuper2016_readme(std::span<const ScalingResult> results, const Netw
       "allreduce per iteration with no overlap, speedup S(p) = T_iter(1)/T_iter(p). "
       "T_compute(B) per device is the paper's Table I. Models: {}. Network: {}; "
       "α = {:.2f} µs, β = {:.4f} ns/B ({:.3f} GB/s); γ {}. Exchange costs are the "
-      "algorithms' own cost terms (collectives/algorithms/allreduce_<name>.cpp).\n\n",
+      "algorithms' own cost terms (collectives/allreduce/<name>.cpp).\n\n",
       max_nodes, model_list, network.description, network.params.alpha * 1e6,
       network.params.beta * 1e9, 1e-9 / network.params.beta, network.gamma_origin);
 

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "collbench/collective.h"
 #include "collbench/fit.h"
 
 namespace collbench {
@@ -248,10 +249,11 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
     ++summary.rows_read;
     const std::string& family = row[family_col];
     const std::string& algorithm = row[algorithm_col];
-    const bool used = (family == "allreduce") ||
-                      (family == "p2p" && (algorithm == "pingpong" || algorithm == "sendrecv")) ||
-                      (family == "local" && (algorithm == "reduce" || algorithm == "reduce_all" ||
-                                             algorithm == "memcpy"));
+    const bool collective = find_collective(family) != nullptr;
+    const bool used =
+        collective || (family == "p2p" && (algorithm == "pingpong" || algorithm == "sendrecv")) ||
+        (family == "local" &&
+         (algorithm == "reduce" || algorithm == "reduce_all" || algorithm == "memcpy"));
     if (!used) {
       ++ignored[fmt::format("family={} algorithm={}", family, algorithm)];
       continue;
@@ -287,15 +289,13 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
       // Ping-pong and sendrecv move bytes: element type and operation do not matter.
       dtype.clear();
       op.clear();
-    } else if (family == "allreduce" && nodes_col >= 0 &&
-               !row[static_cast<std::size_t>(nodes_col)].empty()) {
+    } else if (collective && nodes_col >= 0 && !row[static_cast<std::size_t>(nodes_col)].empty()) {
       const double nodes =
           required_number(row[static_cast<std::size_t>(nodes_col)], "nodes", where);
       placement = nodes <= 1 ? "intra" : "inter";
     }
     // Ping-pong and memcpy move bytes; only reductions have an element type.
-    if ((family == "allreduce" || algorithm == "reduce" || algorithm == "reduce_all") &&
-        dtype.empty()) {
+    if ((collective || algorithm == "reduce" || algorithm == "reduce_all") && dtype.empty()) {
       throw std::runtime_error(
           fmt::format("{}: data row {}: dtype is empty; expected one of f32, f64, f16, bf16",
                       source, where.row));

@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "collbench/collective.h"
 #include "collbench/workload.h"
 
 namespace collbench {
@@ -56,11 +57,15 @@ double parse_field(const CsvTable& table, const std::vector<std::string>& row,
                                        text.empty() ? "is empty" : fmt::format("is '{}'", text)));
 }
 
+// The predictor prices the gradient exchange, which is allreduces.
+constexpr std::string_view kAllreduce = "allreduce";
+
 struct CostFunction {
   bool lower_bound = false;
   const AlgorithmInfo* info = nullptr;
   CostTerms operator()(int p, double n) const {
-    return lower_bound ? allreduce_lower_bound(p, n) : model_terms(info->name, p, n);
+    return lower_bound ? find_collective(kAllreduce)->lower_bound(p, n)
+                       : model_terms(kAllreduce, info->name, p, n);
   }
 };
 
@@ -115,7 +120,7 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
         fmt::format("{}: empty file; expected collbench-fit's models.csv", path));
   }
   std::vector<std::string> missing;
-  for (const char* column : {"model", "transport", "provider", "placement", "dtype", "op",
+  for (const char* column : {"model", "family", "transport", "provider", "placement", "dtype", "op",
                              "algorithm", "alpha_us", "beta_ns_per_byte", "gamma_ns_per_byte"}) {
     if (table.column(column) < 0) missing.emplace_back(column);
   }
@@ -204,8 +209,11 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
     std::map<std::string, std::string> op_used;
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       const auto& row = table.rows[r];
-      if (field(row, "model") != "top_down" || field(row, "transport") != transport ||
-          field(row, "provider") != provider || field(row, "dtype") != selection.dtype) {
+      // The gradient exchange is allreduces: the other collectives' fits
+      // (the same algorithm names) are not its.
+      if (field(row, "model") != "top_down" || field(row, "family") != kAllreduce ||
+          field(row, "transport") != transport || field(row, "provider") != provider ||
+          field(row, "dtype") != selection.dtype) {
         continue;
       }
       const std::string& placement = field(row, "placement");
@@ -289,13 +297,14 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
     if (algorithm == "lower_bound") {
       cost.lower_bound = true;
     } else {
-      cost.info = find_algorithm(algorithm);
+      const CollectiveInfo& allreduce = *find_collective(kAllreduce);
+      cost.info = allreduce.find_algorithm(algorithm);
       if (cost.info == nullptr) {
         throw std::invalid_argument(fmt::format("unknown algorithm '{}'; accepted: {}, lower_bound",
-                                                algorithm, algorithm_names()));
+                                                algorithm, allreduce.algorithm_names()));
       }
       bool own = true;
-      model_terms(algorithm, 2, 1.0, &own);
+      model_terms(kAllreduce, algorithm, 2, 1.0, &own);
       if (!own && !network.per_algorithm.contains(algorithm)) {
         throw std::invalid_argument(fmt::format(
             "algorithm '{}' has no cost model of its own; predict it from a measured top-down "

@@ -17,6 +17,7 @@
 
 #include "cli_checks.h"
 #include "collbench/catalog.h"
+#include "collbench/collective.h"
 #include "collbench/predict.h"
 #include "collbench/sizes.h"
 #include "plot_runner.h"
@@ -141,7 +142,8 @@ int main(int argc, char** argv) {
                  "override the data rate (Gbit/s; β = 8 / rate)")
       ->check(collbench::cli::number_at_least(kMinGbps, false, "Gbit/s", kMaxGbps));
   app.add_option("--algorithms", algorithm_list,
-                 "comma-separated: " + collbench::algorithm_names() +
+                 "comma-separated allreduce algorithms: " +
+                     collbench::find_collective("allreduce")->algorithm_names() +
                      ", lower_bound (default: every algorithm with a cost model of its own; "
                      "keuper2016: ps_central,tree,ring)");
   app.add_option("--max-nodes", max_nodes,
@@ -264,9 +266,10 @@ int main(int argc, char** argv) {
       if (max_nodes == 0) max_nodes = 128;
     }
     if (algorithms.empty()) {
-      for (const collbench::AlgorithmInfo& info : collbench::algorithms()) {
+      for (const collbench::AlgorithmInfo& info :
+           collbench::find_collective("allreduce")->algorithms) {
         bool own = true;
-        collbench::model_terms(info.name, 2, 1.0, &own);
+        collbench::model_terms("allreduce", info.name, 2, 1.0, &own);
         if (own || network.per_algorithm.contains(std::string(info.name))) {
           algorithms.emplace_back(info.name);
         }

@@ -1,10 +1,12 @@
-// An allreduce algorithm: its cost model, its constraints and how to build it.
+// A collective algorithm: its cost model, its constraints and how to build it.
 //
 // As in gloo, set-up (buffers, registration, schedules) happens when an
 // algorithm is built; run() only communicates and reduces and allocates
-// nothing. Each algorithm lives in collectives/algorithms/allreduce_<name>.cpp
-// with a header comment giving its phases and cost; its cost() returns the
-// same formula as code, and the model fitter uses exactly these terms.
+// nothing. Each algorithm lives in collectives/<collective>/<name>.cpp with a
+// header comment giving its phases and cost; its cost() returns the same
+// formula as code, and the model fitter uses exactly these terms. Which
+// collective an algorithm computes, and the buffers it is built on, are its
+// collective's (collbench/collective.h).
 #pragma once
 
 #include <cstddef>
@@ -12,7 +14,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "collbench/dtype.h"
 #include "collbench/transport.h"
@@ -31,19 +32,20 @@ struct CostTerms {
   }
 };
 
-struct AllreduceSpec {
+struct CollectiveSpec {
   DType dtype = DType::f32;
-  ReduceOp op = ReduceOp::sum;
-  std::size_t count = 0;  // elements per rank
+  ReduceOp op = ReduceOp::sum;  // for the collectives that reduce
+  // Elements of the whole vector: what an allreduce reduces, a
+  // reduce_scatter scatters and an allgather gathers (the collective's n).
+  std::size_t count = 0;
   // Pipeline segment for algorithms that segment (ring); 0 = the default.
   std::size_t segment_bytes = 0;
 };
 
-class Allreduce {
+class Collective {
  public:
-  virtual ~Allreduce() = default;
-  // One allreduce of the spans given to build(): on return `out` holds, on
-  // every rank, the element-wise reduction of every rank's `in`.
+  virtual ~Collective() = default;
+  // One call of the collective on the spans given to build().
   virtual void run() = 0;
 };
 
@@ -53,29 +55,24 @@ struct AlgorithmInfo {
   // Empty when the algorithm can run with this transport kind, rank count and
   // element count; otherwise why not (e.g. "needs the mpi transport").
   std::string (*unsupported_reason)(std::string_view transport_kind, int ranks, std::size_t count);
-  // Critical-path cost coefficients for `ranks` ranks and `bytes` per rank.
+  // Critical-path cost coefficients for `ranks` ranks and a whole vector of
+  // `bytes` (the collective's n).
   CostTerms (*cost)(int ranks, double bytes);
   // The reductions on the critical path run on every rank at the same time
   // (ring, recursive doubling, Rabenseifner, sharded parameter server), so
   // ranks on one node share its caches and memory bandwidth while they
   // reduce; false where one rank reduces while the others wait (the tree's
-  // root, the central server). collbench-fit prices the former with
-  // local/reduce_all and the latter with rank 0's local/reduce.
+  // root, the central server) or nothing is reduced. collbench-fit prices the
+  // former with local/reduce_all and the latter with rank 0's local/reduce.
   bool reduces_on_every_rank;
   // Bytes of memory the algorithm allocates per rank beyond in/out.
   std::size_t (*workspace_bytes)(int ranks, std::size_t bytes);
-  // Builds the algorithm on `transport` for `in` -> `out` (which may be the
-  // same span, for in-place). Both spans hold spec.count elements.
-  std::unique_ptr<Allreduce> (*build)(Transport& transport, const AllreduceSpec& spec,
-                                      std::span<const std::byte> in, std::span<std::byte> out);
+  // Builds the algorithm on `transport` for `in` -> `out`, laid out as its
+  // collective says (CollectiveInfo::input_block/output_block); in place
+  // when one span lies inside the other at its block's place.
+  std::unique_ptr<Collective> (*build)(Transport& transport, const CollectiveSpec& spec,
+                                       std::span<const std::byte> in, std::span<std::byte> out);
 };
-
-// All algorithms, in the order they are listed everywhere.
-std::span<const AlgorithmInfo> algorithms();
-// nullptr when unknown.
-const AlgorithmInfo* find_algorithm(std::string_view name);
-// "ring, tree, ..." — for messages that say what is accepted.
-std::string algorithm_names();
 
 // ⌈lg p⌉ and ⌊lg p⌋ for p >= 1.
 int ceil_log2(int p);

@@ -19,7 +19,11 @@
 //   with o, d drawn from the generation and M, m, s from h.
 // Why each property holds:
 //   - Nonzero, so a missing rank or an extra copy of one changes every
-//     element's sum (by its nonzero value).
+//     element's sum (by its nonzero value). And every element's sum is
+//     nonzero too: where the hash's M would make it 0, M is the next of
+//     2, 3, 4 (4 wraps to 2; one M at most gives 0), so an output of zeros is
+//     wrong at every element for sum and avg, even in a reduce_scatter block
+//     of a few elements.
 //   - Small: |every partial sum| ≤ 4 + 4 + (p − 2) = p + 6, so sums are exact
 //     integers in f64, f32, f16 (p ≤ 2042) and bf16 (8 significant bits, ≤ 256:
 //     p ≤ 250): every summation order gives the same bits, and the expected
@@ -44,8 +48,7 @@
 //     not the extreme are invisible to min and max by nature: a check of
 //     min/max can only catch a missing rank where it owns the result.)
 //   - One rank's input as the result is wrong wherever the rank is not an
-//     owner; all zeros is wrong everywhere for min and max and wherever the sum
-//     is nonzero (most elements) for sum and avg.
+//     owner; all zeros is wrong everywhere.
 // Cost: one multiply–xorshift hash per element and table look-ups, no
 // division in the loops; the sum over ranks of T's values is a window sum
 // precomputed for all 128 window starts, so filling and checking are O(n)

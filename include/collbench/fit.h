@@ -142,18 +142,15 @@ struct NetworkModel {
   double gamma = 0;
 };
 
-// The lower bound for any allreduce (Thakur, Rabenseifner & Gropp 2005):
-// ⌈lg p⌉α + 2(p−1)/p·nβ + (p−1)/p·nγ. collbench-fit uses it as the
-// coefficient vector of the top-down fit of `mpi` (and `mpi_bare`): the
-// library's internal algorithm is unknown and changes with size, so the fit
-// gives the "effective network" that MPI_Allreduce achieves against the bound.
-CostTerms allreduce_lower_bound(int ranks, double bytes);
-
-// The CostTerms collbench-fit uses for `algorithm`: its own cost() when the
-// registry knows it and it has a model of its own; otherwise the lower bound
-// (and *own is set to false). mpi is never "own": the registry's entry runs
-// the library's allreduce, whatever cost() it declares.
-CostTerms model_terms(std::string_view algorithm, int ranks, double bytes, bool* own = nullptr);
+// The CostTerms collbench-fit uses for `algorithm` of `collective` (a name
+// of collbench/collective.h): its own cost() when the collective knows it
+// and it has a model of its own; otherwise the collective's lower bound
+// (and *own is set to false). mpi is never "own": the library's internal
+// algorithm is unknown and changes with size, so the top-down fit of `mpi`
+// (and `mpi_bare`) against the lower bound gives the "effective network" the
+// library achieves. Throws std::invalid_argument for an unknown collective.
+CostTerms model_terms(std::string_view collective, std::string_view algorithm, int ranks,
+                      double bytes, bool* own = nullptr);
 
 struct ModelFit {
   // "hockney" (p2p ping-pong), "hockney_sendrecv" (p2p sendrecv, one per rank
@@ -206,7 +203,7 @@ struct SelectionRow {
 };
 
 struct Selection {
-  std::string transport, provider, placement, dtype, op;
+  std::string collective, transport, provider, placement, dtype, op;
   int ranks = 0;
   std::vector<std::string> candidates;  // algorithms measured in this group
   std::vector<SelectionRow> rows;       // one per measured size, ascending

@@ -1,6 +1,6 @@
-// Shared plumbing of the hand-written allreduce algorithms: buffer binding
-// and registration, block partitioning, the fold of non-power-of-two rank
-// counts. Internal to the library.
+// Shared plumbing of the hand-written algorithms: buffer binding and
+// registration, the layouts of each collective's buffers, the fold of
+// non-power-of-two rank counts. Internal to the library.
 #pragma once
 
 #include <cstddef>
@@ -9,31 +9,30 @@
 #include <vector>
 
 #include "collbench/algorithm.h"
+#include "collbench/collective.h"
 #include "collbench/reduce.h"
 
 namespace collbench::detail {
 
-// A contiguous range of elements.
-struct Block {
-  std::size_t offset = 0;
-  std::size_t count = 0;
-};
+using collbench::Block;
+using collbench::partition;
 
 struct Fold;
 
-// Block `index` of `count` elements split into `parts` blocks whose sizes
-// differ by at most one (the first count % parts blocks get one more).
-Block partition(std::size_t count, int parts, int index);
-
 // Binds the spans, registers them with the transport, and offers the
 // operations every algorithm needs in the units they think in (elements).
-class AllreduceBase : public Allreduce {
-  friend bool fold_in(AllreduceBase&, const Fold&, std::byte*, int, int);
-  friend void unfold_out(AllreduceBase&, const Fold&, int);
+// `in` holds the elements `in_block` of the whole vector and `out` those of
+// `out_block` (the collective's layout); in place when they overlap, which
+// must then be the collective's nesting (the smaller one at its block's place
+// in the larger). in_at and out_at index the buffers from their start.
+class CollectiveBase : public Collective {
+  friend bool fold_in(CollectiveBase&, const Fold&, std::byte*, int, int);
+  friend void unfold_out(CollectiveBase&, const Fold&, int);
 
  public:
-  AllreduceBase(Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
-                std::span<std::byte> out);
+  CollectiveBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+                 std::span<std::byte> out, std::string_view collective, Block in_block,
+                 Block out_block);
 
  protected:
   std::byte* out_at(std::size_t element) { return out_ + element * element_bytes_; }
@@ -42,12 +41,14 @@ class AllreduceBase : public Allreduce {
     return {out_at(block.offset), block.count * element_bytes_};
   }
   std::size_t bytes(std::size_t elements) const { return elements * element_bytes_; }
-  // The call reduces in place: in and out are the same buffer.
-  bool in_place() const { return in_ == out_; }
+  // The call is in place: one buffer lies inside the other (allreduce: the
+  // same buffer).
+  bool in_place() const { return in_place_; }
   // Allocates and registers a workspace of `elements` elements.
   std::byte* allocate_workspace(std::size_t elements);
 
-  // out = in, unless the call is in place.
+  // out = in, unless the call is in place (allreduce, and any collective at
+  // one rank, where in and out are the same elements).
   void copy_input_to_output();
   // dst = op(dst, src)
   void reduce(std::byte* dst, const std::byte* src, std::size_t elements) {
@@ -90,7 +91,7 @@ class AllreduceBase : public Allreduce {
   }
 
   Transport& transport_;
-  const AllreduceSpec spec_;
+  const CollectiveSpec spec_;
   const std::byte* in_;
   std::byte* out_;
   const std::size_t element_bytes_;
@@ -98,8 +99,44 @@ class AllreduceBase : public Allreduce {
   const int ranks_;
 
  private:
+  bool in_place_ = false;
   std::vector<MemoryRegistration> registrations_;
   std::vector<std::vector<std::byte>> workspaces_;
+};
+
+// The layouts of the three collectives (collbench/collective.h).
+class AllreduceBase : public CollectiveBase {
+ public:
+  AllreduceBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+                std::span<std::byte> out)
+      : CollectiveBase(transport, spec, in, out, "allreduce", {0, spec.count}, {0, spec.count}) {}
+};
+
+// in: the whole vector; out: this rank's block.
+class ReduceScatterBase : public CollectiveBase {
+ public:
+  ReduceScatterBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+                    std::span<std::byte> out)
+      : CollectiveBase(transport, spec, in, out, "reduce_scatter", {0, spec.count},
+                       partition(spec.count, transport.size(), transport.rank())) {}
+
+ protected:
+  Block block(int index) const { return partition(spec_.count, ranks_, index); }
+};
+
+// in: this rank's block; out: the whole vector.
+class AllgatherBase : public CollectiveBase {
+ public:
+  AllgatherBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+                std::span<std::byte> out)
+      : CollectiveBase(transport, spec, in, out, "allgather",
+                       partition(spec.count, transport.size(), transport.rank()), {0, spec.count}) {
+  }
+
+ protected:
+  Block block(int index) const { return partition(spec_.count, ranks_, index); }
+  // out's block `index` := in, unless in place (in is already there).
+  void place_own_block();
 };
 
 // Folding a non-power-of-two rank count p into p' = 2^⌊lg p⌋ (MPICH's
@@ -116,6 +153,18 @@ struct Fold {
   int real_rank(int participant) const {
     return participant < rem ? participant * 2 + 1 : participant + rem;
   }
+  // The ranks whose blocks participant `participant` stands for, as a range
+  // of block indices: its own and, below 2·rem, that of the rank it
+  // absorbed. Consecutive participants own consecutive ranges, so a range of
+  // participants owns one contiguous range of the vector (the halving and
+  // doubling of reduce_scatter and allgather work on those).
+  Block blocks_of(int participant) const {
+    return participant < rem ? Block{static_cast<std::size_t>(2 * participant), 2}
+                             : Block{static_cast<std::size_t>(participant + rem), 1};
+  }
+  // The elements of participants [first, first + participants) for a whole
+  // vector of `count` elements over `ranks` blocks.
+  Block elements_of(std::size_t count, int ranks, int first, int participants) const;
 };
 
 // The fold and unfold around the power-of-two core of recursive_doubling
@@ -124,9 +173,9 @@ struct Fold {
 // its call is done; the partner writes out = its input op that vector, so
 // from then on its vector is in `out` (every rank at or above 2·rem still has
 // it in `in`). unfold_out: the partner returns the result.
-bool fold_in(AllreduceBase& algorithm, const Fold& fold, std::byte* staging, int fold_tag,
+bool fold_in(CollectiveBase& algorithm, const Fold& fold, std::byte* staging, int fold_tag,
              int unfold_tag);
-void unfold_out(AllreduceBase& algorithm, const Fold& fold, int unfold_tag);
+void unfold_out(CollectiveBase& algorithm, const Fold& fold, int unfold_tag);
 
 // The reasons shared by every hand-written algorithm.
 std::string common_unsupported_reason(std::string_view transport_kind, int ranks,
@@ -142,4 +191,10 @@ extern const AlgorithmInfo kRabenseifnerAllreduce;
 extern const AlgorithmInfo kPsCentralAllreduce;
 extern const AlgorithmInfo kPsShardedAllreduce;
 extern const AlgorithmInfo kMpiAllreduce;
+extern const AlgorithmInfo kRingReduceScatter;
+extern const AlgorithmInfo kRecursiveHalvingReduceScatter;
+extern const AlgorithmInfo kMpiReduceScatter;
+extern const AlgorithmInfo kRingAllgather;
+extern const AlgorithmInfo kRecursiveDoublingAllgather;
+extern const AlgorithmInfo kMpiAllgather;
 }  // namespace collbench

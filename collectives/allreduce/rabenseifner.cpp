@@ -22,7 +22,7 @@
 // Cost (p = 2^k): 2 lg p·α + 2(p−1)/p·nβ + (p−1)/p·nγ — ring's bandwidth with
 // logarithmic latency: for medium and large messages. Otherwise p' replaces
 // p and the fold and unfold add 2α + 2nβ + nγ.
-#include "allreduce_common.h"
+#include "algorithm_common.h"
 
 namespace collbench {
 namespace {
@@ -34,7 +34,7 @@ constexpr int kUnfoldTag = 403;
 
 class RabenseifnerAllreduce final : public detail::AllreduceBase {
  public:
-  RabenseifnerAllreduce(Transport& transport, const AllreduceSpec& spec,
+  RabenseifnerAllreduce(Transport& transport, const CollectiveSpec& spec,
                         std::span<const std::byte> in, std::span<std::byte> out)
       : AllreduceBase(transport, spec, in, out), fold_(ranks_, rank_) {
     if (ranks_ > 1) staging_ = allocate_workspace(spec.count);
@@ -126,8 +126,8 @@ const AlgorithmInfo kRabenseifnerAllreduce = {
     rabenseifner_cost,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     rabenseifner_workspace,
-    [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Allreduce> {
+    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Collective> {
       return std::make_unique<RabenseifnerAllreduce>(transport, spec, in, out);
     },
 };

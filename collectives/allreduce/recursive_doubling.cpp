@@ -16,7 +16,7 @@
 // Cost (p = 2^k): lg p·α + lg p·nβ + lg p·nγ — the fewest rounds of any
 // algorithm, each moving the whole vector: for small messages. Otherwise the
 // fold and unfold add 2α + 2nβ + nγ.
-#include "allreduce_common.h"
+#include "algorithm_common.h"
 
 namespace collbench {
 namespace {
@@ -27,7 +27,7 @@ constexpr int kUnfoldTag = 302;
 
 class RecursiveDoublingAllreduce final : public detail::AllreduceBase {
  public:
-  RecursiveDoublingAllreduce(Transport& transport, const AllreduceSpec& spec,
+  RecursiveDoublingAllreduce(Transport& transport, const CollectiveSpec& spec,
                              std::span<const std::byte> in, std::span<std::byte> out)
       : AllreduceBase(transport, spec, in, out), fold_(ranks_, rank_) {
     if (ranks_ > 1) staging_ = allocate_workspace(spec.count);
@@ -84,8 +84,8 @@ const AlgorithmInfo kRecursiveDoublingAllreduce = {
     recursive_doubling_cost,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     recursive_doubling_workspace,
-    [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Allreduce> {
+    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Collective> {
       return std::make_unique<RecursiveDoublingAllreduce>(transport, spec, in, out);
     },
 };

@@ -21,7 +21,7 @@
 // there: at p = 2 a call touches in and out only.
 //
 // Cost (p ranks, n bytes): 2(p−1)α + 2(p−1)/p·nβ + (p−1)/p·nγ.
-#include "allreduce_common.h"
+#include "algorithm_common.h"
 
 namespace collbench {
 namespace {
@@ -36,8 +36,8 @@ constexpr std::size_t kOneAtATimeBytes = 32 * 1024;
 
 class PsShardedAllreduce final : public detail::AllreduceBase {
  public:
-  PsShardedAllreduce(Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
-                     std::span<std::byte> out)
+  PsShardedAllreduce(Transport& transport, const CollectiveSpec& spec,
+                     std::span<const std::byte> in, std::span<std::byte> out)
       : AllreduceBase(transport, spec, in, out),
         shard_(detail::partition(spec.count, ranks_, rank_)),
         one_at_a_time_(bytes(shard_.count) >= kOneAtATimeBytes) {
@@ -135,8 +135,8 @@ const AlgorithmInfo kPsShardedAllreduce = {
     ps_sharded_cost,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     ps_sharded_workspace,
-    [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Allreduce> {
+    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Collective> {
       return std::make_unique<PsShardedAllreduce>(transport, spec, in, out);
     },
 };

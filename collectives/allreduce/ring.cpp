@@ -27,7 +27,7 @@
 
 #include <algorithm>
 
-#include "allreduce_common.h"
+#include "algorithm_common.h"
 
 namespace collbench {
 namespace {
@@ -38,7 +38,7 @@ constexpr int kAllgatherTag = 101;
 
 class RingAllreduce final : public detail::AllreduceBase {
  public:
-  RingAllreduce(Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
+  RingAllreduce(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
                 std::span<std::byte> out)
       : AllreduceBase(transport, spec, in, out),
         left_((rank_ + ranks_ - 1) % ranks_),
@@ -182,8 +182,8 @@ const AlgorithmInfo kRingAllreduce = {
     ring_cost,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     ring_workspace,
-    [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Allreduce> {
+    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Collective> {
       return std::make_unique<RingAllreduce>(transport, spec, in, out);
     },
 };

@@ -13,7 +13,7 @@
 // in and out only.
 //
 // Cost (p ranks, n bytes): 2(p−1)α + 2(p−1)·nβ + (p−1)·nγ.
-#include "allreduce_common.h"
+#include "algorithm_common.h"
 
 namespace collbench {
 namespace {
@@ -23,8 +23,8 @@ constexpr int kPullTag = 501;
 
 class PsCentralAllreduce final : public detail::AllreduceBase {
  public:
-  PsCentralAllreduce(Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
-                     std::span<std::byte> out)
+  PsCentralAllreduce(Transport& transport, const CollectiveSpec& spec,
+                     std::span<const std::byte> in, std::span<std::byte> out)
       : AllreduceBase(transport, spec, in, out) {
     if (rank_ == 0 && ranks_ > 1) {
       // One slot per worker so every push can land at once, as a real
@@ -90,8 +90,8 @@ const AlgorithmInfo kPsCentralAllreduce = {
     ps_central_cost,
     /*reduces_on_every_rank=*/false,  // the server alone
     ps_central_workspace,
-    [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Allreduce> {
+    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Collective> {
       return std::make_unique<PsCentralAllreduce>(transport, spec, in, out);
     },
 };

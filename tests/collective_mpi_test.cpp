@@ -1,8 +1,9 @@
-// The allreduce correctness suite under mpirun: every algorithm the chosen
-// transport supports (including `mpi` on the MPI transport), at awkward
-// counts, every dtype and operation, out of place and in place.
+// The collectives' correctness suite under mpirun: every algorithm of every
+// collective that the chosen transport supports (including `mpi` on the MPI
+// transport), at awkward counts, every dtype and operation, out of place and
+// in place.
 //
-// Usage: mpirun -np N allreduce_mpi_test [--transport mpi|ofi] [--ofi-provider NAME]
+// Usage: mpirun -np N collective_mpi_test [--transport mpi|ofi] [--ofi-provider NAME]
 //        [gtest flags]
 // Every rank runs the same tests; only rank 0 prints. The exit code is
 // non-zero if any rank saw a failure. Waits are bounded (30 s), so a broken
@@ -13,16 +14,20 @@
 
 #include <cstring>
 
-#include "collbench/algorithm.h"
 #include "collbench/check.h"
+#include "collbench/collective.h"
 #include "collbench/transport_factory.h"
+#include "collective_case.h"
 
 namespace collbench {
 namespace {
 
 TransportOptions g_options;
 
-class AllreduceOverTransport : public ::testing::TestWithParam<std::string> {
+// (collective, algorithm)
+using Param = std::pair<std::string, std::string>;
+
+class CollectiveOverTransport : public ::testing::TestWithParam<Param> {
  protected:
   static void SetUpTestSuite() {
     transport_ = make_transport(g_options).release();
@@ -34,10 +39,11 @@ class AllreduceOverTransport : public ::testing::TestWithParam<std::string> {
   }
   static Transport* transport_;
 };
-Transport* AllreduceOverTransport::transport_ = nullptr;
+Transport* CollectiveOverTransport::transport_ = nullptr;
 
-TEST_P(AllreduceOverTransport, EveryDtypeOpAndCount) {
-  const AlgorithmInfo& algorithm = *find_algorithm(GetParam());
+TEST_P(CollectiveOverTransport, EveryDtypeOpAndCount) {
+  const CollectiveInfo& collective = *find_collective(GetParam().first);
+  const AlgorithmInfo& algorithm = *collective.find_algorithm(GetParam().second);
   Transport& transport = *transport_;
   const int p = transport.size();
   const std::string reason = algorithm.unsupported_reason(transport.kind(), p, 1);
@@ -54,26 +60,12 @@ TEST_P(AllreduceOverTransport, EveryDtypeOpAndCount) {
       for (ReduceOp op : kAllReduceOps) {
         for (bool in_place : {false, true}) {
           if (in_place && count > 4099) continue;
-          // Two calls of one built algorithm, the second on another
-          // generation's inputs and over the first's output: a result left
-          // over from the first call is wrong.
-          std::vector<std::byte> in(count * dtype_size(dtype));
-          std::vector<std::byte> out(in.size());
-          poison(out);
-          std::span<std::byte> in_span(in);
-          auto allreduce = algorithm.build(transport, {dtype, op, count, 0}, in_span,
-                                           in_place ? in_span : std::span<std::byte>(out));
-          std::uint64_t wrong = 0;
-          for (const std::uint64_t generation : {1, 2}) {
-            const CheckPattern pattern(p, generation);
-            pattern.fill(dtype, transport.rank(), 0, in);
-            allreduce->run();
-            wrong += pattern.check_reduced(dtype, op, 0, in_place ? in : out).wrong;
-          }
-          EXPECT_EQ(wrong, 0u) << fmt::format("{} on {} rank {} of {}: count={} {} {}{}",
-                                              algorithm.name, transport.kind(), transport.rank(), p,
-                                              count, to_string(dtype), to_string(op),
-                                              in_place ? " in place" : "");
+          const std::uint64_t wrong = testing::run_checked_calls(transport, collective, algorithm,
+                                                                 count, dtype, op, in_place);
+          EXPECT_EQ(wrong, 0u) << fmt::format("{} {} on {} rank {} of {}: count={} {} {}{}",
+                                              collective.name, algorithm.name, transport.kind(),
+                                              transport.rank(), p, count, to_string(dtype),
+                                              to_string(op), in_place ? " in place" : "");
         }
       }
     }
@@ -85,7 +77,7 @@ TEST_P(AllreduceOverTransport, EveryDtypeOpAndCount) {
 // The harness's timeout report relies on it: it talks over MPI, which can
 // then write a late message into the pending request's buffer, so that
 // buffer must still be alive (set_timeout_handler).
-class TransportTimeout : public AllreduceOverTransport {};
+class TransportTimeout : public CollectiveOverTransport {};
 
 TEST_F(TransportTimeout, HandlerRunsAtTheWaitThenTheWaitThrows) {
   Transport& transport = *transport_;
@@ -123,16 +115,20 @@ TEST_F(TransportTimeout, HandlerRunsAtTheWaitThenTheWaitThrows) {
   if (transport.rank() == 1) transport.wait(request);
 }
 
-std::vector<std::string> all_algorithm_names() {
-  std::vector<std::string> names;
-  for (const AlgorithmInfo& info : algorithms()) names.emplace_back(info.name);
-  return names;
+std::vector<Param> every_algorithm() {
+  std::vector<Param> cases;
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const AlgorithmInfo& info : collective.algorithms) {
+      cases.emplace_back(collective.name, info.name);
+    }
+  }
+  return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllAlgorithms, AllreduceOverTransport,
-                         ::testing::ValuesIn(all_algorithm_names()),
-                         [](const ::testing::TestParamInfo<std::string>& param_info) {
-                           return param_info.param;
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CollectiveOverTransport,
+                         ::testing::ValuesIn(every_algorithm()),
+                         [](const ::testing::TestParamInfo<Param>& param_info) {
+                           return param_info.param.first + "_" + param_info.param.second;
                          });
 
 }  // namespace

@@ -13,7 +13,7 @@
 //
 // Cost (p ranks, n bytes): 2⌈lg p⌉α + 2⌈lg p⌉·nβ + ⌈lg p⌉·nγ — logarithmic
 // latency, but every link carries the whole vector: for small messages.
-#include "allreduce_common.h"
+#include "algorithm_common.h"
 
 namespace collbench {
 namespace {
@@ -23,7 +23,7 @@ constexpr int kBroadcastTag = 201;
 
 class TreeAllreduce final : public detail::AllreduceBase {
  public:
-  TreeAllreduce(Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
+  TreeAllreduce(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
                 std::span<std::byte> out)
       : AllreduceBase(transport, spec, in, out) {
     // The schedule depends only on (rank, p): compute it once.
@@ -86,8 +86,8 @@ const AlgorithmInfo kTreeAllreduce = {
     tree_cost,
     /*reduces_on_every_rank=*/false,  // at most half the ranks at once, the root alone last
     tree_workspace,
-    [](Transport& transport, const AllreduceSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Allreduce> {
+    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Collective> {
       return std::make_unique<TreeAllreduce>(transport, spec, in, out);
     },
 };

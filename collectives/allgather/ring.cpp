@@ -1,0 +1,74 @@
+// ring — allgather around a ring: the second phase of ring allreduce.
+//
+// The vector is split into p blocks (sizes differ by at most one element);
+// block r is rank r's input. Rank r sends to r+1 and receives from r−1, p−1
+// steps: in step s it sends block r−s (its own input at s = 0) and receives
+// block r−1−s into its place in out, which it forwards in the next step.
+//
+// Cost (p ranks, n bytes): (p−1)α + (p−1)/p·nβ — bandwidth optimal (the
+// lower bound's β), latency linear in p.
+#include "algorithm_common.h"
+
+namespace collbench {
+namespace {
+
+constexpr int kStepTag = 600;
+
+class RingAllgather final : public detail::AllgatherBase {
+ public:
+  RingAllgather(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+                std::span<std::byte> out)
+      : AllgatherBase(transport, spec, in, out),
+        left_((rank_ + ranks_ - 1) % ranks_),
+        right_((rank_ + 1) % ranks_) {
+    requests_.reserve(2);
+  }
+
+  void run() override {
+    // Sent from in at step 0, so the copy into out does not delay it.
+    const std::byte* outgoing_data = in_;
+    for (int step = 0; step + 1 < ranks_; ++step) {
+      const detail::Block outgoing = block(index(-step));
+      const detail::Block incoming = block(index(-1 - step));
+      requests_.push_back(recv(out_at(incoming.offset), incoming.count, left_, kStepTag));
+      requests_.push_back(send(outgoing_data, outgoing.count, right_, kStepTag));
+      if (step == 0) place_own_block();
+      wait_all(requests_);
+      outgoing_data = out_at(incoming.offset);
+    }
+    if (ranks_ == 1) place_own_block();
+  }
+
+ private:
+  int index(int offset_from_rank) const {
+    return ((rank_ + offset_from_rank) % ranks_ + ranks_) % ranks_;
+  }
+
+  const int left_;
+  const int right_;
+  std::vector<RequestId> requests_;
+};
+
+CostTerms ring_cost(int p, double n) {
+  const double steps = p - 1;
+  return {steps, steps / p * n, 0};
+}
+
+std::size_t no_workspace(int /*p*/, std::size_t /*n*/) { return 0; }
+
+}  // namespace
+
+const AlgorithmInfo kRingAllgather = {
+    "ring",
+    "p−1 steps around a ring, each forwarding one block; bandwidth-optimal",
+    detail::common_unsupported_reason,
+    ring_cost,
+    /*reduces_on_every_rank=*/false,  // nothing is reduced
+    no_workspace,
+    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Collective> {
+      return std::make_unique<RingAllgather>(transport, spec, in, out);
+    },
+};
+
+}  // namespace collbench

@@ -1,0 +1,52 @@
+// mpi — the MPI library's own MPI_Allreduce: the vendor baseline that every
+// hand-written algorithm is compared with. Which algorithm the library picks
+// (OpenMPI's tuned/han components decide by size and p) is its business;
+// here it is one call on the transport's duplicated communicator, with the
+// datatypes and operations of mpi_library.h.
+//
+// No cost formula of its own: the library's choice is unknown. cost() is the
+// lower bound for any allreduce (collective.h), ⌈lg p⌉α + 2(p−1)/p·nβ +
+// (p−1)/p·nγ, so fits and predictions can show how close the library gets.
+#include <fmt/format.h>
+
+#include "algorithm_common.h"
+#include "collbench/mpi_transport.h"
+#include "mpi_library.h"
+
+namespace collbench {
+namespace {
+
+class MpiAllreduce final : public detail::AllreduceBase {
+ public:
+  MpiAllreduce(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+               std::span<std::byte> out)
+      : AllreduceBase(transport, spec, in, out), library_(transport, spec, "allreduce") {}
+
+  void run() override {
+    const void* send_buffer = in_place() ? MPI_IN_PLACE : static_cast<const void*>(in_);
+    check_mpi(MPI_Allreduce(send_buffer, out_, static_cast<int>(spec_.count), library_.datatype(),
+                            library_.op(), library_.comm()),
+              "MPI_Allreduce", "{} {} elements", spec_.count, to_string(spec_.dtype));
+    finish_average({0, spec_.count});
+  }
+
+ private:
+  detail::MpiLibraryCall library_;
+};
+
+}  // namespace
+
+const AlgorithmInfo kMpiAllreduce = {
+    "mpi",
+    "the MPI library's own MPI_Allreduce (vendor baseline; mpi transport only)",
+    detail::mpi_library_unsupported_reason,
+    [](int p, double n) { return find_collective("allreduce")->lower_bound(p, n); },
+    /*reduces_on_every_rank=*/false,  // unknown: the library decides
+    detail::mpi_library_workspace,
+    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+       std::span<std::byte> out) -> std::unique_ptr<Collective> {
+      return std::make_unique<MpiAllreduce>(transport, spec, in, out);
+    },
+};
+
+}  // namespace collbench

@@ -1,0 +1,92 @@
+// The collectives: one CollectiveInfo per collective, the table that every
+// layer reads (the harness plans, prepares, calls and checks a collective
+// through it; the fitter, the selection and the predictor group by its name
+// and its algorithms'; --list-algorithms prints it).
+//
+// Every collective is described for a whole vector of n bytes (`count`
+// elements), nccl-tests' size convention: an allreduce reduces n bytes on
+// every rank, a reduce_scatter reduces n and leaves each rank its block, an
+// allgather gathers the blocks into n on every rank. Blocks are
+// partition(count, p, r): sizes differ by at most one element, so any count
+// works, counts smaller than p included.
+//
+//   collective      input of rank r   output of rank r   busbw factor   lower bound (any algorithm)
+//   allreduce       whole vector      whole vector       2(p−1)/p       ⌈lg p⌉α + 2(p−1)/p·nβ +
+//   (p−1)/p·nγ reduce_scatter  whole vector      block r            (p−1)/p        ⌈lg p⌉α +
+//   (p−1)/p·nβ + (p−1)/p·nγ allgather       block r           whole vector       (p−1)/p        ⌈lg
+//   p⌉α + (p−1)/p·nβ
+//
+// In place: the smaller buffer is the larger one's block r (for allreduce the
+// one buffer), as NCCL lays in-place reduce_scatter and allgather out.
+// Lower bounds: Thakur, Rabenseifner & Gropp (2005); Chan et al. (2007).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "collbench/algorithm.h"
+#include "collbench/check.h"
+
+namespace collbench {
+
+// A contiguous range of elements of the whole vector.
+struct Block {
+  std::size_t offset = 0;
+  std::size_t count = 0;
+  bool operator==(const Block&) const = default;
+};
+
+// Block `index` of `count` elements split into `parts` blocks whose sizes
+// differ by at most one (the first count % parts blocks get one more).
+Block partition(std::size_t count, int parts, int index);
+
+struct CollectiveInfo {
+  std::string_view name;     // lowercase, the same in CLI, benchmark names and CSV
+  std::string_view summary;  // one line for --help
+  bool reduces;              // takes a dtype's reduction op (else only moves bytes)
+  // The elements of the whole vector that rank `rank` of `ranks` gives as
+  // input and receives as output.
+  Block (*input_block)(std::size_t count, int ranks, int rank);
+  Block (*output_block)(std::size_t count, int ranks, int rank);
+  // nccl-tests' bus bandwidth (doc/PERFORMANCE.md): busbw = algbw · factor,
+  // algbw = n / time, so that busbw is comparable with the link's speed
+  // whatever the collective.
+  double (*bus_bandwidth_factor)(int ranks);
+  // The cost no algorithm can beat (one copy: the fitter's and the `mpi`
+  // algorithm's model, since the library's schedule is unknown).
+  CostTerms (*lower_bound)(int ranks, double bytes);
+  // Compares rank `rank`'s output (its output_block) with what the
+  // collective must deliver for inputs filled by fill_input with the same
+  // `first` (the global index of the vector's element 0).
+  CheckResult (*check_output)(const CheckPattern& pattern, DType dtype, ReduceOp op,
+                              std::size_t count, int rank, std::uint64_t first,
+                              std::span<const std::byte> output);
+  // Its algorithms, in the order they are listed everywhere; the MPI
+  // library's own is last and named "mpi".
+  std::span<const AlgorithmInfo> algorithms;
+
+  const AlgorithmInfo* find_algorithm(std::string_view algorithm) const;  // nullptr when unknown
+  std::string algorithm_names() const;  // "ring, tree, ..." for messages
+};
+
+// Every collective, in the order they are listed everywhere.
+std::span<const CollectiveInfo> collectives();
+// nullptr when unknown.
+const CollectiveInfo* find_collective(std::string_view name);
+// "allreduce, reduce_scatter, allgather" — for messages that say what is accepted.
+std::string collective_names();
+// The name of the MPI library's own algorithm in every collective: the
+// vendor baseline the hand-written ones are compared with.
+inline constexpr std::string_view kMpiLibraryAlgorithm = "mpi";
+
+// Writes rank `rank`'s input (its input_block of the pattern) to `input`.
+// `first` is the global index of the vector's element 0: 0 for one call;
+// calls checked as one vector (an exchange's messages) continue each other's
+// indices, so that one delivered in place of another is wrong.
+void fill_input(const CollectiveInfo& collective, const CheckPattern& pattern, DType dtype,
+                std::size_t count, int rank, std::uint64_t first, std::span<std::byte> input);
+
+}  // namespace collbench

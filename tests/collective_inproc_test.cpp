@@ -1,0 +1,224 @@
+// Every algorithm of every collective that runs without MPI, on the
+// in-process transport, for every rank count 1..16 of interest, awkward
+// counts (0, 1, p−1, p, p+1, odd, a million-odd), every dtype, sum and max
+// (min and avg on a smaller grid), out of place and in place.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <tuple>
+
+#include "collbench/check.h"
+#include "collbench/collective.h"
+#include "collbench/inproc_transport.h"
+#include "collective_case.h"
+
+namespace collbench {
+namespace {
+
+// Wrong elements over every rank of `ranks` threads (run_checked_calls).
+std::size_t run_case(const CollectiveInfo& collective, const AlgorithmInfo& algorithm, int ranks,
+                     std::size_t count, DType dtype, ReduceOp op, bool in_place,
+                     std::size_t segment_bytes = 0) {
+  std::atomic<std::size_t> wrong{0};
+  run_in_process(ranks, [&](Transport& transport) {
+    wrong += testing::run_checked_calls(transport, collective, algorithm, count, dtype, op,
+                                        in_place, segment_bytes);
+  });
+  return wrong;
+}
+
+const CollectiveInfo& allreduce() { return *find_collective("allreduce"); }
+const AlgorithmInfo& allreduce_algorithm(std::string_view name) {
+  return *allreduce().find_algorithm(name);
+}
+
+// (collective, algorithm, ranks)
+using Param = std::tuple<std::string, std::string, int>;
+
+class CollectiveInProcess : public ::testing::TestWithParam<Param> {
+ protected:
+  const CollectiveInfo& collective() const { return *find_collective(std::get<0>(GetParam())); }
+  const AlgorithmInfo& algorithm() const {
+    return *collective().find_algorithm(std::get<1>(GetParam()));
+  }
+  int ranks() const { return std::get<2>(GetParam()); }
+  std::string where(std::size_t count, DType dtype, ReduceOp op) const {
+    return fmt::format("{} {} p={} count={} {} {}", collective().name, algorithm().name, ranks(),
+                       count, to_string(dtype), to_string(op));
+  }
+};
+
+TEST_P(CollectiveInProcess, SumAndMaxEveryDtypeAndCount) {
+  const int p = ranks();
+  // The sanitizer run (scripts/test.sh --sanitize) sets COLLBENCH_QUICK_TESTS:
+  // under ASan the million-element case costs minutes and adds no code path
+  // that the smaller counts and the tiny-segment test do not already take.
+  const bool quick = std::getenv("COLLBENCH_QUICK_TESTS") != nullptr;
+  std::vector<std::size_t> counts = {0,
+                                     1,
+                                     static_cast<std::size_t>(p - 1),
+                                     static_cast<std::size_t>(p),
+                                     static_cast<std::size_t>(p + 1),
+                                     4099,
+                                     1048579};
+  if (quick) counts.pop_back();
+  for (std::size_t count : counts) {
+    for (DType dtype : kAllDTypes) {
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::max}) {
+        // The million-element case runs out-of-place only, twice; it is the
+        // one that exercises many segments and uneven blocks at scale.
+        EXPECT_EQ(run_case(collective(), algorithm(), p, count, dtype, op, false), 0u)
+            << where(count, dtype, op);
+      }
+    }
+  }
+}
+
+TEST_P(CollectiveInProcess, MinAvgAndInPlace) {
+  const int p = ranks();
+  for (std::size_t count : {std::size_t{1}, static_cast<std::size_t>(p + 1), std::size_t{4099}}) {
+    for (DType dtype : kAllDTypes) {
+      for (ReduceOp op : kAllReduceOps) {
+        EXPECT_EQ(run_case(collective(), algorithm(), p, count, dtype, op, true), 0u)
+            << "in place: " << where(count, dtype, op);
+        if (op == ReduceOp::min || op == ReduceOp::avg) {
+          EXPECT_EQ(run_case(collective(), algorithm(), p, count, dtype, op, false), 0u)
+              << where(count, dtype, op);
+        }
+      }
+    }
+  }
+}
+
+std::vector<Param> inproc_cases() {
+  std::vector<Param> cases;
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const AlgorithmInfo& info : collective.algorithms) {
+      if (!info.unsupported_reason("inproc", 2, 1).empty()) continue;
+      for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16}) {
+        cases.emplace_back(std::string(collective.name), std::string(info.name), p);
+      }
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CollectiveInProcess, ::testing::ValuesIn(inproc_cases()),
+                         [](const ::testing::TestParamInfo<Param>& param_info) {
+                           return fmt::format("{}_{}_p{}", std::get<0>(param_info.param),
+                                              std::get<1>(param_info.param),
+                                              std::get<2>(param_info.param));
+                         });
+
+TEST(RingAllreduce, TinySegmentsPipelineManySteps) {
+  // 3-element segments force many in-flight segments per step and segments
+  // that straddle uneven chunk ends.
+  const AlgorithmInfo& ring = allreduce_algorithm("ring");
+  for (int p : {2, 3, 5, 8}) {
+    for (std::size_t count : {std::size_t{1}, std::size_t{17}, std::size_t{1001}}) {
+      EXPECT_EQ(run_case(allreduce(), ring, p, count, DType::f32, ReduceOp::sum, false, 12), 0u)
+          << "p=" << p << " count=" << count;
+      EXPECT_EQ(run_case(allreduce(), ring, p, count, DType::bf16, ReduceOp::sum, true, 6), 0u)
+          << "p=" << p << " count=" << count;
+    }
+  }
+}
+
+TEST(Registry, NamesAndCosts) {
+  EXPECT_EQ(collective_names(), "allreduce, reduce_scatter, allgather");
+  EXPECT_EQ(allreduce().algorithm_names(),
+            "ring, tree, recursive_doubling, rabenseifner, ps_central, "
+            "ps_sharded, mpi");
+  EXPECT_EQ(find_collective("reduce_scatter")->algorithm_names(), "ring, recursive_halving, mpi");
+  EXPECT_EQ(find_collective("allgather")->algorithm_names(), "ring, recursive_doubling, mpi");
+  EXPECT_EQ(find_collective("nope"), nullptr);
+  EXPECT_EQ(allreduce().find_algorithm("nope"), nullptr);
+  for (const CollectiveInfo& collective : collectives()) {
+    const AlgorithmInfo* mpi = collective.find_algorithm(kMpiLibraryAlgorithm);
+    ASSERT_NE(mpi, nullptr) << collective.name;
+    EXPECT_EQ(&collective.algorithms.back(), mpi) << collective.name << ": mpi is listed last";
+    EXPECT_FALSE(mpi->unsupported_reason("inproc", 4, 10).empty());
+    // The library's own is priced at the collective's lower bound.
+    const CostTerms bound = collective.lower_bound(6, 600);
+    const CostTerms library = mpi->cost(6, 600);
+    EXPECT_DOUBLE_EQ(library.messages, bound.messages);
+    EXPECT_DOUBLE_EQ(library.bytes, bound.bytes);
+    EXPECT_DOUBLE_EQ(library.reduce_bytes, bound.reduce_bytes);
+  }
+  // Spot values of the cost formulas in the algorithms' header comments.
+  const CostTerms ring = allreduce_algorithm("ring").cost(4, 1000);
+  EXPECT_DOUBLE_EQ(ring.messages, 6);
+  EXPECT_DOUBLE_EQ(ring.bytes, 1500);
+  EXPECT_DOUBLE_EQ(ring.reduce_bytes, 750);
+  const CostTerms tree = allreduce_algorithm("tree").cost(5, 1000);
+  EXPECT_DOUBLE_EQ(tree.messages, 6);
+  EXPECT_DOUBLE_EQ(tree.bytes, 6000);
+  const CostTerms rd = allreduce_algorithm("recursive_doubling").cost(6, 1000);
+  EXPECT_DOUBLE_EQ(rd.messages, 4);  // 2 rounds + fold + unfold
+  EXPECT_DOUBLE_EQ(rd.reduce_bytes, 3000);
+  const CostTerms rab = allreduce_algorithm("rabenseifner").cost(8, 800);
+  EXPECT_DOUBLE_EQ(rab.messages, 6);
+  EXPECT_DOUBLE_EQ(rab.bytes, 1400);
+  const CostTerms ps = allreduce_algorithm("ps_central").cost(4, 1000);
+  EXPECT_DOUBLE_EQ(ps.bytes, 6000);
+  const CostTerms rs_ring =
+      find_collective("reduce_scatter")->find_algorithm("ring")->cost(4, 1000);
+  EXPECT_DOUBLE_EQ(rs_ring.messages, 3);
+  EXPECT_DOUBLE_EQ(rs_ring.bytes, 750);
+  EXPECT_DOUBLE_EQ(rs_ring.reduce_bytes, 750);
+  const CostTerms halving =
+      find_collective("reduce_scatter")->find_algorithm("recursive_halving")->cost(6, 600);
+  EXPECT_DOUBLE_EQ(halving.messages, 4);              // 2 rounds + fold + unfold
+  EXPECT_DOUBLE_EQ(halving.bytes, 450 + 700);         // (p'−1)/p'·n + n + n/p, p' = 4
+  EXPECT_DOUBLE_EQ(halving.reduce_bytes, 450 + 600);  // (p'−1)/p'·n + n
+  const CostTerms doubling =
+      find_collective("allgather")->find_algorithm("recursive_doubling")->cost(8, 800);
+  EXPECT_DOUBLE_EQ(doubling.messages, 3);
+  EXPECT_DOUBLE_EQ(doubling.bytes, 700);
+  EXPECT_DOUBLE_EQ(doubling.reduce_bytes, 0);
+  EXPECT_EQ(ceil_log2(1), 0);
+  EXPECT_EQ(ceil_log2(5), 3);
+  EXPECT_EQ(floor_log2(5), 2);
+  EXPECT_EQ(floor_log2(16), 4);
+}
+
+TEST(BytesSent, BandwidthOptimalAlgorithmsMoveTheirModelBytes) {
+  // The transport counts what really left each rank: for the bandwidth-
+  // optimal algorithms (at a power-of-two p, where nothing folds) every rank
+  // sends what their cost says: 2(p−1)/p·n for allreduce, (p−1)/p·n for
+  // reduce_scatter and allgather.
+  const std::pair<const char*, const char*> cases[] = {{"allreduce", "ring"},
+                                                       {"allreduce", "ps_sharded"},
+                                                       {"allreduce", "rabenseifner"},
+                                                       {"reduce_scatter", "ring"},
+                                                       {"reduce_scatter", "recursive_halving"},
+                                                       {"allgather", "ring"},
+                                                       {"allgather", "recursive_doubling"}};
+  for (const auto& [collective_name, name] : cases) {
+    const CollectiveInfo& collective = *find_collective(collective_name);
+    const AlgorithmInfo& algorithm = *collective.find_algorithm(name);
+    const int p = 4;
+    const std::size_t count = 4096;
+    std::atomic<std::uint64_t> max_sent{0};
+    run_in_process(p, [&](Transport& transport) {
+      const int rank = transport.rank();
+      std::vector<std::byte> in(collective.input_block(count, p, rank).count * sizeof(float));
+      fill_input(collective, CheckPattern(p, 0), DType::f32, count, rank, 0, in);
+      std::vector<std::byte> out(collective.output_block(count, p, rank).count * sizeof(float));
+      auto call = algorithm.build(transport, {DType::f32, ReduceOp::sum, count, 0}, in, out);
+      transport.reset_counters();
+      call->run();
+      std::uint64_t seen = max_sent.load();
+      while (transport.bytes_sent() > seen &&
+             !max_sent.compare_exchange_weak(seen, transport.bytes_sent())) {
+      }
+    });
+    EXPECT_DOUBLE_EQ(static_cast<double>(max_sent.load()), algorithm.cost(p, count * 4.0).bytes)
+        << collective_name << " " << name;
+  }
+}
+
+}  // namespace
+}  // namespace collbench
