@@ -171,7 +171,7 @@ struct BadInput {
 TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
   const std::vector<BadInput> cases = {
       {{"--algorithms", "ring,rings"},
-       "unknown algorithm 'rings' in --algorithms; accepted: all, or ring, tree"},
+       "unknown algorithm 'rings' in --algorithms; accepted: all, or allreduce: ring, tree"},
       {{"--algorithms", ""}, "--algorithms is empty"},
       {{"--sizes", "8Q"}, "--sizes: "},
       {{"--sizes", "6B"}, "6 bytes is not a whole number of f32 elements (4 bytes each)"},
@@ -181,7 +181,8 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--sync", "fence"}, "unknown --sync 'fence'; accepted: barrier, none"},
       {{"--transport", "rdma"}, "unknown --transport 'rdma'"},
       {{"--families", "allreduce,bogus"},
-       "unknown family 'bogus' in --families; accepted: allreduce, p2p, local, exchange"},
+       "unknown family 'bogus' in --families; accepted: allreduce, reduce_scatter, allgather, "
+       "p2p, local, exchange"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"--warmup", "-1"}, "--warmup"},
       {{"--append"}, "--append needs --csv PATH"},

@@ -48,7 +48,7 @@ foreach(provider IN LISTS COLLBENCH_OFI_TEST_PROVIDERS)
     endif()
   endif()
   foreach(np 2 3 4 5)
-    set(name allreduce_ofi_${provider}_np${np})
+    set(name collective_ofi_${provider}_np${np})
     if(provider_present)
       collbench_add_mpi_test(NAME ${name} NP ${np} TIMEOUT 300 LABELS ofi
                              COMMAND $<TARGET_FILE:collective_mpi_test> --transport ofi
