@@ -17,7 +17,7 @@
 #      oversubscribed). Every row carries core_handoff_ns: how far apart the
 #      cores of ranks 0 and 1 were during that repetition (on a VM the host can
 #      move the vCPUs to different dies mid-run; an allreduce then takes 3-5x
-#      longer at 1-16 MiB while sendrecv does not, see results/perf/README.md).
+#      longer at 1-16 MiB while sendrecv does not, see docs/performance.md).
 #      A part's sizes at which an allreduce or sendrecv benchmark has fewer
 #      than min(R, 3) repetitions with the cores at most --far-ns apart
 #      ("near") are measured again (every family and algorithm at those sizes,
