@@ -1,8 +1,10 @@
 # The ctest consumer_find_package (registered in tests/consumer.cmake):
 # builds and runs the project in this folder against collbench twice, as fmt's
 # find-package-test does,
-#   install:    `cmake --install BUILD_DIR --prefix WORK_DIR/prefix`, then
-#               the consumer with CMAKE_PREFIX_PATH=WORK_DIR/prefix;
+#   install:    `cmake --install BUILD_DIR --prefix WORK_DIR/installed`,
+#               moved to WORK_DIR/prefix (an install must not depend on
+#               where it was made), then the consumer with
+#               CMAKE_PREFIX_PATH=WORK_DIR/prefix;
 #   build tree: the consumer with collbench_DIR=BUILD_DIR;
 # with the compilers, launchers, generator and build type of collbench's own
 # build. WORK_DIR is removed at the end, pass or fail.
@@ -92,7 +94,8 @@ endif()
 
 # --- from an install prefix
 set(prefix ${WORK_DIR}/prefix)
-run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/installed)
+file(RENAME ${WORK_DIR}/installed ${prefix})
 foreach(installed include/collbench/algorithm.h include/collbench/fit.h)
   if(NOT EXISTS ${prefix}/${installed})
     fail("cmake --install did not install ${installed}")
