@@ -10,6 +10,7 @@
 
 #include "collbench/algorithm.h"
 #include "collbench/check.h"
+#include "collbench/collective.h"
 #include "collbench/csv.h"
 #include "collbench/dtype.h"
 #include "collbench/inproc_transport.h"
@@ -31,7 +32,7 @@ bool ring_sum_is_right(const collbench::AlgorithmInfo& ring, int ranks) {
   collbench::run_in_process(ranks, [&](collbench::Transport& transport) {
     std::vector<float> in(kCount, static_cast<float>(transport.rank() + 1));
     std::vector<float> out(kCount, 0.0f);
-    const collbench::AllreduceSpec spec{
+    const collbench::CollectiveSpec spec{
         .dtype = collbench::DType::f32, .op = collbench::ReduceOp::sum, .count = kCount};
     ring.build(transport, spec, std::as_bytes(std::span(in)),
                std::as_writable_bytes(std::span(out)))
@@ -48,8 +49,14 @@ bool ring_sum_is_right(const collbench::AlgorithmInfo& ring, int ranks) {
 }  // namespace
 
 int main() {
-  fmt::print("algorithms: {}\n", collbench::algorithm_names());
-  const collbench::AlgorithmInfo* ring = collbench::find_algorithm("ring");
+  const collbench::CollectiveInfo* allreduce = collbench::find_collective("allreduce");
+  if (allreduce == nullptr) {
+    std::fputs("no allreduce collective\n", stderr);
+    return 1;
+  }
+  fmt::print("collectives: {}\n", collbench::collective_names());
+  fmt::print("algorithms: {}\n", allreduce->algorithm_names());
+  const collbench::AlgorithmInfo* ring = allreduce->find_algorithm("ring");
   if (ring == nullptr) {
     std::fputs("no ring algorithm\n", stderr);
     return 1;
