@@ -182,19 +182,3 @@ std::string common_unsupported_reason(std::string_view transport_kind, int ranks
                                       std::size_t count);
 
 }  // namespace collbench::detail
-
-namespace collbench {
-extern const AlgorithmInfo kRingAllreduce;
-extern const AlgorithmInfo kTreeAllreduce;
-extern const AlgorithmInfo kRecursiveDoublingAllreduce;
-extern const AlgorithmInfo kRabenseifnerAllreduce;
-extern const AlgorithmInfo kPsCentralAllreduce;
-extern const AlgorithmInfo kPsShardedAllreduce;
-extern const AlgorithmInfo kMpiAllreduce;
-extern const AlgorithmInfo kRingReduceScatter;
-extern const AlgorithmInfo kRecursiveHalvingReduceScatter;
-extern const AlgorithmInfo kMpiReduceScatter;
-extern const AlgorithmInfo kRingAllgather;
-extern const AlgorithmInfo kRecursiveDoublingAllgather;
-extern const AlgorithmInfo kMpiAllgather;
-}  // namespace collbench

@@ -51,7 +51,7 @@ class MpiAllgather final : public detail::AllgatherBase {
 
 }  // namespace
 
-const AlgorithmInfo kMpiAllgather = {
+extern const AlgorithmInfo kMpiAllgather = {
     "mpi",
     "the MPI library's own MPI_Allgather (vendor baseline; mpi transport only)",
     detail::mpi_library_unsupported_reason,

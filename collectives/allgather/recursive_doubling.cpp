@@ -77,7 +77,7 @@ std::size_t no_workspace(int /*p*/, std::size_t /*n*/) { return 0; }
 
 }  // namespace
 
-const AlgorithmInfo kRecursiveDoublingAllgather = {
+extern const AlgorithmInfo kRecursiveDoublingAllgather = {
     "recursive_doubling",
     "lg p rounds, each doubling the blocks a rank holds; fewest rounds and bytes",
     detail::common_unsupported_reason,

@@ -58,7 +58,7 @@ std::size_t no_workspace(int /*p*/, std::size_t /*n*/) { return 0; }
 
 }  // namespace
 
-const AlgorithmInfo kRingAllgather = {
+extern const AlgorithmInfo kRingAllgather = {
     "ring",
     "p−1 steps around a ring, each forwarding one block; bandwidth-optimal",
     detail::common_unsupported_reason,

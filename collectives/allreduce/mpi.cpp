@@ -36,7 +36,7 @@ class MpiAllreduce final : public detail::AllreduceBase {
 
 }  // namespace
 
-const AlgorithmInfo kMpiAllreduce = {
+extern const AlgorithmInfo kMpiAllreduce = {
     "mpi",
     "the MPI library's own MPI_Allreduce (vendor baseline; mpi transport only)",
     detail::mpi_library_unsupported_reason,

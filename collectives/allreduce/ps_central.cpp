@@ -83,7 +83,7 @@ std::size_t ps_central_workspace(int p, std::size_t n) {
 
 }  // namespace
 
-const AlgorithmInfo kPsCentralAllreduce = {
+extern const AlgorithmInfo kPsCentralAllreduce = {
     "ps_central",
     "parameter server on rank 0: all push, rank 0 reduces, all pull; server link bound",
     detail::common_unsupported_reason,

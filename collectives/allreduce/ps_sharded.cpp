@@ -127,7 +127,7 @@ std::size_t ps_sharded_workspace(int p, std::size_t n) {
 
 }  // namespace
 
-const AlgorithmInfo kPsShardedAllreduce = {
+extern const AlgorithmInfo kPsShardedAllreduce = {
     "ps_sharded",
     "sharded parameter server: rank j serves block j; push, reduce, pull; large shards one peer at "
     "a time",

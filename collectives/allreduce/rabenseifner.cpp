@@ -119,7 +119,7 @@ std::size_t rabenseifner_workspace(int p, std::size_t n) { return p > 1 ? n : 0;
 
 }  // namespace
 
-const AlgorithmInfo kRabenseifnerAllreduce = {
+extern const AlgorithmInfo kRabenseifnerAllreduce = {
     "rabenseifner",
     "recursive-halving reduce-scatter + recursive-doubling allgather; log latency, ring bandwidth",
     detail::common_unsupported_reason,

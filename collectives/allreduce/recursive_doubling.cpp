@@ -77,7 +77,7 @@ std::size_t recursive_doubling_workspace(int p, std::size_t n) { return p > 1 ? 
 
 }  // namespace
 
-const AlgorithmInfo kRecursiveDoublingAllreduce = {
+extern const AlgorithmInfo kRecursiveDoublingAllreduce = {
     "recursive_doubling",
     "lg p rounds of pairwise whole-vector exchange; fewest rounds, for small messages",
     detail::common_unsupported_reason,

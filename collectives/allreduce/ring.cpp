@@ -175,7 +175,7 @@ std::size_t ring_workspace(int p, std::size_t n) {
 
 }  // namespace
 
-const AlgorithmInfo kRingAllreduce = {
+extern const AlgorithmInfo kRingAllreduce = {
     "ring",
     "reduce-scatter + allgather around a ring, pipelined in segments; bandwidth-optimal",
     detail::common_unsupported_reason,

@@ -79,7 +79,7 @@ std::size_t tree_workspace(int p, std::size_t n) { return p > 1 ? n : 0; }
 
 }  // namespace
 
-const AlgorithmInfo kTreeAllreduce = {
+extern const AlgorithmInfo kTreeAllreduce = {
     "tree",
     "binomial-tree reduce to rank 0 + binomial broadcast; log-latency, for small messages",
     detail::common_unsupported_reason,

@@ -56,7 +56,7 @@ class MpiReduceScatter final : public detail::ReduceScatterBase {
 
 }  // namespace
 
-const AlgorithmInfo kMpiReduceScatter = {
+extern const AlgorithmInfo kMpiReduceScatter = {
     "mpi",
     "the MPI library's own MPI_Reduce_scatter_block (vendor baseline; mpi transport only)",
     detail::mpi_library_unsupported_reason,

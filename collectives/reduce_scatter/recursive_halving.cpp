@@ -123,7 +123,7 @@ std::size_t recursive_halving_workspace(int p, std::size_t n) { return p > 1 ? 2
 
 }  // namespace
 
-const AlgorithmInfo kRecursiveHalvingReduceScatter = {
+extern const AlgorithmInfo kRecursiveHalvingReduceScatter = {
     "recursive_halving",
     "lg p rounds, each halving the range a rank reduces; fewest rounds and bytes",
     detail::common_unsupported_reason,

@@ -79,7 +79,7 @@ std::size_t ring_workspace(int p, std::size_t n) {
 
 }  // namespace
 
-const AlgorithmInfo kRingReduceScatter = {
+extern const AlgorithmInfo kRingReduceScatter = {
     "ring",
     "p−1 steps around a ring, each reducing one block; bandwidth-optimal",
     detail::common_unsupported_reason,
