@@ -206,7 +206,8 @@ CheckResult check_allgather(const CheckPattern& pattern, DType dtype, ReduceOp /
 extern const AlgorithmInfo kRingAllreduce, kTreeAllreduce, kRecursiveDoublingAllreduce,
     kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce, kMpiAllreduce;
 extern const AlgorithmInfo kRingReduceScatter, kRecursiveHalvingReduceScatter, kMpiReduceScatter;
-extern const AlgorithmInfo kRingAllgather, kRecursiveDoublingAllgather, kMpiAllgather;
+extern const AlgorithmInfo kRingAllgather, kRecursiveDoublingAllgather, kBruckAllgather,
+    kMpiAllgather;
 
 std::span<const CollectiveInfo> collectives() {
   // Each collective's algorithms in the order they are listed everywhere:
@@ -229,6 +230,7 @@ std::span<const CollectiveInfo> collectives() {
   static const auto allgather = std::to_array<AlgorithmInfo>({
       kRingAllgather,
       kRecursiveDoublingAllgather,
+      kBruckAllgather,
       kMpiAllgather,
   });
   static const auto table = std::to_array<CollectiveInfo>({
