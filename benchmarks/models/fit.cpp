@@ -238,6 +238,64 @@ std::string group_name(const AlgorithmKey& key) {
       collective, algorithm, transport, or_none(provider), or_none(placement), dtype, or_none(op));
 }
 
+// Takes α, β, γ of `fit` (all three fitted) into `result`, unless γ is too
+// uncertain and `local_gamma` can stand in for it: then false, and the note
+// says why.
+bool take_fitted_gamma(const RelativeFit& fit, const ModelFit* local_gamma,
+                       const FitOptions& options, ModelFit& result) {
+  const double stderr_gamma = fit.relative_stderr(2);
+  if (local_gamma != nullptr && !(stderr_gamma <= options.gamma_max_rel_stderr)) {
+    // Zero γ also lands here (infinite error): a γ pinned at zero by the
+    // constraint is as undetermined as a wildly uncertain one.
+    result.note =
+        std::isfinite(stderr_gamma)
+            ? fmt::format(
+                  "γ from the local reduce fit: this group's own estimate has relative "
+                  "standard error {:.0f}% (limit {:.0f}%)",
+                  100 * stderr_gamma, 100 * options.gamma_max_rel_stderr)
+            : "γ from the local reduce fit: this group's own estimate is 0 (the constraint "
+              "γ ≥ 0 holds it there), so its points do not determine γ";
+    return false;
+  }
+  result.gamma_source = "fitted";
+  result.params = {fit.coefficients(0), fit.coefficients(1), fit.coefficients(2)};
+  result.alpha_rel_stderr = fit.relative_stderr(0);
+  result.beta_rel_stderr = fit.relative_stderr(1);
+  result.gamma_rel_stderr = fit.relative_stderr(2);
+  return true;
+}
+
+// Fits α and β alone: γ fixed at the local reduce fit's, or, without one,
+// absorbed into β.
+RelativeFit fit_alpha_beta(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds,
+                           const ModelFit* local_gamma,
+                           const std::vector<const Measurement*>& points, const std::string& what,
+                           ModelFit& result) {
+  const Eigen::MatrixXd alpha_beta = terms.leftCols(2);
+  Eigen::VectorXd fixed = Eigen::VectorXd::Zero(terms.rows());
+  if (local_gamma != nullptr) {
+    result.gamma_source = "local";
+    result.params.gamma = local_gamma->params.gamma;
+    fixed = terms.col(2) * local_gamma->params.gamma;
+  } else {
+    result.gamma_source = "absorbed";
+    result.note =
+        "no local reduce fit for this dtype and γ not separable here: β includes γ's share";
+  }
+  if (weighted_rank(alpha_beta, seconds) < 2) {
+    too_few_points(points, what, 2,
+                   "different (ranks, bytes) combinations that separate the latency term from "
+                   "the bandwidth term");
+  }
+  RelativeFit fit = fit_relative(alpha_beta, seconds, fixed);
+  result.params.alpha = fit.coefficients(0);
+  result.params.beta = fit.coefficients(1);
+  result.alpha_rel_stderr = fit.relative_stderr(0);
+  result.beta_rel_stderr = fit.relative_stderr(1);
+  return fit;
+}
+
+// Step 4 for one group: α, β and, where the points determine it, γ.
 ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
                       const std::vector<const Measurement*>& points, const ModelFit* local_gamma,
                       const FitOptions& options) {
@@ -255,30 +313,11 @@ ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
   result.terms = own ? "own" : "lower_bound";
 
   const int rank = weighted_rank(terms, seconds);
-  bool fit_gamma = rank == 3 && points.size() >= 4;
   RelativeFit fit;
-  if (fit_gamma) {
+  bool fitted_gamma = false;
+  if (rank == 3 && points.size() >= 4) {
     fit = fit_relative(terms, seconds);
-    const double stderr_gamma = fit.relative_stderr(2);
-    if (local_gamma != nullptr && !(stderr_gamma <= options.gamma_max_rel_stderr)) {
-      // Zero γ also lands here (infinite error): a γ pinned at zero by the
-      // constraint is as undetermined as a wildly uncertain one.
-      fit_gamma = false;
-      result.note =
-          std::isfinite(stderr_gamma)
-              ? fmt::format(
-                    "γ from the local reduce fit: this group's own estimate has relative "
-                    "standard error {:.0f}% (limit {:.0f}%)",
-                    100 * stderr_gamma, 100 * options.gamma_max_rel_stderr)
-              : "γ from the local reduce fit: this group's own estimate is 0 (the constraint "
-                "γ ≥ 0 holds it there), so its points do not determine γ";
-    } else {
-      result.gamma_source = "fitted";
-      result.params = {fit.coefficients(0), fit.coefficients(1), fit.coefficients(2)};
-      result.alpha_rel_stderr = fit.relative_stderr(0);
-      result.beta_rel_stderr = fit.relative_stderr(1);
-      result.gamma_rel_stderr = fit.relative_stderr(2);
-    }
+    fitted_gamma = take_fitted_gamma(fit, local_gamma, options, result);
   } else if (local_gamma != nullptr) {
     result.note = rank < 3 ? "γ from the local reduce fit: this algorithm's bytes and reduce_bytes "
                              "are proportional at every measured point, so its times cannot "
@@ -286,29 +325,7 @@ ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
                            : "γ from the local reduce fit: 3 points cannot fit α, β and γ and "
                              "judge the fit";
   }
-  if (!fit_gamma) {
-    const Eigen::MatrixXd alpha_beta = terms.leftCols(2);
-    Eigen::VectorXd fixed = Eigen::VectorXd::Zero(terms.rows());
-    if (local_gamma != nullptr) {
-      result.gamma_source = "local";
-      result.params.gamma = local_gamma->params.gamma;
-      fixed = terms.col(2) * local_gamma->params.gamma;
-    } else {
-      result.gamma_source = "absorbed";
-      result.note =
-          "no local reduce fit for this dtype and γ not separable here: β includes γ's share";
-    }
-    if (weighted_rank(alpha_beta, seconds) < 2) {
-      too_few_points(points, what, 2,
-                     "different (ranks, bytes) combinations that separate the latency term from "
-                     "the bandwidth term");
-    }
-    fit = fit_relative(alpha_beta, seconds, fixed);
-    result.params.alpha = fit.coefficients(0);
-    result.params.beta = fit.coefficients(1);
-    result.alpha_rel_stderr = fit.relative_stderr(0);
-    result.beta_rel_stderr = fit.relative_stderr(1);
-  }
+  if (!fitted_gamma) fit = fit_alpha_beta(terms, seconds, local_gamma, points, what, result);
   result.quality = fit.quality;
   add_predictions(results, "top_down", points, fit.predicted);
   return result;
