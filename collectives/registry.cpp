@@ -20,7 +20,8 @@ CollectiveBase::CollectiveBase(Transport& transport, const CollectiveSpec& spec,
       out_(out.data()),
       element_bytes_(dtype_size(spec.dtype)),
       rank_(transport.rank()),
-      ranks_(transport.size()) {
+      ranks_(transport.size()),
+      first_tag_(transport.take_tag_slot()) {
   const std::size_t in_bytes = in_block.count * element_bytes_;
   const std::size_t out_bytes = out_block.count * element_bytes_;
   if (in.size() != in_bytes || out.size() != out_bytes) {

@@ -233,5 +233,72 @@ TEST(BytesSent, BandwidthOptimalAlgorithmsMoveTheirModelBytes) {
   EXPECT_GE(checked, 7);
 }
 
+// Forwards to the in-process transport and records the tag of every send
+// and receive.
+class TagRecorder final : public Transport {
+ public:
+  explicit TagRecorder(Transport& inner) : Transport(inner.rank(), inner.size()), inner_(inner) {}
+  std::string_view kind() const override { return inner_.kind(); }
+  RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
+    tags.insert(tag);
+    return inner_.isend(data, peer, tag);
+  }
+  RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
+    tags.insert(tag);
+    return inner_.irecv(data, peer, tag);
+  }
+  void wait(RequestId request) override { inner_.wait(request); }
+  void wait_all(std::span<const RequestId> requests) override { inner_.wait_all(requests); }
+  void barrier() override { inner_.barrier(); }
+  std::set<int> tags;
+
+ private:
+  Transport& inner_;
+};
+
+TEST(TagSlots, EveryAlgorithmObjectHasTagsOfItsOwn) {
+  // Two objects of every algorithm built one after the other on one
+  // transport: no tag in common (a late message of one cannot match a
+  // receive of the other), every tag in the slots' range.
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const AlgorithmInfo& algorithm : collective.algorithms) {
+      if (!algorithm.unsupported_reason("inproc", 5, 64).empty()) continue;
+      run_in_process(5, [&](Transport& inner) {
+        std::set<int> first_tags;
+        TagRecorder transport(inner);
+        for (int object = 0; object < 2; ++object) {
+          transport.tags.clear();
+          const int rank = transport.rank();
+          const std::size_t count = 64;
+          std::vector<std::byte> in(collective.input_block(count, 5, rank).count * 4);
+          std::vector<std::byte> out(collective.output_block(count, 5, rank).count * 4);
+          algorithm.build(transport, {DType::f32, ReduceOp::sum, count, 0}, in, out)->run();
+          for (const int tag : transport.tags) {
+            EXPECT_GE(tag, kFirstSlotTag) << algorithm.name;
+            EXPECT_LE(tag, kMaxTag) << algorithm.name;
+            if (object == 1) {
+              EXPECT_FALSE(first_tags.contains(tag)) << collective.name << " " << algorithm.name
+                                                     << ": tag " << tag << " used by two objects";
+            }
+          }
+          if (object == 0) first_tags = transport.tags;
+        }
+      });
+    }
+  }
+}
+
+TEST(TagSlots, SlotsAreConsecutiveAndWrapWithinTheTagRange) {
+  run_in_process(1, [](Transport& transport) {
+    const int first = transport.take_tag_slot();
+    EXPECT_EQ(first, kFirstSlotTag);
+    EXPECT_EQ(transport.take_tag_slot(), kFirstSlotTag + kTagsPerSlot);
+    for (int slot = 2; slot < kTagSlots; ++slot) {
+      EXPECT_LE(transport.take_tag_slot() + kTagsPerSlot - 1, kMaxTag);
+    }
+    EXPECT_EQ(transport.take_tag_slot(), kFirstSlotTag);  // wrapped
+  });
+}
+
 }  // namespace
 }  // namespace collbench

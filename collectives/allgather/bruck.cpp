@@ -17,8 +17,8 @@
 namespace collbench {
 namespace {
 
-constexpr int kFirstPieceTag = 800;
-constexpr int kWrappedPieceTag = 801;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kFirstPieceTag, kWrappedPieceTag };
 
 class BruckAllgather final : public detail::AllgatherBase {
  public:
@@ -46,8 +46,9 @@ class BruckAllgather final : public detail::AllgatherBase {
   void exchange_range(int first, int blocks, int peer, bool sending) {
     const int before_wrap = std::min(blocks, ranks_ - first);
     const detail::Block head = range(first, before_wrap);
-    post(head, peer, kFirstPieceTag, sending);
-    if (before_wrap < blocks) post(range(0, blocks - before_wrap), peer, kWrappedPieceTag, sending);
+    post(head, peer, tag(kFirstPieceTag), sending);
+    if (before_wrap < blocks)
+      post(range(0, blocks - before_wrap), peer, tag(kWrappedPieceTag), sending);
   }
 
   void post(detail::Block elements, int peer, int tag, bool sending) {
@@ -69,8 +70,6 @@ CostTerms bruck_cost(int p, double n) {
   return {static_cast<double>(ceil_log2(p)), static_cast<double>(p - 1) / p * n, 0};
 }
 
-std::size_t no_workspace(int /*p*/, std::size_t /*n*/) { return 0; }
-
 }  // namespace
 
 extern const AlgorithmInfo kBruckAllgather = {
@@ -79,11 +78,8 @@ extern const AlgorithmInfo kBruckAllgather = {
     detail::common_unsupported_reason,
     bruck_cost,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
-    no_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<BruckAllgather>(transport, spec, in, out);
-    },
+    detail::no_workspace,
+    detail::build_as<BruckAllgather>,
 };
 
 }  // namespace collbench

@@ -63,10 +63,7 @@ extern const AlgorithmInfo kMpiReduceScatter = {
     [](int p, double n) { return find_collective("reduce_scatter")->lower_bound(p, n); },
     /*reduces_on_every_rank=*/false,  // unknown: the library decides
     detail::mpi_library_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<MpiReduceScatter>(transport, spec, in, out);
-    },
+    detail::build_as<MpiReduceScatter>,
 };
 
 }  // namespace collbench
