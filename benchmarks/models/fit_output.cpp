@@ -218,9 +218,10 @@ void report_local_kernels(Report& report, const FitResults& results) {
   }
 }
 
-// The collective fits are reported in blocks of one (transport, provider,
-// placement, dtype, op) each.
-using Block = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+// The collective fits are reported in blocks of one (collective, transport,
+// provider, placement, dtype, op) each.
+using Block =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
 
 // One line per algorithm of the block: its bottom-up error and top-down fit.
 void report_algorithm_table(Report& report, const FitResults& results,
@@ -296,7 +297,8 @@ void report_error_table(Report& report, const FitResults& results, const Block& 
   std::set<int> rank_counts;
   for (const PointPrediction& p : results.predictions) {
     const Measurement& m = p.point;
-    if (p.model != model || Block{m.transport, m.provider, m.placement, m.dtype, m.op} != block) {
+    if (p.model != model ||
+        Block{m.family, m.transport, m.provider, m.placement, m.dtype, m.op} != block) {
       continue;
     }
     errors[m.algorithm][m.ranks].push_back(std::abs(p.rel_err()));
@@ -319,10 +321,11 @@ void report_error_table(Report& report, const FitResults& results, const Block& 
 
 void report_collective_block(Report& report, const FitResults& results, const Block& block,
                              const std::vector<const ModelFit*>& fits) {
-  const auto& [transport, provider, placement, dtype, op] = block;
+  const auto& [collective, transport, provider, placement, dtype, op] = block;
   report.line("");
-  report.line(fmt::format("Allreduce transport={} provider={} placement={} dtype={} op={}",
-                          transport, dash_if_empty(provider), dash_if_empty(placement), dtype, op));
+  report.line(fmt::format("{} transport={} provider={} placement={} dtype={} op={}", collective,
+                          transport, dash_if_empty(provider), dash_if_empty(placement), dtype,
+                          dash_if_empty(op)));
   report_algorithm_table(report, results, fits);
   report_top_down_notes(report, fits);
   report_bottom_up_sources(report, fits);
@@ -337,7 +340,7 @@ void report_collective_fits(Report& report, const FitResults& results) {
   std::map<Block, std::vector<const ModelFit*>> blocks;
   for (const ModelFit& f : results.fits) {
     if (f.model == "bottom_up" || f.model == "top_down") {
-      blocks[{f.transport, f.provider, f.placement, f.dtype, f.op}].push_back(&f);
+      blocks[{f.family, f.transport, f.provider, f.placement, f.dtype, f.op}].push_back(&f);
     }
   }
   for (const auto& [block, fits] : blocks) report_collective_block(report, results, block, fits);
