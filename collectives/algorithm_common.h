@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "collbench/algorithm.h"
-#include "collbench/collective.h"
-#include "collbench/reduce.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/core/reduce.h"
 
 namespace collbench::detail {
 
@@ -108,7 +108,7 @@ class CollectiveBase : public Collective {
   std::vector<std::vector<std::byte>> workspaces_;
 };
 
-// The layouts of the three collectives (collbench/collective.h).
+// The layouts of the three collectives (collbench/collectives/collective.h).
 class AllreduceBase : public CollectiveBase {
  public:
   AllreduceBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,

@@ -1,6 +1,6 @@
 // Check inputs and exact expected results; the scheme and why it catches
 // what it must are in check.h.
-#include "collbench/check.h"
+#include "collbench/core/check.h"
 
 #include <fmt/format.h>
 

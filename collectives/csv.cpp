@@ -1,4 +1,4 @@
-#include "collbench/csv.h"
+#include "collbench/core/csv.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -4,7 +4,7 @@
 // The conversions here are written for clarity (one branch per IEEE class);
 // reduce.cpp has branch-free versions that vectorize, and the tests check that
 // both agree bit for bit on every input class.
-#include "collbench/dtype.h"
+#include "collbench/core/dtype.h"
 
 #include <fmt/format.h>
 

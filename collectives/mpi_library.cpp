@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "algorithm_common.h"
-#include "collbench/mpi_transport.h"
-#include "collbench/reduce.h"
+#include "collbench/core/reduce.h"
+#include "collbench/transport/mpi_transport.h"
 
 namespace collbench::detail {
 namespace {

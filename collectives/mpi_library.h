@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "collbench/algorithm.h"
-#include "collbench/transport.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/transport/transport.h"
 
 namespace collbench::detail {
 

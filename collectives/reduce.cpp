@@ -12,7 +12,7 @@
 // code (so it vectorizes for any ISA); the AVX2 and AVX-512 variants convert
 // f16 with F16C instructions. Every path must give the scalar conversions of
 // dtype.cpp bit for bit; reduce_test.cpp checks every variant against them.
-#include "collbench/reduce.h"
+#include "collbench/core/reduce.h"
 
 #include <fmt/format.h>
 

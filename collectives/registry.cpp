@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "algorithm_common.h"
-#include "collbench/algorithm.h"
-#include "collbench/collective.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/collective.h"
 
 namespace collbench {
 namespace detail {

@@ -34,7 +34,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-# The largest CSV read into memory, kCsvMaxFileBytes of include/collbench/csv.h
+# The largest CSV read into memory, kCsvMaxFileBytes of include/collbench/core/csv.h
 # (a full sweep is a few MB).
 MAX_BYTES = 256 << 20
 
@@ -381,7 +381,7 @@ def writable_folder(path, option="--out"):
 def same_file(a, b):
     """Whether paths `a` and `b` name one file: the same path once resolved
     (symbolic links followed), or two names of one existing file (a hard
-    link); as collbench::names_same_file of include/collbench/csv.h."""
+    link); as collbench::names_same_file of include/collbench/core/csv.h."""
     if os.path.realpath(a) == os.path.realpath(b):
         return True
     try:

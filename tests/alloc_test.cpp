@@ -20,11 +20,11 @@
 #include <new>
 #include <vector>
 
-#include "collbench/algorithm.h"
-#include "collbench/check.h"
-#include "collbench/collective.h"
-#include "collbench/inproc_transport.h"
-#include "collbench/mpi_transport.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/core/check.h"
+#include "collbench/transport/inproc_transport.h"
+#include "collbench/transport/mpi_transport.h"
 
 namespace {
 thread_local bool t_counting = false;

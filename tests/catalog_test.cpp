@@ -2,7 +2,7 @@
 // architecture equal the published counts exactly, the derived FLOPs are
 // within 5% of a published figure, and tensors come in backprop order with
 // the reference implementation's names and shapes.
-#include "collbench/catalog.h"
+#include "collbench/catalog/catalog.h"
 
 #include <gtest/gtest.h>
 

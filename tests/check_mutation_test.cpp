@@ -1,4 +1,4 @@
-// The proof that the check (collbench/check.h) catches wrong answers: it is
+// The proof that the check (collbench/core/check.h) catches wrong answers: it is
 // run against deliberately broken collectives, and every one must fail it.
 //
 // 1. Broken algorithms, at p = 2..9 and 16, every op and dtype:
@@ -47,11 +47,11 @@
 #include <tuple>
 #include <vector>
 
-#include "collbench/algorithm.h"
-#include "collbench/check.h"
-#include "collbench/collective.h"
-#include "collbench/inproc_transport.h"
-#include "collbench/reduce.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/core/check.h"
+#include "collbench/core/reduce.h"
+#include "collbench/transport/inproc_transport.h"
 
 namespace collbench {
 namespace {

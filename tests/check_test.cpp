@@ -3,7 +3,7 @@
 // correct expected values, ranks and elements distinct, a unique owner of
 // every min and max that goes round the ranks. The mutants it must catch are
 // in check_mutation_test.cpp.
-#include "collbench/check.h"
+#include "collbench/core/check.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <set>
 #include <vector>
 
-#include "collbench/reduce.h"
+#include "collbench/core/reduce.h"
 
 namespace collbench {
 namespace {

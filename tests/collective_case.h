@@ -10,8 +10,8 @@
 #include <span>
 #include <vector>
 
-#include "collbench/check.h"
-#include "collbench/collective.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/core/check.h"
 
 namespace collbench::testing {
 

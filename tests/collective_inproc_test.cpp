@@ -10,9 +10,9 @@
 #include <set>
 #include <tuple>
 
-#include "collbench/check.h"
-#include "collbench/collective.h"
-#include "collbench/inproc_transport.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/core/check.h"
+#include "collbench/transport/inproc_transport.h"
 #include "collective_case.h"
 
 namespace collbench {

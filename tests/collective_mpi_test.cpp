@@ -14,9 +14,9 @@
 
 #include <cstring>
 
-#include "collbench/check.h"
-#include "collbench/collective.h"
-#include "collbench/transport_factory.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/core/check.h"
+#include "collbench/transport/transport_factory.h"
 #include "collective_case.h"
 
 namespace collbench {

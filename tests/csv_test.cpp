@@ -1,7 +1,7 @@
 // CsvWriter and parse_csv: RFC 4180 quoting both ways, refusing to clobber,
 // appending only to a matching header and a whole last row, rows on disk as
 // soon as written and whole or absent when the disk fills, reading bounded.
-#include "collbench/csv.h"
+#include "collbench/core/csv.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

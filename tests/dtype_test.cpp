@@ -1,7 +1,7 @@
 // Tests of dtype.h: names, and the f16/bf16 conversions against reference
 // implementations written independently here, with double arithmetic
 // (ldexp/frexp/nearbyint) instead of bit manipulation.
-#include "collbench/dtype.h"
+#include "collbench/core/dtype.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // collbench-fit's library: NNLS against brute force, the relative-error fit,
 // CSV validation and aggregation, and recovery of known α, β, γ and of the
 // known fastest algorithm from synthetic measurements with 3% noise.
-#include "collbench/fit.h"
+#include "collbench/models/fit.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <random>
 #include <set>
 
-#include "collbench/collective.h"
+#include "collbench/collectives/collective.h"
 #include "models_synthetic.h"
 
 namespace collbench {

@@ -18,12 +18,12 @@
 #include <span>
 
 #include "check_data.h"
-#include "collbench/algorithm.h"
-#include "collbench/csv.h"
-#include "collbench/inproc_transport.h"
-#include "collbench/reduce.h"
-#include "collbench/sizes.h"
-#include "collbench/workload.h"
+#include "collbench/catalog/sizes.h"
+#include "collbench/catalog/workload.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/core/csv.h"
+#include "collbench/core/reduce.h"
+#include "collbench/transport/inproc_transport.h"
 #include "families.h"
 #include "metadata.h"
 #include "options.h"

@@ -1,6 +1,6 @@
 // The in-process transport itself: MPI's matching rules, errors, timeouts,
 // and one failing rank ending the others.
-#include "collbench/inproc_transport.h"
+#include "collbench/transport/inproc_transport.h"
 
 #include <gtest/gtest.h>
 

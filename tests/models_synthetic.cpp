@@ -8,9 +8,9 @@
 #include <random>
 #include <stdexcept>
 
-#include "collbench/algorithm.h"
-#include "collbench/collective.h"
-#include "collbench/fit.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/models/fit.h"
 
 namespace collbench::testing {
 

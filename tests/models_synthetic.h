@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "collbench/csv.h"
+#include "collbench/core/csv.h"
 
 namespace collbench::testing {
 
-// The names of the allreduce algorithms (collbench/collective.h), in registry order.
+// The names of the allreduce algorithms (collbench/collectives/collective.h), in registry order.
 std::vector<std::string> registry_algorithm_names();
 
 struct SyntheticTruth {

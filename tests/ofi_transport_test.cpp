@@ -7,7 +7,7 @@
 // instead of hanging. The exit status is the same on every rank: 0 when all
 // ranks passed, 1 when any failed, 77 (CTest's SKIP_RETURN_CODE here) when
 // the provider is not available on this node.
-#include "collbench/ofi_transport.h"
+#include "collbench/transport/ofi_transport.h"
 
 #include <gtest/gtest.h>
 #include <mpi.h>

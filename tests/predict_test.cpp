@@ -1,7 +1,7 @@
 // collbench-predict's library: the Keuper & Pfreundt iteration model against
 // hand-computed speedup tables, overlap and weak scaling, network presets,
 // models.csv round trip, and the paper's scenario.
-#include "collbench/predict.h"
+#include "collbench/models/predict.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

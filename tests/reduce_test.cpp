@@ -2,7 +2,7 @@
 // variant this CPU supports, so the baseline, AVX2 and AVX-512 code paths are
 // all checked against a scalar reference built on load_element/store_element
 // and against the scalar f16/bf16 conversions, bit for bit.
-#include "collbench/reduce.h"
+#include "collbench/core/reduce.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Tests of the byte-size parser, the size-list parser and format_bytes.
-#include "collbench/sizes.h"
+#include "collbench/catalog/sizes.h"
 
 #include <gtest/gtest.h>
 

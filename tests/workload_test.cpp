@@ -1,7 +1,7 @@
 // Tests of gradient bucketing (PyTorch DDP and Horovod fusion) and of
 // workload specs: exact boundaries on a model small enough to check by hand,
 // invariants on every catalog model, and the parser's errors.
-#include "collbench/workload.h"
+#include "collbench/catalog/workload.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collbench/catalog.h"
+#include "collbench/catalog/catalog.h"
 
 namespace collbench {
 namespace {

@@ -1,6 +1,6 @@
 // The catalog registry: builds every model once, on first use, and looks
 // models up by name.
-#include "collbench/catalog.h"
+#include "collbench/catalog/catalog.h"
 
 #include <fmt/format.h>
 

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "collbench/catalog.h"
-#include "collbench/sizes.h"
-#include "collbench/workload.h"
+#include "collbench/catalog/catalog.h"
+#include "collbench/catalog/sizes.h"
+#include "collbench/catalog/workload.h"
 
 namespace {
 

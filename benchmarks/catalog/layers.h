@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "collbench/catalog.h"
+#include "collbench/catalog/catalog.h"
 
 namespace collbench::catalog_detail {
 

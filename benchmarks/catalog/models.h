@@ -2,7 +2,7 @@
 // writes one network as its architecture; catalog.cpp lists them.
 #pragma once
 
-#include "collbench/catalog.h"
+#include "collbench/catalog/catalog.h"
 
 namespace collbench::catalog_detail {
 

@@ -1,6 +1,6 @@
-// Byte-size parsing and formatting (see include/collbench/sizes.h for the
+// Byte-size parsing and formatting (see include/collbench/catalog/sizes.h for the
 // accepted grammar and the reasons behind it).
-#include "collbench/sizes.h"
+#include "collbench/catalog/sizes.h"
 
 #include <fmt/format.h>
 

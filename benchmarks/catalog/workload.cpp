@@ -1,5 +1,5 @@
-// Workload specs and gradient bucketing (see include/collbench/workload.h).
-#include "collbench/workload.h"
+// Workload specs and gradient bucketing (see include/collbench/catalog/workload.h).
+#include "collbench/catalog/workload.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "collbench/sizes.h"
+#include "collbench/catalog/sizes.h"
 
 namespace collbench {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "collbench/check.h"
+#include "collbench/core/check.h"
 
 namespace collbench::harness {
 namespace {

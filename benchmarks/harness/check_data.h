@@ -1,12 +1,12 @@
 // Byte patterns for the --check of point-to-point and memcpy benchmarks.
 // Collectives and local/reduce are checked with the library's CheckPattern
-// (collbench/check.h), whose inputs and expected values are the same as the
+// (collbench/core/check.h), whose inputs and expected values are the same as the
 // tests'.
 #pragma once
 
 #include <span>
 
-#include "collbench/check.h"
+#include "collbench/core/check.h"
 
 namespace collbench::harness {
 

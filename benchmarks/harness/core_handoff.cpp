@@ -6,7 +6,7 @@
 #include <new>
 #include <vector>
 
-#include "collbench/mpi_transport.h"
+#include "collbench/transport/mpi_transport.h"
 
 namespace collbench::harness {
 namespace {

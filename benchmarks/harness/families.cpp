@@ -21,10 +21,10 @@
 #include <thread>
 
 #include "check_data.h"
-#include "collbench/check.h"
-#include "collbench/mpi_transport.h"
-#include "collbench/reduce.h"
-#include "collbench/sizes.h"
+#include "collbench/catalog/sizes.h"
+#include "collbench/core/check.h"
+#include "collbench/core/reduce.h"
+#include "collbench/transport/mpi_transport.h"
 #include "process_signals.h"
 #include "statistics.h"
 

@@ -2,7 +2,7 @@
 // (plan_cases) and what one call of each does (Runner).
 //
 //   <collective>/<algorithm>/<bytes>            one call of a collective of
-//                                               collbench/collective.h (allreduce,
+//                                               collbench/collectives/collective.h (allreduce,
 //                                               reduce_scatter, allgather) on a
 //                                               vector of <bytes>
 //   allreduce/<algorithm>/<bytes>/<workload>    one allreduce of a --workload's size
@@ -76,10 +76,10 @@
 #include <string_view>
 #include <vector>
 
-#include "collbench/algorithm.h"
-#include "collbench/collective.h"
-#include "collbench/transport.h"
-#include "collbench/workload.h"
+#include "collbench/catalog/workload.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/transport/transport.h"
 #include "core_handoff.h"
 #include "metadata.h"
 #include "options.h"

@@ -25,11 +25,11 @@
 #include <optional>
 #include <set>
 
-#include "collbench/csv.h"
-#include "collbench/mpi_transport.h"
-#include "collbench/reduce.h"
-#include "collbench/transport_factory.h"
-#include "collbench/workload.h"
+#include "collbench/catalog/workload.h"
+#include "collbench/core/csv.h"
+#include "collbench/core/reduce.h"
+#include "collbench/transport/mpi_transport.h"
+#include "collbench/transport/transport_factory.h"
 #include "families.h"
 #include "metadata.h"
 #include "options.h"
@@ -37,7 +37,7 @@
 #include "progress.h"
 #include "reporter.h"
 #ifdef COLLBENCH_HAVE_OFI
-#include "collbench/ofi_transport.h"
+#include "collbench/transport/ofi_transport.h"
 #endif
 
 namespace collbench::harness {

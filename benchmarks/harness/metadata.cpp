@@ -11,9 +11,9 @@
 #include <random>
 #include <sstream>
 
-#include "collbench/mpi_transport.h"
+#include "collbench/transport/mpi_transport.h"
 #ifdef COLLBENCH_HAVE_OFI
-#include "collbench/ofi_transport.h"
+#include "collbench/transport/ofi_transport.h"
 #endif
 
 namespace collbench::harness {

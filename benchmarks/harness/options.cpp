@@ -15,11 +15,11 @@
 #include <set>
 
 #include "cli_checks.h"
-#include "collbench/algorithm.h"
-#include "collbench/collective.h"
-#include "collbench/csv.h"
-#include "collbench/sizes.h"
-#include "collbench/transport_factory.h"
+#include "collbench/catalog/sizes.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/core/csv.h"
+#include "collbench/transport/transport_factory.h"
 
 namespace collbench::harness {
 namespace {

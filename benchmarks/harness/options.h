@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "collbench/dtype.h"
+#include "collbench/core/dtype.h"
 
 namespace collbench::harness {
 
@@ -24,7 +24,7 @@ class UsageError : public std::runtime_error {
 enum class SyncMode { barrier, none };
 
 // Benchmark families that --families selects: every collective of
-// collbench/collective.h by its name, and these.
+// collbench/collectives/collective.h by its name, and these.
 // mpi_bare registers allreduce/mpi_bare/<bytes>, a reference, sendrecv
 // p2p/sendrecv/<bytes>, the all-ranks-busy β, and reduce_all
 // local/reduce_all/<dtype>/<bytes>, the all-ranks-busy γ (see families.h);

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "collbench/dtype.h"
+#include "collbench/core/dtype.h"
 
 namespace collbench::harness {
 namespace {

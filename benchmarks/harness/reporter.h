@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "collbench/csv.h"
+#include "collbench/core/csv.h"
 #include "families.h"
 #include "metadata.h"
 #include "options.h"

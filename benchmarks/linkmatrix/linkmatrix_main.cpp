@@ -34,10 +34,10 @@
 #include <vector>
 
 #include "cli_checks.h"
-#include "collbench/csv.h"
-#include "collbench/mpi_transport.h"
-#include "collbench/sizes.h"
-#include "collbench/transport_factory.h"
+#include "collbench/catalog/sizes.h"
+#include "collbench/core/csv.h"
+#include "collbench/transport/mpi_transport.h"
+#include "collbench/transport/transport_factory.h"
 #include "linkmatrix.h"
 #include "metadata.h"
 #include "options.h"

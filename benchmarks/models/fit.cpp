@@ -1,7 +1,7 @@
 // The fits of collbench-fit: Hockney, γ, memcpy ceiling, bottom-up
 // prediction, top-down fits and selection (see fit.h for the order and the
 // weighting).
-#include "collbench/fit.h"
+#include "collbench/models/fit.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "collbench/collective.h"
-#include "collbench/dtype.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/core/dtype.h"
 
 namespace collbench {
 namespace {

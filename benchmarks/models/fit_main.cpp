@@ -1,5 +1,5 @@
 // collbench-fit: fits cost models to collbench CSVs and reports how well each
-// algorithm's own cost formula predicts it (see include/collbench/fit.h).
+// algorithm's own cost formula predicts it (see include/collbench/models/fit.h).
 //
 // Exit status: 0 on success, 2 on any error (bad input, too few points,
 // unwritable output), with one line on stderr and no partial output file.
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cli_checks.h"
-#include "collbench/fit.h"
+#include "collbench/models/fit.h"
 #include "plot_runner.h"
 #include "replace_on_commit.h"
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <tuple>
 
-#include "collbench/fit.h"
+#include "collbench/models/fit.h"
 
 namespace collbench {
 namespace {

@@ -8,7 +8,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "collbench/predict.h"
+#include "collbench/models/predict.h"
 
 namespace collbench {
 namespace {

@@ -12,7 +12,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "collbench/fit.h"
+#include "collbench/models/fit.h"
 
 namespace collbench {
 namespace {

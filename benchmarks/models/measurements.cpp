@@ -16,8 +16,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "collbench/collective.h"
-#include "collbench/fit.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/models/fit.h"
 
 namespace collbench {
 namespace {

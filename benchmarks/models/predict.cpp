@@ -1,5 +1,5 @@
 // Scaling predictions of collbench-predict (see predict.h for the model).
-#include "collbench/predict.h"
+#include "collbench/models/predict.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,8 +11,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "collbench/collective.h"
-#include "collbench/workload.h"
+#include "collbench/catalog/workload.h"
+#include "collbench/collectives/collective.h"
 
 namespace collbench {
 namespace {

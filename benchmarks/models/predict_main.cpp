@@ -1,6 +1,6 @@
 // collbench-predict: how far synchronous data-parallel SGD scales on a
 // measured or preset network, per allreduce algorithm (Keuper & Pfreundt
-// 2016; the model is described in include/collbench/predict.h).
+// 2016; the model is described in include/collbench/models/predict.h).
 //
 // Exit status: 0 on success, 2 on any error, with one line on stderr and no
 // partial output file.
@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "cli_checks.h"
-#include "collbench/catalog.h"
-#include "collbench/collective.h"
-#include "collbench/predict.h"
-#include "collbench/sizes.h"
+#include "collbench/catalog/catalog.h"
+#include "collbench/catalog/sizes.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/models/predict.h"
 #include "plot_runner.h"
 #include "replace_on_commit.h"
 

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "collbench/csv.h"
+#include "collbench/core/csv.h"
 
 namespace collbench {
 namespace {

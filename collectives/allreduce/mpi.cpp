@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "algorithm_common.h"
-#include "collbench/mpi_transport.h"
+#include "collbench/transport/mpi_transport.h"
 #include "mpi_library.h"
 
 namespace collbench {

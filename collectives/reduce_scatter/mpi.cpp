@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "algorithm_common.h"
-#include "collbench/mpi_transport.h"
+#include "collbench/transport/mpi_transport.h"
 #include "mpi_library.h"
 
 namespace collbench {

@@ -1,4 +1,4 @@
-#include "collbench/inproc_transport.h"
+#include "collbench/transport/inproc_transport.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "collbench/mpi_transport.h"
+#include "collbench/transport/mpi_transport.h"
 
 #include <fmt/format.h>
 

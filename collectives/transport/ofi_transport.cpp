@@ -1,4 +1,4 @@
-// libfabric transport: see include/collbench/ofi_transport.h for the design
+// libfabric transport: see include/collbench/transport/ofi_transport.h for the design
 // (tag layout, ordering guarantees relied on, provider requirements).
 //
 // Resource ownership follows fabtests: fabric -> domain -> {completion
@@ -6,7 +6,7 @@
 // Requests and operation contexts come from pools that only grow when more
 // are outstanding than ever before, so a collective run a second time makes
 // no heap allocation; error and timeout messages are the only exception.
-#include "collbench/ofi_transport.h"
+#include "collbench/transport/ofi_transport.h"
 
 #include <fmt/format.h>
 #include <rdma/fabric.h>
@@ -29,7 +29,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "collbench/mpi_transport.h"  // check_mpi
+#include "collbench/transport/mpi_transport.h"  // check_mpi
 
 #if FI_MAJOR_VERSION < 1 || (FI_MAJOR_VERSION == 1 && FI_MINOR_VERSION < 9)
 #error "the OFI transport needs libfabric 1.9 or newer (FI_CONTEXT2, mr_mode bits)"

@@ -1,4 +1,4 @@
-#include "collbench/transport.h"
+#include "collbench/transport/transport.h"
 
 #include <fmt/format.h>
 

@@ -1,13 +1,13 @@
-#include "collbench/transport_factory.h"
+#include "collbench/transport/transport_factory.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <stdexcept>
 
-#include "collbench/mpi_transport.h"
+#include "collbench/transport/mpi_transport.h"
 #ifdef COLLBENCH_HAVE_OFI
-#include "collbench/ofi_transport.h"
+#include "collbench/transport/ofi_transport.h"
 #endif
 
 namespace collbench {

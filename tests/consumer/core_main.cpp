@@ -8,18 +8,18 @@
 #include <span>
 #include <vector>
 
-#include "collbench/algorithm.h"
-#include "collbench/check.h"
-#include "collbench/collective.h"
-#include "collbench/csv.h"
-#include "collbench/dtype.h"
-#include "collbench/inproc_transport.h"
-#include "collbench/mpi_transport.h"
-#include "collbench/reduce.h"
-#include "collbench/transport.h"
-#include "collbench/transport_factory.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/collective.h"
+#include "collbench/core/check.h"
+#include "collbench/core/csv.h"
+#include "collbench/core/dtype.h"
+#include "collbench/core/reduce.h"
+#include "collbench/transport/inproc_transport.h"
+#include "collbench/transport/mpi_transport.h"
+#include "collbench/transport/transport.h"
+#include "collbench/transport/transport_factory.h"
 #ifdef COLLBENCH_HAVE_OFI
-#include "collbench/ofi_transport.h"
+#include "collbench/transport/ofi_transport.h"
 #endif
 
 namespace {

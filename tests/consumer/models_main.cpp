@@ -3,9 +3,9 @@
 // collbench::models's usage requirements.
 #include <fmt/format.h>
 
-#include "collbench/catalog.h"
-#include "collbench/fit.h"
-#include "collbench/predict.h"
+#include "collbench/catalog/catalog.h"
+#include "collbench/models/fit.h"
+#include "collbench/models/predict.h"
 
 int main() {
   // min ‖I·x − (1, −1)‖ with x ≥ 0 is x = (1, 0).

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "collbench/catalog.h"
-#include "collbench/workload.h"
+#include "collbench/catalog/catalog.h"
+#include "collbench/catalog/workload.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 256) return 0;  // specs are short; long inputs only slow the search

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collbench/dtype.h"
+#include "collbench/core/dtype.h"
 
 namespace collbench {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collbench/transport.h"
+#include "collbench/transport/transport.h"
 
 namespace collbench {
 

@@ -41,8 +41,8 @@
 #include <string_view>
 #include <vector>
 
-#include "collbench/algorithm.h"
-#include "collbench/csv.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/core/csv.h"
 
 namespace collbench {
 
@@ -143,7 +143,7 @@ struct NetworkModel {
 };
 
 // The CostTerms collbench-fit uses for `algorithm` of `collective` (a name
-// of collbench/collective.h): its own cost() when the collective knows it
+// of collbench/collectives/collective.h): its own cost() when the collective knows it
 // and it has a model of its own; otherwise the collective's lower bound
 // (and *own is set to false). mpi is never "own": the library's internal
 // algorithm is unknown and changes with size, so the top-down fit of `mpi`

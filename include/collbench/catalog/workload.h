@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collbench/catalog.h"
+#include "collbench/catalog/catalog.h"
 
 namespace collbench {
 

@@ -11,7 +11,7 @@
 #include <functional>
 #include <memory>
 
-#include "collbench/transport.h"
+#include "collbench/transport/transport.h"
 
 namespace collbench {
 

@@ -36,9 +36,9 @@
 #include <string_view>
 #include <vector>
 
-#include "collbench/algorithm.h"
-#include "collbench/catalog.h"
-#include "collbench/fit.h"
+#include "collbench/catalog/catalog.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/models/fit.h"
 
 namespace collbench {
 

@@ -74,7 +74,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "collbench/transport.h"
+#include "collbench/transport/transport.h"
 
 namespace collbench {
 

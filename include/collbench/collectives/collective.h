@@ -27,8 +27,8 @@
 #include <string>
 #include <string_view>
 
-#include "collbench/algorithm.h"
-#include "collbench/check.h"
+#include "collbench/collectives/algorithm.h"
+#include "collbench/core/check.h"
 
 namespace collbench {
 

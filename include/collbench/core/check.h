@@ -66,7 +66,7 @@
 #include <string>
 #include <vector>
 
-#include "collbench/dtype.h"
+#include "collbench/core/dtype.h"
 
 namespace collbench {
 

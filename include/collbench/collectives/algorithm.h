@@ -9,7 +9,7 @@
 // otherwise private to its file), and collectives/registry.cpp lists it in
 // its collective's table: adding an algorithm is its file and a table line. Which
 // collective an algorithm computes, and the buffers it is built on, are its
-// collective's (collbench/collective.h).
+// collective's (collbench/collectives/collective.h).
 #pragma once
 
 #include <cstddef>
@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
-#include "collbench/dtype.h"
-#include "collbench/transport.h"
+#include "collbench/core/dtype.h"
+#include "collbench/transport/transport.h"
 
 namespace collbench {
 

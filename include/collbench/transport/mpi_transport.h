@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "collbench/transport.h"
+#include "collbench/transport/transport.h"
 
 namespace collbench {
 
