@@ -405,15 +405,29 @@ class CollectivesTest(unittest.TestCase):
                 if name.startswith("allreduce_") and name.endswith(".csv"):
                     rows = [dict(row, collective="allreduce") for row in read(path)]
                     write(path, rows + extra_rows(rows))
+            # The fit of such a run has their predictions too (family: the collective).
+            path = os.path.join(out, "fit", "predictions.csv")
+            rows = read(path)
+            write(path, rows + [row for row in extra_rows(rows)
+                                if rows and row["model"] == "bottom_up"])
             return run("characterize_report.py", "netsim-check", "--out", out)
 
         def collectives(rows):
             extra = []
             for collective, op in (("reduce_scatter", "sum"), ("allgather", "")):
                 for row in rows:
-                    extra.append(dict(row, family=collective, collective=collective, op=op,
-                                      benchmark=row["benchmark"].replace("allreduce", collective),
-                                      median_us=f"{7 * float(row['median_us']):g}"))
+                    if row["family"] != "allreduce":
+                        continue
+                    added = dict(row, family=collective, op=op)
+                    if "benchmark" in row:  # a sweep's row, 7 times slower
+                        added.update(collective=collective,
+                                     median_us=f"{7 * float(row['median_us']):g}",
+                                     benchmark=row["benchmark"].replace("allreduce", collective))
+                    else:  # a prediction, 7 times too slow
+                        predicted = 7 * float(row["predicted_us"])
+                        added.update(predicted_us=f"{predicted:g}",
+                                     rel_err=f"{predicted / float(row['measured_us']) - 1:g}")
+                    extra.append(added)
             return extra
         every, allreduce = checked(collectives), checked(lambda rows: [])
         self.assertEqual(every.returncode, 0, every.stdout + every.stderr)
