@@ -188,7 +188,8 @@ class MadeUpAlgorithmTest(unittest.TestCase):
         self.assertIn(f"| {MADE_UP} | ", report)
 
 
-LISTING_HEADER = "order,collective,algorithm,implementation,cost_model,reduces_on_every_rank,summary"
+LISTING_HEADER = ("order,collective,algorithm,implementation,cost_model,reduces_on_every_rank,"
+                  "summary")
 
 
 class AlgorithmListingTest(unittest.TestCase):
@@ -220,7 +221,8 @@ class AlgorithmListingTest(unittest.TestCase):
                             "2,allgather,ring,hand-written,yes,no,b",
                             "3,allgather,mpi,mpi,no,no,c",
                             "4,allgather,ring,hand-written,yes,no,d")
-        with self.assertRaisesRegex(InputError, "algorithm ring of allgather listed more than once"):
+        with self.assertRaisesRegex(InputError,
+                                    "algorithm ring of allgather listed more than once"):
             read_algorithm_listing(path)
 
     def test_a_listing_without_the_collective_column_is_refused(self):
