@@ -78,6 +78,9 @@ class CollectiveBase : public Collective {
   }
   // The avg division, on `block` of out.
   void finish_average(Block block);
+  // Tag `index` (< kTagsPerSlot) of this algorithm object's slot: each
+  // algorithm numbers its tags 0, 1, ... in an enum of its own.
+  int tag(int index) const { return first_tag_ + index; }
 
   RequestId send(const std::byte* data, std::size_t elements, int peer, int tag) {
     return transport_.isend({data, bytes(elements)}, peer, tag);
@@ -100,6 +103,7 @@ class CollectiveBase : public Collective {
 
  private:
   bool in_place_ = false;
+  const int first_tag_;
   std::vector<MemoryRegistration> registrations_;
   std::vector<std::vector<std::byte>> workspaces_;
 };
@@ -177,24 +181,19 @@ bool fold_in(CollectiveBase& algorithm, const Fold& fold, std::byte* staging, in
              int unfold_tag);
 void unfold_out(CollectiveBase& algorithm, const Fold& fold, int unfold_tag);
 
+// AlgorithmInfo::build for an algorithm class constructed from the build
+// arguments.
+template <typename Algorithm>
+std::unique_ptr<Collective> build_as(Transport& transport, const CollectiveSpec& spec,
+                                     std::span<const std::byte> in, std::span<std::byte> out) {
+  return std::make_unique<Algorithm>(transport, spec, in, out);
+}
+
+// AlgorithmInfo::workspace_bytes of an algorithm that allocates nothing.
+inline std::size_t no_workspace(int /*ranks*/, std::size_t /*bytes*/) { return 0; }
+
 // The reasons shared by every hand-written algorithm.
 std::string common_unsupported_reason(std::string_view transport_kind, int ranks,
                                       std::size_t count);
 
 }  // namespace collbench::detail
-
-namespace collbench {
-extern const AlgorithmInfo kRingAllreduce;
-extern const AlgorithmInfo kTreeAllreduce;
-extern const AlgorithmInfo kRecursiveDoublingAllreduce;
-extern const AlgorithmInfo kRabenseifnerAllreduce;
-extern const AlgorithmInfo kPsCentralAllreduce;
-extern const AlgorithmInfo kPsShardedAllreduce;
-extern const AlgorithmInfo kMpiAllreduce;
-extern const AlgorithmInfo kRingReduceScatter;
-extern const AlgorithmInfo kRecursiveHalvingReduceScatter;
-extern const AlgorithmInfo kMpiReduceScatter;
-extern const AlgorithmInfo kRingAllgather;
-extern const AlgorithmInfo kRecursiveDoublingAllgather;
-extern const AlgorithmInfo kMpiAllgather;
-}  // namespace collbench

@@ -20,7 +20,8 @@ CollectiveBase::CollectiveBase(Transport& transport, const CollectiveSpec& spec,
       out_(out.data()),
       element_bytes_(dtype_size(spec.dtype)),
       rank_(transport.rank()),
-      ranks_(transport.size()) {
+      ranks_(transport.size()),
+      first_tag_(transport.take_tag_slot()) {
   const std::size_t in_bytes = in_block.count * element_bytes_;
   const std::size_t out_bytes = out_block.count * element_bytes_;
   if (in.size() != in_bytes || out.size() != out_bytes) {
@@ -202,18 +203,38 @@ CheckResult check_allgather(const CheckPattern& pattern, DType dtype, ReduceOp /
 
 }  // namespace
 
+// Every algorithm, defined in its own file (collectives/<collective>/<name>.cpp).
+extern const AlgorithmInfo kRingAllreduce, kTreeAllreduce, kRecursiveDoublingAllreduce,
+    kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce, kMpiAllreduce;
+extern const AlgorithmInfo kRingReduceScatter, kRecursiveHalvingReduceScatter, kMpiReduceScatter;
+extern const AlgorithmInfo kRingAllgather, kRecursiveDoublingAllgather, kBruckAllgather,
+    kMpiAllgather;
+
 std::span<const CollectiveInfo> collectives() {
-  // Copies of the algorithms' definitions (in their own files), made on the
-  // first call, after every file's static initialization.
-  static const std::array<AlgorithmInfo, 7> allreduce = {
-      kRingAllreduce,         kTreeAllreduce,      kRecursiveDoublingAllreduce,
-      kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce,
-      kMpiAllreduce};
-  static const std::array<AlgorithmInfo, 3> reduce_scatter = {
-      kRingReduceScatter, kRecursiveHalvingReduceScatter, kMpiReduceScatter};
-  static const std::array<AlgorithmInfo, 3> allgather = {
-      kRingAllgather, kRecursiveDoublingAllgather, kMpiAllgather};
-  static const std::array<CollectiveInfo, 3> table = {{
+  // Each collective's algorithms in the order they are listed everywhere:
+  // copies of the definitions, made on the first call, after every file's
+  // static initialization.
+  static const auto allreduce = std::to_array<AlgorithmInfo>({
+      kRingAllreduce,
+      kTreeAllreduce,
+      kRecursiveDoublingAllreduce,
+      kRabenseifnerAllreduce,
+      kPsCentralAllreduce,
+      kPsShardedAllreduce,
+      kMpiAllreduce,
+  });
+  static const auto reduce_scatter = std::to_array<AlgorithmInfo>({
+      kRingReduceScatter,
+      kRecursiveHalvingReduceScatter,
+      kMpiReduceScatter,
+  });
+  static const auto allgather = std::to_array<AlgorithmInfo>({
+      kRingAllgather,
+      kRecursiveDoublingAllgather,
+      kBruckAllgather,
+      kMpiAllgather,
+  });
+  static const auto table = std::to_array<CollectiveInfo>({
       {"allreduce", "every rank gets the reduction of every rank's vector", true, whole_vector,
        whole_vector, allreduce_factor, allreduce_lower_bound, check_allreduce, allreduce},
       {"reduce_scatter",
@@ -222,7 +243,7 @@ std::span<const CollectiveInfo> collectives() {
        check_reduce_scatter, reduce_scatter},
       {"allgather", "every rank gets every rank's block (FSDP/ZeRO parameters)", false, own_block,
        whole_vector, all_to_all_share, allgather_lower_bound, check_allgather, allgather},
-  }};
+  });
   return table;
 }
 

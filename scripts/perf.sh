@@ -17,7 +17,7 @@
 #      oversubscribed). Every row carries core_handoff_ns: how far apart the
 #      cores of ranks 0 and 1 were during that repetition (on a VM the host can
 #      move the vCPUs to different dies mid-run; an allreduce then takes 3-5x
-#      longer at 1-16 MiB while sendrecv does not, see results/perf/README.md).
+#      longer at 1-16 MiB while sendrecv does not, see docs/performance.md).
 #      A part's sizes at which an allreduce or sendrecv benchmark has fewer
 #      than min(R, 3) repetitions with the cores at most --far-ns apart
 #      ("near") are measured again (every family and algorithm at those sizes,
@@ -46,8 +46,8 @@
 #
 # Options:
 #   --out DIR        output folder (default results/perf/<UTC time> in the
-#                    repository; a relative DIR is from the current folder);
-#                    an existing non-empty folder is refused
+#                    current folder; a relative DIR is from the current
+#                    folder); an existing non-empty folder is refused
 #   --reps R         Google Benchmark repetitions per benchmark (default 5)
 #   --min-time S     --benchmark_min_time per repetition in seconds (default 0.05)
 #   --far-ns NS      one-way core-to-core latency above which a repetition
@@ -61,15 +61,17 @@
 #               is from the current folder; configured Release when missing)
 #   JOBS        parallel build jobs (default: the number of cores)
 set -euo pipefail
-# Paths given by the caller are from the caller's folder; the defaults and the
-# tools are the repository's, where the script works.
+# Paths given by the caller and the default output folder are from the
+# caller's folder; the build folder and the tools are the repository's,
+# where the script works.
 caller_dir=$PWD
 cd "$(dirname "$0")/.."
+self=$PWD/scripts/perf.sh
 
 # from_caller PATH: PATH as the caller meant it, absolute.
 from_caller() { if [[ $1 == /* ]]; then printf '%s\n' "$1"; else printf '%s\n' "$caller_dir/$1"; fi; }
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^set -euo/p' "$self" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 die() {
   echo "perf.sh: $*" >&2
@@ -125,13 +127,17 @@ done
 [[ $attempts =~ ^[1-9][0-9]*$ ]] || die "--attempts '$attempts' is not a positive number"
 jobs=${JOBS:-$(nproc)}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || die "JOBS='$jobs' is not a positive number of build jobs"
-if [[ -n $out ]]; then out=$(from_caller "$out"); else out=$PWD/results/perf/$(date -u +%Y%m%dT%H%M%SZ); fi
+if [[ -n $out ]]; then
+  out=$(from_caller "$out") out_name="--out $out"
+else
+  out=$caller_dir/results/perf/$(date -u +%Y%m%dT%H%M%SZ) out_name="$out (the default; choose another with --out)"
+fi
 # The nearest folder that exists must be one this script may write in.
 writable=$out
 while [[ ! -e $writable ]]; do writable=$(dirname "$writable"); done
-[[ -d $writable ]] || die "--out $out: $writable is not a folder"
-[[ -w $writable && -x $writable ]] || die "--out $out: cannot write in $writable"
-if [[ -d $out && -n $(ls -A "$out") ]]; then die "--out $out exists and is not empty"; fi
+[[ -d $writable ]] || die "$out_name: $writable is not a folder"
+[[ -w $writable && -x $writable ]] || die "$out_name: cannot write in $writable"
+if [[ -d $out && -n $(ls -A "$out") ]]; then die "$out_name exists and is not empty"; fi
 build=build
 [[ -z ${BUILD_DIR:-} ]] || build=$(from_caller "$BUILD_DIR")
 mkdir -p "$out"

@@ -31,7 +31,8 @@ repetition's timed loop) is at most --far-ns (default 100). Every target is
 judged on near rows: on this VM the host sometimes runs the two vCPUs on
 different dies, and an allreduce over shared memory (the MPI library's too)
 then takes 3-5x longer while the p2p inputs of the model do not
-(results/perf/README.md). The same ratio over every row is printed next to
+(docs/performance.md, "The distance between the two cores decides most of
+it"). The same ratio over every row is printed next to
 it. A CSV without the core_handoff_ns column counts as all near, and so
 does every row at the rank counts of --all-rows: oversubscribed sweeps,
 whose ranks 0 and 1 may share a core (their handoff then takes a scheduler

@@ -26,7 +26,8 @@
 # and fits the cost models of every collective's algorithms, with the
 # selection table of each collective (collbench-fit --brief).
 #
-# Output, in results/<run_id>/ (run_id: UTC time and a random suffix):
+# Output, in results/<run_id>/ under the current folder, or under RESULTS
+# (run_id: UTC time and a random suffix):
 #   collbench.csv    tidy CSV, one row per benchmark (columns: results/README.md),
 #                    MPI over shared memory (mpi_mca: pml=ob1;btl=self,vader)
 #   collbench_ofi_<provider>.csv   the allreduce sweep over libfabric
@@ -48,8 +49,8 @@
 #   NP         ranks (default 4)
 #   RUN_OFI    1 (default) to also sweep over libfabric and MPI on the same
 #              fabrics, 0 to skip
-#   RESULTS    folder that receives the run folder (default: the repository's
-#              results/; a relative path is relative to the current folder)
+#   RESULTS    folder that receives the run folder (default: results/ in the
+#              current folder; a relative path is relative to the current folder)
 #   BUILD_DIR  build folder (default: the repository's build/; a relative
 #              path is relative to the current folder)
 #   JOBS       parallel build jobs (default: the number of cores)
@@ -61,12 +62,11 @@
 # run: bad ones end run.sh with status 2 before a run folder is created.
 # See `build/benchmarks/harness/collbench --help` for every flag.
 set -euo pipefail
-# RESULTS and BUILD_DIR are the caller's paths: relative ones are resolved
-# against the caller's folder before the script moves to the repository.
+# The script works in the caller's folder, where the run folder goes by
+# default; the repository's tools and build/ are named by absolute paths.
 caller=$PWD
 repository=$(cd "$(dirname "$0")/.." && pwd)
 self=$repository/scripts/run.sh
-cd "$repository"
 
 usage() { sed -n '2,/^set -euo/p' "$self" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
@@ -111,11 +111,15 @@ if ((${#np} > 4 || np > 1024)); then
   echo "run.sh: NP=$np ranks on one machine; give at most 1024" >&2
   exit 2
 fi
-results=results
-[[ -n ${RESULTS:-} ]] && results=$(from_caller "$RESULTS")
-build=build
+if [[ -n ${RESULTS:-} ]]; then
+  results=$(from_caller "$RESULTS")
+  folder_or_absent RESULTS "$results"
+else
+  results=results
+  folder_or_absent "RESULTS (unset, so ./results)" "$caller/results"
+fi
+build=$repository/build
 [[ -n ${BUILD_DIR:-} ]] && build=$(from_caller "$BUILD_DIR")
-folder_or_absent RESULTS "$results"
 folder_or_absent BUILD_DIR "$build"
 jobs=${JOBS:-$(nproc)}
 if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
@@ -123,10 +127,10 @@ if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
   exit 2
 fi
 
-scripts/setup.sh
+"$repository/scripts/setup.sh"
 if [[ ! -f $build/CMakeCache.txt ]]; then
   echo "run.sh: configuring $build/ (Release)" >&2
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$build.configure.log" 2>&1 ||
+  cmake -S "$repository" -B "$build" -DCMAKE_BUILD_TYPE=Release >"$build.configure.log" 2>&1 ||
     { cat "$build.configure.log" >&2; exit 1; }
   rm -f "$build.configure.log"
 fi
@@ -212,11 +216,11 @@ fi
 echo "run.sh: sweep done in $((SECONDS - start)) s" >&2
 
 echo
-/usr/bin/python3 scripts/summarize.py "$out/collbench.csv" | tee "$out/summary.md"
+/usr/bin/python3 "$repository/scripts/summarize.py" "$out/collbench.csv" | tee "$out/summary.md"
 
 echo
 echo "Plots:"
-/usr/bin/python3 scripts/plot.py sweep "$out/collbench.csv" --out "$out" | sed 's/^/  /'
+/usr/bin/python3 "$repository/scripts/plot.py" sweep "$out/collbench.csv" --out "$out" | sed 's/^/  /'
 
 # The same algorithms over raw libfabric (tcp and shm here), smaller sweep
 # (x4 steps, allreduce only) to stay within the time budget; then the same
@@ -300,7 +304,7 @@ if [[ ${#comparisons[@]} -gt 0 ]]; then
       failed=$ofi
       [[ -n ${failure_of[$ofi]:-} ]] || failed=$mpi
       report+="#### collbench $(label "$ofi") vs collbench $(label "$mpi"): not measured, the $failed sweep failed: ${failure_of[$failed]} (console_$failed.txt)"$'\n'
-    elif table=$(/usr/bin/python3 scripts/compare_transports.py "${csv_of[$mpi]}" "${csv_of[$ofi]}" 2>&1); then
+    elif table=$(/usr/bin/python3 "$repository/scripts/compare_transports.py" "${csv_of[$mpi]}" "${csv_of[$ofi]}" 2>&1); then
       report+=$table$'\n'
     else
       report+="#### collbench $(label "$ofi") vs collbench $(label "$mpi"): not compared: $table"$'\n'

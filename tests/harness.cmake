@@ -55,7 +55,7 @@ set_tests_properties(harness_list_providers PROPERTIES LABELS unit ENVIRONMENT "
 add_test(NAME harness_list_algorithms_csv COMMAND collbench_exe --list-algorithms --csv)
 set_tests_properties(harness_list_algorithms_csv PROPERTIES LABELS unit
   ENVIRONMENT "${COLLBENCH_MPI_ENV}" RESOURCE_LOCK mpirun
-  PASS_REGULAR_EXPRESSION "^order,algorithm,implementation,cost_model,reduces_on_every_rank,summary\n([0-9]+,[a-z0-9_]+,(hand-written|mpi),(yes|no),(yes|no),[^\n]+\n)+$")
+  PASS_REGULAR_EXPRESSION "^order,collective,algorithm,implementation,cost_model,reduces_on_every_rank,summary\n([0-9]+,[a-z_]+,[a-z0-9_]+,(hand-written|mpi),(yes|no),(yes|no),[^\n]+\n)+$")
 
 # Under scripts/test.sh --sanitize: the unit tests, and one real run (check,
 # workload exchange, repetitions) on 3 ranks under ASan+UBSan.

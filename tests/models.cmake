@@ -56,13 +56,13 @@ endfunction()
 models_tool_test(NAME models_fit_synthetic
   COMMAND $<TARGET_FILE:collbench-fit> ${models_data}/good.csv --out-dir ${models_data}/good
   EXIT 0 SETUP models_fit_output
-  STDOUT "Point-to-point.*Selection ranks=4 .*  measured:  [a-z_]+:0-[0-9]+;.*  predicted: [a-z_]+:0-"
+  STDOUT "Point-to-point.*Selection allreduce ranks=4 .*  measured:  [a-z_]+:0-[0-9]+;.*  predicted: [a-z_]+:0-"
   REQUIRE ${models_data}/good/models.csv ${models_data}/good/predictions.csv
   NO_TEMP_IN ${models_data}/good)
 models_tool_test(NAME models_fit_brief
   COMMAND $<TARGET_FILE:collbench-fit> ${models_data}/good.csv --out-dir ${models_data}/brief --brief
   EXIT 0
-  STDOUT "^p2p mpi inter: alpha 19\\.[0-9]+ us, beta 1\\.2[0-9]+ GB/s.*\nring mpi inter f32 sum: median relative error bottom-up [0-9.]+%, top-down [0-9.]+%.*selection mpi inter f32 sum ranks=2 measured:  recursive_doubling:0-.*selection mpi inter f32 sum ranks=2 predicted: recursive_doubling:0-")
+  STDOUT "^p2p mpi inter: alpha 19\\.[0-9]+ us, beta 1\\.2[0-9]+ GB/s.*\nallreduce ring mpi inter f32 sum: median relative error bottom-up [0-9.]+%, top-down [0-9.]+%.*selection allreduce mpi inter f32 sum ranks=2 measured:  recursive_doubling:0-.*selection allreduce mpi inter f32 sum ranks=2 predicted: recursive_doubling:0-")
 
 # Messages are regexes; ';' would split them as CMake lists, so '.' stands in.
 set(bad_outputs ${models_data}/bad/models.csv ${models_data}/bad/predictions.csv)

@@ -246,6 +246,25 @@ TEST(NetworkFromModels, ReadsWhatCollbenchFitWrote) {
   ASSERT_TRUE(network.per_algorithm.contains("mpi"));
   EXPECT_NEAR(network.per_algorithm.at("mpi").beta, truth.beta, 1e-5 * truth.beta);
 
+  // The exchange is allreduces: another collective's fit of an algorithm of
+  // the same name (reduce_scatter's mpi, listed first here) is not its.
+  CsvTable with_other = read_csv_file(path);
+  const auto column = [&](std::string_view name) {
+    return static_cast<std::size_t>(with_other.column(name));
+  };
+  for (const std::vector<std::string>& row : with_other.rows) {
+    if (row[column("model")] != "top_down" || row[column("algorithm")] != "mpi") continue;
+    std::vector<std::string> other = row;
+    other[column("family")] = "reduce_scatter";
+    other[column("beta_ns_per_byte")] = "1000";
+    with_other.rows.insert(with_other.rows.begin(), other);
+    break;
+  }
+  const std::string other_path = ::testing::TempDir() + "/predict_models_other.csv";
+  testing::write_table(other_path, with_other);
+  const Network allreduce_only = network_from_models_csv(other_path, selection, 0);
+  EXPECT_NEAR(allreduce_only.per_algorithm.at("mpi").beta, truth.beta, 1e-5 * truth.beta);
+
   selection.transport = "ofi";
   try {
     network_from_models_csv(path, selection, 0);
@@ -278,7 +297,7 @@ TEST(NetworkFromModels, ReadsWhatCollbenchFitWrote) {
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()),
               bad_path +
-                  ": missing columns transport, provider, placement, dtype, op, algorithm, "
+                  ": missing columns family, transport, provider, placement, dtype, op, algorithm, "
                   "beta_ns_per_byte, gamma_ns_per_byte; expected collbench-fit's "
                   "models.csv");
   }

@@ -4,7 +4,8 @@
 // cache line takes to move from one rank's core to another's (see
 // benchmarks/corelatency/): on a VM whose host moves the vCPUs between dies,
 // the same job takes 1 MiB ring allreduces of 108 µs or 403 µs
-// (results/perf/experiments/core_distance/). Each benchmark repetition
+// (docs/performance.md, "The distance between the two cores decides most of
+// it"). Each benchmark repetition
 // therefore records that latency, measured between ranks 0 and 1 right
 // before and right after its timed loop, so that every CSV row says which
 // machine it was measured on.

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "collbench/csv.h"
@@ -324,31 +325,59 @@ void print_help() {
   std::fflush(stdout);
 }
 
-int run(const World& world, int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  if (asks_for_help(args)) {
-    if (world.rank == 0) print_help();
-    return 0;
-  }
+// The report Google Benchmark writes to --benchmark_out: on rank 0 only,
+// into partial_benchmark_out(target) until it is whole.
+struct BenchmarkOut {
+  std::string target;           // the --benchmark_out path (the last given), or empty
+  std::string format = "json";  // --benchmark_out_format (the last given)
+};
 
-  std::string error;
-  std::vector<std::pair<std::string, std::string>> benchmark_flags;
-  try {
-    benchmark_flags = benchmark_run_flags(args);
-  } catch (const UsageError& usage) {
-    error = usage.what();
+BenchmarkOut benchmark_out_of(const std::vector<std::string>& args) {
+  BenchmarkOut out;
+  out.target = benchmark_out_path(args);
+  for (const std::string& arg : args) {
+    if (arg.rfind("--benchmark_out_format=", 0) == 0) out.format = arg.substr(23);
   }
+  return out;
+}
+
+// What every rank has agreed on and prepared before the first benchmark.
+struct RunSetup {
+  std::vector<std::pair<std::string, std::string>> benchmark_flags;
+  BenchmarkOut out;
+  Options options;
+  // --interleave: each benchmark is registered once per round, with one
+  // repetition (Google Benchmark runs a benchmark's repetitions back to back).
+  int rounds = 1;
+  std::vector<Workload> workloads;
+  std::unique_ptr<Transport> transport;
+  RunMetadata metadata;
+  CasePlan plan;
+  std::size_t selected = 0;        // of plan.cases, by --benchmark_filter
+  bool list_only = false;          // --benchmark_list_tests
+  std::unique_ptr<CsvWriter> csv;  // rank 0's --csv, when given and not list_only
+};
+
+std::string read_benchmark_flags(const std::vector<std::string>& args, RunSetup& setup) {
+  try {
+    setup.benchmark_flags = benchmark_run_flags(args);
+  } catch (const UsageError& usage) {
+    return usage.what();
+  }
+  return {};
+}
+
+// Hands Google Benchmark its flags (initializing it only when `initialize`)
+// and returns the arguments it leaves, collbench's own.
+std::vector<std::string> initialize_google_benchmark(const World& world, int argc, char** argv,
+                                                     const std::vector<std::string>& args,
+                                                     const BenchmarkOut& out, bool initialize) {
   // Only rank 0 writes --benchmark_out: Google Benchmark opens (truncates) the
   // file on every rank that sees the flag, and a late rank would erase what
   // rank 0 already wrote.
-  const std::string benchmark_out = benchmark_out_path(args);
-  std::string benchmark_out_format = "json";
-  for (const std::string& arg : args) {
-    if (arg.rfind("--benchmark_out_format=", 0) == 0) benchmark_out_format = arg.substr(23);
-  }
-  std::string partial_out_flag = "--benchmark_out=" + partial_benchmark_out(benchmark_out);
-  if (world.rank == 0 && !benchmark_out.empty()) {
-    remove_if_ended_abnormally(partial_benchmark_out(benchmark_out));
+  std::string partial_out_flag = "--benchmark_out=" + partial_benchmark_out(out.target);
+  if (world.rank == 0 && !out.target.empty()) {
+    remove_if_ended_abnormally(partial_benchmark_out(out.target));
   }
   std::vector<char*> benchmark_argv = {argv[0]};
   for (int i = 1; i < argc; ++i) {
@@ -370,34 +399,42 @@ int run(const World& world, int argc, char** argv) {
     benchmark_argv.push_back(fixed_count_min_time);
   }
   int benchmark_argc = static_cast<int>(benchmark_argv.size());
-  if (error.empty()) benchmark::Initialize(&benchmark_argc, benchmark_argv.data());
-  const std::vector<std::string> remaining(benchmark_argv.begin() + 1,
-                                           benchmark_argv.begin() + benchmark_argc);
+  if (initialize) benchmark::Initialize(&benchmark_argc, benchmark_argv.data());
+  return std::vector<std::string>(benchmark_argv.begin() + 1,
+                                  benchmark_argv.begin() + benchmark_argc);
+}
 
-  Options options;
-  // --interleave: each benchmark is registered once per round, with one
-  // repetition (Google Benchmark runs a benchmark's repetitions back to back).
-  int rounds = 1;
-  if (error.empty()) {
-    try {
-      options = parse_options(remaining);
-      validate_for_ranks(options, world.size);
-      if (world.rank == 0) error = shared_output_problem(options, args);
-      if (world.rank == 0 && error.empty()) error = benchmark_out_problem(args, options);
-      rounds = options.interleave ? benchmark_repetitions(benchmark_flags) : 1;
-    } catch (const UsageError& usage) {
-      error = usage.what();
-    }
+// collbench's options, checked against the rank count and, on rank 0, the
+// output paths. Returns the error, or empty.
+std::string parse_and_check_options(const World& world, const std::vector<std::string>& remaining,
+                                    const std::vector<std::string>& args, RunSetup& setup) {
+  Options& options = setup.options;
+  std::string error;
+  try {
+    options = parse_options(remaining);
+    validate_for_ranks(options, world.size);
+    if (world.rank == 0) error = shared_output_problem(options, args);
+    if (world.rank == 0 && error.empty()) error = benchmark_out_problem(args, options);
+    setup.rounds = options.interleave ? benchmark_repetitions(setup.benchmark_flags) : 1;
+  } catch (const UsageError& usage) {
+    error = usage.what();
   }
-  if (!all_ranks_ok(world, error)) return kUsageStatus;
-  auto fields = configuration_fields(options, benchmark_flags);
+  return error;
+}
+
+std::string configuration_problem(const World& world, const RunSetup& setup) {
+  auto fields = configuration_fields(setup.options, setup.benchmark_flags);
   // Ranks launched from different builds would register different lists. The
   // git revision names the source; the executable's digest tells apart two
   // builds of one uncommitted ("-dirty") tree.
   fields.emplace_back("collbench build (git revision)", build_git_revision());
   fields.emplace_back("collbench executable (FNV-1a of /proc/self/exe)", executable_digest());
-  if (!all_ranks_ok(world, compare_configurations(world, fields))) return kUsageStatus;
+  return compare_configurations(world, fields);
+}
 
+// --list-providers and --list-algorithms print on rank 0 and end the run
+// (status 0); otherwise nothing.
+std::optional<int> print_listing(const World& world, const Options& options) {
   if (options.list_providers) {
     if (world.rank == 0) {
 #ifdef COLLBENCH_HAVE_OFI
@@ -414,8 +451,13 @@ int run(const World& world, int argc, char** argv) {
     if (world.rank == 0) std::fputs(algorithm_listing(options.list_algorithms_csv).c_str(), stdout);
     return 0;
   }
+  return std::nullopt;
+}
 
-  std::vector<Workload> workloads;
+// The --workload specs expanded, each distinct workload once.
+std::string read_workloads(RunSetup& setup) {
+  const Options& options = setup.options;
+  std::vector<Workload>& workloads = setup.workloads;
   std::set<std::string> workload_specs;
   try {
     for (const std::string& spec : options.workloads) {
@@ -424,104 +466,188 @@ int run(const World& world, int argc, char** argv) {
       }
     }
   } catch (const std::invalid_argument& invalid) {
-    error = fmt::format("--workload: {}", invalid.what());
+    return fmt::format("--workload: {}", invalid.what());
   }
-  if (error.empty() && options.families == std::vector<std::string>{"exchange"} &&
-      workloads.empty()) {
-    error = "--families exchange registers nothing without --workload SPEC";
+  if (options.families == std::vector<std::string>{"exchange"} && workloads.empty()) {
+    return "--families exchange registers nothing without --workload SPEC";
   }
-  if (!all_ranks_ok(world, error)) return kUsageStatus;
+  return {};
+}
 
-  std::unique_ptr<Transport> transport;
+std::string open_transport(const World& world, RunSetup& setup) {
+  const Options& options = setup.options;
   try {
-    transport = make_transport({options.transport, options.ofi_provider, MPI_COMM_WORLD});
+    setup.transport = make_transport({options.transport, options.ofi_provider, MPI_COMM_WORLD});
     // Without --timeout, the start-up exchanges get the default of a
     // benchmark of no bytes; the Runner sets each benchmark's own.
     const double timeout_seconds = options.timeout_seconds < 0
                                        ? default_timeout_seconds(0, world.size)
                                        : options.timeout_seconds;
-    transport->set_timeout(timeout_milliseconds(timeout_seconds));
+    setup.transport->set_timeout(timeout_milliseconds(timeout_seconds));
   } catch (const std::exception& failure) {
-    error =
-        fmt::format("--transport {}{}: {}", options.transport,
-                    options.ofi_provider.empty() ? "" : " --ofi-provider " + options.ofi_provider,
-                    failure.what());
+    return fmt::format(
+        "--transport {}{}: {}", options.transport,
+        options.ofi_provider.empty() ? "" : " --ofi-provider " + options.ofi_provider,
+        failure.what());
   }
-  if (!all_ranks_ok(world, error)) return kUsageStatus;
+  return {};
+}
 
-  const RunMetadata metadata =
-      gather_metadata(world.comm, options.run_id, options.transport == "ofi");
-  CasePlan plan;
+// What Google Benchmark appends to each registered name: an explicit
+// Repetitions(1) (--interleave) shows as "repeats:1".
+std::string registered_name_suffix(const Options& options) {
+  return options.interleave ? "/repeats:1/manual_time" : "/manual_time";
+}
+
+// The benchmarks of this configuration, and how many of them
+// --benchmark_filter selects: an error when there are none.
+std::string plan_benchmarks(const World& world, RunSetup& setup) {
+  const Options& options = setup.options;
+  CasePlan& plan = setup.plan;
   try {
-    plan = plan_cases(options, workloads, transport->kind(), world.size,
-                      agreed_memory_limit(world, metadata));
+    plan = plan_cases(options, setup.workloads, setup.transport->kind(), world.size,
+                      agreed_memory_limit(world, setup.metadata));
   } catch (const UsageError& usage) {
-    error = usage.what();
+    return usage.what();
   }
-  // What Google Benchmark appends to each registered name: an explicit
-  // Repetitions(1) (--interleave) shows as "repeats:1".
-  const std::string name_suffix = options.interleave ? "/repeats:1/manual_time" : "/manual_time";
-  std::size_t selected = 0;
-  if (error.empty()) {
-    try {
-      selected = count_selected(plan, name_suffix);
-      if (plan.cases.empty()) {
-        error = "nothing to run: no family and algorithm of this configuration can run here" +
-                (plan.notes.empty() ? std::string()
-                                    : " (" + fmt::format("{}", fmt::join(plan.notes, "; ")) + ")");
-      } else if (selected == 0) {
-        error = fmt::format(
-            "--benchmark_filter={} selects none of the {} benchmarks (names look like "
-            "{}{})",
-            benchmark::GetBenchmarkFilter(), plan.cases.size(), plan.cases.front().name,
-            name_suffix);
-      }
-    } catch (const UsageError& usage) {
-      error = usage.what();
+  const std::string name_suffix = registered_name_suffix(options);
+  try {
+    setup.selected = count_selected(plan, name_suffix);
+    if (plan.cases.empty()) {
+      return "nothing to run: no family and algorithm of this configuration can run here" +
+             (plan.notes.empty() ? std::string()
+                                 : " (" + fmt::format("{}", fmt::join(plan.notes, "; ")) + ")");
     }
+    if (setup.selected == 0) {
+      return fmt::format(
+          "--benchmark_filter={} selects none of the {} benchmarks (names look like "
+          "{}{})",
+          benchmark::GetBenchmarkFilter(), plan.cases.size(), plan.cases.front().name, name_suffix);
+    }
+  } catch (const UsageError& usage) {
+    return usage.what();
   }
-  if (!all_ranks_ok(world, error)) return kUsageStatus;
+  return {};
+}
+
+void print_notes(const World& world, const CasePlan& plan) {
   if (world.rank == 0) {
     for (const std::string& note : plan.notes) fmt::print(stderr, "collbench: note: {}\n", note);
     std::fflush(stderr);
   }
+}
 
-  // --benchmark_list_tests only prints the names: no CSV is created (a dry
-  // run, as scripts/run.sh makes one to check its flags), but the path is
-  // checked as for a run.
-  const bool list_only =
-      std::any_of(benchmark_flags.begin(), benchmark_flags.end(), [](const auto& flag) {
-        return flag.first == "--benchmark_list_tests" && flag_is_true(flag.second);
-      });
-  std::unique_ptr<CsvWriter> csv;
-  if (world.rank == 0 && !options.csv_path.empty()) {
-    error = csv_path_problem(options);
-    if (error.empty() && list_only) {
-      if (std::filesystem::exists(options.csv_path) && !options.append && !options.force) {
-        error = fmt::format(
-            "--csv: {} already exists; choose another path, or pass --append or "
-            "--force",
-            options.csv_path);
-      }
-    } else if (error.empty()) {
-      try {
-        const ExistingFile policy = options.append  ? ExistingFile::append
-                                    : options.force ? ExistingFile::overwrite
-                                                    : ExistingFile::refuse;
-        csv = std::make_unique<CsvWriter>(options.csv_path, csv_columns(), policy);
-      } catch (const std::exception& failure) {
-        error = fmt::format("--csv: {}{}", failure.what(),
-                            options.append || options.force ? "" : " (use --append or --force)");
-      }
+// --benchmark_list_tests only prints the names: no CSV is created (a dry
+// run, as scripts/run.sh makes one to check its flags), but the path is
+// checked as for a run.
+bool lists_tests_only(const std::vector<std::pair<std::string, std::string>>& benchmark_flags) {
+  return std::any_of(benchmark_flags.begin(), benchmark_flags.end(), [](const auto& flag) {
+    return flag.first == "--benchmark_list_tests" && flag_is_true(flag.second);
+  });
+}
+
+// Rank 0's --csv, opened (or, for a dry run, only its path checked).
+std::string open_csv(const World& world, RunSetup& setup) {
+  const Options& options = setup.options;
+  if (world.rank != 0 || options.csv_path.empty()) return {};
+  if (std::string problem = csv_path_problem(options); !problem.empty()) return problem;
+  if (setup.list_only) {
+    if (std::filesystem::exists(options.csv_path) && !options.append && !options.force) {
+      return fmt::format(
+          "--csv: {} already exists; choose another path, or pass --append or "
+          "--force",
+          options.csv_path);
+    }
+    return {};
+  }
+  try {
+    const ExistingFile policy = options.append  ? ExistingFile::append
+                                : options.force ? ExistingFile::overwrite
+                                                : ExistingFile::refuse;
+    setup.csv = std::make_unique<CsvWriter>(options.csv_path, csv_columns(), policy);
+  } catch (const std::exception& failure) {
+    return fmt::format("--csv: {}{}", failure.what(),
+                       options.append || options.force ? "" : " (use --append or --force)");
+  }
+  return {};
+}
+
+// Every step up to the first benchmark, each ending in an agreement: a bad
+// input on any rank ends the run on all of them (status 2) before any
+// benchmark runs. Returns the exit status when the run ends here, nothing
+// when the benchmarks are to run.
+std::optional<int> set_up(const World& world, int argc, char** argv,
+                          const std::vector<std::string>& args, RunSetup& setup) {
+  std::string error = read_benchmark_flags(args, setup);
+  setup.out = benchmark_out_of(args);
+  const std::vector<std::string> remaining =
+      initialize_google_benchmark(world, argc, argv, args, setup.out, error.empty());
+  if (error.empty()) error = parse_and_check_options(world, remaining, args, setup);
+  if (!all_ranks_ok(world, error)) return kUsageStatus;
+  if (!all_ranks_ok(world, configuration_problem(world, setup))) return kUsageStatus;
+  if (const std::optional<int> listed = print_listing(world, setup.options)) return listed;
+  if (!all_ranks_ok(world, read_workloads(setup))) return kUsageStatus;
+  if (!all_ranks_ok(world, open_transport(world, setup))) return kUsageStatus;
+  setup.metadata =
+      gather_metadata(world.comm, setup.options.run_id, setup.options.transport == "ofi");
+  if (!all_ranks_ok(world, plan_benchmarks(world, setup))) return kUsageStatus;
+  print_notes(world, setup.plan);
+  setup.list_only = lists_tests_only(setup.benchmark_flags);
+  if (!all_ranks_ok(world, open_csv(world, setup))) return kUsageStatus;
+  return std::nullopt;
+}
+
+// Registers every case once per round (--interleave), timed by `runner`.
+void register_benchmarks(CasePlan& plan, Runner& runner, int rounds, bool interleave,
+                         bool report_aggregates_only) {
+  for (int round = 0; round < rounds; ++round) {
+    for (BenchmarkCase& entry : plan.cases) {
+      benchmark::internal::Benchmark* registered = benchmark::RegisterBenchmark(
+          entry.name.c_str(),
+          [&runner, &entry, round](benchmark::State& state) { runner.run(state, entry, round); });
+      registered->UseManualTime()->Unit(benchmark::kMicrosecond);
+      registered->ReportAggregatesOnly(report_aggregates_only)->DisplayAggregatesOnly(false);
+      if (interleave) registered->Repetitions(1);
     }
   }
-  if (!all_ranks_ok(world, error)) return kUsageStatus;
+}
 
-  const bool show_progress = !options.quiet && (options.progress || isatty(STDERR_FILENO) != 0);
-  Progress progress(world.rank == 0 && show_progress, selected * static_cast<std::size_t>(rounds));
-  Runner runner(options, *transport, world.comm, progress);
+void add_run_context(const RunMetadata& metadata, const Transport& transport) {
+  benchmark::AddCustomContext("collbench_run_id", metadata.run_id);
+  benchmark::AddCustomContext("collbench_git_revision", metadata.git_revision);
+  benchmark::AddCustomContext("collbench_ranks", std::to_string(metadata.ranks));
+  benchmark::AddCustomContext("collbench_hosts", metadata.hosts);
+  benchmark::AddCustomContext("collbench_mpi_library", metadata.mpi_library);
+  benchmark::AddCustomContext("collbench_transport", std::string(transport.kind()));
+}
+
+// Rank 0's run: Google Benchmark's display (console or JSON) and the CSV rows.
+void run_reporting(RunSetup& setup, Progress& progress, bool display_aggregates_only) {
   std::map<std::string, const BenchmarkCase*> cases_by_name;
-  for (BenchmarkCase& entry : plan.cases) cases_by_name.emplace(entry.name, &entry);
+  for (BenchmarkCase& entry : setup.plan.cases) cases_by_name.emplace(entry.name, &entry);
+  RowContext context;
+  context.transport = std::string(setup.transport->kind());
+  context.provider = setup.transport->provider();
+  context.reduce_kernel = std::string(active_reduce_variant());
+  context.options = &setup.options;
+  context.metadata = &setup.metadata;
+  // Google Benchmark's console reporter prints the run's context (CPU,
+  // caches, collbench_* metadata) on stderr; it belongs with the table, and
+  // stderr is kept for notes, progress and errors.
+  benchmark::BenchmarkReporter* display = benchmark::CreateDefaultDisplayReporter();
+  display->SetErrorStream(&std::cout);
+  RankZeroReporter reporter(display, setup.csv.get(), std::move(cases_by_name), context, progress,
+                            display_aggregates_only);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+}
+
+// Registers the benchmarks and runs them in lock-step on every rank.
+void run_benchmarks(const World& world, const std::vector<std::string>& args, RunSetup& setup) {
+  const Options& options = setup.options;
+  const bool show_progress = !options.quiet && (options.progress || isatty(STDERR_FILENO) != 0);
+  Progress progress(world.rank == 0 && show_progress,
+                    setup.selected * static_cast<std::size_t>(setup.rounds));
+  Runner runner(options, *setup.transport, world.comm, progress);
   // The aggregates-only flags would keep every repetition's run from the
   // reporter, and so from the CSV. Each benchmark is registered to hand rank
   // 0's reporter every run instead; the reporter shows only the aggregates on
@@ -530,72 +656,66 @@ int run(const World& world, int argc, char** argv) {
       benchmark_flag_set(args, "--benchmark_report_aggregates_only");
   const bool display_aggregates_only =
       report_aggregates_only || benchmark_flag_set(args, "--benchmark_display_aggregates_only");
-  for (int round = 0; round < rounds; ++round) {
-    for (BenchmarkCase& entry : plan.cases) {
-      benchmark::internal::Benchmark* registered = benchmark::RegisterBenchmark(
-          entry.name.c_str(),
-          [&runner, &entry, round](benchmark::State& state) { runner.run(state, entry, round); });
-      registered->UseManualTime()->Unit(benchmark::kMicrosecond);
-      registered->ReportAggregatesOnly(report_aggregates_only)->DisplayAggregatesOnly(false);
-      if (options.interleave) registered->Repetitions(1);
-    }
-  }
-
-  benchmark::AddCustomContext("collbench_run_id", metadata.run_id);
-  benchmark::AddCustomContext("collbench_git_revision", metadata.git_revision);
-  benchmark::AddCustomContext("collbench_ranks", std::to_string(metadata.ranks));
-  benchmark::AddCustomContext("collbench_hosts", metadata.hosts);
-  benchmark::AddCustomContext("collbench_mpi_library", metadata.mpi_library);
-  benchmark::AddCustomContext("collbench_transport", std::string(transport->kind()));
+  register_benchmarks(setup.plan, runner, setup.rounds, options.interleave, report_aggregates_only);
+  add_run_context(setup.metadata, *setup.transport);
   if (world.rank == 0) {
-    RowContext context;
-    context.transport = std::string(transport->kind());
-    context.provider = transport->provider();
-    context.reduce_kernel = std::string(active_reduce_variant());
-    context.options = &options;
-    context.metadata = &metadata;
-    // Google Benchmark's console reporter prints the run's context (CPU,
-    // caches, collbench_* metadata) on stderr; it belongs with the table, and
-    // stderr is kept for notes, progress and errors.
-    benchmark::BenchmarkReporter* display = benchmark::CreateDefaultDisplayReporter();
-    display->SetErrorStream(&std::cout);
-    RankZeroReporter reporter(display, csv.get(), std::move(cases_by_name), context, progress,
-                              display_aggregates_only);
-    benchmark::RunSpecifiedBenchmarks(&reporter);
+    run_reporting(setup, progress, display_aggregates_only);
   } else {
     NullReporter null_reporter;
     benchmark::RunSpecifiedBenchmarks(&null_reporter);
   }
   runner.release();
   benchmark::Shutdown();
-  if (world.rank == 0 && list_only) {
+}
+
+// After benchmark::Shutdown(), on rank 0: the --benchmark_out file put in
+// place. Returns the error, or empty.
+std::string finish_outputs(const World& world, const RunSetup& setup) {
+  if (world.rank != 0) return {};
+  if (setup.list_only) {
     // Google Benchmark opens the file even for a list of names, and writes
     // nothing into it: a dry run leaves no file.
-    std::remove(partial_benchmark_out(benchmark_out).c_str());
+    std::remove(partial_benchmark_out(setup.out.target).c_str());
     keep_file_of_normal_end();
-  } else if (world.rank == 0 && !benchmark_out.empty()) {
-    const std::string out_error = finish_benchmark_out(benchmark_out, benchmark_out_format);
-    keep_file_of_normal_end();
-    if (!out_error.empty()) {
-      fmt::print(stderr, "collbench: {}\n", out_error);
-      return kFailureStatus;
-    }
+    return {};
   }
+  if (setup.out.target.empty()) return {};
+  const std::string out_error = finish_benchmark_out(setup.out.target, setup.out.format);
+  keep_file_of_normal_end();
+  return out_error;
+}
 
+// --check's verdict, the same on every rank: status 1 when any benchmark
+// had a wrong element in any round.
+int check_status(const World& world, const CasePlan& plan) {
   std::vector<std::string> failed;
   for (const BenchmarkCase& entry : plan.cases) {
     if (entry.wrong_elements_all_rounds > 0) {
       failed.push_back(fmt::format("{} ({} wrong)", entry.name, entry.wrong_elements_all_rounds));
     }
   }
-  if (!failed.empty()) {
-    if (world.rank == 0) {
-      fmt::print(stderr, "collbench: --check found wrong results in {} benchmark{}: {}\n",
-                 failed.size(), failed.size() == 1 ? "" : "s", fmt::join(failed, ", "));
-    }
+  if (failed.empty()) return 0;
+  if (world.rank == 0) {
+    fmt::print(stderr, "collbench: --check found wrong results in {} benchmark{}: {}\n",
+               failed.size(), failed.size() == 1 ? "" : "s", fmt::join(failed, ", "));
+  }
+  return kFailureStatus;
+}
+
+int run(const World& world, int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (asks_for_help(args)) {
+    if (world.rank == 0) print_help();
+    return 0;
+  }
+  RunSetup setup;
+  if (const std::optional<int> status = set_up(world, argc, argv, args, setup)) return *status;
+  run_benchmarks(world, args, setup);
+  if (const std::string out_error = finish_outputs(world, setup); !out_error.empty()) {
+    fmt::print(stderr, "collbench: {}\n", out_error);
     return kFailureStatus;
   }
-  return 0;
+  return check_status(world, setup.plan);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -151,18 +152,11 @@ struct Unit {
   int rank = 0;
 };
 
-int run(int argc, char** argv) {
-  int rank = 0, size = 1;
-  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+using Rounds = std::vector<std::vector<std::pair<int, int>>>;
 
-  Options options;
-  CLI::App app{
-      "collbench-linkmatrix: all-pairs point-to-point latency and bandwidth between the hosts "
-      "of an MPI job, with the slow hosts and links named.\nLaunch with mpirun/srun, one or "
-      "more ranks per host; the lowest rank on each host speaks for it.",
-      "collbench-linkmatrix"};
-  app.get_formatter()->column_width(34);
+// The add_*_options functions are called in the order --help lists them.
+
+void add_measurement_options(CLI::App& app, Options& options) {
   app.add_option("--size", options.size_text,
                  "Bytes per bandwidth transfer (default: 4MiB; units as collbench --sizes)")
       ->type_name("SIZE");
@@ -194,6 +188,9 @@ int run(int argc, char** argv) {
   app.add_option("--ofi-provider", options.ofi_provider,
                  "libfabric provider for --transport ofi (default: FI_PROVIDER or the first)")
       ->type_name("NAME");
+}
+
+void add_verdict_and_output_options(CLI::App& app, Options& options) {
   app.add_option("--bandwidth-threshold", options.bandwidth_threshold,
                  "A host or link is slow when its bandwidth is below (1 - T) x the median host's "
                  "(default: 0.25)")
@@ -218,42 +215,69 @@ int run(int argc, char** argv) {
   app.add_flag("--force", options.force, "Overwrite existing CSV files");
   app.add_option("--run-id", options.run_id, "Run identifier for the CSV (default: a fresh one)")
       ->type_name("ID");
+}
 
+// Checked before anything is measured, so that a run of many minutes does
+// not end in a file it cannot write: each folder exists, an existing file
+// only with --force, and the two CSVs are two files.
+void check_output_paths(const Options& options) {
+  for (const std::string* path : {&options.csv_path, &options.hosts_csv_path}) {
+    if (path->empty()) continue;
+    const std::filesystem::path file(*path);
+    const auto folder = file.has_parent_path() ? file.parent_path() : ".";
+    if (!std::filesystem::is_directory(folder)) {
+      throw std::invalid_argument(
+          fmt::format("{}: the folder {} does not exist", *path, folder.string()));
+    }
+    if (!options.force && std::filesystem::exists(file)) {
+      throw std::invalid_argument(fmt::format("{} exists; pass --force to overwrite", *path));
+    }
+  }
+  if (!options.csv_path.empty() && !options.hosts_csv_path.empty() &&
+      names_same_file(options.csv_path, options.hosts_csv_path)) {
+    throw std::invalid_argument(fmt::format(
+        "--csv {} and --hosts-csv {} name the same file; each output needs its own path",
+        options.csv_path, options.hosts_csv_path));
+  }
+}
+
+// What CLI11 cannot check on its own: the byte sizes (parsed into
+// options.size and options.latency_size), the transport and the output
+// paths. Throws std::invalid_argument with the message to show.
+void check_options(Options& options) {
+  options.size = parse_byte_size(options.size_text);
+  options.latency_size = parse_byte_size(options.latency_size_text);
+  if (options.size < kAckBytes) {
+    throw std::invalid_argument(
+        fmt::format("--size {} is below {} bytes", options.size_text, kAckBytes));
+  }
+  if (options.size > (1ULL << 31) - 1 || options.latency_size > (1ULL << 31) - 1) {
+    throw std::invalid_argument("--size and --latency-size must be below 2 GiB");
+  }
+  const auto kinds = transport_kinds();
+  if (std::find(kinds.begin(), kinds.end(), options.transport) == kinds.end()) {
+    throw std::invalid_argument(
+        fmt::format("--transport {}: accepted: {}", options.transport, fmt::join(kinds, ", ")));
+  }
+  check_output_paths(options);
+}
+
+// Parses and checks the command line into `options`; rank 0 prints the help
+// or the one-line error. Returns the exit status when the run ends here
+// (help, bad arguments), nothing when it goes on.
+std::optional<int> parse_command_line(int rank, int argc, char** argv, Options& options) {
+  CLI::App app{
+      "collbench-linkmatrix: all-pairs point-to-point latency and bandwidth between the hosts "
+      "of an MPI job, with the slow hosts and links named.\nLaunch with mpirun/srun, one or "
+      "more ranks per host; the lowest rank on each host speaks for it.",
+      "collbench-linkmatrix"};
+  app.get_formatter()->column_width(34);
+  add_measurement_options(app, options);
+  add_verdict_and_output_options(app, options);
   std::string usage_error;
   try {
     app.parse(argc, argv);
-    options.size = parse_byte_size(options.size_text);
-    options.latency_size = parse_byte_size(options.latency_size_text);
-    if (options.size < kAckBytes) {
-      throw std::invalid_argument(
-          fmt::format("--size {} is below {} bytes", options.size_text, kAckBytes));
-    }
-    if (options.size > (1ULL << 31) - 1 || options.latency_size > (1ULL << 31) - 1) {
-      throw std::invalid_argument("--size and --latency-size must be below 2 GiB");
-    }
-    const auto kinds = transport_kinds();
-    if (std::find(kinds.begin(), kinds.end(), options.transport) == kinds.end()) {
-      throw std::invalid_argument(
-          fmt::format("--transport {}: accepted: {}", options.transport, fmt::join(kinds, ", ")));
-    }
-    for (const std::string* path : {&options.csv_path, &options.hosts_csv_path}) {
-      if (path->empty()) continue;
-      const std::filesystem::path file(*path);
-      const auto folder = file.has_parent_path() ? file.parent_path() : ".";
-      if (!std::filesystem::is_directory(folder)) {
-        throw std::invalid_argument(
-            fmt::format("{}: the folder {} does not exist", *path, folder.string()));
-      }
-      if (!options.force && std::filesystem::exists(file)) {
-        throw std::invalid_argument(fmt::format("{} exists; pass --force to overwrite", *path));
-      }
-    }
-    if (!options.csv_path.empty() && !options.hosts_csv_path.empty() &&
-        names_same_file(options.csv_path, options.hosts_csv_path)) {
-      throw std::invalid_argument(fmt::format(
-          "--csv {} and --hosts-csv {} name the same file; each output needs its own path",
-          options.csv_path, options.hosts_csv_path));
-    }
+    check_options(options);
   } catch (const CLI::Success&) {
     if (rank == 0) std::fputs(app.help().c_str(), stdout);
     return 0;
@@ -262,29 +286,432 @@ int run(int argc, char** argv) {
   } catch (const std::invalid_argument& error) {
     usage_error = error.what();
   }
-  if (!usage_error.empty()) {
-    if (rank == 0) fmt::print(stderr, "collbench-linkmatrix: {}\n", usage_error);
-    return kUsageStatus;
-  }
+  if (usage_error.empty()) return std::nullopt;
+  if (rank == 0) fmt::print(stderr, "collbench-linkmatrix: {}\n", usage_error);
+  return kUsageStatus;
+}
 
-  const harness::RunMetadata metadata =
-      harness::gather_metadata(MPI_COMM_WORLD, options.run_id, options.transport == "ofi");
-  // Units: hosts in first-seen order, each spoken for by its lowest rank.
+// The matrix's rows: with --unit host, the hosts in first-seen order, each
+// spoken for by its lowest rank; with --unit rank, every rank.
+std::vector<Unit> find_units(const Options& options, const harness::RunMetadata& metadata,
+                             int size) {
   std::vector<Unit> units;
   if (options.unit == "rank") {
     for (int r = 0; r < size; ++r) {
       units.push_back({fmt::format("rank{}", r), r});
     }
+    return units;
+  }
+  for (int r = 0; r < size; ++r) {
+    const std::string& host = metadata.rank_hosts[static_cast<std::size_t>(r)];
+    if (std::none_of(units.begin(), units.end(), [&](const Unit& u) { return u.name == host; })) {
+      units.push_back({host, r});
+    }
+  }
+  return units;
+}
+
+// The index of the unit `rank` speaks for, or -1.
+int unit_of(const std::vector<Unit>& units, int rank) {
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    if (units[u].rank == rank) return static_cast<int>(u);
+  }
+  return -1;
+}
+
+std::unique_ptr<Transport> open_transport(const Options& options) {
+  TransportOptions transport_options;
+  transport_options.kind = options.transport;
+  transport_options.ofi_provider = options.ofi_provider;
+  std::unique_ptr<Transport> transport = make_transport(transport_options);
+  transport->set_timeout(harness::timeout_milliseconds(options.timeout_seconds));
+  return transport;
+}
+
+// This rank's side of the measurements: who it is and how it talks.
+struct Participant {
+  const Options& options;
+  const std::vector<Unit>& units;
+  Transport& transport;
+  int rank = 0;      // in MPI_COMM_WORLD
+  int my_unit = -1;  // -1: this rank speaks for no unit and only waits at the barriers
+
+  int rank_of(int unit) const { return units[static_cast<std::size_t>(unit)].rank; }
+};
+
+// The transfers' buffers, allocated and registered only on the ranks that
+// speak for a unit. Built in place: the registrations refer to the vectors.
+struct Buffers {
+  Buffers(Transport& transport, const Options& options, bool speaks_for_a_unit) : ack(kAckBytes) {
+    if (speaks_for_a_unit) {
+      data.assign(options.size, std::byte{0x5a});
+      small.assign(std::max<std::uint64_t>(options.latency_size, 1), std::byte{0});
+      data_registration = MemoryRegistration(transport, data);
+      ack_registration = MemoryRegistration(transport, ack);
+      small_registration = MemoryRegistration(transport, small);
+    }
+    latency_message = std::span<std::byte>(small.data(), options.latency_size);
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+
+  std::vector<std::byte> data, ack, small;
+  MemoryRegistration data_registration, ack_registration, small_registration;
+  std::span<std::byte> latency_message;  // --latency-size bytes of `small`
+};
+
+// The results, one n x n matrix each, row = source unit. Each cell is filled
+// by exactly one rank, then summed onto rank 0.
+struct Matrices {
+  explicit Matrices(int units)
+      : n(units),
+        latency_us(static_cast<std::size_t>(n * n), 0.0),
+        bandwidth_GBps(latency_us.size(), 0.0),
+        bandwidth_min_GBps(latency_us.size(), 0.0),
+        bandwidth_max_GBps(latency_us.size(), 0.0),
+        round(latency_us.size(), 0.0) {}
+  std::size_t cell(int a, int b) const { return static_cast<std::size_t>(a * n + b); }
+
+  int n;
+  std::vector<double> latency_us, bandwidth_GBps, bandwidth_min_GBps, bandwidth_max_GBps, round;
+};
+
+void report_progress(int rank, const std::string& text) {
+  if (rank == 0) {
+    fmt::print(stderr, "collbench-linkmatrix: {}\n", text);
+    std::fflush(stderr);
+  }
+}
+
+// The latency between this rank's unit and `peer` in one pass. The lower
+// rank timed it and shares it, so that both sides know it: the bandwidth
+// sender subtracts it.
+double pair_latency(const Participant& me, int peer, std::span<std::byte> message) {
+  const int peer_rank = me.rank_of(peer);
+  double seconds =
+      measure_latency(me.transport, peer_rank, message, std::min(20, me.options.latency_iterations),
+                      me.options.latency_iterations);
+  double shared = 0;
+  if (me.rank < peer_rank) {
+    me.transport.wait(me.transport.isend(std::as_writable_bytes(std::span<double>(&seconds, 1)),
+                                         peer_rank, kTagAck));
+    shared = seconds;
   } else {
-    for (int r = 0; r < size; ++r) {
-      const std::string& host = metadata.rank_hosts[static_cast<std::size_t>(r)];
-      if (std::none_of(units.begin(), units.end(), [&](const Unit& u) { return u.name == host; })) {
-        units.push_back({host, r});
+    me.transport.wait(me.transport.irecv(std::as_writable_bytes(std::span<double>(&shared, 1)),
+                                         peer_rank, kTagAck));
+  }
+  return shared;
+}
+
+// Latency, one pair at a time, in --latency-passes passes over all pairs: a
+// pair's latency is the lowest of its per-pass medians, so a burst of load
+// from elsewhere on a host during one pass does not decide it. Returns this
+// rank's latencies in seconds, by peer unit.
+std::map<int, double> measure_latencies(const Participant& me, const Rounds& rounds,
+                                        std::span<std::byte> message, Matrices& matrices) {
+  std::map<int, double> my_latency_s;
+  for (int pass = 0; pass < me.options.latency_passes; ++pass) {
+    for (const auto& round : rounds) {
+      for (const auto& [a, b] : round) {
+        if (me.my_unit == a || me.my_unit == b) {
+          const int peer = me.my_unit == a ? b : a;
+          const double shared = pair_latency(me, peer, message);
+          const auto known = my_latency_s.find(peer);
+          if (known == my_latency_s.end() || shared < known->second) my_latency_s[peer] = shared;
+          if (me.my_unit == a) {
+            matrices.latency_us[matrices.cell(a, b)] = matrices.latency_us[matrices.cell(b, a)] =
+                my_latency_s[peer] * 1e6;
+          }
+        }
+        quiet_barrier(MPI_COMM_WORLD);
       }
     }
   }
-  const int n = static_cast<int>(units.size());
-  if (n < 2) {
+  return my_latency_s;
+}
+
+// The bandwidth of the link src -> dst in round `round`, this rank being one
+// end; the sender fills the link's cells.
+void measure_link_bandwidth(const Participant& me, int src, int dst, std::size_t round,
+                            Buffers& buffers, const std::map<int, double>& my_latency_s,
+                            Matrices& matrices) {
+  const int peer = me.my_unit == src ? dst : src;
+  const BandwidthSamples samples =
+      measure_bandwidth(me.transport, me.rank_of(src), me.rank_of(dst), buffers.data, buffers.ack,
+                        me.options.iterations, my_latency_s.at(peer));
+  if (me.my_unit != src) return;
+  const double bytes = static_cast<double>(me.options.size);
+  const std::size_t cell = matrices.cell(src, dst);
+  matrices.bandwidth_GBps[cell] = bytes / samples.median_s / 1e9;
+  matrices.bandwidth_min_GBps[cell] = bytes / samples.max_s / 1e9;
+  matrices.bandwidth_max_GBps[cell] = bytes / samples.min_s / 1e9;
+  matrices.round[cell] = static_cast<double>(round);
+}
+
+// Bandwidth, round by round, one direction at a time: the pairs of a round
+// together, or with --serial one pair after the other.
+void measure_bandwidths(const Participant& me, const Rounds& rounds, Buffers& buffers,
+                        const std::map<int, double>& my_latency_s, Matrices& matrices) {
+  for (std::size_t r = 0; r < rounds.size(); ++r) {
+    for (const bool forward : {true, false}) {
+      const std::size_t groups = me.options.serial ? rounds[r].size() : 1;
+      for (std::size_t g = 0; g < groups; ++g) {
+        for (std::size_t k = 0; k < rounds[r].size(); ++k) {
+          if (me.options.serial && k != g) continue;
+          const auto [a, b] = rounds[r][k];
+          const int src = forward ? a : b;
+          const int dst = forward ? b : a;
+          if (me.my_unit == src || me.my_unit == dst) {
+            measure_link_bandwidth(me, src, dst, r, buffers, my_latency_s, matrices);
+          }
+        }
+        quiet_barrier(MPI_COMM_WORLD);
+      }
+    }
+    report_progress(me.rank, fmt::format("round {}/{} done", r + 1, rounds.size()));
+  }
+}
+
+// This rank's cells of every matrix: all of them on rank 0 afterwards.
+Matrices measure(const Participant& me, Buffers& buffers) {
+  const int n = static_cast<int>(me.units.size());
+  const Rounds rounds = round_robin(n);
+  Matrices matrices(n);
+  report_progress(
+      me.rank, fmt::format("{} hosts, {} pairs in {} rounds; latency at {} B, bandwidth at {}", n,
+                           n * (n - 1) / 2, rounds.size(), me.options.latency_size,
+                           format_bytes(me.options.size)));
+  const std::map<int, double> my_latency_s =
+      measure_latencies(me, rounds, buffers.latency_message, matrices);
+  report_progress(me.rank, "latencies measured; bandwidth next");
+  measure_bandwidths(me, rounds, buffers, my_latency_s, matrices);
+  return matrices;
+}
+
+void sum_onto_rank_zero(Matrices& matrices) {
+  for (std::vector<double>* matrix :
+       {&matrices.latency_us, &matrices.bandwidth_GBps, &matrices.bandwidth_min_GBps,
+        &matrices.bandwidth_max_GBps, &matrices.round}) {
+    std::vector<double> sum(matrix->size(), 0.0);
+    check_mpi(MPI_Reduce(matrix->data(), sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE,
+                         MPI_SUM, 0, MPI_COMM_WORLD),
+              "MPI_Reduce", "link matrix");
+    *matrix = std::move(sum);
+  }
+}
+
+// Every directed pair, by source then destination.
+std::vector<LinkMeasurement> directed_links(const Matrices& matrices) {
+  std::vector<LinkMeasurement> links;
+  for (int s = 0; s < matrices.n; ++s) {
+    for (int d = 0; d < matrices.n; ++d) {
+      if (s != d) {
+        links.push_back({s, d, matrices.latency_us[matrices.cell(s, d)],
+                         matrices.bandwidth_GBps[matrices.cell(s, d)]});
+      }
+    }
+  }
+  return links;
+}
+
+// What rank 0 reports: the measured links, their verdicts, and how and where
+// they were measured.
+struct Report {
+  const Participant& me;
+  const Matrices& matrices;
+  const harness::RunMetadata& metadata;
+  std::vector<LinkMeasurement> links;  // directed_links' order
+  Analysis analysis;                   // analysis.links[i] is links[i]'s verdict
+
+  const std::string& name(int unit) const { return me.units[static_cast<std::size_t>(unit)].name; }
+};
+
+std::string yes_no(bool value) { return value ? "yes" : "no"; }
+
+ExistingFile existing_file_policy(const Options& options) {
+  return options.force ? ExistingFile::overwrite : ExistingFile::refuse;
+}
+
+void write_links_csv(const Report& report) {
+  const Options& options = report.me.options;
+  const std::string utc = harness::utc_now_iso8601();
+  CsvWriter csv(options.csv_path,
+                {"src",
+                 "dst",
+                 "src_rank",
+                 "dst_rank",
+                 "round",
+                 "latency_bytes",
+                 "latency_us",
+                 "bandwidth_bytes",
+                 "bandwidth_GBps",
+                 "bandwidth_min_GBps",
+                 "bandwidth_max_GBps",
+                 "iterations",
+                 "slow",
+                 "high_latency",
+                 "explained_by_host",
+                 "transport",
+                 "provider",
+                 "mode",
+                 "run_id",
+                 "utc_time",
+                 "git_rev",
+                 "mpi_library"},
+                existing_file_policy(options));
+  for (std::size_t i = 0; i < report.links.size(); ++i) {
+    const LinkMeasurement& link = report.links[i];
+    const LinkVerdict& verdict = report.analysis.links[i];
+    const std::size_t cell = report.matrices.cell(link.src, link.dst);
+    csv.write_row({report.name(link.src),
+                   report.name(link.dst),
+                   std::to_string(report.me.rank_of(link.src)),
+                   std::to_string(report.me.rank_of(link.dst)),
+                   format_fixed(report.matrices.round[cell], 0),
+                   std::to_string(options.latency_size),
+                   format_fixed(link.latency_us, 3),
+                   std::to_string(options.size),
+                   format_fixed(link.bandwidth_GBps, 6),
+                   format_fixed(report.matrices.bandwidth_min_GBps[cell], 6),
+                   format_fixed(report.matrices.bandwidth_max_GBps[cell], 6),
+                   std::to_string(options.iterations),
+                   yes_no(verdict.slow),
+                   yes_no(verdict.high_latency),
+                   yes_no(verdict.explained),
+                   std::string(report.me.transport.kind()),
+                   report.me.transport.provider(),
+                   options.serial ? "serial" : "rounds",
+                   report.metadata.run_id,
+                   utc,
+                   report.metadata.git_revision,
+                   report.metadata.mpi_library});
+  }
+}
+
+void write_hosts_csv(const Report& report) {
+  const Options& options = report.me.options;
+  const Analysis& analysis = report.analysis;
+  CsvWriter csv(options.hosts_csv_path,
+                {"host", "rank", "send_GBps", "recv_GBps", "latency_us", "slow_send", "slow_recv",
+                 "slow", "high_latency", "median_send_GBps", "median_recv_GBps",
+                 "median_latency_us", "bandwidth_threshold", "latency_threshold", "run_id"},
+                existing_file_policy(options));
+  for (int u = 0; u < report.matrices.n; ++u) {
+    const HostVerdict& host = analysis.hosts[static_cast<std::size_t>(u)];
+    csv.write_row(
+        {report.name(u), std::to_string(report.me.rank_of(u)), format_fixed(host.send_GBps, 6),
+         format_fixed(host.recv_GBps, 6), format_fixed(host.latency_us, 3), yes_no(host.slow_send),
+         yes_no(host.slow_recv), yes_no(host.slow()), yes_no(host.high_latency),
+         format_fixed(analysis.median_send_GBps, 6), format_fixed(analysis.median_recv_GBps, 6),
+         format_fixed(analysis.median_latency_us, 3), format_fixed(options.bandwidth_threshold, 3),
+         format_fixed(options.latency_threshold, 3), report.metadata.run_id});
+  }
+}
+
+// The names of the hosts or links with each verdict, for the summary lines.
+struct Flagged {
+  std::vector<std::string> slow, high_latency;
+};
+
+void print_medians(const Report& report) {
+  const Options& options = report.me.options;
+  const Analysis& analysis = report.analysis;
+  fmt::print("link matrix: {} hosts ({}), {} links, {} B latency, {} bandwidth, {} transport\n",
+             report.matrices.n, options.unit == "rank" ? "one per rank" : "by hostname",
+             report.links.size(), options.latency_size, format_bytes(options.size),
+             report.me.transport.kind());
+  fmt::print("median host (best link): send {:.4f} GB/s, receive {:.4f} GB/s, latency {:.1f} us\n",
+             analysis.median_send_GBps, analysis.median_recv_GBps, analysis.median_latency_us);
+  fmt::print("median link: {:.4f} GB/s, latency {:.1f} us\n", analysis.median_link_GBps,
+             analysis.median_link_latency_us);
+}
+
+// One line per slow or high-latency host, with how far it is from the median.
+Flagged print_host_verdicts(const Report& report) {
+  const Analysis& analysis = report.analysis;
+  Flagged flagged;
+  for (int u = 0; u < report.matrices.n; ++u) {
+    const HostVerdict& host = analysis.hosts[static_cast<std::size_t>(u)];
+    const std::string& name = report.name(u);
+    if (host.slow()) {
+      flagged.slow.push_back(name);
+      fmt::print(
+          "slow host {}: best send {:.4f} GB/s ({:.0f}% of the median), best receive {:.4f} GB/s "
+          "({:.0f}%)\n",
+          name, host.send_GBps, 100 * host.send_GBps / analysis.median_send_GBps, host.recv_GBps,
+          100 * host.recv_GBps / analysis.median_recv_GBps);
+    }
+    if (host.high_latency) {
+      flagged.high_latency.push_back(name);
+      fmt::print("high-latency host {}: best {:.1f} us ({:.1f}x the median)\n", name,
+                 host.latency_us, host.latency_us / analysis.median_latency_us);
+    }
+  }
+  return flagged;
+}
+
+// One line per slow link that no slow host at either end explains.
+Flagged print_link_verdicts(const Report& report) {
+  Flagged flagged;
+  for (std::size_t i = 0; i < report.links.size(); ++i) {
+    const LinkMeasurement& link = report.links[i];
+    const LinkVerdict& verdict = report.analysis.links[i];
+    const std::string name = fmt::format("{}->{}", report.name(link.src), report.name(link.dst));
+    if (verdict.slow && !verdict.explained) {
+      flagged.slow.push_back(name);
+      fmt::print("slow link {}: {:.4f} GB/s, though neither end is a slow host\n", name,
+                 link.bandwidth_GBps);
+    }
+    if (verdict.high_latency) flagged.high_latency.push_back(name);
+  }
+  return flagged;
+}
+
+std::string names_or_none(const std::vector<std::string>& names) {
+  return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, " "));
+}
+
+void print_summary(const Options& options, const Flagged& hosts, const Flagged& links) {
+  fmt::print("slow hosts (bandwidth < {:.0f}% of the median): {}\n",
+             100 * (1 - options.bandwidth_threshold), names_or_none(hosts.slow));
+  fmt::print(
+      "slow links (bandwidth < {:.0f}% of the median link) not explained by a slow host: {}\n",
+      100 * (1 - options.bandwidth_threshold), names_or_none(links.slow));
+  fmt::print("high-latency hosts (latency > {:.1f}x the median): {}\n",
+             1 + options.latency_threshold, names_or_none(hosts.high_latency));
+  fmt::print("high-latency links (latency > {:.1f}x the median link): {}\n",
+             1 + options.latency_threshold, names_or_none(links.high_latency));
+}
+
+// On rank 0: the verdicts, the CSVs asked for and the slow hosts and links by name.
+void report_results(const Participant& me, const Matrices& matrices,
+                    const harness::RunMetadata& metadata) {
+  Report report{me, matrices, metadata, directed_links(matrices), {}};
+  report.analysis =
+      analyze(matrices.n, report.links,
+              Thresholds{me.options.bandwidth_threshold, me.options.latency_threshold});
+  if (!me.options.csv_path.empty()) write_links_csv(report);
+  if (!me.options.hosts_csv_path.empty()) write_hosts_csv(report);
+  print_medians(report);
+  const Flagged hosts = print_host_verdicts(report);
+  const Flagged links = print_link_verdicts(report);
+  print_summary(me.options, hosts, links);
+  std::fflush(stdout);
+}
+
+int run(int argc, char** argv) {
+  int rank = 0, size = 1;
+  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+  Options options;
+  if (const std::optional<int> status = parse_command_line(rank, argc, argv, options)) {
+    return *status;
+  }
+
+  const harness::RunMetadata metadata =
+      harness::gather_metadata(MPI_COMM_WORLD, options.run_id, options.transport == "ofi");
+  const std::vector<Unit> units = find_units(options, metadata, size);
+  if (units.size() < 2) {
     if (rank == 0) {
       fmt::print(stderr,
                  "collbench-linkmatrix: all {} ranks run on one host ({}); a link matrix needs "
@@ -293,252 +720,13 @@ int run(int argc, char** argv) {
     }
     return kUsageStatus;
   }
-  int my_unit = -1;
-  for (int u = 0; u < n; ++u) {
-    if (units[static_cast<std::size_t>(u)].rank == rank) my_unit = u;
-  }
 
-  TransportOptions transport_options;
-  transport_options.kind = options.transport;
-  transport_options.ofi_provider = options.ofi_provider;
-  std::unique_ptr<Transport> transport = make_transport(transport_options);
-  transport->set_timeout(harness::timeout_milliseconds(options.timeout_seconds));
-
-  std::vector<std::byte> data, ack(kAckBytes), small;
-  MemoryRegistration data_registration, ack_registration, small_registration;
-  if (my_unit >= 0) {
-    data.assign(options.size, std::byte{0x5a});
-    small.assign(std::max<std::uint64_t>(options.latency_size, 1), std::byte{0});
-    data_registration = MemoryRegistration(*transport, data);
-    ack_registration = MemoryRegistration(*transport, ack);
-    small_registration = MemoryRegistration(*transport, small);
-  }
-  const std::span<std::byte> small_span(small.data(), options.latency_size);
-
-  const auto rounds = round_robin(n);
-  const auto cell = [n](int a, int b) { return static_cast<std::size_t>(a * n + b); };
-  // Each cell is filled by exactly one rank, then summed onto rank 0.
-  std::vector<double> latency(static_cast<std::size_t>(n * n), 0.0);
-  std::vector<double> bw_median(latency.size(), 0.0), bw_min(latency.size(), 0.0),
-      bw_max(latency.size(), 0.0), round_of(latency.size(), 0.0);
-  const auto rank_of = [&](int u) { return units[static_cast<std::size_t>(u)].rank; };
-  const auto progress = [&](const std::string& text) {
-    if (rank == 0) {
-      fmt::print(stderr, "collbench-linkmatrix: {}\n", text);
-      std::fflush(stderr);
-    }
-  };
-
-  progress(fmt::format("{} hosts, {} pairs in {} rounds; latency at {} B, bandwidth at {}", n,
-                       n * (n - 1) / 2, rounds.size(), options.latency_size,
-                       format_bytes(options.size)));
-  // Latency, one pair at a time, in --latency-passes passes over all pairs: a
-  // pair's latency is the lowest of its per-pass medians, so a burst of load
-  // from elsewhere on a host during one pass does not decide it. Both sides of
-  // a pair learn its latency: the bandwidth sender subtracts it.
-  std::map<int, double> my_latency_s;  // by peer unit
-  for (int pass = 0; pass < options.latency_passes; ++pass) {
-    for (const auto& round : rounds) {
-      for (const auto& [a, b] : round) {
-        if (my_unit == a || my_unit == b) {
-          const int peer = my_unit == a ? b : a;
-          double seconds =
-              measure_latency(*transport, rank_of(peer), small_span,
-                              std::min(20, options.latency_iterations), options.latency_iterations);
-          // The lower rank timed it; share it with the other side.
-          double shared = 0;
-          if (rank < rank_of(peer)) {
-            transport->wait(transport->isend(std::as_writable_bytes(std::span<double>(&seconds, 1)),
-                                             rank_of(peer), kTagAck));
-            shared = seconds;
-          } else {
-            transport->wait(transport->irecv(std::as_writable_bytes(std::span<double>(&shared, 1)),
-                                             rank_of(peer), kTagAck));
-          }
-          const auto known = my_latency_s.find(peer);
-          if (known == my_latency_s.end() || shared < known->second) my_latency_s[peer] = shared;
-          if (my_unit == a) {
-            latency[cell(a, b)] = latency[cell(b, a)] = my_latency_s[peer] * 1e6;
-          }
-        }
-        quiet_barrier(MPI_COMM_WORLD);
-      }
-    }
-  }
-  progress("latencies measured; bandwidth next");
-
-  // Bandwidth, round by round, one direction at a time.
-  for (std::size_t r = 0; r < rounds.size(); ++r) {
-    for (const bool forward : {true, false}) {
-      const std::size_t groups = options.serial ? rounds[r].size() : 1;
-      for (std::size_t g = 0; g < groups; ++g) {
-        for (std::size_t k = 0; k < rounds[r].size(); ++k) {
-          if (options.serial && k != g) continue;
-          const auto [a, b] = rounds[r][k];
-          const int src = forward ? a : b;
-          const int dst = forward ? b : a;
-          if (my_unit != src && my_unit != dst) continue;
-          const int peer = my_unit == src ? dst : src;
-          const BandwidthSamples samples =
-              measure_bandwidth(*transport, rank_of(src), rank_of(dst), data, ack,
-                                options.iterations, my_latency_s.at(peer));
-          if (my_unit == src) {
-            const double bytes = static_cast<double>(options.size);
-            bw_median[cell(src, dst)] = bytes / samples.median_s / 1e9;
-            bw_min[cell(src, dst)] = bytes / samples.max_s / 1e9;
-            bw_max[cell(src, dst)] = bytes / samples.min_s / 1e9;
-            round_of[cell(src, dst)] = static_cast<double>(r);
-          }
-        }
-        quiet_barrier(MPI_COMM_WORLD);
-      }
-    }
-    progress(fmt::format("round {}/{} done", r + 1, rounds.size()));
-  }
-
-  for (std::vector<double>* matrix : {&latency, &bw_median, &bw_min, &bw_max, &round_of}) {
-    std::vector<double> sum(matrix->size(), 0.0);
-    check_mpi(MPI_Reduce(matrix->data(), sum.data(), static_cast<int>(sum.size()), MPI_DOUBLE,
-                         MPI_SUM, 0, MPI_COMM_WORLD),
-              "MPI_Reduce", "link matrix");
-    *matrix = std::move(sum);
-  }
-  if (rank != 0) return 0;
-
-  std::vector<LinkMeasurement> links;
-  for (int s = 0; s < n; ++s) {
-    for (int d = 0; d < n; ++d) {
-      if (s != d) links.push_back({s, d, latency[cell(s, d)], bw_median[cell(s, d)]});
-    }
-  }
-  const Analysis analysis =
-      analyze(n, links, Thresholds{options.bandwidth_threshold, options.latency_threshold});
-  const std::string utc = harness::utc_now_iso8601();
-  const auto yes_no = [](bool value) { return std::string(value ? "yes" : "no"); };
-  const ExistingFile policy = options.force ? ExistingFile::overwrite : ExistingFile::refuse;
-  if (!options.csv_path.empty()) {
-    CsvWriter csv(options.csv_path,
-                  {"src",
-                   "dst",
-                   "src_rank",
-                   "dst_rank",
-                   "round",
-                   "latency_bytes",
-                   "latency_us",
-                   "bandwidth_bytes",
-                   "bandwidth_GBps",
-                   "bandwidth_min_GBps",
-                   "bandwidth_max_GBps",
-                   "iterations",
-                   "slow",
-                   "high_latency",
-                   "explained_by_host",
-                   "transport",
-                   "provider",
-                   "mode",
-                   "run_id",
-                   "utc_time",
-                   "git_rev",
-                   "mpi_library"},
-                  policy);
-    for (std::size_t i = 0; i < links.size(); ++i) {
-      const LinkMeasurement& link = links[i];
-      const LinkVerdict& verdict = analysis.links[i];
-      csv.write_row({units[static_cast<std::size_t>(link.src)].name,
-                     units[static_cast<std::size_t>(link.dst)].name,
-                     std::to_string(rank_of(link.src)),
-                     std::to_string(rank_of(link.dst)),
-                     format_fixed(round_of[cell(link.src, link.dst)], 0),
-                     std::to_string(options.latency_size),
-                     format_fixed(link.latency_us, 3),
-                     std::to_string(options.size),
-                     format_fixed(link.bandwidth_GBps, 6),
-                     format_fixed(bw_min[cell(link.src, link.dst)], 6),
-                     format_fixed(bw_max[cell(link.src, link.dst)], 6),
-                     std::to_string(options.iterations),
-                     yes_no(verdict.slow),
-                     yes_no(verdict.high_latency),
-                     yes_no(verdict.explained),
-                     std::string(transport->kind()),
-                     transport->provider(),
-                     options.serial ? "serial" : "rounds",
-                     metadata.run_id,
-                     utc,
-                     metadata.git_revision,
-                     metadata.mpi_library});
-    }
-  }
-  if (!options.hosts_csv_path.empty()) {
-    CsvWriter csv(options.hosts_csv_path,
-                  {"host", "rank", "send_GBps", "recv_GBps", "latency_us", "slow_send", "slow_recv",
-                   "slow", "high_latency", "median_send_GBps", "median_recv_GBps",
-                   "median_latency_us", "bandwidth_threshold", "latency_threshold", "run_id"},
-                  policy);
-    for (int u = 0; u < n; ++u) {
-      const HostVerdict& host = analysis.hosts[static_cast<std::size_t>(u)];
-      csv.write_row({units[static_cast<std::size_t>(u)].name, std::to_string(rank_of(u)),
-                     format_fixed(host.send_GBps, 6), format_fixed(host.recv_GBps, 6),
-                     format_fixed(host.latency_us, 3), yes_no(host.slow_send),
-                     yes_no(host.slow_recv), yes_no(host.slow()), yes_no(host.high_latency),
-                     format_fixed(analysis.median_send_GBps, 6),
-                     format_fixed(analysis.median_recv_GBps, 6),
-                     format_fixed(analysis.median_latency_us, 3),
-                     format_fixed(options.bandwidth_threshold, 3),
-                     format_fixed(options.latency_threshold, 3), metadata.run_id});
-    }
-  }
-
-  // The verdicts, by name.
-  fmt::print("link matrix: {} hosts ({}), {} links, {} B latency, {} bandwidth, {} transport\n", n,
-             options.unit == "rank" ? "one per rank" : "by hostname", links.size(),
-             options.latency_size, format_bytes(options.size), transport->kind());
-  fmt::print("median host (best link): send {:.4f} GB/s, receive {:.4f} GB/s, latency {:.1f} us\n",
-             analysis.median_send_GBps, analysis.median_recv_GBps, analysis.median_latency_us);
-  fmt::print("median link: {:.4f} GB/s, latency {:.1f} us\n", analysis.median_link_GBps,
-             analysis.median_link_latency_us);
-  std::vector<std::string> slow_hosts, latency_hosts;
-  for (int u = 0; u < n; ++u) {
-    const HostVerdict& host = analysis.hosts[static_cast<std::size_t>(u)];
-    const std::string& name = units[static_cast<std::size_t>(u)].name;
-    if (host.slow()) {
-      slow_hosts.push_back(name);
-      fmt::print(
-          "slow host {}: best send {:.4f} GB/s ({:.0f}% of the median), best receive {:.4f} GB/s "
-          "({:.0f}%)\n",
-          name, host.send_GBps, 100 * host.send_GBps / analysis.median_send_GBps, host.recv_GBps,
-          100 * host.recv_GBps / analysis.median_recv_GBps);
-    }
-    if (host.high_latency) {
-      latency_hosts.push_back(name);
-      fmt::print("high-latency host {}: best {:.1f} us ({:.1f}x the median)\n", name,
-                 host.latency_us, host.latency_us / analysis.median_latency_us);
-    }
-  }
-  std::vector<std::string> slow_links, latency_links;
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const std::string name =
-        fmt::format("{}->{}", units[static_cast<std::size_t>(links[i].src)].name,
-                    units[static_cast<std::size_t>(links[i].dst)].name);
-    if (analysis.links[i].slow && !analysis.links[i].explained) {
-      slow_links.push_back(name);
-      fmt::print("slow link {}: {:.4f} GB/s, though neither end is a slow host\n", name,
-                 links[i].bandwidth_GBps);
-    }
-    if (analysis.links[i].high_latency) latency_links.push_back(name);
-  }
-  const auto list = [](const std::vector<std::string>& names) {
-    return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, " "));
-  };
-  fmt::print("slow hosts (bandwidth < {:.0f}% of the median): {}\n",
-             100 * (1 - options.bandwidth_threshold), list(slow_hosts));
-  fmt::print(
-      "slow links (bandwidth < {:.0f}% of the median link) not explained by a slow host: {}\n",
-      100 * (1 - options.bandwidth_threshold), list(slow_links));
-  fmt::print("high-latency hosts (latency > {:.1f}x the median): {}\n",
-             1 + options.latency_threshold, list(latency_hosts));
-  fmt::print("high-latency links (latency > {:.1f}x the median link): {}\n",
-             1 + options.latency_threshold, list(latency_links));
-  std::fflush(stdout);
+  const std::unique_ptr<Transport> transport = open_transport(options);
+  const Participant me{options, units, *transport, rank, unit_of(units, rank)};
+  Buffers buffers(*transport, options, me.my_unit >= 0);
+  Matrices matrices = measure(me, buffers);
+  sum_onto_rank_zero(matrices);
+  if (rank == 0) report_results(me, matrices, metadata);
   return 0;
 }
 

@@ -238,6 +238,64 @@ std::string group_name(const AlgorithmKey& key) {
       collective, algorithm, transport, or_none(provider), or_none(placement), dtype, or_none(op));
 }
 
+// Takes α, β, γ of `fit` (all three fitted) into `result`, unless γ is too
+// uncertain and `local_gamma` can stand in for it: then false, and the note
+// says why.
+bool take_fitted_gamma(const RelativeFit& fit, const ModelFit* local_gamma,
+                       const FitOptions& options, ModelFit& result) {
+  const double stderr_gamma = fit.relative_stderr(2);
+  if (local_gamma != nullptr && !(stderr_gamma <= options.gamma_max_rel_stderr)) {
+    // Zero γ also lands here (infinite error): a γ pinned at zero by the
+    // constraint is as undetermined as a wildly uncertain one.
+    result.note =
+        std::isfinite(stderr_gamma)
+            ? fmt::format(
+                  "γ from the local reduce fit: this group's own estimate has relative "
+                  "standard error {:.0f}% (limit {:.0f}%)",
+                  100 * stderr_gamma, 100 * options.gamma_max_rel_stderr)
+            : "γ from the local reduce fit: this group's own estimate is 0 (the constraint "
+              "γ ≥ 0 holds it there), so its points do not determine γ";
+    return false;
+  }
+  result.gamma_source = "fitted";
+  result.params = {fit.coefficients(0), fit.coefficients(1), fit.coefficients(2)};
+  result.alpha_rel_stderr = fit.relative_stderr(0);
+  result.beta_rel_stderr = fit.relative_stderr(1);
+  result.gamma_rel_stderr = fit.relative_stderr(2);
+  return true;
+}
+
+// Fits α and β alone: γ fixed at the local reduce fit's, or, without one,
+// absorbed into β.
+RelativeFit fit_alpha_beta(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds,
+                           const ModelFit* local_gamma,
+                           const std::vector<const Measurement*>& points, const std::string& what,
+                           ModelFit& result) {
+  const Eigen::MatrixXd alpha_beta = terms.leftCols(2);
+  Eigen::VectorXd fixed = Eigen::VectorXd::Zero(terms.rows());
+  if (local_gamma != nullptr) {
+    result.gamma_source = "local";
+    result.params.gamma = local_gamma->params.gamma;
+    fixed = terms.col(2) * local_gamma->params.gamma;
+  } else {
+    result.gamma_source = "absorbed";
+    result.note =
+        "no local reduce fit for this dtype and γ not separable here: β includes γ's share";
+  }
+  if (weighted_rank(alpha_beta, seconds) < 2) {
+    too_few_points(points, what, 2,
+                   "different (ranks, bytes) combinations that separate the latency term from "
+                   "the bandwidth term");
+  }
+  RelativeFit fit = fit_relative(alpha_beta, seconds, fixed);
+  result.params.alpha = fit.coefficients(0);
+  result.params.beta = fit.coefficients(1);
+  result.alpha_rel_stderr = fit.relative_stderr(0);
+  result.beta_rel_stderr = fit.relative_stderr(1);
+  return fit;
+}
+
+// Step 4 for one group: α, β and, where the points determine it, γ.
 ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
                       const std::vector<const Measurement*>& points, const ModelFit* local_gamma,
                       const FitOptions& options) {
@@ -255,30 +313,11 @@ ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
   result.terms = own ? "own" : "lower_bound";
 
   const int rank = weighted_rank(terms, seconds);
-  bool fit_gamma = rank == 3 && points.size() >= 4;
   RelativeFit fit;
-  if (fit_gamma) {
+  bool fitted_gamma = false;
+  if (rank == 3 && points.size() >= 4) {
     fit = fit_relative(terms, seconds);
-    const double stderr_gamma = fit.relative_stderr(2);
-    if (local_gamma != nullptr && !(stderr_gamma <= options.gamma_max_rel_stderr)) {
-      // Zero γ also lands here (infinite error): a γ pinned at zero by the
-      // constraint is as undetermined as a wildly uncertain one.
-      fit_gamma = false;
-      result.note =
-          std::isfinite(stderr_gamma)
-              ? fmt::format(
-                    "γ from the local reduce fit: this group's own estimate has relative "
-                    "standard error {:.0f}% (limit {:.0f}%)",
-                    100 * stderr_gamma, 100 * options.gamma_max_rel_stderr)
-              : "γ from the local reduce fit: this group's own estimate is 0 (the constraint "
-                "γ ≥ 0 holds it there), so its points do not determine γ";
-    } else {
-      result.gamma_source = "fitted";
-      result.params = {fit.coefficients(0), fit.coefficients(1), fit.coefficients(2)};
-      result.alpha_rel_stderr = fit.relative_stderr(0);
-      result.beta_rel_stderr = fit.relative_stderr(1);
-      result.gamma_rel_stderr = fit.relative_stderr(2);
-    }
+    fitted_gamma = take_fitted_gamma(fit, local_gamma, options, result);
   } else if (local_gamma != nullptr) {
     result.note = rank < 3 ? "γ from the local reduce fit: this algorithm's bytes and reduce_bytes "
                              "are proportional at every measured point, so its times cannot "
@@ -286,29 +325,7 @@ ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
                            : "γ from the local reduce fit: 3 points cannot fit α, β and γ and "
                              "judge the fit";
   }
-  if (!fit_gamma) {
-    const Eigen::MatrixXd alpha_beta = terms.leftCols(2);
-    Eigen::VectorXd fixed = Eigen::VectorXd::Zero(terms.rows());
-    if (local_gamma != nullptr) {
-      result.gamma_source = "local";
-      result.params.gamma = local_gamma->params.gamma;
-      fixed = terms.col(2) * local_gamma->params.gamma;
-    } else {
-      result.gamma_source = "absorbed";
-      result.note =
-          "no local reduce fit for this dtype and γ not separable here: β includes γ's share";
-    }
-    if (weighted_rank(alpha_beta, seconds) < 2) {
-      too_few_points(points, what, 2,
-                     "different (ranks, bytes) combinations that separate the latency term from "
-                     "the bandwidth term");
-    }
-    fit = fit_relative(alpha_beta, seconds, fixed);
-    result.params.alpha = fit.coefficients(0);
-    result.params.beta = fit.coefficients(1);
-    result.alpha_rel_stderr = fit.relative_stderr(0);
-    result.beta_rel_stderr = fit.relative_stderr(1);
-  }
+  if (!fitted_gamma) fit = fit_alpha_beta(terms, seconds, local_gamma, points, what, result);
   result.quality = fit.quality;
   add_predictions(results, "top_down", points, fit.predicted);
   return result;
@@ -471,11 +488,30 @@ std::string selection_string(std::span<const std::pair<double, std::string>> win
   return out;
 }
 
-FitResults fit_measurements(std::span<const Measurement> measurements, const FitOptions& options) {
-  FitResults results;
+namespace {
 
-  // 1. Hockney per link: the ping-pong, then the sendrecv chain per rank count.
-  std::map<LinkKey, ModelFit> links;
+// Steps 1 and 2 (fit.h), what the collective groups of steps 3 and 4 are
+// predicted from.
+struct LinkFits {
+  std::map<LinkKey, ModelFit> ping_pongs;
+  std::map<ExchangeKey, ModelFit> exchanges;  // sendrecv, per rank count
+  std::map<ExchangeKey, SizeCurve> exchange_curves;
+};
+
+struct LocalFits {
+  std::map<GammaKey, ModelFit> gammas;
+  std::map<GammaKey, SizeCurve> reduce_curves;
+  // The reduce with every rank of the job reducing at once (local/reduce_all),
+  // per rank count: what ring, recursive doubling, Rabenseifner and the
+  // sharded parameter server see, whose ranks reduce together and share a
+  // node's caches and memory bandwidth. By-size curves only.
+  std::map<ConcurrentGammaKey, SizeCurve> reduce_all_curves;
+};
+
+// Step 1: Hockney per link, the ping-pong, then the sendrecv chain per rank
+// count.
+LinkFits fit_links(FitResults& results, std::span<const Measurement> measurements) {
+  LinkFits fits;
   for (const auto& [key, points] : group_by(measurements, "p2p", link_key, "pingpong")) {
     const auto& [transport, provider, placement] = key;
     ModelFit fit = fit_affine(
@@ -483,11 +519,9 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         fmt::format("Hockney fit of the p2p ping-pong transport={} provider={} placement={}",
                     transport, or_none(provider), placement),
         points);
-    links.emplace(key, fit);
+    fits.ping_pongs.emplace(key, fit);
     results.fits.push_back(std::move(fit));
   }
-  std::map<ExchangeKey, ModelFit> exchanges;
-  std::map<ExchangeKey, SizeCurve> exchange_curves;
   for (const auto& [key, points] : group_by(measurements, "p2p", exchange_key, "sendrecv")) {
     const auto& [transport, provider, placement, ranks] = key;
     ModelFit fit = fit_affine(
@@ -496,63 +530,256 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
                     "ranks={}",
                     transport, or_none(provider), placement, ranks),
         points);
-    exchanges.emplace(key, fit);
-    exchange_curves.emplace(key, size_curve(points));
+    fits.exchanges.emplace(key, fit);
+    fits.exchange_curves.emplace(key, size_curve(points));
     results.fits.push_back(std::move(fit));
   }
+  return fits;
+}
 
-  // 2. γ per (dtype, op) and the memcpy ceiling.
-  std::map<GammaKey, ModelFit> gammas;
-  std::map<GammaKey, SizeCurve> reduce_curves;
+// The memcpy ceiling of one transport: the highest copy bandwidth measured.
+ModelFit memcpy_ceiling(const std::vector<const Measurement*>& points) {
+  ModelFit fit = base_fit("memcpy", points);
+  fit.terms = "n/bandwidth";
+  fit.dtype.clear();
+  fit.op.clear();
+  double best = 0, at = 0;
+  for (const Measurement* m : points) {
+    if (m->bytes / m->seconds > best) {
+      best = m->bytes / m->seconds;
+      at = m->bytes;
+    }
+  }
+  if (best <= 0) {
+    too_few_points(points, "memcpy ceiling", 1, "size > 0 bytes");
+  }
+  fit.params.beta = 1 / best;
+  fit.quality.points = static_cast<int>(points.size());
+  fit.quality.r2_log = fit.quality.median_rel_err = fit.quality.max_rel_err = kNaN;
+  fit.note = fmt::format("highest copy bandwidth, reached at {:.0f} B", at);
+  return fit;
+}
+
+// Step 2: γ per (dtype, op), the reduce curves, and the memcpy ceiling.
+LocalFits fit_local_kernels(FitResults& results, std::span<const Measurement> measurements) {
+  LocalFits fits;
   for (const auto& [key, points] : group_by(measurements, "local", gamma_key, "reduce")) {
     ModelFit fit = fit_affine(
         results, "reduce_gamma",
         fmt::format("γ fit of the local reduce dtype={} op={}", std::get<0>(key), std::get<1>(key)),
         points);
-    gammas.emplace(key, fit);
-    reduce_curves.emplace(key, size_curve(points));
+    fits.gammas.emplace(key, fit);
+    fits.reduce_curves.emplace(key, size_curve(points));
     results.fits.push_back(std::move(fit));
   }
-  // The reduce with every rank of the job reducing at once (local/reduce_all),
-  // per rank count: what ring, recursive doubling, Rabenseifner and the
-  // sharded parameter server see, whose ranks reduce together and share a
-  // node's caches and memory bandwidth. By-size curves only.
-  std::map<ConcurrentGammaKey, SizeCurve> reduce_all_curves;
   for (const auto& [key, points] :
        group_by(measurements, "local", concurrent_gamma_key, "reduce_all")) {
-    reduce_all_curves.emplace(key, size_curve(points));
+    fits.reduce_all_curves.emplace(key, size_curve(points));
   }
   for (const auto& [key, points] : group_by(measurements, "local", memcpy_key, "memcpy")) {
-    ModelFit fit = base_fit("memcpy", points);
-    fit.terms = "n/bandwidth";
-    fit.dtype.clear();
-    fit.op.clear();
-    double best = 0, at = 0;
-    for (const Measurement* m : points) {
-      if (m->bytes / m->seconds > best) {
-        best = m->bytes / m->seconds;
-        at = m->bytes;
-      }
-    }
-    if (best <= 0) {
-      too_few_points(points, "memcpy ceiling", 1, "size > 0 bytes");
-    }
-    fit.params.beta = 1 / best;
-    fit.quality.points = static_cast<int>(points.size());
-    fit.quality.r2_log = fit.quality.median_rel_err = fit.quality.max_rel_err = kNaN;
-    fit.note = fmt::format("highest copy bandwidth, reached at {:.0f} B", at);
-    results.fits.push_back(std::move(fit));
+    results.fits.push_back(memcpy_ceiling(points));
   }
+  return fits;
+}
 
-  // 3 and 4. Bottom-up predictions and top-down fits per algorithm.
-  // Bottom-up α, β may differ by rank count (sendrecv fits), so its models
-  // are kept per rank count; a top-down fit spans every rank count.
-  using BottomUpModels = std::map<std::string, std::map<int, NetworkModel>>;
-  using TopDownModels = std::map<std::string, NetworkModel>;
-  // (collective, transport, provider, placement, dtype, op) -> (bottom-up, top-down)
-  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>,
-           std::pair<BottomUpModels, TopDownModels>>
-      models;
+// Bottom-up α, β may differ by rank count (sendrecv fits), so its models are
+// kept per rank count; a top-down fit spans every rank count.
+using BottomUpModels = std::map<std::string, std::map<int, NetworkModel>>;  // by algorithm
+using TopDownModels = std::map<std::string, NetworkModel>;                  // by algorithm
+struct CollectiveModels {
+  BottomUpModels bottom_up;
+  TopDownModels top_down;
+};
+// collective, transport, provider, placement, dtype, op: what step 5 selects among
+using ModelsKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
+using FittedModels = std::map<ModelsKey, CollectiveModels>;
+
+// One (collective, algorithm) group of steps 3 and 4 and the fits its
+// bottom-up predictions take α, β and γ from.
+struct AlgorithmGroup {
+  std::string collective, transport, provider, placement, dtype, op, algorithm;
+  std::vector<const Measurement*> points;  // at 2 or more ranks
+  // A collective that only moves bytes (allgather) has no op: its terms
+  // have no γ, any op's γ of the dtype stands in.
+  const ModelFit* gamma = nullptr;
+  const ModelFit* ping_pong = nullptr;
+  std::map<int, std::vector<const Measurement*>> points_by_ranks;
+  // Per rank count, the fit whose α, β predict it: the sendrecv chain at
+  // that p when measured (every rank busy, as in the allreduce), else the
+  // ping-pong.
+  std::map<int, const ModelFit*> exchange_at;
+};
+
+AlgorithmGroup algorithm_group(const AlgorithmKey& key, std::vector<const Measurement*> points,
+                               const LinkFits& links, const LocalFits& local) {
+  AlgorithmGroup group;
+  std::tie(group.collective, group.transport, group.provider, group.placement, group.dtype,
+           group.op, group.algorithm) = key;
+  group.points = std::move(points);
+  group.gamma = find_gamma(local.gammas, group.dtype, group.op);
+  group.ping_pong = find_link(links.ping_pongs, group.transport, group.provider, group.placement);
+  for (const Measurement* m : group.points) group.points_by_ranks[m->ranks].push_back(m);
+  for (const auto& entry : group.points_by_ranks) {
+    const int ranks = entry.first;
+    if (const ModelFit* exchange =
+            find_exchange(links.exchanges, group.transport, group.provider, group.placement, ranks);
+        exchange != nullptr) {
+      group.exchange_at[ranks] = exchange;
+    }
+  }
+  return group;
+}
+
+// One bottom-up fit over `points` of `group` with α, β of `source`.
+void predict_bottom_up(FitResults& results, const AlgorithmGroup& group,
+                       const std::vector<const Measurement*>& points, const ModelFit& source,
+                       const std::string& note, BottomUpModels& bottom_up) {
+  ModelFit fit = base_fit("bottom_up", points);
+  fit.terms = "own";
+  fit.params = {source.params.alpha, source.params.beta, group.gamma->params.gamma};
+  fit.gamma_source = "local";
+  fit.link_model = source.model;
+  fit.note = note;
+  std::vector<double> predicted, measured;
+  for (const Measurement* m : points) {
+    predicted.push_back(model_terms(group.collective, group.algorithm, m->ranks, m->bytes)
+                            .seconds(fit.params.alpha, fit.params.beta, fit.params.gamma));
+    measured.push_back(m->seconds);
+  }
+  fit.quality = fit_quality(measured, predicted);
+  add_predictions(results, "bottom_up", points, predicted);
+  for (const int ranks : fit.ranks) bottom_up[group.algorithm][ranks] = fit.params;
+  results.fits.push_back(std::move(fit));
+}
+
+// The by-size prediction of `points` of `group` from the sendrecv points
+// behind `exchange` and the reduce points behind γ; points whose mean message
+// size lies outside either measured range get none.
+void predict_by_size(FitResults& results, const AlgorithmGroup& group,
+                     const std::vector<const Measurement*>& points, const ModelFit& exchange,
+                     const LinkFits& links, const LocalFits& local) {
+  const int ranks = exchange.ranks.front();
+  const ModelFit& gamma = *group.gamma;
+  const SizeCurve& sendrecv =
+      links.exchange_curves.at({exchange.transport, exchange.provider, exchange.placement, ranks});
+  // Reductions that run on every rank at once are priced with every rank
+  // reducing at once, when that was measured at this p.
+  const AlgorithmInfo* info = find_collective(group.collective)->find_algorithm(group.algorithm);
+  const auto together = local.reduce_all_curves.find({gamma.dtype, gamma.op, ranks});
+  const bool every_rank = info != nullptr && info->reduces_on_every_rank &&
+                          together != local.reduce_all_curves.end() && !together->second.empty();
+  const SizeCurve& reduce =
+      every_rank ? together->second : local.reduce_curves.at({gamma.dtype, gamma.op});
+  std::vector<const Measurement*> covered;
+  std::vector<double> predicted, measured;
+  for (const Measurement* m : points) {
+    const std::optional<double> seconds =
+        by_size_seconds(model_terms(group.collective, group.algorithm, m->ranks, m->bytes),
+                        m->bytes, sendrecv, reduce);
+    if (!seconds) continue;
+    covered.push_back(m);
+    predicted.push_back(*seconds);
+    measured.push_back(m->seconds);
+  }
+  if (covered.size() < points.size()) {
+    results.notes.push_back(fmt::format(
+        "bottom-up by size: {} of {} {} points at {} ranks left out: their mean message "
+        "size is outside the measured sendrecv ({:.0f}..{:.0f} B) or reduce sizes",
+        points.size() - covered.size(), points.size(), group.algorithm, exchange.ranks.front(),
+        exchange.min_bytes, exchange.max_bytes));
+  }
+  if (covered.empty()) return;
+  ModelFit fit = base_fit("bottom_up_by_size", covered);
+  fit.terms = "own";
+  fit.params = {kNaN, kNaN, kNaN};
+  fit.link_model = exchange.model;
+  fit.note = fmt::format(
+      "each exchange at the {} sendrecv time at {} ranks and each byte reduced at the "
+      "{} {} {} rate, both interpolated at the mean message size bytes/messages, "
+      "each byte at the rate at the vector size where that is slower (working set)",
+      exchange.placement, ranks,
+      every_rank ? fmt::format("local reduce_all (every rank at once, {} ranks)", ranks)
+                 : std::string("local reduce (rank 0 alone)"),
+      gamma.dtype, gamma.op);
+  fit.quality = fit_quality(measured, predicted);
+  add_predictions(results, "bottom_up_by_size", covered, predicted);
+  results.fits.push_back(std::move(fit));
+}
+
+// Why `group` gets no bottom-up prediction at all; empty when it gets one.
+std::string bottom_up_skip_note(const AlgorithmGroup& group) {
+  bool own = true;
+  model_terms(group.collective, group.algorithm, 2, 1.0, &own);
+  if (!own) {
+    return fmt::format(
+        "bottom-up: {} {} (transport={}) has no cost model of its own; fitted top-down with "
+        "the {} lower-bound terms only",
+        group.collective, group.algorithm, group.transport, group.collective);
+  }
+  if (group.ping_pong == nullptr && group.exchange_at.empty()) {
+    return fmt::format(
+        "bottom-up: skipped {} on transport={} provider={}: no p2p ping-pong rows for that "
+        "transport and provider",
+        group.algorithm, group.transport, or_none(group.provider));
+  }
+  if (group.gamma == nullptr) {
+    return fmt::format(
+        "bottom-up: skipped {} on transport={} dtype={}: no local reduce rows for dtype {}",
+        group.algorithm, group.transport, group.dtype, group.dtype);
+  }
+  return {};
+}
+
+// Step 3 for one group: the bottom-up predictions, one for every rank count
+// from the ping-pong, or one per rank count from that count's sendrecv fit
+// (plus its by-size prediction) or, without one, from the ping-pong.
+void predict_group_bottom_up(FitResults& results, const AlgorithmGroup& group,
+                             const LinkFits& links, const LocalFits& local,
+                             BottomUpModels& bottom_up) {
+  if (std::string skipped = bottom_up_skip_note(group); !skipped.empty()) {
+    results.notes.push_back(std::move(skipped));
+    return;
+  }
+  const ModelFit* link = group.ping_pong;
+  const std::string gamma_note =
+      fmt::format("γ from the local reduce {} {}", group.gamma->dtype, group.gamma->op);
+  if (group.exchange_at.empty()) {
+    // One fit for every rank count: α, β do not depend on p.
+    predict_bottom_up(results, group, group.points, *link,
+                      fmt::format("α, β from the {} p2p fit, {}", link->placement, gamma_note),
+                      bottom_up);
+    return;
+  }
+  for (const auto& [ranks, points] : group.points_by_ranks) {
+    const auto exchange = group.exchange_at.find(ranks);
+    if (exchange != group.exchange_at.end()) {
+      predict_bottom_up(results, group, points, *exchange->second,
+                        fmt::format("α, β from the {} sendrecv fit at {} ranks, {}",
+                                    exchange->second->placement, ranks, gamma_note),
+                        bottom_up);
+      predict_by_size(results, group, points, *exchange->second, links, local);
+    } else if (link != nullptr) {
+      predict_bottom_up(results, group, points, *link,
+                        fmt::format("α, β from the {} p2p ping-pong fit (no sendrecv rows "
+                                    "at {} ranks), {}",
+                                    link->placement, ranks, gamma_note),
+                        bottom_up);
+    } else {
+      results.notes.push_back(fmt::format(
+          "bottom-up: skipped {} at {} ranks on transport={} provider={}: no p2p "
+          "sendrecv rows at {} ranks and no ping-pong rows for that transport and provider",
+          group.algorithm, ranks, group.transport, or_none(group.provider), ranks));
+    }
+  }
+}
+
+// Steps 3 and 4: per (collective, algorithm) group, the bottom-up
+// predictions, then the top-down fit; the models step 5 selects with.
+FittedModels fit_collective_groups(FitResults& results, std::span<const Measurement> measurements,
+                                   const LinkFits& links, const LocalFits& local,
+                                   const FitOptions& options) {
+  FittedModels models;
   std::size_t single_rank_points = 0;
   for (const auto& [key, all_points] : group_collectives(measurements, algorithm_key)) {
     std::vector<const Measurement*> points;
@@ -561,145 +788,12 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
     }
     single_rank_points += all_points.size() - points.size();
     if (points.empty()) continue;
-    const auto& [collective, transport, provider, placement, dtype, op, algorithm] = key;
-    auto& [bottom_up, top_down] = models[{collective, transport, provider, placement, dtype, op}];
-    // A collective that only moves bytes (allgather) has no op: its terms
-    // have no γ, any op's γ of the dtype stands in.
-    const ModelFit* gamma = find_gamma(gammas, dtype, op);
-
-    bool own = true;
-    model_terms(collective, algorithm, 2, 1.0, &own);
-    const ModelFit* link = find_link(links, transport, provider, placement);
-    // Per rank count, the fit whose α, β predict it: the sendrecv chain at
-    // that p when measured (every rank busy, as in the allreduce), else the
-    // ping-pong.
-    std::map<int, std::vector<const Measurement*>> points_by_ranks;
-    for (const Measurement* m : points) points_by_ranks[m->ranks].push_back(m);
-    std::map<int, const ModelFit*> exchange_at;
-    for (const auto& entry : points_by_ranks) {
-      const int ranks = entry.first;
-      if (const ModelFit* exchange =
-              find_exchange(exchanges, transport, provider, placement, ranks);
-          exchange != nullptr) {
-        exchange_at[ranks] = exchange;
-      }
-    }
-    if (!own) {
-      results.notes.push_back(fmt::format(
-          "bottom-up: {} {} (transport={}) has no cost model of its own; fitted top-down with "
-          "the {} lower-bound terms only",
-          collective, algorithm, transport, collective));
-    } else if (link == nullptr && exchange_at.empty()) {
-      results.notes.push_back(fmt::format(
-          "bottom-up: skipped {} on transport={} provider={}: no p2p ping-pong rows for that "
-          "transport and provider",
-          algorithm, transport, or_none(provider)));
-    } else if (gamma == nullptr) {
-      results.notes.push_back(fmt::format(
-          "bottom-up: skipped {} on transport={} dtype={}: no local reduce rows for dtype {}",
-          algorithm, transport, dtype, dtype));
-    } else {
-      // One bottom-up fit over `group` with α, β of `source`.
-      const auto predict_bottom_up = [&](const std::vector<const Measurement*>& group,
-                                         const ModelFit& source, const std::string& note) {
-        ModelFit fit = base_fit("bottom_up", group);
-        fit.terms = "own";
-        fit.params = {source.params.alpha, source.params.beta, gamma->params.gamma};
-        fit.gamma_source = "local";
-        fit.link_model = source.model;
-        fit.note = note;
-        std::vector<double> predicted, measured;
-        for (const Measurement* m : group) {
-          predicted.push_back(model_terms(collective, algorithm, m->ranks, m->bytes)
-                                  .seconds(fit.params.alpha, fit.params.beta, fit.params.gamma));
-          measured.push_back(m->seconds);
-        }
-        fit.quality = fit_quality(measured, predicted);
-        add_predictions(results, "bottom_up", group, predicted);
-        for (const int ranks : fit.ranks) bottom_up[algorithm][ranks] = fit.params;
-        results.fits.push_back(std::move(fit));
-      };
-      // The by-size prediction of `group` from the sendrecv points behind
-      // `exchange` and the reduce points behind γ; points whose mean message
-      // size lies outside either measured range get none.
-      const auto predict_by_size = [&](const std::vector<const Measurement*>& group,
-                                       const ModelFit& exchange) {
-        const int ranks = exchange.ranks.front();
-        const SizeCurve& sendrecv =
-            exchange_curves.at({exchange.transport, exchange.provider, exchange.placement, ranks});
-        // Reductions that run on every rank at once are priced with every
-        // rank reducing at once, when that was measured at this p.
-        const AlgorithmInfo* info = find_collective(collective)->find_algorithm(algorithm);
-        const auto together = reduce_all_curves.find({gamma->dtype, gamma->op, ranks});
-        const bool every_rank = info != nullptr && info->reduces_on_every_rank &&
-                                together != reduce_all_curves.end() && !together->second.empty();
-        const SizeCurve& reduce =
-            every_rank ? together->second : reduce_curves.at({gamma->dtype, gamma->op});
-        std::vector<const Measurement*> covered;
-        std::vector<double> predicted, measured;
-        for (const Measurement* m : group) {
-          const std::optional<double> seconds = by_size_seconds(
-              model_terms(collective, algorithm, m->ranks, m->bytes), m->bytes, sendrecv, reduce);
-          if (!seconds) continue;
-          covered.push_back(m);
-          predicted.push_back(*seconds);
-          measured.push_back(m->seconds);
-        }
-        if (covered.size() < group.size()) {
-          results.notes.push_back(fmt::format(
-              "bottom-up by size: {} of {} {} points at {} ranks left out: their mean message "
-              "size is outside the measured sendrecv ({:.0f}..{:.0f} B) or reduce sizes",
-              group.size() - covered.size(), group.size(), algorithm, exchange.ranks.front(),
-              exchange.min_bytes, exchange.max_bytes));
-        }
-        if (covered.empty()) return;
-        ModelFit fit = base_fit("bottom_up_by_size", covered);
-        fit.terms = "own";
-        fit.params = {kNaN, kNaN, kNaN};
-        fit.link_model = exchange.model;
-        fit.note = fmt::format(
-            "each exchange at the {} sendrecv time at {} ranks and each byte reduced at the "
-            "{} {} {} rate, both interpolated at the mean message size bytes/messages, "
-            "each byte at the rate at the vector size where that is slower (working set)",
-            exchange.placement, ranks,
-            every_rank ? fmt::format("local reduce_all (every rank at once, {} ranks)", ranks)
-                       : std::string("local reduce (rank 0 alone)"),
-            gamma->dtype, gamma->op);
-        fit.quality = fit_quality(measured, predicted);
-        add_predictions(results, "bottom_up_by_size", covered, predicted);
-        results.fits.push_back(std::move(fit));
-      };
-      const std::string gamma_note =
-          fmt::format("γ from the local reduce {} {}", gamma->dtype, gamma->op);
-      if (exchange_at.empty()) {
-        // One fit for every rank count: α, β do not depend on p.
-        predict_bottom_up(points, *link,
-                          fmt::format("α, β from the {} p2p fit, {}", link->placement, gamma_note));
-      } else {
-        for (const auto& [ranks, group] : points_by_ranks) {
-          const auto exchange = exchange_at.find(ranks);
-          if (exchange != exchange_at.end()) {
-            predict_bottom_up(group, *exchange->second,
-                              fmt::format("α, β from the {} sendrecv fit at {} ranks, {}",
-                                          exchange->second->placement, ranks, gamma_note));
-            predict_by_size(group, *exchange->second);
-          } else if (link != nullptr) {
-            predict_bottom_up(group, *link,
-                              fmt::format("α, β from the {} p2p ping-pong fit (no sendrecv rows "
-                                          "at {} ranks), {}",
-                                          link->placement, ranks, gamma_note));
-          } else {
-            results.notes.push_back(fmt::format(
-                "bottom-up: skipped {} at {} ranks on transport={} provider={}: no p2p "
-                "sendrecv rows at {} ranks and no ping-pong rows for that transport and provider",
-                algorithm, ranks, transport, or_none(provider), ranks));
-          }
-        }
-      }
-    }
-
-    ModelFit fit = fit_top_down(results, key, points, gamma, options);
-    top_down[algorithm] = fit.params;
+    const AlgorithmGroup group = algorithm_group(key, std::move(points), links, local);
+    CollectiveModels& fitted = models[{group.collective, group.transport, group.provider,
+                                       group.placement, group.dtype, group.op}];
+    predict_group_bottom_up(results, group, links, local, fitted.bottom_up);
+    ModelFit fit = fit_top_down(results, key, group.points, group.gamma, options);
+    fitted.top_down[group.algorithm] = fit.params;
     results.fits.push_back(std::move(fit));
   }
   if (single_rank_points > 0) {
@@ -708,67 +802,103 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         "0",
         single_rank_points, single_rank_points == 1 ? "" : "s"));
   }
+  return models;
+}
+
+// The rows of one selection: per measured size, the fastest algorithm
+// measured, predicted bottom-up and fitted top-down.
+template <typename Predict, typename Fitted>
+std::vector<SelectionRow> selection_rows(
+    std::span<const std::string> candidates,
+    const std::map<double, std::map<std::string, double>>& measured, const Predict& predict,
+    const Fitted& fitted) {
+  std::vector<SelectionRow> rows;
+  for (const auto& [bytes, times] : measured) {
+    SelectionRow row;
+    row.bytes = bytes;
+    std::tie(row.measured, row.measured_seconds) =
+        fastest(candidates, bytes, [&](const std::string& name, double) {
+          const auto it = times.find(name);
+          return it == times.end() ? std::nullopt : std::optional<double>(it->second);
+        });
+    std::tie(row.predicted, row.predicted_seconds) = fastest(candidates, bytes, predict);
+    std::tie(row.fitted, row.fitted_seconds) = fastest(candidates, bytes, fitted);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// Step 5 for one (collective, ..., ranks) group with at least 2 ranks.
+Selection select_algorithms(const SelectionKey& key, const std::vector<const Measurement*>& points,
+                            const CollectiveModels& models) {
+  const auto& [collective, transport, provider, placement, dtype, op, ranks] = key;
+  const CollectiveInfo& collective_info = *find_collective(collective);
+  Selection selection{collective, transport, provider, placement, dtype, op,
+                      ranks,      {},        {},       "",        "",    ""};
+  std::set<std::string> names;
+  std::map<double, std::map<std::string, double>> measured;  // bytes -> algorithm -> seconds
+  for (const Measurement* m : points) {
+    names.insert(m->algorithm);
+    measured[m->bytes][m->algorithm] = m->seconds;
+  }
+  selection.candidates = ordered_candidates(collective, names);
+  const auto parsed = parse_dtype(dtype);
+  const double element_bytes = parsed ? static_cast<double>(dtype_size(*parsed)) : 1.0;
+  const auto predict = [&](const std::string& name, double bytes) {
+    const NetworkModel* model = nullptr;
+    if (const auto by_ranks = models.bottom_up.find(name); by_ranks != models.bottom_up.end()) {
+      if (const auto it = by_ranks->second.find(ranks); it != by_ranks->second.end()) {
+        model = &it->second;
+      }
+    }
+    return model_seconds(model, collective_info, name, transport, ranks, bytes, element_bytes);
+  };
+  const auto fitted = [&](const std::string& name, double bytes) {
+    const auto it = models.top_down.find(name);
+    return model_seconds(it == models.top_down.end() ? nullptr : &it->second, collective_info, name,
+                         transport, ranks, bytes, element_bytes);
+  };
+  selection.rows = selection_rows(selection.candidates, measured, predict, fitted);
+  std::vector<std::pair<double, std::string>> measured_winners;
+  for (const SelectionRow& row : selection.rows) {
+    measured_winners.emplace_back(row.bytes, row.measured);
+  }
+  selection.measured_string = selection_string(measured_winners);
+  const double max_bytes = measured.rbegin()->first;
+  selection.predicted_string =
+      crossover_selection_string(selection.candidates, max_bytes, element_bytes, predict);
+  selection.fitted_string =
+      crossover_selection_string(selection.candidates, max_bytes, element_bytes, fitted);
+  return selection;
+}
+
+// Step 5: selection per rank count.
+void select_per_rank_count(FitResults& results, std::span<const Measurement> measurements,
+                           const FittedModels& models) {
+  // A group without a model of its kind (every point at 1 rank) predicts nothing.
+  static const CollectiveModels kNoModels;
+  for (const auto& [key, points] : group_collectives(measurements, selection_key)) {
+    const auto& [collective, transport, provider, placement, dtype, op, ranks] = key;
+    if (ranks < 2) continue;
+    const auto it = models.find({collective, transport, provider, placement, dtype, op});
+    results.selections.push_back(
+        select_algorithms(key, points, it == models.end() ? kNoModels : it->second));
+  }
+}
+
+}  // namespace
+
+FitResults fit_measurements(std::span<const Measurement> measurements, const FitOptions& options) {
+  FitResults results;
+  const LinkFits links = fit_links(results, measurements);
+  const LocalFits local = fit_local_kernels(results, measurements);
+  const FittedModels models = fit_collective_groups(results, measurements, links, local, options);
   if (results.fits.empty()) {
     throw std::runtime_error(
         "nothing to fit: no p2p pingpong, local reduce/memcpy or collective rows at 2 or more "
         "ranks in the input");
   }
-
-  // 5. Selection per rank count.
-  for (const auto& [key, points] : group_collectives(measurements, selection_key)) {
-    const auto& [collective, transport, provider, placement, dtype, op, ranks] = key;
-    if (ranks < 2) continue;
-    const CollectiveInfo& collective_info = *find_collective(collective);
-    Selection selection{collective, transport, provider, placement, dtype, op,
-                        ranks,      {},        {},       "",        "",    ""};
-    std::set<std::string> names;
-    std::map<double, std::map<std::string, double>> measured;  // bytes -> algorithm -> seconds
-    for (const Measurement* m : points) {
-      names.insert(m->algorithm);
-      measured[m->bytes][m->algorithm] = m->seconds;
-    }
-    selection.candidates = ordered_candidates(collective, names);
-    const auto parsed = parse_dtype(dtype);
-    const double element_bytes = parsed ? static_cast<double>(dtype_size(*parsed)) : 1.0;
-    const auto& [bottom_up, top_down] =
-        models[{collective, transport, provider, placement, dtype, op}];
-    const auto predict = [&](const std::string& name, double bytes) {
-      const NetworkModel* model = nullptr;
-      if (const auto by_ranks = bottom_up.find(name); by_ranks != bottom_up.end()) {
-        if (const auto it = by_ranks->second.find(ranks); it != by_ranks->second.end()) {
-          model = &it->second;
-        }
-      }
-      return model_seconds(model, collective_info, name, transport, ranks, bytes, element_bytes);
-    };
-    const auto fitted = [&](const std::string& name, double bytes) {
-      const auto it = top_down.find(name);
-      return model_seconds(it == top_down.end() ? nullptr : &it->second, collective_info, name,
-                           transport, ranks, bytes, element_bytes);
-    };
-    std::vector<std::pair<double, std::string>> measured_winners;
-    for (const auto& [bytes, times] : measured) {
-      SelectionRow row;
-      row.bytes = bytes;
-      std::tie(row.measured, row.measured_seconds) =
-          fastest(selection.candidates, bytes, [&](const std::string& name, double) {
-            const auto it = times.find(name);
-            return it == times.end() ? std::nullopt : std::optional<double>(it->second);
-          });
-      std::tie(row.predicted, row.predicted_seconds) =
-          fastest(selection.candidates, bytes, predict);
-      std::tie(row.fitted, row.fitted_seconds) = fastest(selection.candidates, bytes, fitted);
-      measured_winners.emplace_back(bytes, row.measured);
-      selection.rows.push_back(row);
-    }
-    selection.measured_string = selection_string(measured_winners);
-    const double max_bytes = measured.rbegin()->first;
-    selection.predicted_string =
-        crossover_selection_string(selection.candidates, max_bytes, element_bytes, predict);
-    selection.fitted_string =
-        crossover_selection_string(selection.candidates, max_bytes, element_bytes, fitted);
-    results.selections.push_back(std::move(selection));
-  }
+  select_per_rank_count(results, measurements, models);
   order_predictions_by_registry(results);
   return results;
 }

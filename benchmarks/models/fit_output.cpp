@@ -11,6 +11,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <tuple>
 
 #include "collbench/fit.h"
 
@@ -121,6 +123,306 @@ std::string bytes_label(double bytes) {
   return fmt::format("{:.0f} {}", value, kUnits[unit]);
 }
 
+// The report being written, one line at a time.
+class Report {
+ public:
+  void line(const std::string& text) {
+    out_ += text;
+    out_ += '\n';
+  }
+  std::string take() && { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+std::vector<const ModelFit*> fits_of(const FitResults& results, std::string_view model) {
+  std::vector<const ModelFit*> found;
+  for (const ModelFit& f : results.fits) {
+    if (f.model == model) found.push_back(&f);
+  }
+  return found;
+}
+
+void report_inputs(Report& report, const LoadSummary& summary) {
+  report.line(fmt::format("collbench-fit: {} file{}, {} rows read, {} used", summary.files.size(),
+                          summary.files.size() == 1 ? "" : "s", summary.rows_read,
+                          summary.rows_used));
+  for (const std::string& ignored : summary.ignored) report.line("  left out: " + ignored);
+}
+
+void report_ping_pongs(Report& report, const FitResults& results) {
+  const auto hockney = fits_of(results, "hockney");
+  if (hockney.empty()) return;
+  report.line("");
+  report.line("Point-to-point, Hockney t(n) = α + n·β (half round trip)");
+  report.line(fmt::format("  {:<9} {:<14} {:<9} {:>6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
+                          "transport", "provider", "placement", "points", "α (µs)", "β (ns/B)",
+                          "β (GB/s)", "R² log", "median", "max"));
+  for (const ModelFit* f : hockney) {
+    report.line(fmt::format(
+        "  {:<9} {:<14} {:<9} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>8} {:>8} {:>8}", f->transport,
+        dash_if_empty(f->provider), f->placement, f->quality.points, f->params.alpha * 1e6,
+        f->params.beta * 1e9, rate(f->params.beta), fixed(f->quality.r2_log, 4),
+        percent(f->quality.median_rel_err), percent(f->quality.max_rel_err)));
+  }
+}
+
+void report_exchanges(Report& report, const FitResults& results) {
+  const auto exchanges = fits_of(results, "hockney_sendrecv");
+  if (exchanges.empty()) return;
+  report.line("");
+  report.line(
+      "Sendrecv chain, Hockney t(n) = α + n·β per rank count (one exchange: every rank sends n "
+      "to r+1 and receives n from r−1 at once)");
+  report.line(
+      fmt::format("  {:<9} {:<14} {:<9} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
+                  "transport", "provider", "placement", "ranks", "points", "α (µs)", "β (ns/B)",
+                  "β (GB/s)", "β/ping-pong", "R² log", "median", "max"));
+  for (const ModelFit* f : exchanges) {
+    const ModelFit* ping_pong = ping_pong_of(results, *f);
+    const std::string ratio = ping_pong != nullptr && ping_pong->params.beta > 0
+                                  ? fmt::format("{:.2f}", f->params.beta / ping_pong->params.beta)
+                                  : "-";
+    report.line(fmt::format(
+        "  {:<9} {:<14} {:<9} {:>5} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>10} {:>8} {:>8} {:>8}",
+        f->transport, dash_if_empty(f->provider), f->placement, join_ranks(f->ranks),
+        f->quality.points, f->params.alpha * 1e6, f->params.beta * 1e9, rate(f->params.beta), ratio,
+        fixed(f->quality.r2_log, 4), percent(f->quality.median_rel_err),
+        percent(f->quality.max_rel_err)));
+  }
+}
+
+// γ per (dtype, op) and the memcpy ceilings.
+void report_local_kernels(Report& report, const FitResults& results) {
+  const auto gammas = fits_of(results, "reduce_gamma");
+  const auto copies = fits_of(results, "memcpy");
+  if (gammas.empty() && copies.empty()) return;
+  report.line("");
+  report.line("Local kernels, reduce t(n) = t0 + n·γ (n = bytes of one operand vector)");
+  if (!gammas.empty()) {
+    report.line(fmt::format("  {:<6} {:<4} {:>6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}", "dtype",
+                            "op", "points", "t0 (µs)", "γ (ns/B)", "γ (GB/s)", "R² log", "median",
+                            "max"));
+  }
+  for (const ModelFit* f : gammas) {
+    report.line(fmt::format("  {:<6} {:<4} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>8} {:>8} {:>8}",
+                            f->dtype, f->op, f->quality.points, f->params.alpha * 1e6,
+                            f->params.gamma * 1e9, rate(f->params.gamma),
+                            fixed(f->quality.r2_log, 4), percent(f->quality.median_rel_err),
+                            percent(f->quality.max_rel_err)));
+  }
+  for (const ModelFit* f : copies) {
+    report.line(fmt::format("  memcpy ceiling ({}): {} GB/s, {}", f->transport,
+                            rate(f->params.beta), f->note));
+  }
+}
+
+// The collective fits are reported in blocks of one (collective, transport,
+// provider, placement, dtype, op) each.
+using Block =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
+
+// One line per algorithm of the block: its bottom-up error and top-down fit.
+void report_algorithm_table(Report& report, const FitResults& results,
+                            const std::vector<const ModelFit*>& fits) {
+  report.line(fmt::format("  {:<19} {:>17} | {:>9} {:>9} {:>9} {:<9} {:>7} {:>8} {:>8}  {}",
+                          "algorithm", "bottom-up med/max", "α (µs)", "β (GB/s)", "γ (GB/s)",
+                          "γ from", "R² log", "median", "max", "ranks"));
+  std::set<std::string> algorithms_here;
+  for (const ModelFit* f : fits) algorithms_here.insert(f->algorithm);
+  for (const std::string& algorithm : algorithms_here) {
+    const ModelFit* top_down = nullptr;
+    for (const ModelFit* f : fits) {
+      if (f->algorithm == algorithm && f->model == "top_down") top_down = f;
+    }
+    if (top_down == nullptr) continue;
+    const std::optional<FitQuality> bottom_up = bottom_up_quality(results, *top_down);
+    const std::string bottom = bottom_up ? fmt::format("{}/{}", percent(bottom_up->median_rel_err),
+                                                       percent(bottom_up->max_rel_err))
+                                         : "-";
+    report.line(fmt::format("  {:<19} {:>17} | {:>9.3f} {:>9} {:>9} {:<9} {:>7} {:>8} {:>8}  {}",
+                            algorithm, bottom, top_down->params.alpha * 1e6,
+                            rate(top_down->params.beta), rate(top_down->params.gamma),
+                            top_down->gamma_source, fixed(top_down->quality.r2_log, 4),
+                            percent(top_down->quality.median_rel_err),
+                            percent(top_down->quality.max_rel_err), join_ranks(top_down->ranks)));
+  }
+}
+
+// The top-down notes of the block: one line per distinct note, naming every
+// algorithm it applies to.
+void report_top_down_notes(Report& report, const std::vector<const ModelFit*>& fits) {
+  std::map<std::string, std::vector<std::string>> notes;
+  for (const ModelFit* f : fits) {
+    if (f->model != "top_down") continue;
+    if (f->terms == "lower_bound") {
+      notes["top-down on the lower-bound terms ⌈lg p⌉α + 2(p−1)/p·nβ + (p−1)/p·nγ"].push_back(
+          f->algorithm);
+    }
+    if (!f->note.empty()) notes[f->note].push_back(f->algorithm);
+  }
+  for (const auto& [note, names] : notes) {
+    report.line(fmt::format("  {}: {}", fmt::to_string(fmt::join(names, ", ")), note));
+  }
+}
+
+// Where the bottom-up α, β came from, when not one ping-pong fit for all.
+void report_bottom_up_sources(Report& report, const std::vector<const ModelFit*>& fits) {
+  std::set<int> from_exchange, from_ping_pong;
+  for (const ModelFit* f : fits) {
+    if (f->model != "bottom_up") continue;
+    (f->link_model == "hockney_sendrecv" ? from_exchange : from_ping_pong)
+        .insert(f->ranks.begin(), f->ranks.end());
+  }
+  if (from_exchange.empty()) return;
+  report.line(fmt::format(
+      "  bottom-up α, β from the sendrecv fit at ranks {}{}", fmt::join(from_exchange, ", "),
+      from_ping_pong.empty() ? std::string()
+                             : fmt::format(", from the ping-pong at ranks {} (no sendrecv rows)",
+                                           fmt::join(from_ping_pong, ", "))));
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+// Bottom-up error per rank count shows where a model stops describing an
+// algorithm (e.g. contention at high p), which one number hides.
+void report_error_table(Report& report, const FitResults& results, const Block& block,
+                        const std::string& model, const std::string& title) {
+  std::map<std::string, std::map<int, std::vector<double>>> errors;
+  std::set<int> rank_counts;
+  for (const PointPrediction& p : results.predictions) {
+    const Measurement& m = p.point;
+    if (p.model != model ||
+        Block{m.family, m.transport, m.provider, m.placement, m.dtype, m.op} != block) {
+      continue;
+    }
+    errors[m.algorithm][m.ranks].push_back(std::abs(p.rel_err()));
+    rank_counts.insert(m.ranks);
+  }
+  if (errors.empty()) return;
+  report.line("  " + title);
+  std::string header = fmt::format("  {:<19}", "ranks");
+  for (int r : rank_counts) header += fmt::format(" {:>7}", r);
+  report.line(header);
+  for (const auto& [algorithm, by_ranks] : errors) {
+    std::string row = fmt::format("  {:<19}", algorithm);
+    for (int r : rank_counts) {
+      const auto it = by_ranks.find(r);
+      row += fmt::format(" {:>7}", it == by_ranks.end() ? "-" : percent(median(it->second)));
+    }
+    report.line(row);
+  }
+}
+
+void report_collective_block(Report& report, const FitResults& results, const Block& block,
+                             const std::vector<const ModelFit*>& fits) {
+  const auto& [collective, transport, provider, placement, dtype, op] = block;
+  report.line("");
+  report.line(fmt::format("{} transport={} provider={} placement={} dtype={} op={}", collective,
+                          transport, dash_if_empty(provider), dash_if_empty(placement), dtype,
+                          dash_if_empty(op)));
+  report_algorithm_table(report, results, fits);
+  report_top_down_notes(report, fits);
+  report_bottom_up_sources(report, fits);
+  report_error_table(report, results, block, "bottom_up",
+                     "bottom-up median |relative error| by rank count");
+  report_error_table(report, results, block, "bottom_up_by_size",
+                     "bottom-up by size (sendrecv and reduce times at the mean message size) "
+                     "median |relative error| by rank count");
+}
+
+void report_collective_fits(Report& report, const FitResults& results) {
+  std::map<Block, std::vector<const ModelFit*>> blocks;
+  for (const ModelFit& f : results.fits) {
+    if (f.model == "bottom_up" || f.model == "top_down") {
+      blocks[{f.family, f.transport, f.provider, f.placement, f.dtype, f.op}].push_back(&f);
+    }
+  }
+  for (const auto& [block, fits] : blocks) report_collective_block(report, results, block, fits);
+}
+
+// The algorithms of `s`'s group that have a bottom-up prediction.
+std::set<std::string> predictable_algorithms(const FitResults& results, const Selection& s) {
+  std::set<std::string> predictable;
+  for (const ModelFit& f : results.fits) {
+    if (f.model == "bottom_up" && f.family == s.collective && f.transport == s.transport &&
+        f.provider == s.provider && f.placement == s.placement && f.dtype == s.dtype &&
+        f.op == s.op) {
+      predictable.insert(f.algorithm);
+    }
+  }
+  return predictable;
+}
+
+void report_selection(Report& report, const FitResults& results, const Selection& s) {
+  report.line("");
+  report.line(
+      fmt::format("Selection {} ranks={} transport={} provider={} placement={} dtype={} op={}",
+                  s.collective, s.ranks, s.transport, dash_if_empty(s.provider),
+                  dash_if_empty(s.placement), s.dtype, dash_if_empty(s.op)));
+  report.line(fmt::format("  {:>10}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}", "bytes",
+                          "measured fastest", "µs", "predicted fastest", "µs", "fitted fastest",
+                          "µs"));
+  int agree = 0, compared = 0;
+  const std::set<std::string> predictable = predictable_algorithms(results, s);
+  for (const SelectionRow& row : s.rows) {
+    const auto time = [](const std::string& name, double seconds) {
+      return name.empty() ? std::string("-") : fmt::format("{:.2f}", seconds * 1e6);
+    };
+    report.line(fmt::format("  {:>10}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}",
+                            bytes_label(row.bytes), dash_if_empty(row.measured),
+                            time(row.measured, row.measured_seconds), dash_if_empty(row.predicted),
+                            time(row.predicted, row.predicted_seconds), dash_if_empty(row.fitted),
+                            time(row.fitted, row.fitted_seconds)));
+    // Only where the measured winner has a model of its own can the
+    // bottom-up prediction pick it (mpi has none).
+    if (!row.predicted.empty() && predictable.contains(row.measured)) {
+      ++compared;
+      agree += row.predicted == row.measured ? 1 : 0;
+    }
+  }
+  report.line("  measured:  " + dash_if_empty(s.measured_string));
+  report.line("  predicted: " + dash_if_empty(s.predicted_string));
+  report.line("  fitted:    " + dash_if_empty(s.fitted_string));
+  if (compared > 0) {
+    report.line(
+        fmt::format("  bottom-up picks the measured winner at {} of the {} sizes won by an "
+                    "algorithm with a cost model of its own",
+                    agree, compared));
+  }
+}
+
+void report_residuals(Report& report, const FitResults& results) {
+  report.line("");
+  report.line("Top-down residuals (predicted − measured) / measured");
+  report.line(fmt::format("  {:<19} {:<9} {:<5} {:>6} {:>12} {:>12} {:>12} {:>8}", "algorithm",
+                          "transport", "dtype", "ranks", "bytes", "measured µs", "fitted µs",
+                          "rel err"));
+  for (const PointPrediction& p : results.predictions) {
+    if (p.model != "top_down") continue;
+    const Measurement& m = p.point;
+    report.line(fmt::format("  {:<19} {:<9} {:<5} {:>6} {:>12.0f} {:>12.3f} {:>12.3f} {:>+7.1f}%",
+                            m.algorithm, m.transport, m.dtype, m.ranks, m.bytes, m.seconds * 1e6,
+                            p.predicted_seconds * 1e6, 100 * p.rel_err()));
+  }
+}
+
+// Each distinct note once, in the order first given.
+void report_notes(Report& report, const FitResults& results) {
+  if (results.notes.empty()) return;
+  report.line("");
+  report.line("Notes");
+  std::set<std::string> seen;
+  for (const std::string& note : results.notes) {
+    if (seen.insert(note).second) report.line("  - " + note);
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> models_csv_columns() {
@@ -208,254 +510,16 @@ void write_predictions_csv(const std::string& path, const FitResults& results) {
 
 std::string format_report(const FitResults& results, const LoadSummary& summary,
                           bool all_residuals) {
-  std::string out;
-  const auto line = [&out](const std::string& text) {
-    out += text;
-    out += '\n';
-  };
-  line(fmt::format("collbench-fit: {} file{}, {} rows read, {} used", summary.files.size(),
-                   summary.files.size() == 1 ? "" : "s", summary.rows_read, summary.rows_used));
-  for (const std::string& ignored : summary.ignored) line("  left out: " + ignored);
-
-  const auto fits_of = [&](std::string_view model) {
-    std::vector<const ModelFit*> found;
-    for (const ModelFit& f : results.fits) {
-      if (f.model == model) found.push_back(&f);
-    }
-    return found;
-  };
-
-  if (const auto hockney = fits_of("hockney"); !hockney.empty()) {
-    line("");
-    line("Point-to-point, Hockney t(n) = α + n·β (half round trip)");
-    line(fmt::format("  {:<9} {:<14} {:<9} {:>6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
-                     "transport", "provider", "placement", "points", "α (µs)", "β (ns/B)",
-                     "β (GB/s)", "R² log", "median", "max"));
-    for (const ModelFit* f : hockney) {
-      line(fmt::format("  {:<9} {:<14} {:<9} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>8} {:>8} {:>8}",
-                       f->transport, dash_if_empty(f->provider), f->placement, f->quality.points,
-                       f->params.alpha * 1e6, f->params.beta * 1e9, rate(f->params.beta),
-                       fixed(f->quality.r2_log, 4), percent(f->quality.median_rel_err),
-                       percent(f->quality.max_rel_err)));
-    }
-  }
-  if (const auto exchanges = fits_of("hockney_sendrecv"); !exchanges.empty()) {
-    line("");
-    line(
-        "Sendrecv chain, Hockney t(n) = α + n·β per rank count (one exchange: every rank sends n "
-        "to r+1 and receives n from r−1 at once)");
-    line(fmt::format(
-        "  {:<9} {:<14} {:<9} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
-        "transport", "provider", "placement", "ranks", "points", "α (µs)", "β (ns/B)", "β (GB/s)",
-        "β/ping-pong", "R² log", "median", "max"));
-    for (const ModelFit* f : exchanges) {
-      const ModelFit* ping_pong = ping_pong_of(results, *f);
-      const std::string ratio = ping_pong != nullptr && ping_pong->params.beta > 0
-                                    ? fmt::format("{:.2f}", f->params.beta / ping_pong->params.beta)
-                                    : "-";
-      line(fmt::format(
-          "  {:<9} {:<14} {:<9} {:>5} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>10} {:>8} {:>8} {:>8}",
-          f->transport, dash_if_empty(f->provider), f->placement, join_ranks(f->ranks),
-          f->quality.points, f->params.alpha * 1e6, f->params.beta * 1e9, rate(f->params.beta),
-          ratio, fixed(f->quality.r2_log, 4), percent(f->quality.median_rel_err),
-          percent(f->quality.max_rel_err)));
-    }
-  }
-  const auto gammas = fits_of("reduce_gamma");
-  const auto copies = fits_of("memcpy");
-  if (!gammas.empty() || !copies.empty()) {
-    line("");
-    line("Local kernels, reduce t(n) = t0 + n·γ (n = bytes of one operand vector)");
-    if (!gammas.empty()) {
-      line(fmt::format("  {:<6} {:<4} {:>6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}", "dtype", "op",
-                       "points", "t0 (µs)", "γ (ns/B)", "γ (GB/s)", "R² log", "median", "max"));
-    }
-    for (const ModelFit* f : gammas) {
-      line(fmt::format("  {:<6} {:<4} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>8} {:>8} {:>8}", f->dtype,
-                       f->op, f->quality.points, f->params.alpha * 1e6, f->params.gamma * 1e9,
-                       rate(f->params.gamma), fixed(f->quality.r2_log, 4),
-                       percent(f->quality.median_rel_err), percent(f->quality.max_rel_err)));
-    }
-    for (const ModelFit* f : copies) {
-      line(fmt::format("  memcpy ceiling ({}): {} GB/s, {}", f->transport, rate(f->params.beta),
-                       f->note));
-    }
-  }
-
-  // Allreduce: one block per (transport, provider, placement, dtype, op).
-  using Block = std::tuple<std::string, std::string, std::string, std::string, std::string>;
-  std::map<Block, std::vector<const ModelFit*>> blocks;
-  for (const ModelFit& f : results.fits) {
-    if (f.model == "bottom_up" || f.model == "top_down") {
-      blocks[{f.transport, f.provider, f.placement, f.dtype, f.op}].push_back(&f);
-    }
-  }
-  for (const auto& [block, fits] : blocks) {
-    const auto& [transport, provider, placement, dtype, op] = block;
-    line("");
-    line(fmt::format("Allreduce transport={} provider={} placement={} dtype={} op={}", transport,
-                     dash_if_empty(provider), dash_if_empty(placement), dtype, op));
-    line(fmt::format("  {:<19} {:>17} | {:>9} {:>9} {:>9} {:<9} {:>7} {:>8} {:>8}  {}", "algorithm",
-                     "bottom-up med/max", "α (µs)", "β (GB/s)", "γ (GB/s)", "γ from", "R² log",
-                     "median", "max", "ranks"));
-    std::set<std::string> algorithms_here;
-    for (const ModelFit* f : fits) algorithms_here.insert(f->algorithm);
-    for (const std::string& algorithm : algorithms_here) {
-      const ModelFit* top_down = nullptr;
-      for (const ModelFit* f : fits) {
-        if (f->algorithm == algorithm && f->model == "top_down") top_down = f;
-      }
-      if (top_down == nullptr) continue;
-      const std::optional<FitQuality> bottom_up = bottom_up_quality(results, *top_down);
-      const std::string bottom = bottom_up
-                                     ? fmt::format("{}/{}", percent(bottom_up->median_rel_err),
-                                                   percent(bottom_up->max_rel_err))
-                                     : "-";
-      line(fmt::format("  {:<19} {:>17} | {:>9.3f} {:>9} {:>9} {:<9} {:>7} {:>8} {:>8}  {}",
-                       algorithm, bottom, top_down->params.alpha * 1e6, rate(top_down->params.beta),
-                       rate(top_down->params.gamma), top_down->gamma_source,
-                       fixed(top_down->quality.r2_log, 4),
-                       percent(top_down->quality.median_rel_err),
-                       percent(top_down->quality.max_rel_err), join_ranks(top_down->ranks)));
-    }
-    // One line per distinct note, naming every algorithm it applies to.
-    std::map<std::string, std::vector<std::string>> notes;
-    for (const ModelFit* f : fits) {
-      if (f->model != "top_down") continue;
-      if (f->terms == "lower_bound") {
-        notes["top-down on the lower-bound terms ⌈lg p⌉α + 2(p−1)/p·nβ + (p−1)/p·nγ"].push_back(
-            f->algorithm);
-      }
-      if (!f->note.empty()) notes[f->note].push_back(f->algorithm);
-    }
-    for (const auto& [note, names] : notes) {
-      line(fmt::format("  {}: {}", fmt::to_string(fmt::join(names, ", ")), note));
-    }
-    // Where the bottom-up α, β came from, when not one ping-pong fit for all.
-    std::set<int> from_exchange, from_ping_pong;
-    for (const ModelFit* f : fits) {
-      if (f->model != "bottom_up") continue;
-      (f->link_model == "hockney_sendrecv" ? from_exchange : from_ping_pong)
-          .insert(f->ranks.begin(), f->ranks.end());
-    }
-    if (!from_exchange.empty()) {
-      line(fmt::format("  bottom-up α, β from the sendrecv fit at ranks {}{}",
-                       fmt::join(from_exchange, ", "),
-                       from_ping_pong.empty()
-                           ? std::string()
-                           : fmt::format(", from the ping-pong at ranks {} (no sendrecv rows)",
-                                         fmt::join(from_ping_pong, ", "))));
-    }
-
-    // Bottom-up error per rank count shows where a model stops describing
-    // an algorithm (e.g. contention at high p), which one number hides.
-    const auto error_table = [&](const std::string& model, const std::string& title) {
-      std::map<std::string, std::map<int, std::vector<double>>> errors;
-      std::set<int> rank_counts;
-      for (const PointPrediction& p : results.predictions) {
-        const Measurement& m = p.point;
-        if (p.model != model ||
-            Block{m.transport, m.provider, m.placement, m.dtype, m.op} != block) {
-          continue;
-        }
-        errors[m.algorithm][m.ranks].push_back(std::abs(p.rel_err()));
-        rank_counts.insert(m.ranks);
-      }
-      if (errors.empty()) return;
-      line("  " + title);
-      std::string header = fmt::format("  {:<19}", "ranks");
-      for (int r : rank_counts) header += fmt::format(" {:>7}", r);
-      line(header);
-      for (auto& [algorithm, by_ranks] : errors) {
-        std::string row = fmt::format("  {:<19}", algorithm);
-        for (int r : rank_counts) {
-          auto it = by_ranks.find(r);
-          if (it == by_ranks.end()) {
-            row += fmt::format(" {:>7}", "-");
-            continue;
-          }
-          std::vector<double>& e = it->second;
-          std::sort(e.begin(), e.end());
-          const std::size_t mid = e.size() / 2;
-          row +=
-              fmt::format(" {:>7}", percent(e.size() % 2 ? e[mid] : 0.5 * (e[mid - 1] + e[mid])));
-        }
-        line(row);
-      }
-    };
-    error_table("bottom_up", "bottom-up median |relative error| by rank count");
-    error_table("bottom_up_by_size",
-                "bottom-up by size (sendrecv and reduce times at the mean message size) median "
-                "|relative error| by rank count");
-  }
-
-  for (const Selection& s : results.selections) {
-    line("");
-    line(fmt::format("Selection {} ranks={} transport={} provider={} placement={} dtype={} op={}",
-                     s.collective, s.ranks, s.transport, dash_if_empty(s.provider),
-                     dash_if_empty(s.placement), s.dtype, dash_if_empty(s.op)));
-    line(fmt::format("  {:>10}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}", "bytes",
-                     "measured fastest", "µs", "predicted fastest", "µs", "fitted fastest", "µs"));
-    int agree = 0, compared = 0;
-    std::set<std::string> predictable;
-    for (const ModelFit& f : results.fits) {
-      if (f.model == "bottom_up" && f.family == s.collective && f.transport == s.transport &&
-          f.provider == s.provider && f.placement == s.placement && f.dtype == s.dtype &&
-          f.op == s.op) {
-        predictable.insert(f.algorithm);
-      }
-    }
-    for (const SelectionRow& row : s.rows) {
-      const auto time = [](const std::string& name, double seconds) {
-        return name.empty() ? std::string("-") : fmt::format("{:.2f}", seconds * 1e6);
-      };
-      line(fmt::format("  {:>10}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}",
-                       bytes_label(row.bytes), dash_if_empty(row.measured),
-                       time(row.measured, row.measured_seconds), dash_if_empty(row.predicted),
-                       time(row.predicted, row.predicted_seconds), dash_if_empty(row.fitted),
-                       time(row.fitted, row.fitted_seconds)));
-      // Only where the measured winner has a model of its own can the
-      // bottom-up prediction pick it (mpi has none).
-      if (!row.predicted.empty() && predictable.contains(row.measured)) {
-        ++compared;
-        agree += row.predicted == row.measured ? 1 : 0;
-      }
-    }
-    line("  measured:  " + dash_if_empty(s.measured_string));
-    line("  predicted: " + dash_if_empty(s.predicted_string));
-    line("  fitted:    " + dash_if_empty(s.fitted_string));
-    if (compared > 0) {
-      line(
-          fmt::format("  bottom-up picks the measured winner at {} of the {} sizes won by an "
-                      "algorithm with a cost model of its own",
-                      agree, compared));
-    }
-  }
-
-  if (all_residuals) {
-    line("");
-    line("Top-down residuals (predicted − measured) / measured");
-    line(fmt::format("  {:<19} {:<9} {:<5} {:>6} {:>12} {:>12} {:>12} {:>8}", "algorithm",
-                     "transport", "dtype", "ranks", "bytes", "measured µs", "fitted µs",
-                     "rel err"));
-    for (const PointPrediction& p : results.predictions) {
-      if (p.model != "top_down") continue;
-      const Measurement& m = p.point;
-      line(fmt::format("  {:<19} {:<9} {:<5} {:>6} {:>12.0f} {:>12.3f} {:>12.3f} {:>+7.1f}%",
-                       m.algorithm, m.transport, m.dtype, m.ranks, m.bytes, m.seconds * 1e6,
-                       p.predicted_seconds * 1e6, 100 * p.rel_err()));
-    }
-  }
-
-  if (!results.notes.empty()) {
-    line("");
-    line("Notes");
-    std::set<std::string> seen;
-    for (const std::string& note : results.notes) {
-      if (seen.insert(note).second) line("  - " + note);
-    }
-  }
-  return out;
+  Report report;
+  report_inputs(report, summary);
+  report_ping_pongs(report, results);
+  report_exchanges(report, results);
+  report_local_kernels(report, results);
+  report_collective_fits(report, results);
+  for (const Selection& s : results.selections) report_selection(report, results, s);
+  if (all_residuals) report_residuals(report, results);
+  report_notes(report, results);
+  return std::move(report).take();
 }
 
 std::string format_brief(const FitResults& results) {

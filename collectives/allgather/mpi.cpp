@@ -51,17 +51,14 @@ class MpiAllgather final : public detail::AllgatherBase {
 
 }  // namespace
 
-const AlgorithmInfo kMpiAllgather = {
+extern const AlgorithmInfo kMpiAllgather = {
     "mpi",
     "the MPI library's own MPI_Allgather (vendor baseline; mpi transport only)",
     detail::mpi_library_unsupported_reason,
     [](int p, double n) { return find_collective("allgather")->lower_bound(p, n); },
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::mpi_library_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<MpiAllgather>(transport, spec, in, out);
-    },
+    detail::build_as<MpiAllgather>,
 };
 
 }  // namespace collbench

@@ -19,9 +19,8 @@
 namespace collbench {
 namespace {
 
-constexpr int kFoldTag = 700;
-constexpr int kDoublingTag = 701;
-constexpr int kUnfoldTag = 702;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kFoldTag, kDoublingTag, kUnfoldTag };
 
 class RecursiveDoublingAllgather final : public detail::AllgatherBase {
  public:
@@ -34,18 +33,18 @@ class RecursiveDoublingAllgather final : public detail::AllgatherBase {
   void run() override {
     if (fold_.sits_out()) {
       // In place, in lies inside out: receive only once it has left.
-      transport_.wait(send(in_, block(rank_).count, rank_ + 1, kFoldTag));
-      transport_.wait(recv(out_, spec_.count, rank_ + 1, kUnfoldTag));
+      transport_.wait(send(in_, block(rank_).count, rank_ + 1, tag(kFoldTag)));
+      transport_.wait(recv(out_, spec_.count, rank_ + 1, tag(kUnfoldTag)));
       return;
     }
     if (rank_ < 2 * fold_.rem) {
       const detail::Block absorbed = block(rank_ - 1);
-      requests_.push_back(recv(out_at(absorbed.offset), absorbed.count, rank_ - 1, kFoldTag));
+      requests_.push_back(recv(out_at(absorbed.offset), absorbed.count, rank_ - 1, tag(kFoldTag)));
     }
     place_own_block();
     wait_all(requests_);
     double_up();
-    if (rank_ < 2 * fold_.rem) transport_.wait(send(out_, spec_.count, rank_ - 1, kUnfoldTag));
+    if (rank_ < 2 * fold_.rem) transport_.wait(send(out_, spec_.count, rank_ - 1, tag(kUnfoldTag)));
   }
 
  private:
@@ -56,8 +55,8 @@ class RecursiveDoublingAllgather final : public detail::AllgatherBase {
       const detail::Block mine = fold_.elements_of(spec_.count, ranks_, mine_first, distance);
       const detail::Block theirs = fold_.elements_of(spec_.count, ranks_, theirs_first, distance);
       const int partner = fold_.real_rank(fold_.new_rank ^ distance);
-      requests_.push_back(recv(out_at(theirs.offset), theirs.count, partner, kDoublingTag));
-      requests_.push_back(send(out_at(mine.offset), mine.count, partner, kDoublingTag));
+      requests_.push_back(recv(out_at(theirs.offset), theirs.count, partner, tag(kDoublingTag)));
+      requests_.push_back(send(out_at(mine.offset), mine.count, partner, tag(kDoublingTag)));
       wait_all(requests_);
     }
   }
@@ -73,21 +72,16 @@ CostTerms recursive_doubling_cost(int p, double n) {
   return {floor_log2(p) + 2 * fold, share * n + fold * (n / p + n), 0};
 }
 
-std::size_t no_workspace(int /*p*/, std::size_t /*n*/) { return 0; }
-
 }  // namespace
 
-const AlgorithmInfo kRecursiveDoublingAllgather = {
+extern const AlgorithmInfo kRecursiveDoublingAllgather = {
     "recursive_doubling",
     "lg p rounds, each doubling the blocks a rank holds; fewest rounds and bytes",
     detail::common_unsupported_reason,
     recursive_doubling_cost,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
-    no_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<RecursiveDoublingAllgather>(transport, spec, in, out);
-    },
+    detail::no_workspace,
+    detail::build_as<RecursiveDoublingAllgather>,
 };
 
 }  // namespace collbench

@@ -12,7 +12,8 @@
 namespace collbench {
 namespace {
 
-constexpr int kStepTag = 600;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kStepTag };
 
 class RingAllgather final : public detail::AllgatherBase {
  public:
@@ -30,8 +31,8 @@ class RingAllgather final : public detail::AllgatherBase {
     for (int step = 0; step + 1 < ranks_; ++step) {
       const detail::Block outgoing = block(index(-step));
       const detail::Block incoming = block(index(-1 - step));
-      requests_.push_back(recv(out_at(incoming.offset), incoming.count, left_, kStepTag));
-      requests_.push_back(send(outgoing_data, outgoing.count, right_, kStepTag));
+      requests_.push_back(recv(out_at(incoming.offset), incoming.count, left_, tag(kStepTag)));
+      requests_.push_back(send(outgoing_data, outgoing.count, right_, tag(kStepTag)));
       if (step == 0) place_own_block();
       wait_all(requests_);
       outgoing_data = out_at(incoming.offset);
@@ -54,21 +55,16 @@ CostTerms ring_cost(int p, double n) {
   return {steps, steps / p * n, 0};
 }
 
-std::size_t no_workspace(int /*p*/, std::size_t /*n*/) { return 0; }
-
 }  // namespace
 
-const AlgorithmInfo kRingAllgather = {
+extern const AlgorithmInfo kRingAllgather = {
     "ring",
     "p−1 steps around a ring, each forwarding one block; bandwidth-optimal",
     detail::common_unsupported_reason,
     ring_cost,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
-    no_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<RingAllgather>(transport, spec, in, out);
-    },
+    detail::no_workspace,
+    detail::build_as<RingAllgather>,
 };
 
 }  // namespace collbench

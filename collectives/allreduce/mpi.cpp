@@ -36,17 +36,14 @@ class MpiAllreduce final : public detail::AllreduceBase {
 
 }  // namespace
 
-const AlgorithmInfo kMpiAllreduce = {
+extern const AlgorithmInfo kMpiAllreduce = {
     "mpi",
     "the MPI library's own MPI_Allreduce (vendor baseline; mpi transport only)",
     detail::mpi_library_unsupported_reason,
     [](int p, double n) { return find_collective("allreduce")->lower_bound(p, n); },
     /*reduces_on_every_rank=*/false,  // unknown: the library decides
     detail::mpi_library_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<MpiAllreduce>(transport, spec, in, out);
-    },
+    detail::build_as<MpiAllreduce>,
 };
 
 }  // namespace collbench

@@ -18,8 +18,8 @@
 namespace collbench {
 namespace {
 
-constexpr int kPushTag = 500;
-constexpr int kPullTag = 501;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kPushTag, kPullTag };
 
 class PsCentralAllreduce final : public detail::AllreduceBase {
  public:
@@ -38,12 +38,12 @@ class PsCentralAllreduce final : public detail::AllreduceBase {
     const std::size_t count = spec_.count;
     if (rank_ != 0) {
       // Push from `in`, and only then receive into `out`: they may be the same buffer.
-      transport_.wait(send(in_, count, 0, kPushTag));
-      transport_.wait(recv(out_, count, 0, kPullTag));
+      transport_.wait(send(in_, count, 0, tag(kPushTag)));
+      transport_.wait(recv(out_, count, 0, tag(kPullTag)));
       return;
     }
     for (int worker = 1; worker < ranks_; ++worker) {
-      requests_.push_back(recv(arrival(worker), count, worker, kPushTag));
+      requests_.push_back(recv(arrival(worker), count, worker, tag(kPushTag)));
     }
     // No copy of in to out: the first reduction writes out = in op worker 1's.
     const std::byte* mine = in_;
@@ -56,7 +56,7 @@ class PsCentralAllreduce final : public detail::AllreduceBase {
     requests_.clear();
     finish_average({0, count});
     for (int worker = 1; worker < ranks_; ++worker) {
-      requests_.push_back(send(out_, count, worker, kPullTag));
+      requests_.push_back(send(out_, count, worker, tag(kPullTag)));
     }
     wait_all(requests_);
   }
@@ -83,17 +83,14 @@ std::size_t ps_central_workspace(int p, std::size_t n) {
 
 }  // namespace
 
-const AlgorithmInfo kPsCentralAllreduce = {
+extern const AlgorithmInfo kPsCentralAllreduce = {
     "ps_central",
     "parameter server on rank 0: all push, rank 0 reduces, all pull; server link bound",
     detail::common_unsupported_reason,
     ps_central_cost,
     /*reduces_on_every_rank=*/false,  // the server alone
     ps_central_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<PsCentralAllreduce>(transport, spec, in, out);
-    },
+    detail::build_as<PsCentralAllreduce>,
 };
 
 }  // namespace collbench

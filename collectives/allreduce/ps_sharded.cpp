@@ -26,8 +26,8 @@
 namespace collbench {
 namespace {
 
-constexpr int kPushTag = 600;
-constexpr int kPullTag = 601;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kPushTag, kPullTag };
 // Below this many bytes per message the sends are latency-bound and all go out
 // at once; from it up they go one at a time (MPICH's alltoall switches from
 // posting everything to pairwise exchange at 32 KiB per message, for the same
@@ -51,11 +51,11 @@ class PsShardedAllreduce final : public detail::AllreduceBase {
   void run() override {
     for (int shift = 1; shift < ranks_; ++shift) {
       const int peer = (rank_ + shift) % ranks_;
-      receives_.push_back(recv(arrival(peer), shard_.count, peer, kPushTag));
+      receives_.push_back(recv(arrival(peer), shard_.count, peer, tag(kPushTag)));
     }
     send_to_each_peer([this](int peer) {
       const detail::Block theirs = shard(peer);
-      return send(in_at(theirs.offset), theirs.count, peer, kPushTag);
+      return send(in_at(theirs.offset), theirs.count, peer, tag(kPushTag));
     });
     // In rank order, whatever the arrival order, so every run reduces alike.
     // No copy of in to out: the first reduction writes out's shard = in's
@@ -76,10 +76,11 @@ class PsShardedAllreduce final : public detail::AllreduceBase {
     for (int shift = 1; shift < ranks_; ++shift) {
       const int peer = (rank_ + shift) % ranks_;
       const detail::Block theirs = shard(peer);
-      requests_.push_back(recv(out_at(theirs.offset), theirs.count, peer, kPullTag));
+      requests_.push_back(recv(out_at(theirs.offset), theirs.count, peer, tag(kPullTag)));
     }
-    send_to_each_peer(
-        [this](int peer) { return send(out_at(shard_.offset), shard_.count, peer, kPullTag); });
+    send_to_each_peer([this](int peer) {
+      return send(out_at(shard_.offset), shard_.count, peer, tag(kPullTag));
+    });
     wait_all(requests_);
   }
 
@@ -127,7 +128,7 @@ std::size_t ps_sharded_workspace(int p, std::size_t n) {
 
 }  // namespace
 
-const AlgorithmInfo kPsShardedAllreduce = {
+extern const AlgorithmInfo kPsShardedAllreduce = {
     "ps_sharded",
     "sharded parameter server: rank j serves block j; push, reduce, pull; large shards one peer at "
     "a time",
@@ -135,10 +136,7 @@ const AlgorithmInfo kPsShardedAllreduce = {
     ps_sharded_cost,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     ps_sharded_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<PsShardedAllreduce>(transport, spec, in, out);
-    },
+    detail::build_as<PsShardedAllreduce>,
 };
 
 }  // namespace collbench

@@ -27,10 +27,8 @@
 namespace collbench {
 namespace {
 
-constexpr int kFoldTag = 400;
-constexpr int kHalvingTag = 401;
-constexpr int kDoublingTag = 402;
-constexpr int kUnfoldTag = 403;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kFoldTag, kHalvingTag, kDoublingTag, kUnfoldTag };
 
 class RabenseifnerAllreduce final : public detail::AllreduceBase {
  public:
@@ -58,7 +56,7 @@ class RabenseifnerAllreduce final : public detail::AllreduceBase {
   }
 
   void run() override {
-    if (detail::fold_in(*this, fold_, staging_, kFoldTag, kUnfoldTag)) return;
+    if (detail::fold_in(*this, fold_, staging_, tag(kFoldTag), tag(kUnfoldTag))) return;
     // No copy of in to out: round 0 sends its half from wherever the vector
     // is (in, unless fold_in reduced into out) and writes out = that op the
     // partner's on the half it keeps; later rounds work inside that half,
@@ -66,9 +64,9 @@ class RabenseifnerAllreduce final : public detail::AllreduceBase {
     const std::byte* mine = rank_ < 2 * fold_.rem ? out_ : in_;
     for (const Round& round : rounds_) {
       std::byte* received = mine == out_ ? staging_ : out_at(round.kept.offset);
-      requests_.push_back(recv(received, round.kept.count, round.partner, kHalvingTag));
-      requests_.push_back(
-          send(mine + bytes(round.given.offset), round.given.count, round.partner, kHalvingTag));
+      requests_.push_back(recv(received, round.kept.count, round.partner, tag(kHalvingTag)));
+      requests_.push_back(send(mine + bytes(round.given.offset), round.given.count, round.partner,
+                               tag(kHalvingTag)));
       wait_all(requests_);
       reduce_pairwise_from(round.partner, out_at(round.kept.offset),
                            mine + bytes(round.kept.offset), received, round.kept.count);
@@ -78,12 +76,12 @@ class RabenseifnerAllreduce final : public detail::AllreduceBase {
     finish_average(owned_);
     for (auto round = rounds_.rbegin(); round != rounds_.rend(); ++round) {
       requests_.push_back(
-          recv(out_at(round->given.offset), round->given.count, round->partner, kDoublingTag));
+          recv(out_at(round->given.offset), round->given.count, round->partner, tag(kDoublingTag)));
       requests_.push_back(
-          send(out_at(round->kept.offset), round->kept.count, round->partner, kDoublingTag));
+          send(out_at(round->kept.offset), round->kept.count, round->partner, tag(kDoublingTag)));
       wait_all(requests_);
     }
-    detail::unfold_out(*this, fold_, kUnfoldTag);
+    detail::unfold_out(*this, fold_, tag(kUnfoldTag));
   }
 
  private:
@@ -119,17 +117,14 @@ std::size_t rabenseifner_workspace(int p, std::size_t n) { return p > 1 ? n : 0;
 
 }  // namespace
 
-const AlgorithmInfo kRabenseifnerAllreduce = {
+extern const AlgorithmInfo kRabenseifnerAllreduce = {
     "rabenseifner",
     "recursive-halving reduce-scatter + recursive-doubling allgather; log latency, ring bandwidth",
     detail::common_unsupported_reason,
     rabenseifner_cost,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     rabenseifner_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<RabenseifnerAllreduce>(transport, spec, in, out);
-    },
+    detail::build_as<RabenseifnerAllreduce>,
 };
 
 }  // namespace collbench

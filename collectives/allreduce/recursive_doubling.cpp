@@ -21,9 +21,8 @@
 namespace collbench {
 namespace {
 
-constexpr int kFoldTag = 300;
-constexpr int kExchangeTag = 301;
-constexpr int kUnfoldTag = 302;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kFoldTag, kExchangeTag, kUnfoldTag };
 
 class RecursiveDoublingAllreduce final : public detail::AllreduceBase {
  public:
@@ -41,7 +40,7 @@ class RecursiveDoublingAllreduce final : public detail::AllreduceBase {
 
   void run() override {
     const std::size_t count = spec_.count;
-    if (detail::fold_in(*this, fold_, staging_, kFoldTag, kUnfoldTag)) return;
+    if (detail::fold_in(*this, fold_, staging_, tag(kFoldTag), tag(kUnfoldTag))) return;
     // No copy of in to out: the first round sends from wherever the vector
     // is (in, unless fold_in reduced into out) and writes out = that op the
     // partner's.
@@ -49,15 +48,15 @@ class RecursiveDoublingAllreduce final : public detail::AllreduceBase {
     for (int partner : partners_) {
       // out is free to receive into until the first reduction writes it.
       std::byte* received = mine == out_ ? staging_ : out_;
-      requests_.push_back(recv(received, count, partner, kExchangeTag));
-      requests_.push_back(send(mine, count, partner, kExchangeTag));
+      requests_.push_back(recv(received, count, partner, tag(kExchangeTag)));
+      requests_.push_back(send(mine, count, partner, tag(kExchangeTag)));
       wait_all(requests_);
       reduce_pairwise_from(partner, out_, mine, received, count);
       mine = out_;
     }
     if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce
     finish_average({0, count});
-    detail::unfold_out(*this, fold_, kUnfoldTag);
+    detail::unfold_out(*this, fold_, tag(kUnfoldTag));
   }
 
  private:
@@ -77,17 +76,14 @@ std::size_t recursive_doubling_workspace(int p, std::size_t n) { return p > 1 ? 
 
 }  // namespace
 
-const AlgorithmInfo kRecursiveDoublingAllreduce = {
+extern const AlgorithmInfo kRecursiveDoublingAllreduce = {
     "recursive_doubling",
     "lg p rounds of pairwise whole-vector exchange; fewest rounds, for small messages",
     detail::common_unsupported_reason,
     recursive_doubling_cost,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     recursive_doubling_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<RecursiveDoublingAllreduce>(transport, spec, in, out);
-    },
+    detail::build_as<RecursiveDoublingAllreduce>,
 };
 
 }  // namespace collbench

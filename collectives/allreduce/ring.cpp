@@ -33,8 +33,8 @@ namespace collbench {
 namespace {
 
 constexpr std::size_t kDefaultSegmentBytes = 512 * 1024;
-constexpr int kReduceScatterTag = 100;
-constexpr int kAllgatherTag = 101;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kReduceScatterTag, kAllgatherTag };
 
 class RingAllreduce final : public detail::AllreduceBase {
  public:
@@ -95,7 +95,8 @@ class RingAllreduce final : public detail::AllreduceBase {
     std::vector<RequestId>& requests = step_receives_[step % 2];
     for (std::size_t k = 0; k < segments_in(incoming.count); ++k) {
       const detail::Block part = segment(incoming, k);
-      requests.push_back(recv(arrival(step, incoming, part), part.count, left_, kReduceScatterTag));
+      requests.push_back(
+          recv(arrival(step, incoming, part), part.count, left_, tag(kReduceScatterTag)));
     }
   }
 
@@ -105,7 +106,7 @@ class RingAllreduce final : public detail::AllreduceBase {
     const detail::Block first = chunk(rank_);
     for (std::size_t k = 0; k < segments_in(first.count); ++k) {
       const detail::Block part = segment(first, k);
-      sends_.push_back(send(in_at(part.offset), part.count, right_, kReduceScatterTag));
+      sends_.push_back(send(in_at(part.offset), part.count, right_, tag(kReduceScatterTag)));
     }
     for (int step = 0; step < steps; ++step) {
       const bool last = step + 1 == steps;
@@ -119,8 +120,8 @@ class RingAllreduce final : public detail::AllreduceBase {
                        part.count);
         // The reduced segment is what the next step sends; after the last
         // step it is final and starts the allgather.
-        const RequestId id =
-            send(out_at(part.offset), part.count, right_, last ? kAllgatherTag : kReduceScatterTag);
+        const RequestId id = send(out_at(part.offset), part.count, right_,
+                                  last ? tag(kAllgatherTag) : tag(kReduceScatterTag));
         (last ? final_sends_ : sends_).push_back(id);
       }
       requests.clear();
@@ -135,7 +136,8 @@ class RingAllreduce final : public detail::AllreduceBase {
       const detail::Block incoming = chunk(chunk_index(-step));
       for (std::size_t k = 0; k < segments_in(incoming.count); ++k) {
         const detail::Block part = segment(incoming, k);
-        allgather_receives_.push_back(recv(out_at(part.offset), part.count, left_, kAllgatherTag));
+        allgather_receives_.push_back(
+            recv(out_at(part.offset), part.count, left_, tag(kAllgatherTag)));
       }
     }
     std::size_t next_receive = 0;
@@ -145,7 +147,7 @@ class RingAllreduce final : public detail::AllreduceBase {
         transport_.wait(allgather_receives_[next_receive++]);
         if (step + 1 < steps) {
           const detail::Block part = segment(incoming, k);
-          sends_.push_back(send(out_at(part.offset), part.count, right_, kAllgatherTag));
+          sends_.push_back(send(out_at(part.offset), part.count, right_, tag(kAllgatherTag)));
         }
       }
     }
@@ -175,17 +177,14 @@ std::size_t ring_workspace(int p, std::size_t n) {
 
 }  // namespace
 
-const AlgorithmInfo kRingAllreduce = {
+extern const AlgorithmInfo kRingAllreduce = {
     "ring",
     "reduce-scatter + allgather around a ring, pipelined in segments; bandwidth-optimal",
     detail::common_unsupported_reason,
     ring_cost,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     ring_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<RingAllreduce>(transport, spec, in, out);
-    },
+    detail::build_as<RingAllreduce>,
 };
 
 }  // namespace collbench

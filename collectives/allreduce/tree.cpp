@@ -18,8 +18,8 @@
 namespace collbench {
 namespace {
 
-constexpr int kReduceTag = 200;
-constexpr int kBroadcastTag = 201;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kReduceTag, kBroadcastTag };
 
 class TreeAllreduce final : public detail::AllreduceBase {
  public:
@@ -45,14 +45,14 @@ class TreeAllreduce final : public detail::AllreduceBase {
     const std::byte* mine = in_;
     for (int child : children_) {
       std::byte* received = mine == out_ ? staging_ : out_;
-      transport_.wait(recv(received, count, child, kReduceTag));
+      transport_.wait(recv(received, count, child, tag(kReduceTag)));
       reduce_ordered(out_, mine, received, count);
       mine = out_;
     }
     if (parent_ >= 0) {
       // Sent before out is written: out may be in (in place).
-      transport_.wait(send(mine, count, parent_, kReduceTag));
-      transport_.wait(recv(out_, count, parent_, kBroadcastTag));
+      transport_.wait(send(mine, count, parent_, tag(kReduceTag)));
+      transport_.wait(recv(out_, count, parent_, tag(kBroadcastTag)));
     } else {
       if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce
       finish_average({0, count});
@@ -60,7 +60,7 @@ class TreeAllreduce final : public detail::AllreduceBase {
     // One child at a time: concurrent sends would share this rank's link and
     // delay the farthest subtree, costing more than the model's nβ per round.
     for (auto child = children_.rbegin(); child != children_.rend(); ++child) {
-      transport_.wait(send(out_, count, *child, kBroadcastTag));
+      transport_.wait(send(out_, count, *child, tag(kBroadcastTag)));
     }
   }
 
@@ -79,17 +79,14 @@ std::size_t tree_workspace(int p, std::size_t n) { return p > 1 ? n : 0; }
 
 }  // namespace
 
-const AlgorithmInfo kTreeAllreduce = {
+extern const AlgorithmInfo kTreeAllreduce = {
     "tree",
     "binomial-tree reduce to rank 0 + binomial broadcast; log-latency, for small messages",
     detail::common_unsupported_reason,
     tree_cost,
     /*reduces_on_every_rank=*/false,  // at most half the ranks at once, the root alone last
     tree_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<TreeAllreduce>(transport, spec, in, out);
-    },
+    detail::build_as<TreeAllreduce>,
 };
 
 }  // namespace collbench

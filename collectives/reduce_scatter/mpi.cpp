@@ -56,17 +56,14 @@ class MpiReduceScatter final : public detail::ReduceScatterBase {
 
 }  // namespace
 
-const AlgorithmInfo kMpiReduceScatter = {
+extern const AlgorithmInfo kMpiReduceScatter = {
     "mpi",
     "the MPI library's own MPI_Reduce_scatter_block (vendor baseline; mpi transport only)",
     detail::mpi_library_unsupported_reason,
     [](int p, double n) { return find_collective("reduce_scatter")->lower_bound(p, n); },
     /*reduces_on_every_rank=*/false,  // unknown: the library decides
     detail::mpi_library_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<MpiReduceScatter>(transport, spec, in, out);
-    },
+    detail::build_as<MpiReduceScatter>,
 };
 
 }  // namespace collbench

@@ -24,9 +24,8 @@
 namespace collbench {
 namespace {
 
-constexpr int kFoldTag = 500;
-constexpr int kHalvingTag = 501;
-constexpr int kUnfoldTag = 502;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kFoldTag, kHalvingTag, kUnfoldTag };
 
 class RecursiveHalvingReduceScatter final : public detail::ReduceScatterBase {
  public:
@@ -50,13 +49,13 @@ class RecursiveHalvingReduceScatter final : public detail::ReduceScatterBase {
     if (fold_.sits_out()) {
       // Its block arrives finished, avg division included. In place, out
       // lies inside the vector being sent: receive only once it has left.
-      transport_.wait(send(in_, spec_.count, rank_ + 1, kFoldTag));
-      transport_.wait(recv(out_, block(rank_).count, rank_ + 1, kUnfoldTag));
+      transport_.wait(send(in_, spec_.count, rank_ + 1, tag(kFoldTag)));
+      transport_.wait(recv(out_, block(rank_).count, rank_ + 1, tag(kUnfoldTag)));
       return;
     }
     const std::byte* vector = in_;  // where this rank's (partial) vector is
     if (rank_ < 2 * fold_.rem) {
-      transport_.wait(recv(partial_, spec_.count, rank_ - 1, kFoldTag));
+      transport_.wait(recv(partial_, spec_.count, rank_ - 1, tag(kFoldTag)));
       reduce_ordered(partial_, partial_, in_, spec_.count);
       vector = partial_;
     }
@@ -76,8 +75,8 @@ class RecursiveHalvingReduceScatter final : public detail::ReduceScatterBase {
       const int partner = fold_.real_rank(fold_.new_rank ^ half);
       const detail::Block kept = elements(kept_first, half);
       const detail::Block sent = elements(sent_first, half);
-      requests_.push_back(recv(received_, kept.count, partner, kHalvingTag));
-      requests_.push_back(send(vector + bytes(sent.offset), sent.count, partner, kHalvingTag));
+      requests_.push_back(recv(received_, kept.count, partner, tag(kHalvingTag)));
+      requests_.push_back(send(vector + bytes(sent.offset), sent.count, partner, tag(kHalvingTag)));
       wait_all(requests_);
       std::byte* sum = partial_ + bytes(kept.offset);
       reduce_ordered(sum, vector + bytes(kept.offset), received_, kept.count);
@@ -95,7 +94,7 @@ class RecursiveHalvingReduceScatter final : public detail::ReduceScatterBase {
       if (spec_.op == ReduceOp::avg && absorbed.count > 0) {
         scale_for_average(spec_.dtype, result, absorbed.count, ranks_);
       }
-      requests_.push_back(send(result, absorbed.count, rank_ - 1, kUnfoldTag));
+      requests_.push_back(send(result, absorbed.count, rank_ - 1, tag(kUnfoldTag)));
     }
     if (own.count > 0) std::memcpy(out_, partial_ + bytes(own.offset), bytes(own.count));
     finish_average({0, own.count});
@@ -123,17 +122,14 @@ std::size_t recursive_halving_workspace(int p, std::size_t n) { return p > 1 ? 2
 
 }  // namespace
 
-const AlgorithmInfo kRecursiveHalvingReduceScatter = {
+extern const AlgorithmInfo kRecursiveHalvingReduceScatter = {
     "recursive_halving",
     "lg p rounds, each halving the range a rank reduces; fewest rounds and bytes",
     detail::common_unsupported_reason,
     recursive_halving_cost,
     /*reduces_on_every_rank=*/true,  // every participant reduces at once
     recursive_halving_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<RecursiveHalvingReduceScatter>(transport, spec, in, out);
-    },
+    detail::build_as<RecursiveHalvingReduceScatter>,
 };
 
 }  // namespace collbench

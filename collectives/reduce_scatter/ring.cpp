@@ -18,7 +18,8 @@
 namespace collbench {
 namespace {
 
-constexpr int kStepTag = 400;
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kStepTag };
 
 class RingReduceScatter final : public detail::ReduceScatterBase {
  public:
@@ -44,8 +45,8 @@ class RingReduceScatter final : public detail::ReduceScatterBase {
         const detail::Block incoming = block(index(-2 - step));
         if (step == 0) partial = in_at(outgoing.offset);
         std::byte* arrival = staging_[step % 2];
-        requests_.push_back(recv(arrival, incoming.count, left_, kStepTag));
-        requests_.push_back(send(partial, outgoing.count, right_, kStepTag));
+        requests_.push_back(recv(arrival, incoming.count, left_, tag(kStepTag)));
+        requests_.push_back(send(partial, outgoing.count, right_, tag(kStepTag)));
         wait_all(requests_);
         const bool last = step + 2 == ranks_;
         // The last block received is this rank's: reduced into out.
@@ -79,17 +80,14 @@ std::size_t ring_workspace(int p, std::size_t n) {
 
 }  // namespace
 
-const AlgorithmInfo kRingReduceScatter = {
+extern const AlgorithmInfo kRingReduceScatter = {
     "ring",
     "p−1 steps around a ring, each reducing one block; bandwidth-optimal",
     detail::common_unsupported_reason,
     ring_cost,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     ring_workspace,
-    [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-       std::span<std::byte> out) -> std::unique_ptr<Collective> {
-      return std::make_unique<RingReduceScatter>(transport, spec, in, out);
-    },
+    detail::build_as<RingReduceScatter>,
 };
 
 }  // namespace collbench

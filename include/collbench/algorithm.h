@@ -4,7 +4,10 @@
 // algorithm is built; run() only communicates and reduces and allocates
 // nothing. Each algorithm lives in collectives/<collective>/<name>.cpp with a
 // header comment giving its phases and cost; its cost() returns the same
-// formula as code, and the model fitter uses exactly these terms. Which
+// formula as code, and the model fitter uses exactly these terms. The file
+// defines its AlgorithmInfo `extern const` (a const at namespace scope is
+// otherwise private to its file), and collectives/registry.cpp lists it in
+// its collective's table: adding an algorithm is its file and a table line. Which
 // collective an algorithm computes, and the buffers it is built on, are its
 // collective's (collbench/collective.h).
 #pragma once

@@ -32,6 +32,16 @@ using RequestId = std::uint32_t;
 // Largest tag an algorithm may use (MPI guarantees at least 32767).
 inline constexpr int kMaxTag = 32767;
 
+// The collectives' tags come in slots (gloo's): every algorithm object takes
+// the next slot of kTagsPerSlot consecutive tags when it is built, so that no
+// two algorithm objects share a tag and a late message of one can never match
+// a receive of another. Every rank builds the same algorithms in the same
+// order on its transport, so the slots agree without a message. Tags below
+// kFirstSlotTag are for point-to-point users (the harness, tests).
+inline constexpr int kFirstSlotTag = 1024;
+inline constexpr int kTagsPerSlot = 8;
+inline constexpr int kTagSlots = (kMaxTag + 1 - kFirstSlotTag) / kTagsPerSlot;
+
 // Thrown when a wait exceeds the transport's timeout; the message names the
 // peers and tags still pending.
 class TimeoutError : public std::runtime_error {
@@ -92,6 +102,12 @@ class Transport {
     bytes_sent_ = 0;
     messages_sent_ = 0;
   }
+  // The first tag of the next slot (see kFirstSlotTag); slots wrap after
+  // kTagSlots, by when the slot's earlier owner has long finished.
+  int take_tag_slot() {
+    const auto slot = static_cast<int>(slots_taken_++ % kTagSlots);
+    return kFirstSlotTag + slot * kTagsPerSlot;
+  }
   // Distinct peers this rank has posted a send to or a receive from since
   // it was built (never reset): the harness checks that its connection
   // warm-up reached them all before timing, so that no first contact, where
@@ -130,6 +146,7 @@ class Transport {
   std::uint64_t messages_sent_ = 0;
   std::vector<bool> contacted_;  // by peer
   std::uint64_t peers_contacted_ = 0;
+  std::uint64_t slots_taken_ = 0;
 };
 
 // Registers a region for the lifetime of the guard.
