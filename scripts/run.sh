@@ -173,10 +173,10 @@ fi
 # built: a dry run (--benchmark_list_tests: names only, no output file)
 # refuses bad ones before a run folder exists.
 # The collectives' families first, then collbench's other default families:
-# reduce_scatter and allgather move about half of allreduce's bytes and have
-# three algorithms each, so at the same sizes they add about a third to the
-# sweep's time (measured at 4 ranks, 1..64 MiB: 43 s against allreduce's
-# 145 s), not worth a coarser step.
+# reduce_scatter and allgather move about half of allreduce's bytes with
+# fewer algorithms, so at the same sizes they add about a third to the
+# sweep's time (measured at 4 ranks, 1..64 MiB, one after the other: 43 s
+# against allreduce's 145 s), not worth a coarser step.
 sweep_flags=(--families allreduce,reduce_scatter,allgather,p2p,local,exchange
   --algorithms all --sizes 8B:64MiB --check --workload resnet50:ddp
   --workload bert_base:ddp --benchmark_min_time=0.01)
