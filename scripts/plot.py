@@ -6,9 +6,10 @@ Subcommands:
                                        (collective, transport, provider, ranks, dtype) of the
                                        collectives' size sweeps (allreduce, reduce_scatter,
                                        ...: the rows whose family is their collective),
-                                       sweep_<collective>_<transport>_p<ranks>_<dtype>.png; a
-                                       bar chart per (transport, provider, ranks) of the
-                                       exchange rows, if any
+                                       sweep_<collective>_<transport>_p<ranks>_<dtype>.png
+                                       (busbw: the CSV's busbw_GBps, with each collective's
+                                       factor; algbw for a CSV without it); a bar chart per
+                                       (transport, provider, ranks) of the exchange rows, if any
   fit --predictions CSV --out DIR      collbench-fit's predictions.csv: measured points with
                                        the model lines per algorithm, and relative-error panels:
                                        one PNG per collective (family) and (transport, provider,
