@@ -22,9 +22,12 @@ Every failure is an InputError: one line naming the file (and the record or
 data row and the column), which the scripts print before exiting with
 status 2 (run_main).
 
-Algorithm names and their order come from the data, never from a list typed
-here: algorithm_order() reads them off the CSVs' algorithm column,
-median_per_key() is the one aggregation of repetitions every script uses.
+Algorithm and collective names and their order come from the data, never
+from a list typed here: algorithm_order() reads them off the CSVs' algorithm
+column, collective_order() off their collective column (sweep_collective():
+which rows are a collective's size sweep, also in CSVs from before that
+column); median_per_key() is the one aggregation of repetitions every script
+uses.
 """
 import math
 import os
@@ -128,24 +131,57 @@ def algorithm_order(*sequences):
 
 
 # The columns of `collbench --list-algorithms --csv` a script reads.
-LISTING_COLUMNS = ("order", "algorithm", "implementation", "cost_model")
+LISTING_COLUMNS = ("order", "collective", "algorithm", "implementation", "cost_model")
 
 
 def read_algorithm_listing(path):
     """The algorithm names of `collbench --list-algorithms --csv`'s output in
-    PATH, in registry order (its order column), after read_table's checks;
-    InputError when a name is listed twice or the order is not 1, 2, ..."""
+    PATH, each once, in registry order (its order column): a name that
+    several collectives have (ring, mpi) is listed once, so that it keeps one
+    colour in every plot, and after every name that precedes it in some
+    collective (algorithm_order over the collectives: reduce_scatter's
+    recursive_halving before mpi, as in reduce_scatter's own order). After
+    read_table's checks; InputError when a (collective, algorithm) pair is
+    listed twice or the order is not 1, 2, ..."""
     rows = read_rows(path, LISTING_COLUMNS, "an algorithm listing", rules={})
-    names = [row["algorithm"] for row in rows]
     if [row["order"] for row in rows] != [str(i) for i in range(1, len(rows) + 1)]:
         raise InputError(f"{path}: the order column is not 1, 2, ... {len(rows)}; expected "
                          "the output of collbench --list-algorithms --csv")
-    twice = sorted({name for name in names if names.count(name) > 1})
+    pairs = [(row["collective"], row["algorithm"]) for row in rows]
+    twice = sorted({pair for pair in pairs if pairs.count(pair) > 1})
     if twice:
-        raise InputError(f"{path}: algorithm {', '.join(twice)} listed more than once")
-    if not names:
+        listed = ", ".join(f"{algorithm} of {collective}" for collective, algorithm in twice)
+        raise InputError(f"{path}: algorithm {listed} listed more than once")
+    if not rows:
         raise InputError(f"{path}: no algorithms (only the header)")
-    return names
+    by_collective = defaultdict(list)
+    for collective, algorithm in pairs:
+        by_collective[collective].append(algorithm)
+    return algorithm_order(*by_collective.values())
+
+
+def collective_of(row):
+    """The collective a row's calls are: its collective column (empty for p2p
+    and local rows); in a CSV from before that column, allreduce for the
+    allreduce and exchange rows, the only collective then."""
+    if "collective" in row:
+        return row["collective"]
+    return "allreduce" if row["family"] in ("allreduce", "exchange") else ""
+
+
+def sweep_collective(row):
+    """The collective whose size sweep `row` is part of (its family is the
+    collective's name: reduce_scatter/ring/1024), or "" for every other row
+    (exchange, whose calls are allreduces of a workload, p2p, local)."""
+    collective = collective_of(row)
+    return collective if collective and row["family"] == collective else ""
+
+
+def collective_order(*sequences):
+    """Every collective name of `sequences` (each the sweep_collective of one
+    CSV's rows, in file order; empty names are left out), once, in the order
+    the files first list them (merged as algorithm_order merges)."""
+    return algorithm_order(*([name for name in sequence if name] for sequence in sequences))
 
 
 def median_per_key(rows, key, column="median_us"):

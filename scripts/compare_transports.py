@@ -8,8 +8,10 @@ Open MPI's tcp BTL; every OTHER.csv is compared with it, e.g. the ofi
 transport over libfabric's tcp provider. A fabric is the row's transport and
 provider and, for the mpi transport, its mpi_mca column (the Open MPI
 pml/btl/mtl the job asked for; CSVs without the column say "not recorded").
-Takes the allreduce rows of the size sweep (empty workload column) whose
-check did not fail, the median of median_us over repetitions per
+Takes the allreduce rows of the size sweep (family allreduce, empty workload
+column; the rows of other collectives, as the main sweep's reduce_scatter and
+allgather, are left out: the libfabric sweeps it compares run allreduce
+alone) whose check did not fail, the median of median_us over repetitions per
 (fabric, ranks, algorithm, bytes), and prints a Markdown table per fabric of
 OTHER and rank count, headed by both fabrics: rows are sizes, columns are the
 algorithms both ran (in the order the CSVs list them), cells are `time over OTHER's fabric / time over

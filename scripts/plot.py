@@ -3,11 +3,18 @@
 
 Subcommands:
   sweep CSV... --out DIR               time and busbw vs size per algorithm, one PNG per
-                                       (transport, provider, ranks, dtype) of the allreduce
-                                       rows; a bar chart per (transport, provider, ranks)
-                                       of the exchange rows, if any
+                                       (collective, transport, provider, ranks, dtype) of the
+                                       collectives' size sweeps (allreduce, reduce_scatter,
+                                       ...: the rows whose family is their collective),
+                                       sweep_<collective>_<transport>_p<ranks>_<dtype>.png
+                                       (busbw: the CSV's busbw_GBps, with each collective's
+                                       factor; algbw for a CSV without it); a bar chart per
+                                       (transport, provider, ranks) of the exchange rows, if any
   fit --predictions CSV --out DIR      collbench-fit's predictions.csv: measured points with
-                                       the model lines per algorithm, and relative-error panels
+                                       the model lines per algorithm, and relative-error panels:
+                                       one PNG per collective (family) and (transport, provider,
+                                       placement, dtype, op, ranks), fit_<collective>_<...>.png;
+                                       ping-pong (fit_p2p_*) and local reduce (fit_reduce_*)
   scaling CSV --out DIR                collbench-predict's scaling.csv: speedup and efficiency
                                        vs nodes per algorithm, the batch limit p <= B marked
   check                                exit 0 when this Python imports matplotlib (what
@@ -34,8 +41,8 @@ import re
 import sys
 
 from collbench_csv import (MPI_ALGORITHM, InputError, ReplaceTogether, algorithm_order,
-                           median_per_key, number, read_algorithm_listing, read_rows, size_label,
-                           writable_folder)
+                           collective_order, median_per_key, number, read_algorithm_listing,
+                           read_rows, size_label, sweep_collective, writable_folder)
 
 # The baselines' colours, the same in every figure: the MPI library's own
 # allreduce, its bare loop (--families mpi_bare) and collbench-predict's
@@ -107,51 +114,81 @@ def cmd_sweep(args):
     listing = listing_of(args)  # before the data: a bad listing fails at once
     required = ["family", "transport", "provider", "algorithm", "ranks", "dtype", "bytes",
                 "median_us"]
-    allreduce = collections.defaultdict(list)  # (transport, provider, ranks, dtype) -> rows
+    # (collective, transport, provider, ranks, dtype) -> rows
+    sweeps = collections.defaultdict(list)
     exchange = collections.defaultdict(list)   # (transport, provider, ranks) -> rows
     in_files = []
+    collectives_in_files = []
     for path in args.csv:
         rows = read_rows(path, required, "plot.py sweep")
-        in_files.append([row["algorithm"] for row in rows
-                         if row["family"] in ("allreduce", "exchange")])
+        # One sequence per collective (and exchange) of each file: the
+        # registry order of each collective's algorithms (ring, recursive_halving, mpi).
+        by_kind = collections.defaultdict(list)
+        for row in rows:
+            kind = sweep_collective(row) or (row["family"] if row["family"] == "exchange" else "")
+            if kind:
+                by_kind[kind].append(row["algorithm"])
+        in_files += by_kind.values()
+        collectives_in_files.append([sweep_collective(row) for row in rows])
         has_workload = rows and "workload" in rows[0]
         for i, row in enumerate(rows, start=1):
-            if row["family"] == "allreduce":
+            collective = sweep_collective(row)
+            if collective:
                 # Workload sizes are scattered, not a sweep: they would make
                 # the per-algorithm lines zig-zag. The exchange panel has them.
                 if row.get("workload"):
                     continue
-                key = (row["transport"], row["provider"], int(number(row, "ranks", path, i)),
-                       row["dtype"])
+                key = (collective, row["transport"], row["provider"],
+                       int(number(row, "ranks", path, i)), row["dtype"])
                 number(row, "median_us", path, i)  # a row without a time is refused
+                if row.get("busbw_GBps", "") != "":
+                    number(row, "busbw_GBps", path, i)
                 row["size"] = number(row, "bytes", path, i)
-                allreduce[key].append(row)
+                sweeps[key].append(row)
             elif row["family"] == "exchange":
                 label = (row.get("workload") or row.get("model") or "") if has_workload else ""
                 key = (row["transport"], row["provider"], int(number(row, "ranks", path, i)))
                 number(row, "median_us", path, i)
                 row["label"] = label or "exchange"
                 exchange[key].append(row)
-    if not allreduce and not exchange:
-        raise InputError(f"{', '.join(args.csv)}: no allreduce or exchange rows to plot")
+    if not sweeps and not exchange:
+        raise InputError(f"{', '.join(args.csv)}: no collective sweep (allreduce, ...) or "
+                         "exchange rows to plot")
     plt, FuncFormatter = pyplot()
     written = []
+    collectives = collective_order(*collectives_in_files)
     with ReplaceTogether(args.out, inputs=args.csv) as outputs:
-        draw_sweep(plt, FuncFormatter, allreduce, exchange, Palette(listing, *in_files),
+        draw_sweep(plt, FuncFormatter, sweeps, collectives, exchange, Palette(listing, *in_files),
                    outputs, written)
     return written
 
 
-def draw_sweep(plt, FuncFormatter, allreduce, exchange, palette, outputs, written):
-    for (transport, provider, ranks, dtype), rows in sorted(allreduce.items()):
+def bandwidths(rows, sizes_times):
+    """(label, [GB/s per (size, time) of `sizes_times`]) of one algorithm's
+    `rows`: the bus bandwidth collbench wrote (busbw_GBps: nccl-tests' algbw
+    times the collective's factor, 2(p−1)/p for allreduce, (p−1)/p for
+    reduce_scatter and allgather), median over repetitions; for a CSV
+    without that column, the algorithm bandwidth n/t."""
+    if rows and all(row.get("busbw_GBps", "") != "" for row in rows):
+        busbw = median_per_key(rows, lambda row: row["size"], "busbw_GBps")
+        return "bus bandwidth (GB/s)", [busbw[n] for n, _ in sizes_times]
+    return ("algorithm bandwidth (GB/s, n / t: the CSV has no busbw_GBps)",
+            [n / (t * 1e-6) / 1e9 for n, t in sizes_times])
+
+
+def draw_sweep(plt, FuncFormatter, sweeps, collectives, exchange, palette, outputs, written):
+    order = {name: i for i, name in enumerate(collectives)}
+    for key, rows in sorted(sweeps.items(), key=lambda item: (order[item[0][0]], item[0][1:])):
+        collective, transport, provider, ranks, dtype = key
         # The median over repetitions and runs, as collbench-fit aggregates.
         grouped = median_per_key(rows, lambda row: (row["algorithm"], row["size"]))
         fig, (ax_time, ax_bw) = plt.subplots(1, 2, figsize=(12, 4.5))
+        bw_label = "bus bandwidth (GB/s)"
         for algorithm in palette.ordered({a for a, _ in grouped}):
             sizes = sorted(n for a, n in grouped if a == algorithm)
             times = [grouped[(algorithm, n)] for n in sizes]
-            # busbw as nccl-tests: n/t · 2(p−1)/p, comparable with the link rate.
-            busbw = [n / (t * 1e-6) / 1e9 * 2 * (ranks - 1) / ranks for n, t in zip(sizes, times)]
+            bw_label, busbw = bandwidths([row for row in rows if row["algorithm"] == algorithm],
+                                         list(zip(sizes, times)))
             ax_time.plot(sizes, times, marker="o", ms=3, label=algorithm,
                          color=palette.color(algorithm))
             positive = [(n, b) for n, b in zip(sizes, busbw) if n > 0]
@@ -166,11 +203,12 @@ def draw_sweep(plt, FuncFormatter, allreduce, exchange, palette, outputs, writte
             ax.grid(True, which="both", alpha=0.3)
         ax_time.set_yscale("log")
         ax_time.set_ylabel("time (µs, median)")
-        ax_bw.set_ylabel("bus bandwidth (GB/s)")
+        ax_bw.set_ylabel(bw_label)
         ax_time.legend(fontsize=8)
-        fig.suptitle(f"allreduce {transport}{' ' + provider if provider else ''}, "
+        fig.suptitle(f"{collective} {transport}{' ' + provider if provider else ''}, "
                      f"{ranks} ranks, {dtype}")
-        save(fig, outputs, f"sweep_{slug(transport, provider)}_p{ranks}_{dtype}.png", written)
+        save(fig, outputs, f"sweep_{slug(collective, transport, provider)}_p{ranks}_{dtype}.png",
+             written)
         plt.close(fig)
     for (transport, provider, ranks), rows in sorted(exchange.items()):
         grouped = median_per_key(rows, lambda row: (row["label"], row["algorithm"]))
@@ -208,15 +246,13 @@ def cmd_fit(args):
         point = (number(row, "bytes", path, i), number(row, "measured_us", path, i),
                  number(row, "predicted_us", path, i), number(row, "rel_err", path, i))
         family = row["family"]
-        if family == "allreduce":
-            key = ("allreduce", row["transport"], row["provider"], row["placement"], row["dtype"],
-                   row["op"], int(number(row, "ranks", path, i)))
-        elif family == "p2p":
+        if family == "p2p":
             key = ("p2p", row["transport"], row["provider"], row["placement"])
         elif family == "local":
             key = ("reduce", row["dtype"], row["op"])
-        else:
-            continue
+        else:  # collbench-fit writes a collective's name as the family of its rows
+            key = (family, row["transport"], row["provider"], row["placement"], row["dtype"],
+                   row["op"], int(number(row, "ranks", path, i)))
         algorithm = row["algorithm"]
         if family == "p2p" and algorithm == "sendrecv":
             # Fitted per rank count (all ranks send at once): one curve per p.
@@ -227,11 +263,20 @@ def cmd_fit(args):
     plt, FuncFormatter = pyplot()
     written = []
     with ReplaceTogether(args.out, inputs=[args.predictions]) as outputs:
-        # The allreduce rows name the algorithms; p2p and local curves are none.
-        palette = Palette(listing, [row["algorithm"] for row in rows
-                                    if row["family"] == "allreduce"])
+        # The collectives' rows name the algorithms; p2p and local curves are none.
+        by_family = collections.defaultdict(list)  # one sequence per collective
+        for row in rows:
+            if not is_kernel_figure(row["family"]):
+                by_family[row["family"]].append(row["algorithm"])
+        palette = Palette(listing, *by_family.values())
         draw_fit(plt, FuncFormatter, figures, palette, outputs, written)
     return written
+
+
+def is_kernel_figure(key):
+    """Whether a fit figure's key (a predictions.csv family, or the figure
+    kind) is the ping-pong's or the local kernels' rather than a collective's."""
+    return key in ("p2p", "local", "reduce")
 
 
 def draw_fit(plt, FuncFormatter, figures, palette, outputs, written):
@@ -263,7 +308,8 @@ def draw_fit(plt, FuncFormatter, figures, palette, outputs, written):
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax_err.axhline(0, color="black", lw=0.8)
         ax_err.set_ylabel("relative error (%)\n(predicted − measured) / measured")
-        ax_err.set_xlabel("bytes" + (" per rank" if key[0] == "allreduce" else ""))
+        collective = not is_kernel_figure(key[0])
+        ax_err.set_xlabel("bytes" + (" per rank" if collective else ""))
         for a in (ax, ax_err):
             a.set_xscale("symlog" if any(p[0] == 0 for m in by_algorithm.values()
                                          for pts in m.values() for p in pts) else "log",
@@ -271,11 +317,12 @@ def draw_fit(plt, FuncFormatter, figures, palette, outputs, written):
             a.xaxis.set_major_formatter(FuncFormatter(size_label))
             a.grid(True, which="both", alpha=0.3)
         ax_err.tick_params(axis="x", labelrotation=45)
-        if key[0] == "allreduce":
-            _, transport, provider, placement, dtype, op, ranks = key
-            title = (f"allreduce {transport}{' ' + provider if provider else ''} {placement}, "
-                     f"{ranks} ranks, {dtype} {op}: measured (points), models (lines)")
-            name = f"fit_allreduce_{slug(transport, provider, placement, dtype, op)}_p{ranks}.png"
+        if collective:
+            family, transport, provider, placement, dtype, op, ranks = key
+            title = (f"{family} {transport}{' ' + provider if provider else ''} {placement}, "
+                     f"{ranks} ranks, {dtype}{' ' + op if op else ''}: measured (points), "
+                     "models (lines)")
+            name = f"fit_{slug(family, transport, provider, placement, dtype, op)}_p{ranks}.png"
         elif key[0] == "p2p":
             _, transport, provider, placement = key
             title = f"ping-pong {transport}{' ' + provider if provider else ''} {placement}"

@@ -7,7 +7,9 @@
 # The sweep, on NP ranks of this machine (more ranks than cores is fine: the
 # run is oversubscribed), every result checked (--check), over MPI's shared
 # memory (Open MPI: pml ob1, btl self,vader):
-#   - allreduce, every algorithm and mpi (MPI_Allreduce), 8 B .. 64 MiB (x2)
+#   - allreduce, reduce_scatter and allgather, every algorithm of each and mpi
+#     (the MPI library's own: MPI_Allreduce, MPI_Reduce_scatter_block,
+#     MPI_Allgather), 8 B .. 64 MiB (x2)
 #   - the gradient exchange of resnet50 and bert_base with PyTorch DDP buckets
 #     (--workload resnet50:ddp --workload bert_base:ddp), per bucket size and
 #     per training iteration
@@ -18,10 +20,11 @@
 #     compare like with like, the same allreduce sweep over MPI on the same
 #     fabrics (Open MPI only): btl tcp on loopback, and Open MPI over
 #     libfabric itself (pml cm, mtl ofi, providers tcp and shm)
-# then prints the summary table (scripts/summarize.py), draws the plots
-# (scripts/plot.py sweep), compares each libfabric sweep with MPI over the
-# same fabric (scripts/compare_transports.py) and fits the cost models
-# (collbench-fit --brief).
+# then prints the summary tables, one per collective (scripts/summarize.py),
+# draws the plots, one per collective (scripts/plot.py sweep), compares each
+# libfabric sweep with MPI over the same fabric (scripts/compare_transports.py)
+# and fits the cost models of every collective's algorithms, with the
+# selection table of each collective (collbench-fit --brief).
 #
 # Output, in results/<run_id>/ under the current folder, or under RESULTS
 # (run_id: UTC time and a random suffix):
@@ -34,9 +37,13 @@
 #   console.txt      Google Benchmark's console table; console_<fabric>.txt
 #                    the output of each allreduce sweep of a CSV above
 #   summary.md       the summary tables, the fabric comparisons and the
-#                    cost-model fit printed at the end
-#   *.png            time and busbw vs size per algorithm; exchange per model
+#                    cost-model fit (with each collective's selection lines)
+#                    printed at the end
+#   sweep_<collective>_mpi_p<NP>_f32.png   time and busbw vs size per
+#                    algorithm, one per collective; exchange_mpi_p<NP>.png
+#                    the exchange per model
 #   fit/             collbench-fit's models.csv, predictions.csv and plots
+#                    (fit_<collective>_*.png, fit_p2p_*, fit_reduce_*)
 #
 # Environment:
 #   NP         ranks (default 4)
@@ -165,7 +172,13 @@ fi
 # The flags after `--` are collbench's to judge, and it can only once it is
 # built: a dry run (--benchmark_list_tests: names only, no output file)
 # refuses bad ones before a run folder exists.
-sweep_flags=(--algorithms all --sizes 8B:64MiB --check --workload resnet50:ddp
+# The collectives' families first, then collbench's other default families:
+# reduce_scatter and allgather move about half of allreduce's bytes with
+# fewer algorithms, so at the same sizes they add about a third to the
+# sweep's time (measured at 4 ranks, 1..64 MiB, one after the other: 43 s
+# against allreduce's 145 s), not worth a coarser step.
+sweep_flags=(--families allreduce,reduce_scatter,allgather,p2p,local,exchange
+  --algorithms all --sizes 8B:64MiB --check --workload resnet50:ddp
   --workload bert_base:ddp --benchmark_min_time=0.01)
 if ((${#passthrough[@]} > 0)) &&
   ! dry_run=$("${launcher[@]}" "$collbench" "${sweep_flags[@]}" "${passthrough[@]}" \
@@ -186,7 +199,8 @@ display=(--benchmark_color=false)
 
 # min_time 0.01 s gives small messages hundreds of timed samples, and the
 # large ones collbench's floor (--min-samples, 10): on 2 cores the main sweep
-# takes about 4 minutes and the whole job about 6.
+# took about 4 minutes with allreduce alone and the whole job about 6; the
+# two other collectives add about a third to the sweep.
 sweep=(
   "${sweep_flags[@]}"
   --run-id "$run_id" --csv "$out/collbench.csv"

@@ -3,16 +3,20 @@
 
 Usage: scripts/summarize.py CSV [CSV...]
 
-Prints, for each (transport, provider, ranks, dtype, op) in the input:
-  - per allreduce size: the fastest algorithm, its median time and busbw, and
-    every algorithm's median time relative to `mpi` (MPI_Allreduce; < 1 is
-    faster than the MPI library);
-  - per workload (--workload): the per-iteration exchange time of the model's
-    whole gradient for each algorithm, fastest marked;
-  - the --check result over all rows.
+Prints, for each (transport, provider, ranks, dtype) in the input:
+  - for each collective of the CSVs (allreduce, reduce_scatter, allgather,
+    ...: a family that is a collective's name; in the order the CSVs first
+    list them) and op: per size, the fastest algorithm, its median time and
+    busbw, and every algorithm's median time relative to `mpi` (the MPI
+    library's own collective: MPI_Allreduce, ...; < 1 is faster than the MPI
+    library);
+  - per workload (--workload), for each op: the per-iteration exchange time
+    of the model's whole gradient for each algorithm, fastest marked;
+then the --check result over all rows.
 Repetitions of one benchmark are combined by the median of their median_us.
-Algorithms are listed in the order the CSVs list them (collbench's registry
-order); any algorithm of the CSVs is listed, whatever its name.
+Collectives and algorithms are listed in the order the CSVs list them
+(collbench's registry order); any of the CSVs is listed, whatever its name.
+A CSV from before the collective column: its allreduce rows are allreduce's.
 Standard library only (runs with any python3). Bad input: one line on stderr,
 exit status 2.
 """
@@ -20,8 +24,9 @@ exit status 2.
 import sys
 from collections import defaultdict
 
-from collbench_csv import (MPI_ALGORITHM, InputError, algorithm_order, format_bytes,
-                           median_per_key, number, read_rows, run_main)
+from collbench_csv import (MPI_ALGORITHM, InputError, algorithm_order, collective_order,
+                           format_bytes, median_per_key, number, read_rows, run_main,
+                           sweep_collective)
 
 REQUIRED = ["benchmark", "family", "transport", "provider", "algorithm", "ranks", "dtype", "op",
             "bytes", "workload", "median_us", "busbw_GBps", "check", "wrong_elements"]
@@ -48,14 +53,23 @@ def table(header, rows, align):
 
 def load(paths):
     """Every row of every CSV, its numbers checked (a benchmark that failed
-    --check has no statistics: empty median_us and busbw_GBps), and the
-    order of their algorithms (collbench_csv.algorithm_order)."""
+    --check has no statistics: empty median_us and busbw_GBps); the
+    collectives of the size sweeps in the order the CSVs first list them;
+    and, per table kind (a collective's name, or "exchange"), the order of
+    its algorithms (collbench_csv.algorithm_order)."""
     rows = []
-    in_files = []
+    collectives_in_files = []
+    algorithms_in_files = defaultdict(list)  # table kind -> one sequence per file
     for path in paths:
         in_file = read_rows(path, REQUIRED, "summarize.py")
-        in_files.append([row["algorithm"] for row in in_file
-                         if row["family"] in ("allreduce", "exchange")])
+        collectives_in_files.append([sweep_collective(row) for row in in_file])
+        by_kind = defaultdict(list)
+        for row in in_file:
+            kind = table_kind(row)
+            if kind:
+                by_kind[kind].append(row["algorithm"])
+        for kind, names in by_kind.items():
+            algorithms_in_files[kind].append(names)
         for index, row in enumerate(in_file, start=1):
             number(row, "bytes", path, index, whole=True)
             if row["median_us"] != "":
@@ -66,7 +80,19 @@ def load(paths):
             rows.append(row)
     if not rows:
         raise InputError(f"{', '.join(paths)}: no rows")
-    return rows, algorithm_order(*in_files)
+    orders = {kind: algorithm_order(*sequences) for kind, sequences in algorithms_in_files.items()}
+    return rows, collective_order(*collectives_in_files), orders
+
+
+EXCHANGE = "exchange"
+
+
+def table_kind(row):
+    """Which table `row` goes into: its collective's size table (the
+    collective's name), the exchange table ("exchange"), or none ("")."""
+    if row["family"] == EXCHANGE:
+        return EXCHANGE
+    return sweep_collective(row)
 
 
 def median_times(rows, key):
@@ -77,66 +103,86 @@ def median_times(rows, key):
     return {k: (t, busbw[k]) for k, t in times.items()}
 
 
-def summarize(rows, order):
-    """The Markdown summary; `order`: every algorithm of `rows`, in the order
-    the tables list them."""
-    def ordered(names):
-        return [name for name in order if name in names]
+def where_of(transport, provider, ranks, dtype, op):
+    """"mpi, 4 ranks, f32 sum"; no op where nothing is reduced (allgather)."""
+    return (f"{transport}{'/' + provider if provider else ''}, {ranks} ranks, {dtype}"
+            f"{' ' + op if op else ''}")
 
+
+def size_table(collective, where, rows, order):
+    """The lines of `collective`'s table at `where`: per size of its sweep
+    `rows`, the fastest algorithm and every algorithm's time relative to
+    mpi's; [] when no row has a time."""
+    times = median_times(rows, lambda row: (row["algorithm"], int(float(row["bytes"]))))
+    if not times:
+        return []
+    algorithms = [name for name in order if name in {a for a, _ in times}]
+    has_mpi = MPI_ALGORITHM in algorithms
+    header = ["size", "fastest", "time", "busbw GB/s"]
+    if has_mpi:
+        header += [f"{a} / {MPI_ALGORITHM}" for a in algorithms]
+    lines = []
+    for size in sorted({b for _, b in times}):
+        at_size = {a: times[(a, size)] for a in algorithms if (a, size) in times}
+        fastest = min(at_size, key=lambda a: at_size[a][0])
+        line = [format_bytes(size), fastest, format_time(at_size[fastest][0]),
+                f"{at_size[fastest][1]:.3g}"]
+        if has_mpi:
+            reference = at_size.get(MPI_ALGORITHM)
+            line += [f"{at_size[a][0] / reference[0]:.2f}" if a in at_size and reference else "–"
+                     for a in algorithms]
+        lines.append(line)
+    title = f"### {collective}, {where}: fastest per size"
+    if has_mpi:
+        title += (f" and time relative to {MPI_ALGORITHM} (< 1: faster than the MPI library's "
+                  f"own {collective})")
+    return [title, "", table(header, lines, ["r", "l", "r", "r"] + ["r"] * (len(header) - 4)), ""]
+
+
+def exchange_table(where, rows, order):
+    """The lines of the exchange table at `where`: per workload, each
+    algorithm's time per training iteration; [] when no row has a time."""
+    times = median_times(rows, lambda row: (row["algorithm"], row["workload"]))
+    if not times:
+        return []
+    algorithms = [name for name in order if name in {a for a, _ in times}]
+    workloads = sorted({w for _, w in times})
+    bytes_of = {r["workload"]: int(float(r["bytes"])) for r in rows}
+    header = ["workload", "gradient"] + algorithms + ["fastest"]
+    lines = []
+    for workload in workloads:
+        per_algorithm = {a: times[(a, workload)][0] for a in algorithms if (a, workload) in times}
+        fastest = min(per_algorithm, key=per_algorithm.get)
+        lines.append([workload, format_bytes(bytes_of[workload])]
+                     + [format_time(per_algorithm[a]) if a in per_algorithm else "–"
+                        for a in algorithms] + [fastest])
+    return [f"### exchange, {where}: one training iteration's gradient, every bucket "
+            "allreduced in order (time per iteration)", "",
+            table(header, lines, ["l", "r"] + ["r"] * len(algorithms) + ["l"]), ""]
+
+
+def summarize(rows, collectives, orders):
+    """The Markdown summary: per (transport, provider, ranks, dtype), a size
+    table per collective (in the order of `collectives`) and op, then the
+    exchange table per op; `orders`: each table kind's algorithms, in the
+    order the tables list them."""
     out = []
-    groups = defaultdict(list)
+    groups = defaultdict(lambda: defaultdict(list))  # where -> (kind, op) -> rows
     for row in rows:
-        if row["family"] not in ("allreduce", "exchange"):
-            continue
-        group = (row["transport"], row["provider"], row["ranks"], row["dtype"], row["op"])
-        groups[group].append(row)
+        kind = table_kind(row)
+        if not kind or (kind != EXCHANGE and row["workload"] != ""):
+            continue  # a workload's allreduce sizes are the exchange's buckets, not a sweep
+        where = (row["transport"], row["provider"], row["ranks"], row["dtype"])
+        groups[where][(kind, row["op"])].append(row)
 
-    for (transport, provider, ranks, dtype, op), members in sorted(groups.items()):
-        where = f"{transport}{'/' + provider if provider else ''}, {ranks} ranks, {dtype} {op}"
-        sizes = [r for r in members if r["family"] == "allreduce" and r["workload"] == ""]
-        times = median_times(sizes, lambda row: (row["algorithm"], int(float(row["bytes"]))))
-        algorithms = ordered({a for a, _ in times})
-        if times:
-            has_mpi = MPI_ALGORITHM in algorithms
-            header = ["size", "fastest", "time", "busbw GB/s"]
-            if has_mpi:
-                header += [f"{a} / {MPI_ALGORITHM}" for a in algorithms]
-            lines = []
-            for size in sorted({b for _, b in times}):
-                at_size = {a: times[(a, size)] for a in algorithms if (a, size) in times}
-                fastest = min(at_size, key=lambda a: at_size[a][0])
-                line = [format_bytes(size), fastest, format_time(at_size[fastest][0]),
-                        f"{at_size[fastest][1]:.3g}"]
-                if has_mpi:
-                    reference = at_size.get(MPI_ALGORITHM)
-                    line += [f"{at_size[a][0] / reference[0]:.2f}" if a in at_size and reference else "–"
-                             for a in algorithms]
-                lines.append(line)
-            out.append(f"### allreduce, {where}: fastest per size"
-                       + (" and time relative to mpi (< 1: faster than MPI_Allreduce)" if has_mpi else ""))
-            out.append("")
-            out.append(table(header, lines, ["r", "l", "r", "r"] + ["r"] * (len(header) - 4)))
-            out.append("")
-
-        exchanges = [r for r in members if r["family"] == "exchange"]
-        times = median_times(exchanges, lambda row: (row["algorithm"], row["workload"]))
-        if times:
-            algorithms = ordered({a for a, _ in times})
-            workloads = sorted({w for _, w in times})
-            bytes_of = {r["workload"]: int(float(r["bytes"])) for r in exchanges}
-            header = ["workload", "gradient"] + algorithms + ["fastest"]
-            lines = []
-            for workload in workloads:
-                per_algorithm = {a: times[(a, workload)][0] for a in algorithms if (a, workload) in times}
-                fastest = min(per_algorithm, key=per_algorithm.get)
-                lines.append([workload, format_bytes(bytes_of[workload])]
-                             + [format_time(per_algorithm[a]) if a in per_algorithm else "–"
-                                for a in algorithms] + [fastest])
-            out.append(f"### exchange, {where}: one training iteration's gradient, every bucket "
-                       "allreduced in order (time per iteration)")
-            out.append("")
-            out.append(table(header, lines, ["l", "r"] + ["r"] * len(algorithms) + ["l"]))
-            out.append("")
+    for where, tables in sorted(groups.items()):
+        for kind in collectives + [EXCHANGE]:
+            for op in sorted(op for k, op in tables if k == kind):
+                members = tables[(kind, op)]
+                if kind == EXCHANGE:
+                    out += exchange_table(where_of(*where, op), members, orders[kind])
+                else:
+                    out += size_table(kind, where_of(*where, op), members, orders[kind])
 
     checked = [r for r in rows if r["check"] in ("ok", "wrong")]
     wrong = [r for r in rows if r["check"] == "wrong"]

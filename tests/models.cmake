@@ -136,8 +136,8 @@ models_tool_test(NAME models_fit_small
   EXIT 0 SETUP models_small_output REQUIRE ${models_data}/small/predictions.csv)
 models_tool_test(NAME models_plot_sweep
   COMMAND ${models_plot} sweep ${models_data}/small.csv --out ${models_data}/plots
-  EXIT 0 STDOUT "sweep_mpi_p4_f32\\.png"
-  REQUIRE ${models_data}/plots/sweep_mpi_p4_f32.png)
+  EXIT 0 STDOUT "sweep_allreduce_mpi_p4_f32\\.png"
+  REQUIRE ${models_data}/plots/sweep_allreduce_mpi_p4_f32.png)
 models_tool_test(NAME models_plot_fit
   COMMAND ${models_plot} fit --predictions ${models_data}/small/predictions.csv
           --out ${models_data}/plots

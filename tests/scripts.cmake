@@ -1,9 +1,12 @@
 # The scripts take algorithm names and their order from the data (CSVs,
 # collbench-fit's models.csv, collbench --list-algorithms --csv), never from
-# lists of their own: an algorithm no script knows is reported, not dropped.
-# Runs collbench once as an MPI singleton (the listing).
+# lists of their own: an algorithm no script knows is reported, not dropped;
+# every collective of a CSV (tests/scripts_collectives.csv, a real run of
+# allreduce, reduce_scatter and allgather) gets its table and plots. Runs
+# collbench once as an MPI singleton (the listing), collbench-fit on that CSV.
 add_test(NAME scripts_names
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/scripts_names_test.py
-                 ${PROJECT_SOURCE_DIR} $<TARGET_FILE:collbench_exe>)
+                 ${PROJECT_SOURCE_DIR} $<TARGET_FILE:collbench_exe>
+                 $<TARGET_FILE:collbench-fit>)
 set_tests_properties(scripts_names PROPERTIES LABELS unit ENVIRONMENT "${COLLBENCH_MPI_ENV}"
                      RESOURCE_LOCK mpirun)

@@ -1,13 +1,16 @@
 #!/usr/bin/python3
-"""Algorithm names in the scripts come from the data, not from lists typed
-into them: collbench_csv's algorithm_order() and median_per_key(), every
-script given a CSV with an algorithm no script has heard of (it must be
-reported, never dropped), and `collbench --list-algorithms --csv` read as the
-scripts read it.
+"""Algorithm and collective names in the scripts come from the data, not
+from lists typed into them: collbench_csv's algorithm_order() and
+median_per_key(), every script given a CSV with an algorithm no script has
+heard of (it must be reported, never dropped), a CSV of every collective
+(allreduce, reduce_scatter, allgather: a table and a plot each, in the
+order of the data; the allreduce-only scripts unchanged by the others' rows),
+and `collbench --list-algorithms --csv` read as the scripts read it.
 
-Usage: scripts_names_test.py SOURCE_DIR [COLLBENCH]
+Usage: scripts_names_test.py SOURCE_DIR [COLLBENCH [COLLBENCH_FIT]]
 (COLLBENCH: the collbench executable; without it the listing test is
-skipped. Runs it as an MPI singleton.)"""
+skipped. Runs it as an MPI singleton. COLLBENCH_FIT: collbench-fit; without
+it the fit-plot test of the collectives is skipped.)"""
 
 import csv
 import os
@@ -20,11 +23,16 @@ import unittest
 SOURCE = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else
                          os.path.join(os.path.dirname(__file__), ".."))
 COLLBENCH = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else None
+COLLBENCH_FIT = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else None
 SCRIPTS = os.path.join(SOURCE, "scripts")
 sys.path.insert(0, SCRIPTS)
 PYTHON = "/usr/bin/python3"  # the one with matplotlib (plot.py)
 REFERENCE_RUN = os.path.join(SOURCE, "results", "20261201T104736Z-0cad5b", "collbench.csv")
 NETSIM_RUN = os.path.join(SOURCE, "results", "netsim", "uniform")
+# A real run of every collective: mpirun -np 4 collbench --families
+# allreduce,reduce_scatter,allgather,p2p,local,exchange --workload resnet50:ddp
+# --sizes 8B:1MiB:x8 --samples 3 --warmup 1 --check (MPI over shared memory).
+COLLECTIVES_RUN = os.path.join(SOURCE, "tests", "scripts_collectives.csv")
 # No script, and no registry, knows this name.
 MADE_UP = "made_up_allreduce"
 MIB = 1 << 20
@@ -123,7 +131,8 @@ class MadeUpAlgorithmTest(unittest.TestCase):
     def test_plot_sweep_plots_it(self):
         result = run("plot.py", "sweep", self.csv, "--out", os.path.join(self.dir, "plots"))
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertTrue(os.path.exists(os.path.join(self.dir, "plots", "sweep_mpi_p4_f32.png")))
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "plots",
+                                                    "sweep_allreduce_mpi_p4_f32.png")))
 
     def test_perf_report_counts_it_as_hand_written_when_the_fit_models_it(self):
         """np2.csv with the made-up algorithm and mpi at 8 B and 1 MiB, a fit
@@ -179,6 +188,255 @@ class MadeUpAlgorithmTest(unittest.TestCase):
         self.assertIn(f"| {MADE_UP} | ", report)
 
 
+LISTING_HEADER = ("order,collective,algorithm,implementation,cost_model,reduces_on_every_rank,"
+                  "summary")
+
+
+class AlgorithmListingTest(unittest.TestCase):
+    """read_algorithm_listing on listings written here: one name in several
+    collectives is one name; a (collective, algorithm) pair twice is refused."""
+
+    def listing(self, *lines):
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        path = os.path.join(folder.name, "algorithms.csv")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("\n".join((LISTING_HEADER,) + lines) + "\n")
+        return path
+
+    def test_a_name_of_several_collectives_is_listed_once_in_every_collectives_order(self):
+        from collbench_csv import read_algorithm_listing
+        path = self.listing("1,allreduce,ring,hand-written,yes,yes,a",
+                            "2,allreduce,tree,hand-written,yes,no,b",
+                            "3,allreduce,mpi,mpi,no,no,c",
+                            "4,reduce_scatter,ring,hand-written,yes,yes,d",
+                            f"5,reduce_scatter,{MADE_UP},hand-written,yes,yes,e",
+                            "6,reduce_scatter,mpi,mpi,no,no,f",
+                            "7,allgather,ring,hand-written,yes,no,g")
+        self.assertEqual(read_algorithm_listing(path), ["ring", "tree", MADE_UP, "mpi"])
+
+    def test_a_pair_listed_twice_is_refused(self):
+        from collbench_csv import InputError, read_algorithm_listing
+        path = self.listing("1,allreduce,ring,hand-written,yes,yes,a",
+                            "2,allgather,ring,hand-written,yes,no,b",
+                            "3,allgather,mpi,mpi,no,no,c",
+                            "4,allgather,ring,hand-written,yes,no,d")
+        with self.assertRaisesRegex(InputError,
+                                    "algorithm ring of allgather listed more than once"):
+            read_algorithm_listing(path)
+
+    def test_a_listing_without_the_collective_column_is_refused(self):
+        from collbench_csv import InputError, read_algorithm_listing
+        path = self.listing()
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("order,algorithm,implementation,cost_model\n1,ring,hand-written,yes\n")
+        with self.assertRaisesRegex(InputError, "missing column collective"):
+            read_algorithm_listing(path)
+
+
+def sweep_tables(summary):
+    """[(title, header cells)] of summarize.py's tables, in print order."""
+    lines = summary.splitlines()
+    return [(line, table_cells(lines[i + 2])) for i, line in enumerate(lines)
+            if line.startswith("### ")]
+
+
+class CollectivesTest(unittest.TestCase):
+    """A real run of allreduce, reduce_scatter and allgather (COLLECTIVES_RUN)."""
+
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.dir = self.folder.name
+        self.rows = read(COLLECTIVES_RUN)
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def csv(self, name, rows):
+        path = os.path.join(self.dir, name)
+        write(path, rows)
+        return path
+
+    def test_summarize_has_a_table_per_collective_in_the_order_of_the_data(self):
+        result = run("summarize.py", COLLECTIVES_RUN)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        tables = sweep_tables(result.stdout)
+        self.assertEqual([title.split(",")[0] for title, _ in tables],
+                         ["### allreduce", "### reduce_scatter", "### allgather", "### exchange"])
+        self.assertTrue(tables[1][0].startswith("### reduce_scatter, mpi, 4 ranks, f32 sum: "
+                                                "fastest per size and time relative to mpi"))
+        # allgather reduces nothing: no op in its title.
+        self.assertTrue(tables[2][0].startswith("### allgather, mpi, 4 ranks, f32: fastest"))
+        self.assertEqual(tables[1][1][4:], ["ring / mpi", "recursive_halving / mpi", "mpi / mpi"])
+        self.assertEqual(tables[2][1][4:], ["ring / mpi", "recursive_doubling / mpi", "mpi / mpi"])
+        self.assertEqual(tables[0][1][4:], [f"{a} / mpi" for a in (
+            "ring", "tree", "recursive_doubling", "rabenseifner", "ps_central", "ps_sharded",
+            "mpi")])
+        # Every size of each sweep is a line of its table (8 B .. 256 KiB, x8).
+        for collective, (title, _) in zip(("allreduce", "reduce_scatter", "allgather"), tables):
+            block = result.stdout.split(title)[1].split("###")[0]
+            self.assertEqual([cells[0] for cells in map(table_cells, block.splitlines())
+                              if cells][2:],
+                             ["8 B", "64 B", "512 B", "4 KiB", "32 KiB", "256 KiB"], collective)
+        self.assertIn("--check: 150 of 150 rows correct", result.stdout)
+
+    def test_summarize_follows_the_file_order_of_the_collectives(self):
+        first = [r for r in self.rows if r["family"] == "allgather"]
+        path = self.csv("allgather_first.csv",
+                        first + [r for r in self.rows if r["family"] != "allgather"])
+        result = run("summarize.py", path)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual([title.split(",")[0] for title, _ in sweep_tables(result.stdout)],
+                         ["### allgather", "### allreduce", "### reduce_scatter", "### exchange"])
+
+    def test_summarize_of_a_csv_without_the_collective_column(self):
+        """A CSV from before the collective column: its allreduce rows are
+        allreduce's table, as they were, and exchange stays."""
+        old = [{k: v for k, v in r.items() if k != "collective"} for r in self.rows
+               if r["family"] not in ("reduce_scatter", "allgather")]
+        result = run("summarize.py", self.csv("old.csv", old))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual([title.split(",")[0] for title, _ in sweep_tables(result.stdout)],
+                         ["### allreduce", "### exchange"])
+        with_column = run("summarize.py", self.csv("new.csv", [
+            r for r in self.rows if r["family"] not in ("reduce_scatter", "allgather")]))
+        self.assertEqual(result.stdout, with_column.stdout)
+
+    def test_plot_sweep_draws_each_collective(self):
+        out = os.path.join(self.dir, "plots")
+        result = run("plot.py", "sweep", COLLECTIVES_RUN, "--out", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.split(), [os.path.join(out, name) for name in (
+            "sweep_allreduce_mpi_p4_f32.png", "sweep_reduce_scatter_mpi_p4_f32.png",
+            "sweep_allgather_mpi_p4_f32.png", "exchange_mpi_p4.png")])
+
+    def test_plot_sweep_takes_busbw_from_the_csv(self):
+        """busbw is the CSV's (the collective's factor: (p−1)/p for
+        reduce_scatter), never allreduce's 2(p−1)/p applied to every row."""
+        import plot
+        [row] = [dict(r, size=float(r["bytes"])) for r in self.rows
+                 if r["benchmark"] == "reduce_scatter/ring/262144"]
+        time = float(row["median_us"])
+        label, busbw = plot.bandwidths([row], [(262144.0, time)])
+        self.assertEqual(label, "bus bandwidth (GB/s)")
+        self.assertEqual(busbw, [float(row["busbw_GBps"])])
+        algbw = 262144 / (time * 1e-6) / 1e9
+        self.assertAlmostEqual(busbw[0] / algbw, 3 / 4, places=3)
+        # Without the column: the algorithm bandwidth, said so.
+        del row["busbw_GBps"]
+        label, bandwidth = plot.bandwidths([row], [(262144.0, time)])
+        self.assertIn("algorithm bandwidth", label)
+        self.assertAlmostEqual(bandwidth[0], algbw)
+
+    @unittest.skipIf(COLLBENCH_FIT is None, "no collbench-fit executable given")
+    def test_plot_fit_draws_each_collective(self):
+        fit = os.path.join(self.dir, "fit")
+        fitted = subprocess.run([COLLBENCH_FIT, COLLECTIVES_RUN, "--out-dir", fit, "--brief"],
+                                capture_output=True, text=True)
+        self.assertEqual(fitted.returncode, 0, fitted.stderr)
+        for collective, op in (("allreduce", " sum"), ("reduce_scatter", " sum"),
+                               ("allgather", " -")):
+            self.assertRegex(fitted.stdout, rf"\nselection {collective} mpi intra f32{op} "
+                                            r"ranks=4 measured: ")
+        out = os.path.join(self.dir, "plots")
+        result = run("plot.py", "fit", "--predictions", os.path.join(fit, "predictions.csv"),
+                     "--out", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(sorted(os.path.basename(p) for p in result.stdout.split()), [
+            "fit_allgather_mpi_intra_f32_p4.png", "fit_allreduce_mpi_intra_f32_sum_p4.png",
+            "fit_p2p_mpi_intra.png", "fit_reduce_f32_sum.png",
+            "fit_reduce_scatter_mpi_intra_f32_sum_p4.png"])
+
+    def allreduce_only(self):
+        """The run without its reduce_scatter and allgather rows."""
+        return [r for r in self.rows if r["family"] not in ("reduce_scatter", "allgather")]
+
+    def test_compare_transports_is_allreduce_only(self):
+        def compared(rows):
+            other = [dict(r, transport="inproc") for r in rows]
+            return run("compare_transports.py", self.csv("base.csv", rows),
+                       self.csv("other.csv", other))
+        every, allreduce = compared(self.rows), compared(self.allreduce_only())
+        self.assertEqual(every.returncode, 0, every.stderr)
+        self.assertEqual(every.stdout, allreduce.stdout)
+        self.assertIn("| bytes | ring | tree | recursive_doubling |", every.stdout)
+
+    @unittest.skipIf(COLLBENCH_FIT is None, "no collbench-fit executable given")
+    def test_perf_report_is_allreduce_only(self):
+        def reported(rows, name):
+            folder = os.path.join(self.dir, name)
+            os.mkdir(folder)
+            write(os.path.join(folder, "np4.csv"), rows)
+            # The fit (fit_np4: --all-rows 4) says which algorithms are hand-written.
+            fitted = subprocess.run([COLLBENCH_FIT, os.path.join(folder, "np4.csv"), "--out-dir",
+                                     os.path.join(folder, "fit_np4")], capture_output=True,
+                                    text=True)
+            self.assertEqual(fitted.returncode, 0, fitted.stderr)
+            return run("perf_report.py", folder, "--all-rows", "4")
+        every, allreduce = reported(self.rows, "every"), reported(self.allreduce_only(), "ar")
+        self.assertEqual(every.returncode, 0, every.stderr)
+        # Only the table of the sweep's jobs (its rows, near and all) counts
+        # the other rows.
+        job = f"| {self.rows[0]['run_id']} |"
+        def without_jobs(text):
+            return [line for line in text.splitlines() if not line.startswith(job)]
+        self.assertEqual(without_jobs(every.stdout), without_jobs(allreduce.stdout))
+        self.assertNotEqual(every.stdout, allreduce.stdout)
+        # The fastest hand-written allreduce per small size, from its own rows.
+        self.assertRegex(every.stdout, r"\n\| 8 B \| [a-z_]+ \| [0-9.]+ \| [0-9.]+ \|")
+
+    def test_compare_osu_table_is_allreduce_only(self):
+        run_id = self.rows[0]["run_id"]
+        every = run("compare_osu_table.py", "iterations", COLLECTIVES_RUN, run_id)
+        allreduce = run("compare_osu_table.py", "iterations",
+                        self.csv("ar.csv", self.allreduce_only()), run_id)
+        self.assertEqual(every.returncode, 0, every.stderr)
+        self.assertEqual(every.stdout, allreduce.stdout)
+        sizes = {r["bytes"] for r in self.rows if r["benchmark"].startswith("allreduce/mpi/")}
+        self.assertEqual(len(every.stdout.splitlines()), len(sizes))
+
+    def test_characterize_report_is_allreduce_only(self):
+        """The netsim run with reduce_scatter and allgather rows added to each
+        sweep CSV, at the allreduce rows' sizes and 7 times slower: the same
+        checks, the same measurements."""
+        def checked(extra_rows):
+            out = os.path.join(self.dir, f"netsim_{len(os.listdir(self.dir))}")
+            shutil.copytree(NETSIM_RUN, out)
+            for name in os.listdir(os.path.join(out, "sweep")):
+                path = os.path.join(out, "sweep", name)
+                if name.startswith("allreduce_") and name.endswith(".csv"):
+                    rows = [dict(row, collective="allreduce") for row in read(path)]
+                    write(path, rows + extra_rows(rows))
+            # The fit of such a run has their predictions too (family: the collective).
+            path = os.path.join(out, "fit", "predictions.csv")
+            rows = read(path)
+            write(path, rows + [row for row in extra_rows(rows)
+                                if rows and row["model"] == "bottom_up"])
+            return run("characterize_report.py", "netsim-check", "--out", out)
+
+        def collectives(rows):
+            extra = []
+            for collective, op in (("reduce_scatter", "sum"), ("allgather", "")):
+                for row in rows:
+                    if row["family"] != "allreduce":
+                        continue
+                    added = dict(row, family=collective, op=op)
+                    if "benchmark" in row:  # a sweep's row, 7 times slower
+                        added.update(collective=collective,
+                                     median_us=f"{7 * float(row['median_us']):g}",
+                                     benchmark=row["benchmark"].replace("allreduce", collective))
+                    else:  # a prediction, 7 times too slow
+                        predicted = 7 * float(row["predicted_us"])
+                        added.update(predicted_us=f"{predicted:g}",
+                                     rel_err=f"{predicted / float(row['measured_us']) - 1:g}")
+                    extra.append(added)
+            return extra
+        every, allreduce = checked(collectives), checked(lambda rows: [])
+        self.assertEqual(every.returncode, 0, every.stdout + every.stderr)
+        self.assertIn("all 14 checks passed", every.stdout + every.stderr)
+        self.assertEqual(every.stdout, allreduce.stdout)
+
+
 @unittest.skipIf(COLLBENCH is None, "no collbench executable given")
 class ListAlgorithmsTest(unittest.TestCase):
     def test_the_listing_reads_as_scripts_read_it(self):
@@ -191,10 +449,17 @@ class ListAlgorithmsTest(unittest.TestCase):
             self.assertEqual(listed.returncode, 0, listed.stderr)
             self.assertEqual(sorted(os.listdir(folder)), ["algorithms.csv"])  # nothing else
             names = read_algorithm_listing(path)
-            _, rows = read_table(path, ("order", "algorithm", "implementation", "cost_model",
-                                        "reduces_on_every_rank", "summary"), "this test")
+            _, rows = read_table(path, ("order", "collective", "algorithm", "implementation",
+                                        "cost_model", "reduces_on_every_rank", "summary"),
+                                 "this test")
             self.assertEqual(len(names), len(set(names)))
-            self.assertEqual([row["algorithm"] for row in rows], names)
+            self.assertEqual(set(row["algorithm"] for row in rows), set(names))
+            # Each collective's algorithms come in its own order among the names.
+            collectives = list(dict.fromkeys(row["collective"] for row in rows))
+            self.assertGreater(len(collectives), 1)
+            for collective in collectives:
+                own = [row["algorithm"] for row in rows if row["collective"] == collective]
+                self.assertEqual([name for name in names if name in own], own)
             for row in rows:
                 self.assertIn(row["implementation"], ("hand-written", "mpi"))
                 # collbench-fit fits its own cost terms exactly to the hand-written ones.
@@ -205,7 +470,7 @@ class ListAlgorithmsTest(unittest.TestCase):
             help_text = subprocess.run([COLLBENCH, "--help"], capture_output=True,
                                        text=True).stdout
             for name in names:
-                self.assertRegex(help_text, rf"\n  {name} +")
+                self.assertRegex(help_text, rf"\n +{name} +")
             # plot.py takes the listing.
             result = run("plot.py", "sweep", REFERENCE_RUN, "--out", os.path.join(folder, "p"),
                          "--algorithms", path)
