@@ -146,7 +146,7 @@ class Planner {
 
   // Size-major, as nccl-tests' tables: every algorithm at one size, then the
   // next size. Consecutive benchmarks then share their buffers (see
-  // Runner::prepare), and the console output compares algorithms per size.
+  // collective_family.cpp), and the console output compares algorithms per size.
   // With `bare`, allreduce/mpi_bare/<bytes> after each size's algorithms
   // (with_algorithms false: only those).
   void add_collective_sizes(const CollectiveInfo& collective,
