@@ -794,6 +794,39 @@ TEST(CsvRow, P2pHasPeerAndPlacementLocalHasNoTransport) {
   EXPECT_EQ(fixture.metadata.placement(0, 1), "intra");
 }
 
+TEST(CsvRow, EveryFamilyNamesItsFamilyAndAlgorithmColumns) {
+  // family_runner is the one table from a Family to its file's runner; a
+  // family mapped to another's runner shows here as the other's names.
+  struct Expected {
+    Family family;
+    const char* family_column;
+    const char* algorithm_column;
+  };
+  for (const Expected& expected :
+       {Expected{Family::p2p, "p2p", "pingpong"}, Expected{Family::p2p_sendrecv, "p2p", "sendrecv"},
+        Expected{Family::local_reduce, "local", "reduce"},
+        Expected{Family::local_reduce_all, "local", "reduce_all"},
+        Expected{Family::local_memcpy, "local", "memcpy"}}) {
+    BenchmarkCase entry;
+    entry.family = expected.family;
+    entry.message_bytes = {8};
+    EXPECT_EQ(entry.family_column(), expected.family_column) << expected.algorithm_column;
+    EXPECT_EQ(entry.algorithm_column(), expected.algorithm_column);
+  }
+  BenchmarkCase exchange;
+  exchange.family = Family::exchange;
+  exchange.collective = &allreduce();
+  exchange.algorithm = allreduce().find_algorithm("tree");
+  EXPECT_EQ(exchange.family_column(), "exchange");
+  EXPECT_EQ(exchange.algorithm_column(), "tree");
+  BenchmarkCase bare = exchange;
+  bare.family = Family::collective;
+  bare.algorithm = allreduce().find_algorithm(kMpiLibraryAlgorithm);
+  bare.bare = true;
+  EXPECT_EQ(bare.family_column(), "allreduce");
+  EXPECT_EQ(bare.algorithm_column(), "mpi_bare");
+}
+
 TEST(CsvRow, SendrecvIsP2pWithTheChainsPlacementAndNoPeer) {
   RowFixture fixture;
   BenchmarkCase entry;

@@ -12,7 +12,6 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -20,10 +19,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "check_data.h"
 #include "collbench/catalog/sizes.h"
 #include "collbench/core/check.h"
-#include "collbench/core/reduce.h"
 #include "collbench/transport/mpi_transport.h"
 #include "process_signals.h"
 #include "statistics.h"
@@ -31,13 +28,10 @@
 namespace collbench::harness {
 namespace {
 
-constexpr int kPingPongTag = 7;
-constexpr int kSendrecvTag = 8;
+// Tags of the harness's own messages; p2p_family.cpp has the ping-pong's (7)
+// and the sendrecv chain's (8).
 constexpr int kDiagnosisTag = 1;
 constexpr int kConnectTag = 9;
-// Buffers start on cache-line (and AVX-512 vector) boundaries, so that a
-// size's timing does not depend on where malloc happened to put it.
-constexpr std::size_t kBufferAlignment = 64;
 
 // MPI_DOUBLE_INT's layout, for MPI_MAXLOC: a time and the rank it is from.
 struct SecondsOnRank {
@@ -55,37 +49,6 @@ struct SecondsOnRank {
 constexpr int kConnectRounds = 3;
 constexpr std::chrono::milliseconds kConnectSettle(100);
 
-// A zero-filled, aligned buffer whose pages are touched at allocation, so
-// that no page fault lands in a timed call.
-class AlignedBuffer {
- public:
-  AlignedBuffer() = default;
-  explicit AlignedBuffer(std::size_t bytes) : size_(bytes) {
-    const std::size_t padded = saturating_add(bytes, kBufferAlignment - 1);
-    const std::size_t rounded =
-        std::max<std::size_t>(kBufferAlignment, padded / kBufferAlignment * kBufferAlignment);
-    // A size that rounding would wrap is refused here, not allocated small.
-    if (padded != kSaturatedBytes) {
-      data_.reset(static_cast<std::byte*>(std::aligned_alloc(kBufferAlignment, rounded)));
-    }
-    if (!data_) {
-      throw std::runtime_error(
-          fmt::format("cannot allocate a {}-byte buffer ({})", bytes, format_bytes(bytes)));
-    }
-    std::memset(data_.get(), 0, rounded);
-  }
-  std::span<std::byte> span() const { return {data_.get(), size_}; }
-  std::byte* data() const { return data_.get(); }
-  std::size_t size() const { return size_; }
-
- private:
-  struct Free {
-    void operator()(std::byte* pointer) const { std::free(pointer); }
-  };
-  std::unique_ptr<std::byte, Free> data_;
-  std::size_t size_ = 0;
-};
-
 std::string size_range(const std::vector<std::uint64_t>& sizes) {
   if (sizes.size() == 1) return format_bytes(sizes.front());
   return fmt::format("{} sizes, {}..{}", sizes.size(),
@@ -95,21 +58,31 @@ std::string size_range(const std::vector<std::uint64_t>& sizes) {
 
 }  // namespace
 
-std::string BenchmarkCase::family_column() const {
+const FamilyRunner& family_runner(Family family) {
   switch (family) {
     case Family::collective:
-      return std::string(collective->name);
     case Family::exchange:
-      return "exchange";
+      return collective_family();
     case Family::p2p:
+      return pingpong_family();
     case Family::p2p_sendrecv:
-      return "p2p";
+      return sendrecv_family();
     case Family::local_reduce:
+      return local_reduce_family();
     case Family::local_reduce_all:
+      return local_reduce_all_family();
     case Family::local_memcpy:
-      return "local";
+      return local_memcpy_family();
   }
-  return "";
+  throw std::logic_error("a Family without a FamilyRunner");
+}
+
+std::string BenchmarkCase::family_column() const {
+  return family_runner(family).family_column(*this);
+}
+
+std::string BenchmarkCase::algorithm_column() const {
+  return family_runner(family).algorithm_column(*this);
 }
 
 double BenchmarkCase::bus_bandwidth_factor(int ranks) const {
@@ -173,7 +146,7 @@ class Planner {
 
   // Size-major, as nccl-tests' tables: every algorithm at one size, then the
   // next size. Consecutive benchmarks then share their buffers (see
-  // Runner::prepare), and the console output compares algorithms per size.
+  // collective_family.cpp), and the console output compares algorithms per size.
   // With `bare`, allreduce/mpi_bare/<bytes> after each size's algorithms
   // (with_algorithms false: only those).
   void add_collective_sizes(const CollectiveInfo& collective,
@@ -475,62 +448,27 @@ class Runner::Watchdog {
   std::thread thread_;  // last: starts once everything above is initialized
 };
 
-struct Runner::Prepared {
-  const BenchmarkCase* owner = nullptr;
-  struct Message {
-    std::size_t count = 0;  // elements of the collective's whole vector
-    AlignedBuffer in;
-    AlignedBuffer out;
-    // Declared after its buffers so that it is destroyed (and deregisters
-    // them) first.
-    std::unique_ptr<Collective> algorithm;
-  };
-  const CollectiveInfo* collective = nullptr;  // of the messages
-  std::vector<Message> messages;               // collective and exchange
-  AlignedBuffer first;                         // p2p: what this rank sends; local: dst
-  AlignedBuffer second;                        // p2p: where it receives; local: src
-  // The --warmup calls ran on these buffers with this algorithm. Under
-  // --interleave a benchmark's later rounds find fresh buffers (another
-  // size ran in between) and warm them up again.
-  bool warmed_up = false;
+// What the Runner lends the families (family.h).
+class Runner::Context final : public RunContext {
+ public:
+  explicit Context(Runner& runner) : runner_(runner) {}
+  const Options& options() const override { return runner_.options_; }
+  Transport& transport() const override { return runner_.transport_; }
+  int rank() const override { return runner_.rank_; }
+  int ranks() const override { return runner_.ranks_; }
+  void synchronize() override { runner_.synchronize(); }
+  void wait_for_all_ranks_sleeping() override { runner_.wait_for_all_ranks_sleeping(); }
+  void library_call_started(const BenchmarkCase& benchmark_case) override {
+    if (runner_.watchdog_) runner_.watchdog_->arm(benchmark_case, runner_.transport_.timeout());
+  }
+  void library_call_returned() override {
+    if (runner_.watchdog_) runner_.watchdog_->disarm();
+  }
+  MPI_Comm library_comm() const override { return runner_.bare_comm_; }
 
-  // The messages of an exchange are one vector for the check: message k's
-  // elements continue the global indices of message k − 1, so a message
-  // delivered in place of another is wrong too.
-  void fill_inputs(DType dtype, const CheckPattern& pattern, int rank) {
-    std::uint64_t first_index = 0;
-    for (Message& message : messages) {
-      fill_input(*collective, pattern, dtype, message.count, rank, first_index, message.in.span());
-      first_index += message.count;
-    }
-  }
-  CheckResult check_outputs(DType dtype, ReduceOp op, const CheckPattern& pattern, int rank) const {
-    CheckResult total;
-    std::uint64_t first_index = 0;
-    for (std::size_t i = 0; i < messages.size(); ++i) {
-      const CheckResult part = collective->check_output(pattern, dtype, op, messages[i].count, rank,
-                                                        first_index, messages[i].out.span());
-      if (part.wrong > 0 && total.wrong == 0) {
-        total.first_mismatch =
-            (messages.size() > 1 ? fmt::format("message {}, ", i) : std::string()) +
-            part.first_mismatch;
-      }
-      total.wrong += part.wrong;
-      total.checked += part.checked;
-      first_index += messages[i].count;
-    }
-    return total;
-  }
+ private:
+  Runner& runner_;
 };
-
-namespace {
-// --check calls a collective twice, with inputs of two generations, so that a
-// result left over from the first call (a stale buffer) is wrong in the
-// second. Both count as --warmup calls.
-constexpr int kCheckedCalls = 2;
-// Generation of the inputs the timed calls run on when --check is off.
-constexpr std::uint64_t kUncheckedGeneration = 0;
-}  // namespace
 
 Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_comm,
                Progress& progress)
@@ -543,6 +481,7 @@ Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_com
   if (auto* mpi = dynamic_cast<MpiTransport*>(&transport)) bare_comm_ = mpi->comm();
   check_mpi(MPI_Comm_dup(comm_, &diagnosis_comm_), "MPI_Comm_dup", "timeout diagnosis");
   if (transport.timeout().count() > 0) watchdog_ = std::make_unique<Watchdog>(rank_);
+  context_ = std::make_unique<Context>(*this);
   core_handoff_ = std::make_unique<CoreHandoffProbe>(comm_);
   // Every wait of the harness happens inside a benchmark (current_ is set);
   // the report runs at the wait, before its buffers are freed.
@@ -585,73 +524,19 @@ Runner::~Runner() {
 
 void Runner::release() { prepared_.reset(); }
 
-Runner::Prepared& Runner::prepare(const BenchmarkCase& benchmark_case) {
+PreparedCase& Runner::prepare(const BenchmarkCase& benchmark_case) {
   if (prepared_ && prepared_->owner == &benchmark_case) return *prepared_;
-  // The previous benchmark had the same messages (another algorithm at the
-  // same size, or on the same workload): keep its buffers, whose inputs no
-  // algorithm writes, and only build the new algorithm. For a 110M-parameter
-  // model that saves allocating, page-touching and filling 880 MB per rank
-  // for every algorithm.
-  if (prepared_ && is_collective(benchmark_case.family) &&
-      is_collective(prepared_->owner->family) &&
-      prepared_->owner->collective == benchmark_case.collective &&
-      prepared_->owner->message_bytes == benchmark_case.message_bytes) {
-    for (Prepared::Message& message : prepared_->messages) message.algorithm.reset();
-    prepared_->owner = &benchmark_case;
-    prepared_->warmed_up = false;
-    build_algorithms(benchmark_case, *prepared_);
-    return *prepared_;
+  // The previous benchmark's buffers serve this one as they are (the
+  // family says when): keep them, and build only the new algorithm.
+  if (!prepared_ || !prepared_->adopt(benchmark_case)) {
+    // Free the previous benchmark's memory before allocating this one's: the
+    // memory guard assumes one benchmark at a time.
+    prepared_.reset();
+    prepared_ = family_runner(benchmark_case.family).prepare(benchmark_case, *context_);
   }
-  // Free the previous benchmark's memory before allocating this one's: the
-  // memory guard assumes one benchmark at a time.
-  prepared_.reset();
-  auto prepared = std::make_unique<Prepared>();
-  prepared->owner = &benchmark_case;
-  switch (benchmark_case.family) {
-    case Family::collective:
-    case Family::exchange: {
-      const CollectiveInfo& collective = *benchmark_case.collective;
-      const std::size_t element_bytes = dtype_size(options_.dtype);
-      prepared->collective = &collective;
-      prepared->messages.reserve(benchmark_case.message_bytes.size());
-      for (const std::uint64_t bytes : benchmark_case.message_bytes) {
-        Prepared::Message& message = prepared->messages.emplace_back();
-        message.count = bytes / element_bytes;
-        message.in = AlignedBuffer(collective.input_block(message.count, ranks_, rank_).count *
-                                   element_bytes);
-        message.out = AlignedBuffer(collective.output_block(message.count, ranks_, rank_).count *
-                                    element_bytes);
-      }
-      prepared->fill_inputs(options_.dtype, CheckPattern(ranks_, kUncheckedGeneration), rank_);
-      build_algorithms(benchmark_case, *prepared);
-      break;
-    }
-    case Family::p2p:
-    case Family::p2p_sendrecv:
-      prepared->first = AlignedBuffer(benchmark_case.message_bytes.front());
-      prepared->second = AlignedBuffer(benchmark_case.message_bytes.front());
-      fill_bytes(prepared->first.span(), rank_);
-      break;
-    case Family::local_reduce:
-    case Family::local_reduce_all:
-    case Family::local_memcpy:
-      prepared->first = AlignedBuffer(benchmark_case.message_bytes.front());
-      prepared->second = AlignedBuffer(benchmark_case.message_bytes.front());
-      break;
-  }
-  prepared_ = std::move(prepared);
+  prepared_->owner = &benchmark_case;
+  prepared_->warmed_up = false;
   return *prepared_;
-}
-
-void Runner::build_algorithms(const BenchmarkCase& benchmark_case, Prepared& prepared) {
-  for (Prepared::Message& message : prepared.messages) {
-    CollectiveSpec spec;
-    spec.dtype = options_.dtype;
-    spec.op = options_.op;
-    spec.count = message.count;
-    message.algorithm =
-        benchmark_case.algorithm->build(transport_, spec, message.in.span(), message.out.span());
-  }
 }
 
 void Runner::wait_bounded(MPI_Request& request, const char* what, bool sleeping) {
@@ -713,195 +598,8 @@ void Runner::wait_for_all_ranks_sleeping() {
   wait_bounded(request, "the barrier after a p2p or local call", /*sleeping=*/true);
 }
 
-double Runner::call(const BenchmarkCase& benchmark_case, Prepared& prepared) {
-  switch (benchmark_case.family) {
-    case Family::collective:
-    case Family::exchange: {
-      if (benchmark_case.bare) {
-        Prepared::Message& message = prepared.messages.front();
-        const bool f32 = options_.dtype == DType::f32;
-        const MPI_Op op = options_.op == ReduceOp::min   ? MPI_MIN
-                          : options_.op == ReduceOp::max ? MPI_MAX
-                                                         : MPI_SUM;
-        if (watchdog_) watchdog_->arm(benchmark_case, transport_.timeout());
-        const double start = MPI_Wtime();
-        const int rc =
-            MPI_Allreduce(message.in.data(), message.out.data(),
-                          static_cast<int>(message.in.size() / dtype_size(options_.dtype)),
-                          f32 ? MPI_FLOAT : MPI_DOUBLE, op, bare_comm_);
-        const double elapsed = MPI_Wtime() - start;
-        if (watchdog_) watchdog_->disarm();
-        check_mpi(rc, "MPI_Allreduce", "mpi_bare");
-        return elapsed;
-      }
-      const bool library = watchdog_ && benchmark_case.algorithm->name == kMpiLibraryAlgorithm;
-      if (library) watchdog_->arm(benchmark_case, transport_.timeout());
-      const double start = MPI_Wtime();
-      for (Prepared::Message& message : prepared.messages) message.algorithm->run();
-      if (rank_ == options_.debug_slow_rank && options_.debug_slow_us > 0) {
-        std::this_thread::sleep_for(
-            std::chrono::duration<double, std::micro>(options_.debug_slow_us));
-      }
-      const double elapsed = MPI_Wtime() - start;
-      if (library) watchdog_->disarm();
-      return elapsed;
-    }
-    case Family::p2p: {
-      // Round trips back to back, as OSU's latency loop: each send waits for
-      // the previous reply, so nothing overlaps and half the time of one
-      // round trip is one message's latency plus transfer.
-      double half_round_trips = 0;
-      const int peer = benchmark_case.peer;
-      const std::uint64_t round_trips = benchmark_case.calls_per_sample;
-      if (rank_ == 0) {
-        const double start = MPI_Wtime();
-        for (std::uint64_t i = 0; i < round_trips; ++i) {
-          const RequestId receive = transport_.irecv(prepared.second.span(), peer, kPingPongTag);
-          const RequestId send = transport_.isend(prepared.first.span(), peer, kPingPongTag);
-          transport_.wait(send);
-          transport_.wait(receive);
-        }
-        half_round_trips = (MPI_Wtime() - start) / 2;
-      } else if (rank_ == peer) {
-        for (std::uint64_t i = 0; i < round_trips; ++i) {
-          transport_.wait(transport_.irecv(prepared.second.span(), 0, kPingPongTag));
-          transport_.wait(transport_.isend(prepared.first.span(), 0, kPingPongTag));
-        }
-      }
-      wait_for_all_ranks_sleeping();
-      return half_round_trips;
-    }
-    case Family::p2p_sendrecv: {
-      // Intel MPI Benchmarks' Sendrecv: the ranks form a periodic chain and
-      // every rank receives from r-1 while it sends to r+1 (at p = 2 a
-      // bidirectional exchange), repeated back to back. Unlike the
-      // ping-pong, every rank moves data at the same time, as in an
-      // allreduce step, so its beta includes what the ranks share (memory
-      // bandwidth, cores, a node's NIC) and the ping-pong's does not.
-      const int right = (rank_ + 1) % ranks_;
-      const int left = (rank_ + ranks_ - 1) % ranks_;
-      const std::uint64_t exchanges = benchmark_case.calls_per_sample;
-      const double start = MPI_Wtime();
-      for (std::uint64_t i = 0; i < exchanges; ++i) {
-        const std::array<RequestId, 2> requests = {
-            transport_.irecv(prepared.second.span(), left, kSendrecvTag),
-            transport_.isend(prepared.first.span(), right, kSendrecvTag)};
-        transport_.wait_all(requests);
-      }
-      return MPI_Wtime() - start;
-    }
-    case Family::local_reduce:
-    case Family::local_reduce_all:
-    case Family::local_memcpy: {
-      // local_reduce_all: every rank reduces its own vectors at once, as
-      // every rank does in a step of ring, recursive doubling, Rabenseifner
-      // or the sharded parameter server; ranks on one node then share its
-      // caches and memory bandwidth, which rank 0 alone has to itself.
-      const bool every_rank = benchmark_case.family == Family::local_reduce_all;
-      double elapsed = 0;
-      if (rank_ == 0 || every_rank) {
-        const std::size_t bytes = prepared.first.size();
-        const std::uint64_t calls = benchmark_case.calls_per_sample;
-        const double start = MPI_Wtime();
-        for (std::uint64_t i = 0; i < calls; ++i) {
-          if (benchmark_case.family == Family::local_memcpy) {
-            std::memcpy(prepared.first.data(), prepared.second.data(), bytes);
-          } else {
-            reduce_inplace(options_.dtype, options_.op, prepared.first.data(),
-                           prepared.second.data(), bytes / dtype_size(options_.dtype));
-          }
-          benchmark::ClobberMemory();
-        }
-        elapsed = MPI_Wtime() - start;
-      }
-      if (!every_rank) wait_for_all_ranks_sleeping();
-      return elapsed;
-    }
-  }
-  return 0;
-}
-
-void Runner::corrupt(Prepared& prepared) {
-  // Testing aid (--debug-corrupt-elements): spread over the messages in
-  // order, as many elements as asked for, each made wrong by adding 1.
-  std::uint64_t left = options_.debug_corrupt_elements;
-  for (Prepared::Message& message : prepared.messages) {
-    const std::size_t count = message.out.size() / dtype_size(options_.dtype);
-    for (std::size_t i = 0; i < count && left > 0; ++i, --left) {
-      const double value = load_element(options_.dtype, message.out.data(), i);
-      store_element(options_.dtype, message.out.data(), i, value + 1);
-    }
-  }
-}
-
-void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
-  CheckResult mine;
-  auto add = [&mine](const CheckResult& part, const std::string& where) {
-    if (part.wrong > 0 && mine.wrong == 0) mine.first_mismatch = where + part.first_mismatch;
-    mine.wrong += part.wrong;
-    mine.checked += part.checked;
-  };
-  switch (benchmark_case.family) {
-    case Family::collective:
-    case Family::exchange: {
-      // Only the first call starts from poisoned outputs: the second finds
-      // the first's results there, and must overwrite every one of them. A
-      // rank reports the worse of its two calls.
-      for (Prepared::Message& message : prepared.messages) poison(message.out.span());
-      CheckResult worse;
-      for (int call_number = 1; call_number <= kCheckedCalls; ++call_number) {
-        const CheckPattern pattern(ranks_, static_cast<std::uint64_t>(call_number));
-        prepared.fill_inputs(options_.dtype, pattern, rank_);
-        synchronize();
-        call(benchmark_case, prepared);
-        // In the second call only: harness_check_fail then fails if --check
-        // ever goes back to one call, which misses a stale buffer.
-        if (options_.debug_corrupt_elements > 0 && rank_ == ranks_ - 1 && call_number == 2) {
-          corrupt(prepared);
-        }
-        CheckResult result = prepared.check_outputs(options_.dtype, options_.op, pattern, rank_);
-        if (result.wrong > worse.wrong) worse = std::move(result);
-      }
-      add(worse, "");
-      break;
-    }
-    case Family::p2p:
-      poison(prepared.second.span());
-      synchronize();
-      call(benchmark_case, prepared);
-      if (rank_ == 0) add(check_bytes(prepared.second.span(), benchmark_case.peer), "");
-      if (rank_ == benchmark_case.peer) add(check_bytes(prepared.second.span(), 0), "");
-      break;
-    case Family::p2p_sendrecv:
-      // What a rank received must be its left neighbour's pattern.
-      poison(prepared.second.span());
-      synchronize();
-      call(benchmark_case, prepared);
-      add(check_bytes(prepared.second.span(), (rank_ + ranks_ - 1) % ranks_), "");
-      break;
-    case Family::local_reduce:
-    case Family::local_reduce_all: {
-      // dst and src are ranks 0 and 1 of a two-rank reduction; one kernel
-      // call combines them, avg like sum (the division is the collective's).
-      const CheckPattern pattern(2, 1);
-      pattern.fill(options_.dtype, 0, 0, prepared.first.span());
-      pattern.fill(options_.dtype, 1, 0, prepared.second.span());
-      synchronize();
-      call(benchmark_case, prepared);
-      if (rank_ == 0 || benchmark_case.family == Family::local_reduce_all) {
-        const ReduceOp combine = options_.op == ReduceOp::avg ? ReduceOp::sum : options_.op;
-        add(pattern.check_reduced(options_.dtype, combine, 0, prepared.first.span()), "");
-      }
-      break;
-    }
-    case Family::local_memcpy:
-      fill_bytes(prepared.second.span(), 0);
-      poison(prepared.first.span());
-      synchronize();
-      call(benchmark_case, prepared);
-      if (rank_ == 0) add(check_bytes(prepared.first.span(), 0), "");
-      break;
-  }
+void Runner::check(BenchmarkCase& benchmark_case, PreparedCase& prepared) {
+  const CheckResult mine = prepared.check(benchmark_case);
 
   // Every rank must take the same decision: total the wrong elements and
   // take the first mismatch from the lowest rank that saw one.
@@ -924,7 +622,7 @@ void Runner::check(BenchmarkCase& benchmark_case, Prepared& prepared) {
   benchmark_case.check_detail = detail;
 }
 
-void Runner::calibrate_batch(BenchmarkCase& benchmark_case, Prepared& prepared) {
+void Runner::calibrate_batch(BenchmarkCase& benchmark_case, PreparedCase& prepared) {
   // Rank 0 decides and broadcasts, so every rank agrees. A single call of a
   // tiny kernel is mostly timer overhead, so the first estimate (the fastest
   // of a few single calls) is refined by timing one batch of that size.
@@ -943,12 +641,12 @@ void Runner::calibrate_batch(BenchmarkCase& benchmark_case, Prepared& prepared) 
   benchmark_case.calls_per_sample = 1;
   double fastest = 0;
   for (int probe = 0; probe < kProbes; ++probe) {
-    const double seconds = call(benchmark_case, prepared);
+    const double seconds = prepared.call(benchmark_case);
     fastest = probe == 0 ? seconds : std::min(fastest, seconds);
   }
   benchmark_case.calls_per_sample = batch_for(fastest);
   if (benchmark_case.calls_per_sample > 1) {
-    const double batch_seconds = call(benchmark_case, prepared);
+    const double batch_seconds = prepared.call(benchmark_case);
     benchmark_case.calls_per_sample =
         batch_for(batch_seconds / static_cast<double>(benchmark_case.calls_per_sample));
   }
@@ -989,11 +687,40 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 }  // namespace
 
-void Runner::abort_on_timeout(const std::string& detail) {
-  const BenchmarkCase& benchmark_case = *current_.first;
-  // Where every rank is: (benchmark index, phase, timed calls so far).
+// What a rank that timed out learns from the others (abort_on_timeout). Its
+// buffers belong to MPI requests that may still complete, so it lives until
+// the job ends.
+struct Runner::Whereabouts {
+  // Where a rank is: (benchmark index, phase, timed calls so far).
   using Where = std::array<long long, 3>;
-  const Where mine = {benchmark_index_, static_cast<long long>(phase_),
+  Where mine{};
+  std::vector<Where> theirs;
+  std::vector<MPI_Request> sends;
+  std::vector<MPI_Request> receives;
+  std::vector<bool> heard;
+  // Ranks heard from (this one included), not heard from, and heard from at
+  // another benchmark, phase or call.
+  std::vector<int> arrived;
+  std::vector<int> missing;
+  std::vector<int> elsewhere;
+};
+
+void Runner::abort_on_timeout(const std::string& detail) {
+  Whereabouts whereabouts;
+  listen_for_waiting_ranks(whereabouts);
+  if (whereabouts.arrived.front() == rank_) {
+    report_timeout(whereabouts, detail);
+  } else {
+    // The lowest rank that arrived reports, and its MPI_Abort ends this
+    // process too; aborting at the same time would garble mpirun's output.
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+  }
+  abort_job();
+}
+
+void Runner::listen_for_waiting_ranks(Whereabouts& whereabouts) {
+  const auto ranks = static_cast<std::size_t>(ranks_);
+  whereabouts.mine = {benchmark_index_, static_cast<long long>(phase_),
                       static_cast<long long>(timed_calls_)};
   // Each rank that timed out tells every other rank where it waits, then
   // listens. A rank that arrived at this call up to one timeout after this
@@ -1002,23 +729,24 @@ void Runner::abort_on_timeout(const std::string& detail) {
   // take 10 to report).
   const auto listen = std::clamp<std::chrono::milliseconds>(
       transport_.timeout(), std::chrono::seconds(1), std::chrono::seconds(10));
-  std::vector<Where> theirs(static_cast<std::size_t>(ranks_));
-  std::vector<MPI_Request> sends, receives(static_cast<std::size_t>(ranks_), MPI_REQUEST_NULL);
+  whereabouts.theirs.resize(ranks);
+  whereabouts.receives.assign(ranks, MPI_REQUEST_NULL);
   for (int r = 0; r < ranks_; ++r) {
     if (r == rank_) continue;
-    MPI_Request& send = sends.emplace_back(MPI_REQUEST_NULL);
-    MPI_Isend(mine.data(), 3, MPI_LONG_LONG, r, kDiagnosisTag, diagnosis_comm_, &send);
-    MPI_Irecv(theirs[static_cast<std::size_t>(r)].data(), 3, MPI_LONG_LONG, r, kDiagnosisTag,
-              diagnosis_comm_, &receives[static_cast<std::size_t>(r)]);
+    MPI_Request& send = whereabouts.sends.emplace_back(MPI_REQUEST_NULL);
+    MPI_Isend(whereabouts.mine.data(), 3, MPI_LONG_LONG, r, kDiagnosisTag, diagnosis_comm_, &send);
+    MPI_Irecv(whereabouts.theirs[static_cast<std::size_t>(r)].data(), 3, MPI_LONG_LONG, r,
+              kDiagnosisTag, diagnosis_comm_, &whereabouts.receives[static_cast<std::size_t>(r)]);
   }
   const auto deadline = std::chrono::steady_clock::now() + listen;
-  std::vector<bool> heard(static_cast<std::size_t>(ranks_), false);
+  std::vector<bool>& heard = whereabouts.heard;
+  heard.assign(ranks, false);
   heard[static_cast<std::size_t>(rank_)] = true;
   for (int waiting = ranks_ - 1; waiting > 0 && std::chrono::steady_clock::now() < deadline;) {
     for (int r = 0; r < ranks_; ++r) {
       int done = 0;
       if (heard[static_cast<std::size_t>(r)]) continue;
-      MPI_Test(&receives[static_cast<std::size_t>(r)], &done, MPI_STATUS_IGNORE);
+      MPI_Test(&whereabouts.receives[static_cast<std::size_t>(r)], &done, MPI_STATUS_IGNORE);
       if (done != 0) {
         heard[static_cast<std::size_t>(r)] = true;
         --waiting;
@@ -1026,51 +754,50 @@ void Runner::abort_on_timeout(const std::string& detail) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  std::vector<int> arrived, missing, elsewhere;
   for (int r = 0; r < ranks_; ++r) {
     if (!heard[static_cast<std::size_t>(r)]) {
-      missing.push_back(r);
+      whereabouts.missing.push_back(r);
       continue;
     }
-    arrived.push_back(r);
-    if (r != rank_ && theirs[static_cast<std::size_t>(r)] != mine) elsewhere.push_back(r);
+    whereabouts.arrived.push_back(r);
+    if (r != rank_ && whereabouts.theirs[static_cast<std::size_t>(r)] != whereabouts.mine) {
+      whereabouts.elsewhere.push_back(r);
+    }
   }
+}
 
-  if (arrived.front() == rank_) {
-    static constexpr const char* kPhases[] = {
-        "the connection warm-up", "setting up", "the --check calls",       "a warm-up call",
-        "the batch calibration",  "timed call", "the end of the benchmark"};
-    std::string where = kPhases[static_cast<int>(phase_)];
-    if (phase_ == Phase::timed) where += fmt::format(" {}", timed_calls_);
-    const std::string size = size_text(benchmark_case);
-    const double seconds = static_cast<double>(transport_.timeout().count()) / 1000;
-    const std::string limit =
-        options_.timeout_seconds < 0
-            ? fmt::format("the default timeout of {} s for its size (set one with --timeout)",
-                          seconds)
-            : fmt::format("--timeout {} s", seconds);
-    const std::string who =
-        missing.empty() ? fmt::format(
-                              "every rank had arrived and was waiting, so the call itself did not "
-                              "finish (a deadlock, or slower than {})",
-                              limit)
-                        : fmt::format("{} had not arrived ({} waiting)", rank_list(missing),
-                                      rank_list(arrived));
-    progress_.clear();
-    fmt::print(stderr, "collbench: {} ({}) did not complete within {}, at {}: {}{}; {}\n",
-               benchmark_case.name, size, limit, where, who,
-               elsewhere.empty() ? ""
-                                 : fmt::format(" ({} waiting elsewhere: in another benchmark or "
-                                               "phase)",
-                                               rank_list(elsewhere)),
-               detail);
-    std::fflush(stderr);
-  } else {
-    // The lowest rank that arrived reports, and its MPI_Abort ends this
-    // process too; aborting at the same time would garble mpirun's output.
-    std::this_thread::sleep_for(std::chrono::seconds(5));
-  }
-  abort_job();
+void Runner::report_timeout(const Whereabouts& whereabouts, const std::string& detail) {
+  const BenchmarkCase& benchmark_case = *current_.first;
+  static constexpr const char* kPhases[] = {
+      "the connection warm-up", "setting up", "the --check calls",       "a warm-up call",
+      "the batch calibration",  "timed call", "the end of the benchmark"};
+  std::string where = kPhases[static_cast<int>(phase_)];
+  if (phase_ == Phase::timed) where += fmt::format(" {}", timed_calls_);
+  const std::string size = size_text(benchmark_case);
+  const double seconds = static_cast<double>(transport_.timeout().count()) / 1000;
+  const std::string limit =
+      options_.timeout_seconds < 0
+          ? fmt::format("the default timeout of {} s for its size (set one with --timeout)",
+                        seconds)
+          : fmt::format("--timeout {} s", seconds);
+  const std::string who =
+      whereabouts.missing.empty()
+          ? fmt::format(
+                "every rank had arrived and was waiting, so the call itself did not "
+                "finish (a deadlock, or slower than {})",
+                limit)
+          : fmt::format("{} had not arrived ({} waiting)", rank_list(whereabouts.missing),
+                        rank_list(whereabouts.arrived));
+  progress_.clear();
+  fmt::print(stderr, "collbench: {} ({}) did not complete within {}, at {}: {}{}; {}\n",
+             benchmark_case.name, size, limit, where, who,
+             whereabouts.elsewhere.empty()
+                 ? ""
+                 : fmt::format(" ({} waiting elsewhere: in another benchmark or "
+                               "phase)",
+                               rank_list(whereabouts.elsewhere)),
+             detail);
+  std::fflush(stderr);
 }
 
 void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int round) {
@@ -1085,7 +812,27 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int rou
   }
 }
 
+// What the timed loop measured, for the counters.
+struct Runner::Samples {
+  // Per-call seconds of every sample, the slowest rank's and this rank's
+  // own, and how often each rank was the slowest.
+  std::vector<double> seconds;
+  std::vector<double> own_seconds;
+  std::vector<std::uint64_t> slowest_counts;
+  std::optional<double> handoff_before;
+  std::optional<double> handoff_after;
+};
+
 void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case, int round) {
+  start(benchmark_case, round);
+  phase_ = Phase::setup;
+  PreparedCase& prepared = prepare(benchmark_case);
+  if (!get_ready(state, benchmark_case, round, prepared)) return;
+  Samples samples = time_samples(state, benchmark_case, prepared);
+  set_counters(state, benchmark_case, samples);
+}
+
+void Runner::start(const BenchmarkCase& benchmark_case, int round) {
   if (options_.timeout_seconds < 0) {
     transport_.set_timeout(
         timeout_milliseconds(default_timeout_seconds(benchmark_case.bytes(), ranks_)));
@@ -1101,9 +848,10 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
     if (!options_.debug_skip_connection_warmup) connect_every_pair();
     connected_ = true;
   }
-  phase_ = Phase::setup;
-  Prepared& prepared = prepare(benchmark_case);
+}
 
+bool Runner::get_ready(benchmark::State& state, BenchmarkCase& benchmark_case, int round,
+                       PreparedCase& prepared) {
   // The --check calls are untimed calls of the same algorithm on the same
   // buffers, so they count as the first warm-up calls.
   int warmup_calls = options_.warmup;
@@ -1117,20 +865,14 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
     state.SkipWithError(fmt::format("--check: {} wrong elements (first: {})",
                                     benchmark_case.wrong_elements, benchmark_case.check_detail)
                             .c_str());
-    return;
+    return false;
   }
-  if (benchmark_case.family == Family::local_reduce ||
-      benchmark_case.family == Family::local_reduce_all) {
-    // Adding zeros keeps dst bounded however many iterations run (the check
-    // above left small integers in it), so timing never meets overflow or
-    // subnormals.
-    std::memset(prepared.second.data(), 0, prepared.second.size());
-  }
+  prepared.before_timing();
   if (!prepared.warmed_up) {
     phase_ = Phase::warmup;
     for (int i = 0; i < warmup_calls; ++i) {
       synchronize();
-      call(benchmark_case, prepared);
+      prepared.call(benchmark_case);
     }
     prepared.warmed_up = true;
   }
@@ -1139,9 +881,13 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
     calibrate_batch(benchmark_case, prepared);
     benchmark_case.calibrated = true;
   }
+  return true;
+}
 
-  // How many samples: at least the floor, and as many as Google Benchmark
-  // asks for (max_iterations grows until the samples' total reaches
+std::uint64_t Runner::sample_count(const benchmark::State& state,
+                                   const BenchmarkCase& benchmark_case) const {
+  // At least the floor, and as many as Google Benchmark asks for
+  // (max_iterations grows until the samples' total reaches
   // --benchmark_min_time; with --samples main sets that to 0, so its first
   // request, 1, is the last). All of them run in a single KeepRunningBatch
   // step, which then counts samples x calls iterations: Google Benchmark's
@@ -1149,17 +895,11 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   // gets the floor, and the count reported is the count timed.
   const std::uint64_t calls = benchmark_case.calls_per_sample;
   const auto requested = static_cast<std::uint64_t>(state.max_iterations);
-  const std::uint64_t samples = std::max<std::uint64_t>(
-      static_cast<std::uint64_t>(options_.sample_floor()), (requested + calls - 1) / calls);
-  // Per-call seconds of every sample, the slowest rank's and this rank's
-  // own, and how often each rank was the slowest; reserved so that the
-  // timed loop allocates nothing.
-  std::vector<double> seconds;
-  std::vector<double> own_seconds;
-  seconds.reserve(samples);
-  own_seconds.reserve(samples);
-  std::vector<std::uint64_t> slowest_counts(static_cast<std::size_t>(ranks_), 0);
-  transport_.reset_counters();
+  return std::max<std::uint64_t>(static_cast<std::uint64_t>(options_.sample_floor()),
+                                 (requested + calls - 1) / calls);
+}
+
+void Runner::expect_every_peer_contacted() const {
   // Every peer has been addressed before the first timed call, so no
   // first contact (where transports set up connections) is timed. A
   // benchmark's own warm-up reaches only the peers its algorithm uses: this
@@ -1170,9 +910,22 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
         "(Runner::connect_every_pair) did not reach them all",
         rank_, transport_.peers_contacted(), ranks_ - 1));
   }
+}
+
+Runner::Samples Runner::time_samples(benchmark::State& state, const BenchmarkCase& benchmark_case,
+                                     PreparedCase& prepared) {
+  const std::uint64_t calls = benchmark_case.calls_per_sample;
+  const std::uint64_t samples = sample_count(state, benchmark_case);
+  // Reserved so that the timed loop allocates nothing.
+  Samples measured;
+  measured.seconds.reserve(samples);
+  measured.own_seconds.reserve(samples);
+  measured.slowest_counts.assign(static_cast<std::size_t>(ranks_), 0);
+  transport_.reset_counters();
+  expect_every_peer_contacted();
   const bool fault = benchmark_index_ == options_.debug_fault_after &&
                      (rank_ == options_.debug_stuck_rank || rank_ == options_.debug_crash_rank);
-  const std::optional<double> handoff_before = core_handoff_->measure();
+  measured.handoff_before = core_handoff_->measure();
   // The probe holds ranks 0 and 1 for up to its budget while the others go
   // on; with --sync none nothing else lines the ranks up, and that wait would
   // land in the others' first timed call (and in Google Benchmark's choice
@@ -1190,26 +943,33 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
       if (!benchmark_case.bare) synchronize();
       // MAXLOC: the slowest rank's time, and which rank that was (the
       // lowest of equal ones).
-      const SecondsOnRank mine = {call(benchmark_case, prepared), rank_};
+      const SecondsOnRank mine = {prepared.call(benchmark_case), rank_};
       SecondsOnRank slowest;
       allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC,
                 "the reduction of the iteration time");
       state.SetIterationTime(slowest.seconds);
-      seconds.push_back(slowest.seconds / static_cast<double>(calls));
-      own_seconds.push_back(mine.seconds / static_cast<double>(calls));
-      ++slowest_counts[static_cast<std::size_t>(slowest.rank)];
+      measured.seconds.push_back(slowest.seconds / static_cast<double>(calls));
+      measured.own_seconds.push_back(mine.seconds / static_cast<double>(calls));
+      ++measured.slowest_counts[static_cast<std::size_t>(slowest.rank)];
     }
   }
   phase_ = Phase::after;
-  const std::optional<double> handoff_after = core_handoff_->measure();
-  const auto iterations = static_cast<double>(seconds.size()) * static_cast<double>(calls);
+  measured.handoff_after = core_handoff_->measure();
+  return measured;
+}
+
+void Runner::set_counters(benchmark::State& state, const BenchmarkCase& benchmark_case,
+                          Samples& measured) {
+  std::vector<double>& seconds = measured.seconds;
+  const auto iterations =
+      static_cast<double>(seconds.size()) * static_cast<double>(benchmark_case.calls_per_sample);
   const std::uint64_t sent_bytes = transport_.bytes_sent();
   unsigned long long messages = transport_.messages_sent();
   unsigned long long all_messages = 0;
   allreduce(&messages, &all_messages, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
             "the sum of the message counts");
   if (seconds.empty()) return;
-  const std::vector<double> rank_medians = gather_medians(own_seconds);
+  const std::vector<double> rank_medians = gather_medians(measured.own_seconds);
 
   const Summary summary = summarize(seconds);
   const double bytes = static_cast<double>(benchmark_case.bytes());
@@ -1231,6 +991,7 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
     // The rank slowest most often (the lowest of a tie), how often, and
     // every rank's own median (rank 0 has them all): nccl-tests' straggler
     // view, so a sweep names a slow rank without the link matrix.
+    const auto& slowest_counts = measured.slowest_counts;
     const auto most = std::max_element(slowest_counts.begin(), slowest_counts.end());
     counters["slowest_rank"] = static_cast<double>(most - slowest_counts.begin());
     counters["slowest_rank_share"] =
@@ -1239,8 +1000,8 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   }
   // The larger of the two probes: a repetition counts as measured with the
   // cores near only if they were near at both ends.
-  if (handoff_before && handoff_after) {
-    counters["core_handoff_ns"] = std::max(*handoff_before, *handoff_after);
+  if (measured.handoff_before && measured.handoff_after) {
+    counters["core_handoff_ns"] = std::max(*measured.handoff_before, *measured.handoff_after);
   }
   // The MPI library's own allreduce sends nothing through the transport; a
   // zero there would read as "sent nothing", so the counter is left out.

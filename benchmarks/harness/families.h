@@ -1,22 +1,27 @@
 // The benchmark families: which benchmarks a configuration registers
-// (plan_cases) and what one call of each does (Runner).
+// (plan_cases) and the Runner, which times one benchmark's calls. What one
+// call of each family does is the family's (family.h), one file each:
 //
-//   <collective>/<algorithm>/<bytes>            one call of a collective of
+//   <collective>/<algorithm>/<bytes>            collective_family.cpp: one call
+//                                               of a collective of
 //                                               collbench/collectives/collective.h (allreduce,
 //                                               reduce_scatter, allgather) on a
 //                                               vector of <bytes>
 //   allreduce/<algorithm>/<bytes>/<workload>    one allreduce of a --workload's size
 //   exchange/<algorithm>/<workload>             every message of one training
 //                                               iteration of the workload, in order
-//   p2p/pingpong/<bytes>/peer:<r>               half round trip rank 0 <-> rank r
-//   p2p/sendrecv/<bytes>                        (--families sendrecv) every rank sends to
-//                                               r+1 and receives from r-1 at once (IMB
-//                                               Sendrecv): β when every rank is busy
-//   local/reduce/<dtype>/<bytes>                reduce_inplace on rank 0
-//   local/memcpy/<bytes>                        memcpy on rank 0
 //   allreduce/mpi_bare/<bytes>                  (--families mpi_bare) MPI_Allreduce called
 //                                               directly, back to back, no barrier: the
 //                                               reference that shows the harness's overhead
+//   p2p/pingpong/<bytes>/peer:<r>               p2p_family.cpp: half round trip
+//                                               rank 0 <-> rank r
+//   p2p/sendrecv/<bytes>                        (--families sendrecv) every rank sends to
+//                                               r+1 and receives from r-1 at once (IMB
+//                                               Sendrecv): β when every rank is busy
+//   local/reduce/<dtype>/<bytes>                local_family.cpp: reduce_inplace on rank 0
+//   local/reduce_all/<dtype>/<bytes>            (--families reduce_all) the same on every
+//                                               rank at once
+//   local/memcpy/<bytes>                        memcpy on rank 0
 //
 // Lock-step: every rank registers the same list in the same order and runs
 // the same iterations; each iteration's time is the slowest rank's
@@ -39,13 +44,13 @@
 // (connect_every_pair), so that no connection set-up lands in a timed call;
 // each timed loop checks that every peer has been addressed.
 //
-// Set-up happens outside timing: buffers are allocated and page-touched and
-// the algorithm is built on the first call of a benchmark and kept for the
-// later calls Google Benchmark makes while it settles the iteration count
-// (only one benchmark's buffers live at a time; the next benchmark reuses
-// them when its messages are the same, rebuilding only the algorithm). Then, once per benchmark,
-// the untimed calls: the two --check calls first, which count as two of the
-// --warmup calls; then the timed loop.
+// Set-up happens outside timing: the family allocates and page-touches the
+// buffers and builds the algorithm on the first call of a benchmark, and
+// they are kept for the later calls Google Benchmark makes while it settles
+// the iteration count (only one benchmark's buffers live at a time; the
+// family may let the next benchmark reuse them, see PreparedCase::adopt).
+// Then, once per benchmark, the untimed calls: the --check calls first,
+// which count as kCheckedCalls of the --warmup calls; then the timed loop.
 //
 // Hang protection: every wait of the harness's own (the barrier, the
 // iteration-time reduction, the agreement on check results, the sleeping
@@ -54,17 +59,14 @@
 // the others where it is and listens for a while for the ones that also
 // wait; the lowest rank heard from names the benchmark, its size and the
 // ranks that never arrived, and takes the job down (MPI_Abort, exit 1).
-// The MPI library's own blocking MPI_Allreduce (`mpi`, `mpi_bare`) cannot
+// The MPI library's own blocking collectives (`mpi`, `mpi_bare`) cannot
 // be bounded: a watchdog thread, which makes no MPI call, ends the process
 // (and mpirun the job) when one has not returned long after the timeout.
 //
-// p2p/pingpong and local: only rank 0's time counts (the other ranks
-// contribute 0 to the MAX). Ranks not taking part wait in a sleeping poll
-// instead of MPI's busy wait so that, oversubscribed, they do not steal the
-// measured ranks' cores: local/reduce then measures the kernel on an
-// otherwise idle node, which is what gamma means in the cost model.
-// p2p/sendrecv keeps every rank busy on purpose, so its time is the slowest
-// rank's, as for allreduce.
+// Whose time counts: every rank's (the sample is the slowest rank's), except
+// for the ping-pong and the local kernels of rank 0 alone, where only rank
+// 0's does (the other ranks contribute 0 to the MAX, and wait in a sleeping
+// poll: p2p_family.cpp, local_family.cpp).
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -81,6 +83,7 @@
 #include "collbench/collectives/collective.h"
 #include "collbench/transport/transport.h"
 #include "core_handoff.h"
+#include "family.h"
 #include "metadata.h"
 #include "options.h"
 #include "progress.h"
@@ -159,8 +162,9 @@ struct BenchmarkCase {
 
   std::uint64_t bytes() const;  // per rank per call: the sum of message_bytes
   // The CSV's family column: the collective's name, "exchange", "p2p" or
-  // "local".
+  // "local"; and its algorithm column (the family's, family.h).
   std::string family_column() const;
+  std::string algorithm_column() const;
   // nccl-tests' bus-bandwidth factor: the collective's (allreduce's for
   // exchange), 1 for p2p and local.
   double bus_bandwidth_factor(int ranks) const;
@@ -216,8 +220,9 @@ class Runner {
   void release();
 
  private:
-  struct Prepared;
   class Watchdog;
+  class Context;  // the RunContext the families get (family.h)
+  struct Samples;
   // At the start of the first benchmark: every pair of ranks exchanges
   // messages over the transport, so that no connection is set up inside a
   // timed call.
@@ -226,14 +231,29 @@ class Runner {
   // elsewhere). Reorders `own_seconds`.
   std::vector<double> gather_medians(std::vector<double>& own_seconds);
   void run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case, int round);
-  Prepared& prepare(const BenchmarkCase& benchmark_case);
-  void build_algorithms(const BenchmarkCase& benchmark_case, Prepared& prepared);
-  void check(BenchmarkCase& benchmark_case, Prepared& prepared);
-  void calibrate_batch(BenchmarkCase& benchmark_case, Prepared& prepared);
-  void corrupt(Prepared& prepared);
-  // One timed sample (calls_per_sample calls): returns this rank's
-  // contribution to the MAX, in seconds for the whole sample.
-  double call(const BenchmarkCase& benchmark_case, Prepared& prepared);
+  // The timeout of its size, progress and --debug-fault-after's count at a
+  // benchmark's first call; the connection warm-up at the first benchmark's.
+  void start(const BenchmarkCase& benchmark_case, int round);
+  // The family's buffers and algorithm for `benchmark_case`: the current
+  // ones, the previous benchmark's when they serve it, or new ones.
+  PreparedCase& prepare(const BenchmarkCase& benchmark_case);
+  // The untimed calls before the timed loop: --check (false, with the error
+  // set on `state`, when it found wrong elements), warm-up, calibration.
+  bool get_ready(benchmark::State& state, BenchmarkCase& benchmark_case, int round,
+                 PreparedCase& prepared);
+  // The family's --check calls, and every rank's agreement on their result.
+  void check(BenchmarkCase& benchmark_case, PreparedCase& prepared);
+  void calibrate_batch(BenchmarkCase& benchmark_case, PreparedCase& prepared);
+  std::uint64_t sample_count(const benchmark::State& state,
+                             const BenchmarkCase& benchmark_case) const;
+  void expect_every_peer_contacted() const;
+  // The timed loop: every sample's time, the slowest rank's (and this
+  // rank's own).
+  Samples time_samples(benchmark::State& state, const BenchmarkCase& benchmark_case,
+                       PreparedCase& prepared);
+  // The counters of a run (see above) from its samples, which it reorders.
+  void set_counters(benchmark::State& state, const BenchmarkCase& benchmark_case,
+                    Samples& measured);
   void wait_for_all_ranks_sleeping();
   void synchronize();
   // The harness's collectives on comm_, bounded by the transport's timeout
@@ -247,6 +267,13 @@ class Runner {
   // talks): finds the ranks that had not arrived, reports them (from the
   // lowest rank that had) and aborts the job.
   [[noreturn]] void abort_on_timeout(const std::string& detail);
+  struct Whereabouts;
+  // Tells every other rank where this one waits and hears where the ones
+  // that also wait are, for up to a timeout (at most 10 s).
+  void listen_for_waiting_ranks(Whereabouts& whereabouts);
+  // On the lowest rank heard from: the one line that names the benchmark,
+  // where it stopped and the ranks that had not arrived.
+  void report_timeout(const Whereabouts& whereabouts, const std::string& detail);
   // --debug-stuck-rank and --debug-crash-rank.
   void inject_fault() const;
 
@@ -261,7 +288,9 @@ class Runner {
   Progress& progress_;
   int rank_ = 0;
   int ranks_ = 0;
-  std::unique_ptr<Prepared> prepared_;
+  // Before prepared_, which holds it: destroyed after it.
+  std::unique_ptr<Context> context_;
+  std::unique_ptr<PreparedCase> prepared_;
   MPI_Comm diagnosis_comm_ = MPI_COMM_NULL;  // the timeout report's messages only
   std::unique_ptr<Watchdog> watchdog_;       // with a timeout only
   std::unique_ptr<CoreHandoffProbe> core_handoff_;

@@ -105,29 +105,6 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
   // The op column is empty where nothing is reduced (p2p, memcpy, allgather).
   const bool reduces = has_dtype && (!collective || benchmark_case.collective->reduces);
 
-  std::string algorithm;
-  switch (family) {
-    case Family::collective:
-    case Family::exchange:
-      algorithm = benchmark_case.bare ? "mpi_bare" : std::string(benchmark_case.algorithm->name);
-      break;
-    case Family::p2p:
-      algorithm = "pingpong";
-      break;
-    case Family::p2p_sendrecv:
-      algorithm = "sendrecv";
-      break;
-    case Family::local_reduce:
-      algorithm = "reduce";
-      break;
-    case Family::local_reduce_all:
-      algorithm = "reduce_all";
-      break;
-    case Family::local_memcpy:
-      algorithm = "memcpy";
-      break;
-  }
-
   const std::uint64_t bytes = benchmark_case.bytes();
   std::string check = "skipped";
   std::string wrong;
@@ -146,7 +123,7 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       collective ? std::string(benchmark_case.collective->name) : "",
       local ? "local" : context.transport,
       local ? "" : context.provider,
-      algorithm,
+      benchmark_case.algorithm_column(),
       std::to_string(metadata.ranks),
       std::to_string(metadata.ranks_per_node),
       std::to_string(metadata.nodes),

@@ -1,0 +1,115 @@
+// The interface every benchmark family implements for the Runner
+// (families.h): what the Runner prepares, calls and checks, and the CSV's
+// family and algorithm columns, go through one FamilyRunner per Family, each
+// in a file of its own:
+//
+//   collective_family.cpp   a collective of collbench/collectives/collective.h, and an
+//                           exchange (a workload's allreduces in order)
+//   p2p_family.cpp          the ping-pong and the periodic sendrecv chain
+//   local_family.cpp        the kernels of rank 0 alone or of every rank at
+//                           once: reduce, reduce_all, memcpy
+//
+// The Runner keeps what every family shares (the timed loop, the barrier,
+// the timeouts, the agreement on check results, the warm-up and the batch
+// calibration); a family owns its buffers and what one call and the check
+// do with them.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "collbench/core/check.h"
+#include "collbench/transport/transport.h"
+#include "options.h"
+
+namespace collbench::harness {
+
+enum class Family;
+struct BenchmarkCase;
+
+// --check calls a collective twice, with inputs of two generations, so that a
+// result left over from the first call (a stale buffer) is wrong in the
+// second. Both count as --warmup calls (for every family: the warm-up count
+// does not depend on how many calls a family's check makes).
+inline constexpr int kCheckedCalls = 2;
+
+// What the Runner lends a family: the run's options and transport, and the
+// waits of its own, bounded by the transport's timeout (see families.h).
+class RunContext {
+ public:
+  virtual const Options& options() const = 0;
+  virtual Transport& transport() const = 0;
+  virtual int rank() const = 0;
+  virtual int ranks() const = 0;
+  // The barrier before a call (--sync barrier; nothing under --sync none).
+  virtual void synchronize() = 0;
+  // The sleeping barrier after a p2p or local call, so that ranks not
+  // taking part do not steal the measured ranks' cores.
+  virtual void wait_for_all_ranks_sleeping() = 0;
+  // Around a call of the MPI library's own blocking collective, which
+  // --timeout cannot interrupt: the watchdog ends the job when it has not
+  // returned long after the timeout.
+  virtual void library_call_started(const BenchmarkCase& benchmark_case) = 0;
+  virtual void library_call_returned() = 0;
+  // The mpi transport's communicator, the one `mpi` uses (mpi_bare's);
+  // MPI_COMM_NULL over another transport.
+  virtual MPI_Comm library_comm() const = 0;
+
+ protected:
+  ~RunContext() = default;
+};
+
+// One benchmark's buffers (allocated and page-touched) and algorithm,
+// ready to call. Built by FamilyRunner::prepare on the first call of a
+// benchmark and kept for the later calls Google Benchmark makes.
+class PreparedCase {
+ public:
+  virtual ~PreparedCase() = default;
+  // Whether these buffers can serve `next` as they are (the same messages),
+  // so that only its algorithm is built; when so, takes `next` over.
+  virtual bool adopt(const BenchmarkCase& next) {
+    static_cast<void>(next);
+    return false;
+  }
+  // The untimed --check calls, from inputs of their own; this rank's result.
+  virtual CheckResult check(const BenchmarkCase& benchmark_case) = 0;
+  // After the check, before the warm-up and the timed calls.
+  virtual void before_timing() {}
+  // One timed sample (calls_per_sample calls): this rank's contribution to
+  // the MAX, in seconds for the whole sample.
+  virtual double call(const BenchmarkCase& benchmark_case) = 0;
+
+  const BenchmarkCase* owner = nullptr;
+  // The --warmup calls ran on these buffers with this algorithm. Under
+  // --interleave a benchmark's later rounds find fresh buffers (another
+  // size ran in between) and warm them up again.
+  bool warmed_up = false;
+};
+
+class FamilyRunner {
+ public:
+  virtual ~FamilyRunner() = default;
+  // The CSV's family and algorithm columns.
+  virtual std::string family_column(const BenchmarkCase& benchmark_case) const = 0;
+  virtual std::string algorithm_column(const BenchmarkCase& benchmark_case) const = 0;
+  // Allocates `benchmark_case`'s buffers and fills its inputs (for the
+  // timed calls: the check fills its own).
+  virtual std::unique_ptr<PreparedCase> prepare(const BenchmarkCase& benchmark_case,
+                                                RunContext& context) const = 0;
+};
+
+// The table: the FamilyRunner of each Family.
+const FamilyRunner& family_runner(Family family);
+
+// The families, one per file.
+const FamilyRunner& collective_family();  // collective and exchange
+const FamilyRunner& pingpong_family();
+const FamilyRunner& sendrecv_family();
+const FamilyRunner& local_reduce_family();
+const FamilyRunner& local_reduce_all_family();
+const FamilyRunner& local_memcpy_family();
+
+}  // namespace collbench::harness

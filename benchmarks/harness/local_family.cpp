@@ -1,0 +1,160 @@
+// The local families (family.h): a kernel on two buffers, dst and src,
+// nothing through the transport; all three are "local" in the CSV (transport
+// "local"), told apart by the algorithm column.
+//
+//   local/reduce/<dtype>/<bytes>       reduce_inplace(dst, src) on rank 0
+//   local/reduce_all/<dtype>/<bytes>   (--families reduce_all) the same on
+//                                      every rank at once
+//   local/memcpy/<bytes>               memcpy(dst, src) on rank 0
+//
+// On rank 0 alone, only rank 0's time counts, and the other ranks wait in a
+// sleeping poll instead of MPI's busy wait so that, oversubscribed, they do
+// not steal rank 0's core: local/reduce then measures the kernel on an
+// otherwise idle node, which is what gamma means in the cost model.
+// reduce_all keeps every rank busy on purpose, as every rank reduces in a
+// step of ring, recursive doubling, Rabenseifner or the sharded parameter
+// server: ranks on one node then share its caches and memory bandwidth,
+// which rank 0 alone has to itself; its time is the slowest rank's.
+//
+// A sample is a batch of calls back to back (calls_per_sample, calibrated by
+// the Runner), since one call of a small kernel takes nanoseconds.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+
+#include "aligned_buffer.h"
+#include "check_data.h"
+#include "collbench/core/reduce.h"
+#include "families.h"
+#include "family.h"
+
+namespace collbench::harness {
+namespace {
+
+class PreparedLocal : public PreparedCase {
+ public:
+  PreparedLocal(const BenchmarkCase& benchmark_case, RunContext& context, bool every_rank)
+      : context_(context),
+        options_(context.options()),
+        rank_(context.rank()),
+        every_rank_(every_rank),
+        dst_(benchmark_case.message_bytes.front()),
+        src_(benchmark_case.message_bytes.front()) {}
+
+ protected:
+  // calls_per_sample calls of `kernel` where it runs (inlined: no call
+  // through a pointer inside the timed loop), then the sleeping barrier
+  // when rank 0 runs alone.
+  template <typename Kernel>
+  double time_calls(const BenchmarkCase& benchmark_case, Kernel kernel) {
+    double elapsed = 0;
+    if (runs_kernel()) {
+      const std::uint64_t calls = benchmark_case.calls_per_sample;
+      const double start = MPI_Wtime();
+      for (std::uint64_t i = 0; i < calls; ++i) {
+        kernel();
+        benchmark::ClobberMemory();
+      }
+      elapsed = MPI_Wtime() - start;
+    }
+    if (!every_rank_) context_.wait_for_all_ranks_sleeping();
+    return elapsed;
+  }
+
+  // Whether this rank runs the kernel, and so has a result to check.
+  bool runs_kernel() const { return rank_ == 0 || every_rank_; }
+
+  RunContext& context_;
+  const Options& options_;
+  const int rank_;
+  const bool every_rank_;
+  AlignedBuffer dst_;
+  AlignedBuffer src_;
+};
+
+class PreparedReduce final : public PreparedLocal {
+ public:
+  using PreparedLocal::PreparedLocal;
+
+  CheckResult check(const BenchmarkCase& benchmark_case) override {
+    // dst and src are ranks 0 and 1 of a two-rank reduction; one kernel
+    // call combines them, avg like sum (the division is the collective's).
+    const CheckPattern pattern(2, 1);
+    pattern.fill(options_.dtype, 0, 0, dst_.span());
+    pattern.fill(options_.dtype, 1, 0, src_.span());
+    context_.synchronize();
+    call(benchmark_case);
+    if (!runs_kernel()) return {};
+    const ReduceOp combine = options_.op == ReduceOp::avg ? ReduceOp::sum : options_.op;
+    return pattern.check_reduced(options_.dtype, combine, 0, dst_.span());
+  }
+
+  void before_timing() override {
+    // Adding zeros keeps dst bounded however many iterations run (the check
+    // left small integers in it), so timing never meets overflow or
+    // subnormals.
+    std::memset(src_.data(), 0, src_.size());
+  }
+
+  double call(const BenchmarkCase& benchmark_case) override {
+    const std::size_t count = dst_.size() / dtype_size(options_.dtype);
+    return time_calls(benchmark_case, [&] {
+      reduce_inplace(options_.dtype, options_.op, dst_.data(), src_.data(), count);
+    });
+  }
+};
+
+class PreparedMemcpy final : public PreparedLocal {
+ public:
+  using PreparedLocal::PreparedLocal;
+
+  CheckResult check(const BenchmarkCase& benchmark_case) override {
+    fill_bytes(src_.span(), 0);
+    poison(dst_.span());
+    context_.synchronize();
+    call(benchmark_case);
+    if (!runs_kernel()) return {};
+    return check_bytes(dst_.span(), 0);
+  }
+
+  double call(const BenchmarkCase& benchmark_case) override {
+    const std::size_t bytes = dst_.size();
+    return time_calls(benchmark_case, [&] { std::memcpy(dst_.data(), src_.data(), bytes); });
+  }
+};
+
+template <typename Prepared>
+class LocalFamily final : public FamilyRunner {
+ public:
+  LocalFamily(const char* algorithm, bool every_rank)
+      : algorithm_(algorithm), every_rank_(every_rank) {}
+  std::string family_column(const BenchmarkCase&) const override { return "local"; }
+  std::string algorithm_column(const BenchmarkCase&) const override { return algorithm_; }
+  std::unique_ptr<PreparedCase> prepare(const BenchmarkCase& benchmark_case,
+                                        RunContext& context) const override {
+    return std::make_unique<Prepared>(benchmark_case, context, every_rank_);
+  }
+
+ private:
+  const char* algorithm_;
+  const bool every_rank_;
+};
+
+}  // namespace
+
+const FamilyRunner& local_reduce_family() {
+  static const LocalFamily<PreparedReduce> family("reduce", /*every_rank=*/false);
+  return family;
+}
+
+const FamilyRunner& local_reduce_all_family() {
+  static const LocalFamily<PreparedReduce> family("reduce_all", /*every_rank=*/true);
+  return family;
+}
+
+const FamilyRunner& local_memcpy_family() {
+  static const LocalFamily<PreparedMemcpy> family("memcpy", /*every_rank=*/false);
+  return family;
+}
+
+}  // namespace collbench::harness
