@@ -36,12 +36,14 @@ read -r -a mpirun <<<"${COLLBENCH_MPIRUN:?set COLLBENCH_MPIRUN to the mpirun com
 work=$(mktemp -d "${TMPDIR:-/tmp}/harness_${scenario}.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# Every algorithm of the registry, comma-separated, as collbench lists them
-# (--list-algorithms --csv, an MPI singleton): what --algorithms all runs.
+# Every allreduce algorithm of the table, comma-separated, as collbench lists
+# them (--list-algorithms --csv, an MPI singleton): what --algorithms all
+# runs for --families allreduce.
 registry_algorithms() {
   "$collbench" --list-algorithms --csv | "$python" -c '
 import csv, sys
-print(",".join(row["algorithm"] for row in csv.DictReader(sys.stdin)))'
+print(",".join(row["algorithm"] for row in csv.DictReader(sys.stdin)
+               if row["collective"] == "allreduce"))'
 }
 
 fail() {
@@ -490,7 +492,7 @@ ofi)
   run 3 --transport ofi --ofi-provider shm --sizes 8B,4KiB,1MiB --check --quiet \
     --samples 3 --csv "$work/run.csv"
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
-  grep -qF "collbench: note: skipping mpi on 3 ranks (3 sizes, 8 B..1 MiB): needs the mpi transport" \
+  grep -qF "collbench: note: skipping allreduce/mpi on 3 ranks (3 sizes, 8 B..1 MiB): needs the mpi transport" \
     "$work/stderr" || { cat "$work/stderr" >&2; fail "no note for the skipped mpi algorithm"; }
   check_csv "$work/run.csv" <<'PYTHON'
 collective = [r for r in rows if r["family"] in ("allreduce", "p2p")]
@@ -533,7 +535,7 @@ errors)
   }
   # Under mpirun with 2 ranks (only rank 0 may print), then as singletons,
   # which start faster.
-  expect_usage_error 2 "collbench: unknown algorithm 'rings' in --algorithms; accepted: all, or ring," \
+  expect_usage_error 2 "collbench: unknown algorithm 'rings' in --algorithms; accepted: all, or allreduce: ring," \
     --algorithms ring,rings
   expect_usage_error 2 "collbench: --benchmark_enable_random_interleaving cannot be used" \
     --benchmark_enable_random_interleaving=true

@@ -178,7 +178,7 @@ stuck)
   run library --algorithms mpi --sync none --timeout 2 --debug-stuck-rank 2 --debug-fault-after 1
   ((status != 0)) || fail "exit status 0 with a rank stuck before MPI_Allreduce"
   ((seconds < 60)) || fail "took $seconds s with --timeout 2 (the mpi algorithm)"
-  expect_stderr "allreduce/mpi/65536 (64 KiB per rank): the MPI library's MPI_Allreduce has not returned after"
+  expect_stderr "allreduce/mpi/65536 (64 KiB per rank): the MPI library's own call has not returned after"
   expect_rows library allreduce/mpi/1024
   ;;
 
