@@ -548,7 +548,7 @@ errors)
   expect_usage_error 0 "collbench: unknown --dtype 'f8'; accepted: f32, f64, f16, bf16" --dtype f8
   expect_usage_error 0 "collbench: --workload: " --workload resnet51:ddp
   expect_usage_error 0 "collbench: The following argument was not expected: --frobnicate" --frobnicate
-  expect_usage_error 0 "collbench: --benchmark_format=xml: accepted formats are console, json and csv" \
+  expect_usage_error 0 "collbench: --benchmark_format=xml: accepted formats are console and json" \
     --benchmark_format=xml
   expect_usage_error 0 "collbench: --benchmark_filter=ring/64\$ selects none of the 3 benchmarks (names look like allreduce/ring/64/manual_time)" \
     --sizes 64B --algorithms ring --benchmark_filter='ring/64$'
