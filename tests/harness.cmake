@@ -29,6 +29,7 @@ endfunction()
 
 harness_mpi_test(full NP 3)
 harness_mpi_test(full NP 4)
+harness_mpi_test(collectives NP 3)
 harness_mpi_test(workload NP 3)
 harness_mpi_test(sendrecv NP 3)
 harness_mpi_test(slow NP 3)

@@ -262,7 +262,7 @@ TEST(Options, EveryGoogleBenchmarkFlagIsCheckedBeforeGoogleBenchmarkSeesIt) {
       {"--benchmark_time_unit=fortnight", "accepted units are ns, us, ms and s"},
       {"--benchmark_format=xml", "accepted formats are console and json"},
       {"--benchmark_out_format=yaml", "accepted formats are console and json"},
-      {"--benchmark_out_format=csv", "use --csv PATH, collbench's own CSV"},
+      {"--benchmark_out_format=csv", "Google Benchmark's csv format is not accepted"},
       {"--benchmark_format=csv", "Google Benchmark's csv format is not accepted"},
       {"--benchmark_color=", "expected auto, true or false"},
       {"--benchmark_list_tests=maybe", "expected true or false"},
