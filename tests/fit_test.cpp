@@ -505,6 +505,47 @@ TEST(SyntheticRecovery, GammaAbsorbedIntoBetaWithoutLocalRows) {
   EXPECT_EQ(find_fit(results, "bottom_up", "ring"), nullptr);
 }
 
+TEST(SyntheticRecovery, AllgatherNeedsNoGammaNorLocalRows) {
+  // allgather reduces nothing: without local rows it still gets its
+  // bottom-up prediction and a top-down fit of α and β, with no γ.
+  SyntheticTruth truth;
+  truth.noise = 0;
+  truth.algorithms = {"ring"};
+  CsvTable table = synthetic_table(truth);
+  std::erase_if(table.rows, [](const auto& row) { return row[0] == "local"; });
+  const auto column = [&](std::string_view name) {
+    return static_cast<std::size_t>(table.column(name));
+  };
+  const std::size_t rows = table.rows.size();
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::vector<std::string> row = table.rows[r];
+    if (row[column("family")] != "allreduce") continue;
+    const int p = std::stoi(row[column("ranks")]);
+    const double n = std::stod(row[column("bytes")]);
+    row[column("family")] = "allgather";
+    row[column("op")] = "";
+    row[column("median_us")] = fmt::format(
+        "{:.6f}", model_terms("allgather", "ring", p, n).seconds(truth.alpha, truth.beta, 0) * 1e6);
+    table.rows.push_back(row);
+  }
+  const std::vector<NamedTable> tables = {{"allgather.csv", table}};
+  const FitResults results = fit_measurements(aggregate_measurements(tables));
+  const ModelFit* bottom_up = nullptr;
+  const ModelFit* top_down = nullptr;
+  for (const ModelFit& f : results.fits) {
+    if (f.family != "allgather") continue;
+    if (f.model == "bottom_up") bottom_up = &f;
+    if (f.model == "top_down") top_down = &f;
+  }
+  ASSERT_NE(bottom_up, nullptr) << "no bottom-up prediction for allgather without local rows";
+  EXPECT_EQ(bottom_up->gamma_source, "none");
+  EXPECT_LT(bottom_up->quality.median_rel_err, 1e-6);
+  ASSERT_NE(top_down, nullptr);
+  EXPECT_EQ(top_down->gamma_source, "none");
+  expect_within(top_down->params.beta, truth.beta, 1e-4, "allgather β");
+  expect_within(top_down->params.alpha, truth.alpha, 1e-4, "allgather α");
+}
+
 // --------------------------------------------------- sendrecv (all ranks busy)
 
 std::vector<const ModelFit*> find_fits(const FitResults& results, const std::string& model,

@@ -265,15 +265,32 @@ bool take_fitted_gamma(const RelativeFit& fit, const ModelFit* local_gamma,
   return true;
 }
 
-// Fits α and β alone: γ fixed at the local reduce fit's, or, without one,
-// absorbed into β.
+// The γ of a collective that reduces nothing (allgather): its cost terms
+// have no reduce_bytes, so it needs no local reduce rows and has no γ.
+const ModelFit& no_gamma() {
+  static const ModelFit none = [] {
+    ModelFit fit;
+    fit.model = "none";
+    fit.params.gamma = 0;
+    return fit;
+  }();
+  return none;
+}
+bool is_no_gamma(const ModelFit* gamma) { return gamma == &no_gamma(); }
+
+// Fits α and β alone: γ fixed at the local reduce fit's (none where nothing
+// is reduced), or, without one, absorbed into β.
 RelativeFit fit_alpha_beta(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds,
                            const ModelFit* local_gamma,
                            const std::vector<const Measurement*>& points, const std::string& what,
                            ModelFit& result) {
   const Eigen::MatrixXd alpha_beta = terms.leftCols(2);
   Eigen::VectorXd fixed = Eigen::VectorXd::Zero(terms.rows());
-  if (local_gamma != nullptr) {
+  if (is_no_gamma(local_gamma)) {
+    result.gamma_source = "none";
+    result.params.gamma = 0;
+    result.note = "nothing is reduced: no γ term";
+  } else if (local_gamma != nullptr) {
     result.gamma_source = "local";
     result.params.gamma = local_gamma->params.gamma;
     fixed = terms.col(2) * local_gamma->params.gamma;
@@ -318,7 +335,7 @@ ModelFit fit_top_down(FitResults& results, const AlgorithmKey& key,
   if (rank == 3 && points.size() >= 4) {
     fit = fit_relative(terms, seconds);
     fitted_gamma = take_fitted_gamma(fit, local_gamma, options, result);
-  } else if (local_gamma != nullptr) {
+  } else if (local_gamma != nullptr && !is_no_gamma(local_gamma)) {
     result.note = rank < 3 ? "γ from the local reduce fit: this algorithm's bytes and reduce_bytes "
                              "are proportional at every measured point, so its times cannot "
                              "separate β from γ"
@@ -600,8 +617,8 @@ using FittedModels = std::map<ModelsKey, CollectiveModels>;
 struct AlgorithmGroup {
   std::string collective, transport, provider, placement, dtype, op, algorithm;
   std::vector<const Measurement*> points;  // at 2 or more ranks
-  // A collective that only moves bytes (allgather) has no op: its terms
-  // have no γ, any op's γ of the dtype stands in.
+  // The collective reduces (allgather does not: no op, no γ term, no_gamma).
+  bool reduces = true;
   const ModelFit* gamma = nullptr;
   const ModelFit* ping_pong = nullptr;
   std::map<int, std::vector<const Measurement*>> points_by_ranks;
@@ -617,7 +634,8 @@ AlgorithmGroup algorithm_group(const AlgorithmKey& key, std::vector<const Measur
   std::tie(group.collective, group.transport, group.provider, group.placement, group.dtype,
            group.op, group.algorithm) = key;
   group.points = std::move(points);
-  group.gamma = find_gamma(local.gammas, group.dtype, group.op);
+  group.reduces = find_collective(group.collective)->reduces;
+  group.gamma = group.reduces ? find_gamma(local.gammas, group.dtype, group.op) : &no_gamma();
   group.ping_pong = find_link(links.ping_pongs, group.transport, group.provider, group.placement);
   for (const Measurement* m : group.points) group.points_by_ranks[m->ranks].push_back(m);
   for (const auto& entry : group.points_by_ranks) {
@@ -638,7 +656,7 @@ void predict_bottom_up(FitResults& results, const AlgorithmGroup& group,
   ModelFit fit = base_fit("bottom_up", points);
   fit.terms = "own";
   fit.params = {source.params.alpha, source.params.beta, group.gamma->params.gamma};
-  fit.gamma_source = "local";
+  fit.gamma_source = group.reduces ? "local" : "none";
   fit.link_model = source.model;
   fit.note = note;
   std::vector<double> predicted, measured;
@@ -669,8 +687,11 @@ void predict_by_size(FitResults& results, const AlgorithmGroup& group,
   const auto together = local.reduce_all_curves.find({gamma.dtype, gamma.op, ranks});
   const bool every_rank = info != nullptr && info->reduces_on_every_rank &&
                           together != local.reduce_all_curves.end() && !together->second.empty();
-  const SizeCurve& reduce =
-      every_rank ? together->second : local.reduce_curves.at({gamma.dtype, gamma.op});
+  // Nothing reduced: by_size_seconds never reads the reduce curve.
+  static const SizeCurve kNoReduce;
+  const SizeCurve& reduce = !group.reduces ? kNoReduce
+                            : every_rank   ? together->second
+                                           : local.reduce_curves.at({gamma.dtype, gamma.op});
   std::vector<const Measurement*> covered;
   std::vector<double> predicted, measured;
   for (const Measurement* m : points) {
@@ -694,14 +715,21 @@ void predict_by_size(FitResults& results, const AlgorithmGroup& group,
   fit.terms = "own";
   fit.params = {kNaN, kNaN, kNaN};
   fit.link_model = exchange.model;
-  fit.note = fmt::format(
-      "each exchange at the {} sendrecv time at {} ranks and each byte reduced at the "
-      "{} {} {} rate, both interpolated at the mean message size bytes/messages, "
-      "each byte at the rate at the vector size where that is slower (working set)",
-      exchange.placement, ranks,
-      every_rank ? fmt::format("local reduce_all (every rank at once, {} ranks)", ranks)
-                 : std::string("local reduce (rank 0 alone)"),
-      gamma.dtype, gamma.op);
+  fit.note =
+      group.reduces
+          ? fmt::format(
+                "each exchange at the {} sendrecv time at {} ranks and each byte reduced at the "
+                "{} {} {} rate, both interpolated at the mean message size bytes/messages, "
+                "each byte at the rate at the vector size where that is slower (working set)",
+                exchange.placement, ranks,
+                every_rank ? fmt::format("local reduce_all (every rank at once, {} ranks)", ranks)
+                           : std::string("local reduce (rank 0 alone)"),
+                gamma.dtype, gamma.op)
+          : fmt::format(
+                "each exchange at the {} sendrecv time at {} ranks, interpolated at the mean "
+                "message size bytes/messages, each byte at the rate at the vector size where "
+                "that is slower (working set); nothing is reduced",
+                exchange.placement, ranks);
   fit.quality = fit_quality(measured, predicted);
   add_predictions(results, "bottom_up_by_size", covered, predicted);
   results.fits.push_back(std::move(fit));
@@ -742,8 +770,9 @@ void predict_group_bottom_up(FitResults& results, const AlgorithmGroup& group,
     return;
   }
   const ModelFit* link = group.ping_pong;
-  const std::string gamma_note =
-      fmt::format("γ from the local reduce {} {}", group.gamma->dtype, group.gamma->op);
+  const std::string gamma_note = group.reduces ? fmt::format("γ from the local reduce {} {}",
+                                                             group.gamma->dtype, group.gamma->op)
+                                               : std::string("no γ: nothing is reduced");
   if (group.exchange_at.empty()) {
     // One fit for every rank count: α, β do not depend on p.
     predict_bottom_up(results, group, group.points, *link,
