@@ -174,7 +174,8 @@ struct ModelFit {
   double alpha_rel_stderr = 0, beta_rel_stderr = 0, gamma_rel_stderr = 0;
   // Where γ came from: "fitted", "local" (the reduce_gamma fit, because this
   // group's points cannot determine it), "absorbed" (no local γ either: the
-  // reported β includes γ's share), or "" when γ plays no role.
+  // reported β includes γ's share), "none" (a collective that reduces
+  // nothing: no γ term), or "" when γ plays no role (p2p, memcpy).
   std::string gamma_source;
   FitQuality quality;
   std::vector<int> ranks;  // rank counts among the points
