@@ -78,6 +78,9 @@ class CollectiveBase : public Collective {
   }
   // The avg division, on `block` of out.
   void finish_average(Block block);
+  // The rank `offset` places after this one around the ring of ranks (mod
+  // p, either direction): ring neighbours, and the block a ring step moves.
+  int rank_at(int offset) const { return ((rank_ + offset) % ranks_ + ranks_) % ranks_; }
   // Tag `index` (< kTagsPerSlot) of this algorithm object's slot: each
   // algorithm numbers its tags 0, 1, ... in an enum of its own.
   int tag(int index) const { return first_tag_ + index; }

@@ -32,8 +32,8 @@ class BruckAllgather final : public detail::AllgatherBase {
     place_own_block();
     for (int distance = 1; distance < ranks_; distance *= 2) {
       const int blocks = std::min(distance, ranks_ - distance);
-      const int to = (rank_ - distance + ranks_) % ranks_;
-      const int from = (rank_ + distance) % ranks_;
+      const int to = rank_at(-distance);
+      const int from = rank_at(distance);
       exchange_range(rank_, blocks, to, /*send=*/true);
       exchange_range(from, blocks, from, /*send=*/false);
       wait_all(requests_);

@@ -19,9 +19,7 @@ class RingAllgather final : public detail::AllgatherBase {
  public:
   RingAllgather(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
                 std::span<std::byte> out)
-      : AllgatherBase(transport, spec, in, out),
-        left_((rank_ + ranks_ - 1) % ranks_),
-        right_((rank_ + 1) % ranks_) {
+      : AllgatherBase(transport, spec, in, out), left_(rank_at(-1)), right_(rank_at(1)) {
     requests_.reserve(2);
   }
 
@@ -29,8 +27,8 @@ class RingAllgather final : public detail::AllgatherBase {
     // Sent from in at step 0, so the copy into out does not delay it.
     const std::byte* outgoing_data = in_;
     for (int step = 0; step + 1 < ranks_; ++step) {
-      const detail::Block outgoing = block(index(-step));
-      const detail::Block incoming = block(index(-1 - step));
+      const detail::Block outgoing = block(rank_at(-step));
+      const detail::Block incoming = block(rank_at(-1 - step));
       requests_.push_back(recv(out_at(incoming.offset), incoming.count, left_, tag(kStepTag)));
       requests_.push_back(send(outgoing_data, outgoing.count, right_, tag(kStepTag)));
       if (step == 0) place_own_block();
@@ -41,10 +39,6 @@ class RingAllgather final : public detail::AllgatherBase {
   }
 
  private:
-  int index(int offset_from_rank) const {
-    return ((rank_ + offset_from_rank) % ranks_ + ranks_) % ranks_;
-  }
-
   const int left_;
   const int right_;
   std::vector<RequestId> requests_;

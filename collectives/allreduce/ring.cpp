@@ -40,9 +40,7 @@ class RingAllreduce final : public detail::AllreduceBase {
  public:
   RingAllreduce(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
                 std::span<std::byte> out)
-      : AllreduceBase(transport, spec, in, out),
-        left_((rank_ + ranks_ - 1) % ranks_),
-        right_((rank_ + 1) % ranks_) {
+      : AllreduceBase(transport, spec, in, out), left_(rank_at(-1)), right_(rank_at(1)) {
     const std::size_t segment_bytes =
         spec.segment_bytes > 0 ? spec.segment_bytes : kDefaultSegmentBytes;
     segment_elements_ = std::max<std::size_t>(1, segment_bytes / element_bytes_);
@@ -74,9 +72,6 @@ class RingAllreduce final : public detail::AllreduceBase {
   std::size_t segments_in(std::size_t elements) const {
     return (elements + segment_elements_ - 1) / segment_elements_;
   }
-  int chunk_index(int offset_from_rank) const {
-    return ((rank_ + offset_from_rank) % ranks_ + ranks_) % ranks_;
-  }
   detail::Block chunk(int index) const { return detail::partition(spec_.count, ranks_, index); }
   detail::Block segment(detail::Block within, std::size_t k) const {
     const std::size_t begin = k * segment_elements_;
@@ -91,7 +86,7 @@ class RingAllreduce final : public detail::AllreduceBase {
   }
 
   void post_step_receives(int step) {
-    const detail::Block incoming = chunk(chunk_index(-step - 1));
+    const detail::Block incoming = chunk(rank_at(-step - 1));
     std::vector<RequestId>& requests = step_receives_[step % 2];
     for (std::size_t k = 0; k < segments_in(incoming.count); ++k) {
       const detail::Block part = segment(incoming, k);
@@ -111,7 +106,7 @@ class RingAllreduce final : public detail::AllreduceBase {
     for (int step = 0; step < steps; ++step) {
       const bool last = step + 1 == steps;
       if (!last) post_step_receives(step + 1);
-      const detail::Block incoming = chunk(chunk_index(-step - 1));
+      const detail::Block incoming = chunk(rank_at(-step - 1));
       std::vector<RequestId>& requests = step_receives_[step % 2];
       for (std::size_t k = 0; k < requests.size(); ++k) {
         transport_.wait(requests[k]);
@@ -133,7 +128,7 @@ class RingAllreduce final : public detail::AllreduceBase {
   void allgather() {
     const int steps = ranks_ - 1;
     for (int step = 0; step < steps; ++step) {
-      const detail::Block incoming = chunk(chunk_index(-step));
+      const detail::Block incoming = chunk(rank_at(-step));
       for (std::size_t k = 0; k < segments_in(incoming.count); ++k) {
         const detail::Block part = segment(incoming, k);
         allgather_receives_.push_back(
@@ -142,7 +137,7 @@ class RingAllreduce final : public detail::AllreduceBase {
     }
     std::size_t next_receive = 0;
     for (int step = 0; step < steps; ++step) {
-      const detail::Block incoming = chunk(chunk_index(-step));
+      const detail::Block incoming = chunk(rank_at(-step));
       for (std::size_t k = 0; k < segments_in(incoming.count); ++k) {
         transport_.wait(allgather_receives_[next_receive++]);
         if (step + 1 < steps) {

@@ -25,9 +25,7 @@ class RingReduceScatter final : public detail::ReduceScatterBase {
  public:
   RingReduceScatter(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
                     std::span<std::byte> out)
-      : ReduceScatterBase(transport, spec, in, out),
-        left_((rank_ + ranks_ - 1) % ranks_),
-        right_((rank_ + 1) % ranks_) {
+      : ReduceScatterBase(transport, spec, in, out), left_(rank_at(-1)), right_(rank_at(1)) {
     if (ranks_ > 1) {
       const std::size_t largest_block = block(0).count;
       for (auto& staging : staging_) staging = allocate_workspace(largest_block);
@@ -41,8 +39,8 @@ class RingReduceScatter final : public detail::ReduceScatterBase {
     } else {
       const std::byte* partial = nullptr;  // what this step sends
       for (int step = 0; step + 1 < ranks_; ++step) {
-        const detail::Block outgoing = block(index(-1 - step));
-        const detail::Block incoming = block(index(-2 - step));
+        const detail::Block outgoing = block(rank_at(-1 - step));
+        const detail::Block incoming = block(rank_at(-2 - step));
         if (step == 0) partial = in_at(outgoing.offset);
         std::byte* arrival = staging_[step % 2];
         requests_.push_back(recv(arrival, incoming.count, left_, tag(kStepTag)));
@@ -59,10 +57,6 @@ class RingReduceScatter final : public detail::ReduceScatterBase {
   }
 
  private:
-  int index(int offset_from_rank) const {
-    return ((rank_ + offset_from_rank) % ranks_ + ranks_) % ranks_;
-  }
-
   const int left_;
   const int right_;
   std::byte* staging_[2] = {};
