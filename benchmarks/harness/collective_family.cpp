@@ -29,6 +29,7 @@
 #include "collbench/transport/mpi_transport.h"
 #include "families.h"
 #include "family.h"
+#include "planner.h"
 
 namespace collbench::harness {
 namespace {
@@ -218,6 +219,129 @@ class CollectiveFamily final : public FamilyRunner {
 const FamilyRunner& collective_family() {
   static const CollectiveFamily family;
   return family;
+}
+
+// ---------------------------------------------------------------------------
+// Planning (planner.h).
+
+namespace {
+
+BenchmarkCase collective_case(const CollectiveInfo& collective, const AlgorithmInfo& algorithm) {
+  BenchmarkCase entry;
+  entry.family = Family::collective;
+  entry.collective = &collective;
+  entry.algorithm = &algorithm;
+  return entry;
+}
+
+// mpi_bare needs the mpi transport and MPI's own datatypes and operations
+// (no user-defined op).
+bool bare_allreduce_possible(const Planner& planner) {
+  const Options& options = planner.options();
+  return planner.transport_kind() == "mpi" &&
+         (options.dtype == DType::f32 || options.dtype == DType::f64) &&
+         options.op != ReduceOp::avg;
+}
+
+// Size-major, as nccl-tests' tables: every algorithm at one size, then the
+// next size. Consecutive benchmarks then share their buffers (see
+// PreparedCollective::adopt), and the console output compares algorithms
+// per size. With `bare`, allreduce/mpi_bare/<bytes> after each size's
+// algorithms (with_algorithms false: only those).
+void add_collective_sizes(Planner& planner, const CollectiveInfo& collective,
+                          const std::vector<std::uint64_t>& sizes, bool with_algorithms,
+                          bool bare) {
+  std::vector<const AlgorithmInfo*> algorithms;
+  if (with_algorithms) algorithms = planner.selected(collective);
+  for (const std::uint64_t bytes : sizes) {
+    for (const AlgorithmInfo* algorithm : algorithms) {
+      if (!planner.runnable(collective, *algorithm, bytes)) continue;
+      BenchmarkCase entry = collective_case(collective, *algorithm);
+      entry.name = fmt::format("{}/{}/{}", collective.name, algorithm->name, bytes);
+      entry.message_bytes = {bytes};
+      planner.add(std::move(entry));
+    }
+    if (bare) {
+      BenchmarkCase entry =
+          collective_case(collective, *collective.find_algorithm(kMpiLibraryAlgorithm));
+      entry.name = fmt::format("{}/mpi_bare/{}", collective.name, bytes);
+      entry.message_bytes = {bytes};
+      entry.bare = true;
+      planner.add(std::move(entry));
+    }
+  }
+}
+
+// allreduce/<algorithm>/<bytes>/<workload>: every distinct message size of
+// each workload (its gradient's allreduces).
+void add_workload_sizes(Planner& planner, const CollectiveInfo& allreduce,
+                        const std::vector<Workload>& workloads) {
+  const std::vector<const AlgorithmInfo*> algorithms = planner.selected(allreduce);
+  for (const Workload& workload : workloads) {
+    for (const Message& message : workload.distinct) {
+      for (const AlgorithmInfo* algorithm : algorithms) {
+        if (!planner.runnable(allreduce, *algorithm, message.bytes)) continue;
+        BenchmarkCase entry = collective_case(allreduce, *algorithm);
+        entry.name = fmt::format("{}/{}/{}/{}", allreduce.name, algorithm->name, message.bytes,
+                                 workload.spec);
+        entry.message_bytes = {message.bytes};
+        entry.workload = workload.spec;
+        entry.model = workload.model;
+        entry.item = message.item;
+        entry.multiplicity = message.multiplicity;
+        planner.add(std::move(entry));
+      }
+    }
+  }
+}
+
+// exchange/<algorithm>/<workload>: one iteration's allreduces in order.
+void add_exchanges(Planner& planner, const CollectiveInfo& allreduce,
+                   const std::vector<Workload>& workloads) {
+  const std::vector<const AlgorithmInfo*> algorithms = planner.selected(allreduce);
+  for (const Workload& workload : workloads) {
+    for (const AlgorithmInfo* algorithm : algorithms) {
+      BenchmarkCase entry = collective_case(allreduce, *algorithm);
+      entry.name = fmt::format("exchange/{}/{}", algorithm->name, workload.spec);
+      entry.family = Family::exchange;
+      entry.workload = workload.spec;
+      entry.model = workload.model;
+      entry.item = fmt::format("{} messages", workload.sequence.size());
+      entry.multiplicity = 1;
+      bool all_runnable = true;
+      for (const Message& message : workload.sequence) {
+        all_runnable = planner.runnable(allreduce, *algorithm, message.bytes) && all_runnable;
+        entry.message_bytes.push_back(message.bytes);
+      }
+      if (all_runnable) planner.add(std::move(entry));
+    }
+  }
+}
+
+}  // namespace
+
+void plan_collective_cases(Planner& planner, const std::vector<std::uint64_t>& sizes,
+                           const std::vector<Workload>& workloads) {
+  const Options& options = planner.options();
+  const CollectiveInfo& allreduce = *find_collective("allreduce");
+  const bool bare_asked = options.has_family("mpi_bare");
+  const bool bare = bare_asked && bare_allreduce_possible(planner);
+  if (bare_asked && !bare) {
+    planner.note(
+        "skipping allreduce/mpi_bare: it needs the mpi transport, f32 or f64, "
+        "and sum, min or max");
+  }
+  for (const CollectiveInfo& collective : collectives()) {
+    const bool with_algorithms = options.has_family(std::string(collective.name));
+    const bool bare_here = &collective == &allreduce && bare;
+    if (with_algorithms || bare_here) {
+      add_collective_sizes(planner, collective, sizes, with_algorithms, bare_here);
+    }
+    if (with_algorithms && &collective == &allreduce) {
+      add_workload_sizes(planner, allreduce, workloads);
+    }
+  }
+  if (options.has_family("exchange")) add_exchanges(planner, allreduce, workloads);
 }
 
 }  // namespace collbench::harness

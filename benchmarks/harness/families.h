@@ -1,6 +1,7 @@
 // The benchmark families: which benchmarks a configuration registers
-// (plan_cases) and the Runner, which times one benchmark's calls. What one
-// call of each family does is the family's (family.h), one file each:
+// (plan_cases, planner.h) and the Runner, which times one benchmark's calls.
+// What one call of each family does, and which of its benchmarks a
+// configuration plans, is the family's (family.h, planner.h), one file each:
 //
 //   <collective>/<algorithm>/<bytes>            collective_family.cpp: one call
 //                                               of a collective of

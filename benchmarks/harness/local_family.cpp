@@ -19,6 +19,7 @@
 // A sample is a batch of calls back to back (calls_per_sample, calibrated by
 // the Runner), since one call of a small kernel takes nanoseconds.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <cstring>
 
@@ -27,6 +28,7 @@
 #include "collbench/core/reduce.h"
 #include "families.h"
 #include "family.h"
+#include "planner.h"
 
 namespace collbench::harness {
 namespace {
@@ -155,6 +157,35 @@ const FamilyRunner& local_reduce_all_family() {
 const FamilyRunner& local_memcpy_family() {
   static const LocalFamily<PreparedMemcpy> family("memcpy", /*every_rank=*/false);
   return family;
+}
+
+// Planning (planner.h).
+
+namespace {
+
+// One local/<kernel>/<bytes> benchmark of `family` per size.
+void add_local(Planner& planner, const std::string& kernel, Family family,
+               const std::vector<std::uint64_t>& sizes) {
+  for (const std::uint64_t bytes : sizes) {
+    BenchmarkCase entry;
+    entry.name = fmt::format("local/{}/{}", kernel, bytes);
+    entry.family = family;
+    entry.message_bytes = {bytes};
+    planner.add(std::move(entry));
+  }
+}
+
+}  // namespace
+
+void plan_local_cases(Planner& planner, const std::vector<std::uint64_t>& sizes) {
+  const Options& options = planner.options();
+  if (options.has_family("local")) {
+    add_local(planner, "reduce/" + planner.dtype_name(), Family::local_reduce, sizes);
+    add_local(planner, "memcpy", Family::local_memcpy, sizes);
+  }
+  if (options.has_family("reduce_all")) {
+    add_local(planner, "reduce_all/" + planner.dtype_name(), Family::local_reduce_all, sizes);
+  }
 }
 
 }  // namespace collbench::harness

@@ -12,12 +12,15 @@
 // A sample is a batch of calls back to back (calls_per_sample, calibrated by
 // the Runner). Each rank sends a byte pattern of its own (check_data.h), so
 // --check tells what arrived from whom.
+#include <fmt/format.h>
+
 #include <array>
 
 #include "aligned_buffer.h"
 #include "check_data.h"
 #include "families.h"
 #include "family.h"
+#include "planner.h"
 
 namespace collbench::harness {
 namespace {
@@ -145,6 +148,50 @@ const FamilyRunner& pingpong_family() {
 const FamilyRunner& sendrecv_family() {
   static const P2pFamily<PreparedSendrecv> family("sendrecv");
   return family;
+}
+
+// Planning (planner.h).
+
+namespace {
+
+// p2p/pingpong/<bytes>/peer:<r>: rank 0 with every other rank.
+void add_pingpongs(Planner& planner, const std::vector<std::uint64_t>& sizes) {
+  if (planner.ranks() < 2) {
+    planner.note("skipping p2p/pingpong: it needs at least 2 ranks");
+    return;
+  }
+  for (const std::uint64_t bytes : sizes) {
+    for (int peer = 1; peer < planner.ranks(); ++peer) {
+      BenchmarkCase entry;
+      entry.name = fmt::format("p2p/pingpong/{}/peer:{}", bytes, peer);
+      entry.family = Family::p2p;
+      entry.message_bytes = {bytes};
+      entry.peer = peer;
+      planner.add(std::move(entry));
+    }
+  }
+}
+
+// p2p/sendrecv/<bytes>: the periodic chain.
+void add_sendrecvs(Planner& planner, const std::vector<std::uint64_t>& sizes) {
+  if (planner.ranks() < 2) {
+    planner.note("skipping p2p/sendrecv: it needs at least 2 ranks");
+    return;
+  }
+  for (const std::uint64_t bytes : sizes) {
+    BenchmarkCase entry;
+    entry.name = fmt::format("p2p/sendrecv/{}", bytes);
+    entry.family = Family::p2p_sendrecv;
+    entry.message_bytes = {bytes};
+    planner.add(std::move(entry));
+  }
+}
+
+}  // namespace
+
+void plan_p2p_cases(Planner& planner, const std::vector<std::uint64_t>& sizes) {
+  if (planner.options().has_family("p2p")) add_pingpongs(planner, sizes);
+  if (planner.options().has_family("sendrecv")) add_sendrecvs(planner, sizes);
 }
 
 }  // namespace collbench::harness

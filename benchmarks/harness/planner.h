@@ -1,0 +1,70 @@
+// Planning (plan_cases, families.h): which benchmarks a configuration
+// registers. The Planner holds what every family's planning shares (the
+// --algorithms selection, the can-it-run check and its notes, the memory
+// check); each family file plans its own benchmarks with it (plan_* below),
+// and plan_cases runs them in registration order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "collbench/catalog/workload.h"
+#include "families.h"
+
+namespace collbench::harness {
+
+class Planner {
+ public:
+  Planner(const Options& options, std::string_view transport_kind, int ranks);
+
+  const Options& options() const { return options_; }
+  std::string_view transport_kind() const { return transport_kind_; }
+  int ranks() const { return ranks_; }
+  const std::string& dtype_name() const { return dtype_name_; }
+
+  // The algorithms of `collective` that --algorithms selects, in the
+  // collective's order (all of them) or the order given; the first time a
+  // collective lacks a name given, a note says so.
+  std::vector<const AlgorithmInfo*> selected(const CollectiveInfo& collective);
+  // Whether `algorithm` can run `bytes` here; an `all` sweep leaves it out
+  // with a note, an algorithm named in --algorithms is an error.
+  bool runnable(const CollectiveInfo& collective, const AlgorithmInfo& algorithm,
+                std::uint64_t bytes);
+
+  void add(BenchmarkCase entry) { plan_.cases.push_back(std::move(entry)); }
+  void note(std::string text) { plan_.notes.push_back(std::move(text)); }
+
+  // The notes of what was left out, then the memory check of every case.
+  CasePlan finish(std::uint64_t memory_limit_per_rank);
+
+ private:
+  void check_memory(const BenchmarkCase& entry, std::uint64_t memory_limit_per_rank) const;
+
+  const Options& options_;
+  const std::string_view transport_kind_;
+  const int ranks_;
+  const std::size_t element_bytes_;
+  const std::string dtype_name_;
+  CasePlan plan_;
+  std::set<const CollectiveInfo*> selected_for_;  // noted the names it lacks
+  // Sizes an algorithm cannot run, grouped by reason for one note each.
+  std::map<std::pair<std::string, std::string>, std::vector<std::uint64_t>> skipped_;
+};
+
+// Each family file's planning, in registration order. `sizes` is empty when
+// only workloads were asked for.
+//   collective_family.cpp: every collective of the table (--families
+//     <collective>), allreduce's workload sizes, mpi_bare, exchange
+void plan_collective_cases(Planner& planner, const std::vector<std::uint64_t>& sizes,
+                           const std::vector<Workload>& workloads);
+//   p2p_family.cpp: p2p (the ping-pong), sendrecv
+void plan_p2p_cases(Planner& planner, const std::vector<std::uint64_t>& sizes);
+//   local_family.cpp: local (reduce, memcpy), reduce_all
+void plan_local_cases(Planner& planner, const std::vector<std::uint64_t>& sizes);
+
+}  // namespace collbench::harness
