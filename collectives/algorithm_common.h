@@ -1,6 +1,6 @@
 // Shared plumbing of the hand-written algorithms: buffer binding and
-// registration, the layouts of each collective's buffers, the fold of
-// non-power-of-two rank counts. Internal to the library.
+// registration, and the layouts of each collective's buffers. The phases
+// they are built from are in phases.h. Internal to the library.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +17,14 @@ namespace collbench::detail {
 using collbench::Block;
 using collbench::partition;
 
+// `position` mod `ranks`, for positions either side of 0: the index of a
+// rank, or of a block, around the ring of p.
+inline int ring_index(int position, int ranks) { return (position % ranks + ranks) % ranks; }
+
+// The phases (phases.h) drive an algorithm's buffers and transport.
 struct Fold;
+struct BinomialTree;
+class RingRelay;
 
 // Binds the spans, registers them with the transport, and offers the
 // operations every algorithm needs in the units they think in (elements).
@@ -28,6 +35,11 @@ struct Fold;
 class CollectiveBase : public Collective {
   friend bool fold_in(CollectiveBase&, const Fold&, std::byte*, int, int);
   friend void unfold_out(CollectiveBase&, const Fold&, int);
+  friend const std::byte* binomial_reduce(CollectiveBase&, const BinomialTree&, const std::byte*,
+                                          std::byte*, std::byte*, std::size_t, int);
+  friend void binomial_broadcast(CollectiveBase&, const BinomialTree&, std::byte*, std::size_t,
+                                 int);
+  friend class RingRelay;
 
  public:
   CollectiveBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
@@ -80,7 +92,7 @@ class CollectiveBase : public Collective {
   void finish_average(Block block);
   // The rank `offset` places after this one around the ring of ranks (mod
   // p, either direction): ring neighbours, and the block a ring step moves.
-  int rank_at(int offset) const { return ((rank_ + offset) % ranks_ + ranks_) % ranks_; }
+  int rank_at(int offset) const { return ring_index(rank_ + offset, ranks_); }
   // Tag `index` (< kTagsPerSlot) of this algorithm object's slot: each
   // algorithm numbers its tags 0, 1, ... in an enum of its own.
   int tag(int index) const { return first_tag_ + index; }
@@ -91,7 +103,9 @@ class CollectiveBase : public Collective {
   RequestId recv(std::byte* data, std::size_t elements, int peer, int tag) {
     return transport_.irecv({data, bytes(elements)}, peer, tag);
   }
+  // Nothing to wait for costs nothing (a transport's wait polls).
   void wait_all(std::vector<RequestId>& requests) {
+    if (requests.empty()) return;
     transport_.wait_all(requests);
     requests.clear();
   }
@@ -145,44 +159,6 @@ class AllgatherBase : public CollectiveBase {
   // out's block `index` := in, unless in place (in is already there).
   void place_own_block();
 };
-
-// Folding a non-power-of-two rank count p into p' = 2^⌊lg p⌋ (MPICH's
-// scheme): among the first 2·rem ranks (rem = p − p'), each even rank sends
-// its vector to the odd rank above it and sits out; the odd ranks and every
-// rank ≥ 2·rem form the p' participants, numbered 0..p'−1.
-struct Fold {
-  Fold(int ranks, int rank);
-  int pof2;
-  int rem;
-  int new_rank;  // −1 for a rank that sits out
-  bool sits_out() const { return new_rank < 0; }
-  // The real rank of participant `participant`.
-  int real_rank(int participant) const {
-    return participant < rem ? participant * 2 + 1 : participant + rem;
-  }
-  // The ranks whose blocks participant `participant` stands for, as a range
-  // of block indices: its own and, below 2·rem, that of the rank it
-  // absorbed. Consecutive participants own consecutive ranges, so a range of
-  // participants owns one contiguous range of the vector (the halving and
-  // doubling of reduce_scatter and allgather work on those).
-  Block blocks_of(int participant) const {
-    return participant < rem ? Block{static_cast<std::size_t>(2 * participant), 2}
-                             : Block{static_cast<std::size_t>(participant + rem), 1};
-  }
-  // The elements of participants [first, first + participants) for a whole
-  // vector of `count` elements over `ranks` blocks.
-  Block elements_of(std::size_t count, int ranks, int first, int participants) const;
-};
-
-// The fold and unfold around the power-of-two core of recursive_doubling
-// and rabenseifner. fold_in: a rank that sits out sends its input to its
-// partner and receives the finished result into `out`, and returns true —
-// its call is done; the partner writes out = its input op that vector, so
-// from then on its vector is in `out` (every rank at or above 2·rem still has
-// it in `in`). unfold_out: the partner returns the result.
-bool fold_in(CollectiveBase& algorithm, const Fold& fold, std::byte* staging, int fold_tag,
-             int unfold_tag);
-void unfold_out(CollectiveBase& algorithm, const Fold& fold, int unfold_tag);
 
 // AlgorithmInfo::build for an algorithm class constructed from the build
 // arguments.

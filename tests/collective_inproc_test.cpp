@@ -113,16 +113,20 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CollectiveInProcess, ::testing::ValuesIn
                                               std::get<2>(param_info.param));
                          });
 
-TEST(RingAllreduce, TinySegmentsPipelineManySteps) {
-  // 3-element segments force many in-flight segments per step and segments
-  // that straddle uneven chunk ends.
-  const AlgorithmInfo& ring = allreduce_algorithm("ring");
-  for (int p : {2, 3, 5, 8}) {
-    for (std::size_t count : {std::size_t{1}, std::size_t{17}, std::size_t{1001}}) {
-      EXPECT_EQ(run_case(allreduce(), ring, p, count, DType::f32, ReduceOp::sum, false, 12), 0u)
-          << "p=" << p << " count=" << count;
-      EXPECT_EQ(run_case(allreduce(), ring, p, count, DType::bf16, ReduceOp::sum, true, 6), 0u)
-          << "p=" << p << " count=" << count;
+TEST(RingPhases, TinySegmentsPipelineManySteps) {
+  // 3-element segments force many in-flight segments per step, segments
+  // that straddle uneven block ends and, in allreduce, segments handed from
+  // the reduce-scatter phase to the allgather while the rest still arrive.
+  for (const CollectiveInfo& collective : collectives()) {
+    const AlgorithmInfo* ring = collective.find_algorithm("ring");
+    if (ring == nullptr) continue;
+    for (int p : {2, 3, 5, 8}) {
+      for (std::size_t count : {std::size_t{1}, std::size_t{17}, std::size_t{1001}}) {
+        EXPECT_EQ(run_case(collective, *ring, p, count, DType::f32, ReduceOp::sum, false, 12), 0u)
+            << collective.name << " p=" << p << " count=" << count;
+        EXPECT_EQ(run_case(collective, *ring, p, count, DType::bf16, ReduceOp::sum, true, 6), 0u)
+            << collective.name << " p=" << p << " count=" << count << " in place";
+      }
     }
   }
 }

@@ -14,7 +14,7 @@
 //
 // Cost (p = 2^k): lg p·α + (p−1)/p·nβ — the lower bound: the fewest rounds
 // and the fewest bytes. Otherwise the fold and unfold add 2α + (n/p + n)β.
-#include "algorithm_common.h"
+#include "phases.h"
 
 namespace collbench {
 namespace {

@@ -22,7 +22,7 @@
 // Cost (p = 2^k): 2 lg p·α + 2(p−1)/p·nβ + (p−1)/p·nγ — ring's bandwidth with
 // logarithmic latency: for medium and large messages. Otherwise p' replaces
 // p and the fold and unfold add 2α + 2nβ + nγ.
-#include "algorithm_common.h"
+#include "phases.h"
 
 namespace collbench {
 namespace {

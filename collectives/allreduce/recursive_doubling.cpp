@@ -16,7 +16,7 @@
 // Cost (p = 2^k): lg p·α + lg p·nβ + lg p·nγ — the fewest rounds of any
 // algorithm, each moving the whole vector: for small messages. Otherwise the
 // fold and unfold add 2α + 2nβ + nγ.
-#include "algorithm_common.h"
+#include "phases.h"
 
 namespace collbench {
 namespace {

@@ -1,4 +1,5 @@
-// tree — binomial-tree reduce to rank 0, then binomial-tree broadcast.
+// tree — binomial-tree reduce to rank 0, then binomial-tree broadcast (the
+// phases of phases.h).
 //
 //   Phase 1, reduce, ⌈lg p⌉ rounds: in round k (distance 2^k) every rank
 //     whose bit k is set sends its partial result to rank − 2^k and leaves;
@@ -13,7 +14,7 @@
 //
 // Cost (p ranks, n bytes): 2⌈lg p⌉α + 2⌈lg p⌉·nβ + ⌈lg p⌉·nγ — logarithmic
 // latency, but every link carries the whole vector: for small messages.
-#include "algorithm_common.h"
+#include "phases.h"
 
 namespace collbench {
 namespace {
@@ -25,48 +26,24 @@ class TreeAllreduce final : public detail::AllreduceBase {
  public:
   TreeAllreduce(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
                 std::span<std::byte> out)
-      : AllreduceBase(transport, spec, in, out) {
-    // The schedule depends only on (rank, p): compute it once.
-    for (int distance = 1; distance < ranks_; distance <<= 1) {
-      if (rank_ & distance) {
-        parent_ = rank_ - distance;
-        break;
-      }
-      if (rank_ + distance < ranks_) children_.push_back(rank_ + distance);
-    }
-    if (!children_.empty()) staging_ = allocate_workspace(spec.count);
+      : AllreduceBase(transport, spec, in, out), tree_(ranks_, rank_, /*root=*/0) {
+    if (!tree_.children.empty()) staging_ = allocate_workspace(spec.count);
   }
 
   void run() override {
     const std::size_t count = spec_.count;
-    // Reduce: nearest child first, as their subtrees finish in that order.
-    // No copy of in to out: the first reduction writes out = in op the
-    // child's, and a leaf sends straight from in.
-    const std::byte* mine = in_;
-    for (int child : children_) {
-      std::byte* received = mine == out_ ? staging_ : out_;
-      transport_.wait(recv(received, count, child, tag(kReduceTag)));
-      reduce_ordered(out_, mine, received, count);
-      mine = out_;
-    }
-    if (parent_ >= 0) {
-      // Sent before out is written: out may be in (in place).
-      transport_.wait(send(mine, count, parent_, tag(kReduceTag)));
-      transport_.wait(recv(out_, count, parent_, tag(kBroadcastTag)));
-    } else {
-      if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce
+    const std::byte* result =
+        detail::binomial_reduce(*this, tree_, in_, out_, staging_, count, tag(kReduceTag));
+    if (tree_.is_root()) {
+      if (result != out_) copy_input_to_output();  // one rank: nothing to reduce
       finish_average({0, count});
     }
-    // One child at a time: concurrent sends would share this rank's link and
-    // delay the farthest subtree, costing more than the model's nβ per round.
-    for (auto child = children_.rbegin(); child != children_.rend(); ++child) {
-      transport_.wait(send(out_, count, *child, tag(kBroadcastTag)));
-    }
+    detail::binomial_broadcast(*this, tree_, out_, count, tag(kBroadcastTag));
   }
 
  private:
-  int parent_ = -1;
-  std::vector<int> children_;  // nearest first
+  // The schedule depends only on (rank, p): computed once.
+  const detail::BinomialTree tree_;
   std::byte* staging_ = nullptr;
 };
 

@@ -19,7 +19,7 @@
 // 2α + (n + n/p)β + nγ.
 #include <cstring>
 
-#include "algorithm_common.h"
+#include "phases.h"
 
 namespace collbench {
 namespace {
