@@ -69,12 +69,19 @@ class RingBuffers {
 // blocks); an allgather phase posts all of its receives at once (each block
 // lands at its own place). Requests are reserved up front: no allocation in
 // a call.
+//
+// Where a reduce-scatter's sums are forwarded from a rotation of
+// `sum_rotation` staging blocks (step s's sum in block s mod k, arriving and
+// reduced there), step s+1's receives overwrite step s+1−k's sum, which
+// left in the forwards of step s+1−k: before posting them the relay waits
+// for those forwards. With k = 3 they were sent a whole step earlier, so the
+// wait costs nothing in the steady state; k = 0: sums are never reused.
 class RingRelay {
  public:
   // `segment_bytes` 0 is the default (512 KiB). Reduce-scatter steps use
   // `reduce_tag`, allgather steps `forward_tag`.
   RingRelay(CollectiveBase& algorithm, RingBuffers& buffers, std::vector<RingStep> steps,
-            std::size_t segment_bytes, int reduce_tag, int forward_tag);
+            std::size_t segment_bytes, int reduce_tag, int forward_tag, int sum_rotation = 0);
 
   // start() posts the first receives and sends step 0's data; finish() runs
   // every step and waits for the last sends. Between the two the algorithm
@@ -96,6 +103,10 @@ class RingRelay {
   // Forwards `data` (a part of step `step`) as step + 1's, unless it is last.
   void forward(std::size_t step, const std::byte* data, Block part, std::size_t phase_end);
   void reduce_phase(std::size_t begin, std::size_t end);
+  // Waits for the forwards of step `step` and every one before it.
+  void wait_forwards_of(std::size_t step);
+  // Waits for every send not yet waited for.
+  void wait_sends();
   void forward_phase(std::size_t begin, std::size_t end);
 
   CollectiveBase& algorithm_;
@@ -117,8 +128,11 @@ class RingRelay {
   std::size_t first_segments_ = 0;
   std::vector<RequestId> step_receives_[2];  // a reduce-scatter step's, by parity
   std::vector<RequestId> phase_receives_;    // an allgather phase's
-  std::vector<RequestId> sends_;             // the current phase's
-  std::vector<RequestId> handoff_sends_;     // the next phase's first step's
+  const std::size_t sum_rotation_;
+  std::vector<RequestId> sends_;  // the current phase's; those before sends_waited_ are done
+  std::size_t sends_waited_ = 0;
+  std::vector<std::size_t> forwards_end_;  // sends_.size() after each step's forwards
+  std::vector<RequestId> handoff_sends_;   // the next phase's first step's
 };
 
 // ---------------------------------------------------------------------------

@@ -29,14 +29,15 @@ std::vector<RingStep> ring_allgather_steps(int ranks, int own_block) {
 }
 
 RingRelay::RingRelay(CollectiveBase& algorithm, RingBuffers& buffers, std::vector<RingStep> steps,
-                     std::size_t segment_bytes, int reduce_tag, int forward_tag)
+                     std::size_t segment_bytes, int reduce_tag, int forward_tag, int sum_rotation)
     : algorithm_(algorithm),
       buffers_(buffers),
       steps_(std::move(steps)),
       left_(algorithm.rank_at(-1)),
       right_(algorithm.rank_at(1)),
       reduce_tag_(reduce_tag),
-      forward_tag_(forward_tag) {
+      forward_tag_(forward_tag),
+      sum_rotation_(static_cast<std::size_t>(sum_rotation)) {
   const std::size_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
   segment_elements_ = std::max<std::size_t>(1, bytes / algorithm.element_bytes_);
   const std::size_t count = algorithm.spec_.count;
@@ -55,6 +56,7 @@ RingRelay::RingRelay(CollectiveBase& algorithm, RingBuffers& buffers, std::vecto
     first_segments_ = segments_in(first_outgoing_.count);
   }
   const std::size_t per_step = segments_in(partition(count, ranks, 0).count);
+  forwards_end_.assign(steps_.size(), 0);
   for (auto& requests : step_receives_) requests.reserve(per_step);
   phase_receives_.reserve(steps_.size() * per_step);
   // Both: finish() swaps them at a phase boundary; and the last step's
@@ -111,9 +113,32 @@ void RingRelay::forward(std::size_t step, const std::byte* data, Block part,
   (step + 1 == phase_end ? handoff_sends_ : sends_).push_back(id);
 }
 
+void RingRelay::wait_forwards_of(std::size_t step) {
+  const std::size_t end = forwards_end_[step];
+  if (end <= sends_waited_) return;
+  algorithm_.transport_.wait_all(
+      std::span<const RequestId>(sends_.data() + sends_waited_, end - sends_waited_));
+  sends_waited_ = end;
+}
+
+void RingRelay::wait_sends() {
+  if (sends_waited_ < sends_.size()) {
+    algorithm_.transport_.wait_all(
+        std::span<const RequestId>(sends_.data() + sends_waited_, sends_.size() - sends_waited_));
+  }
+  sends_.clear();
+  sends_waited_ = 0;
+}
+
 void RingRelay::reduce_phase(std::size_t begin, std::size_t end) {
   for (std::size_t step = begin; step < end; ++step) {
-    if (step + 1 < end) post_receives(step + 1, step_receives_[(step + 1) % 2]);
+    if (step + 1 < end) {
+      // Step step+1 arrives where step step+1−k's sum was forwarded from.
+      if (sum_rotation_ > 0 && step + 1 >= begin + sum_rotation_) {
+        wait_forwards_of(step + 1 - sum_rotation_);
+      }
+      post_receives(step + 1, step_receives_[(step + 1) % 2]);
+    }
     const Block incoming = planned_[step].incoming;
     const int index = static_cast<int>(step);
     std::vector<RequestId>& requests = step_receives_[step % 2];
@@ -122,7 +147,7 @@ void RingRelay::reduce_phase(std::size_t begin, std::size_t end) {
       if (last_of_all && k + 1 == requests.size()) {
         // The call's last receive: waited for with the sends, in one wait.
         sends_.push_back(requests[k]);
-        algorithm_.wait_all(sends_);
+        wait_sends();
       } else {
         algorithm_.transport_.wait(requests[k]);
       }
@@ -133,6 +158,7 @@ void RingRelay::reduce_phase(std::size_t begin, std::size_t end) {
       forward(step, sum, part, end);
     }
     requests.clear();
+    forwards_end_[step] = sends_.size();
   }
 }
 
@@ -166,12 +192,12 @@ void RingRelay::finish() {
     }
     // What this phase forwarded may be overwritten by the next one: it must
     // have left. The handoff carries the next phase's first step.
-    algorithm_.wait_all(sends_);
+    wait_sends();
     std::swap(sends_, handoff_sends_);
     if (end < steps_.size()) begin_phase(end);
     begin = end;
   }
-  algorithm_.wait_all(sends_);
+  wait_sends();
 }
 
 }  // namespace collbench::detail

@@ -7,13 +7,11 @@
 // s = 0) and receives the partial sum of block r−2−s, which it reduces with
 // its input of that block. The last block received is block r, reduced over
 // every rank: the output.
-// Blocks arrive, and partial sums are kept, at their block's place in a
-// workspace of the whole vector, each place written once per call, so a
-// forward never races a later step's arrival: the relay waits for forwards
-// only at the end. The price is n bytes of workspace (allreduce's two
-// staging blocks of n/p serve arrivals only, its sums go to out); a ring of
-// three staging blocks would do if the relay waited for the forwards of
-// step s−2 before posting step s+1. The last block's sum goes into out.
+// Each step's block arrives, and is reduced, in one of three staging blocks
+// in turn, from where it is forwarded; the last block's sum goes into out.
+// Three, not two: with one step's receives posted ahead, step s+1 arrives
+// in step s−2's block, whose forwards left a step earlier (the relay waits
+// for them); with two it would wait for the forwards just sent.
 // Blocks travel in segments, pipelined as in ring allreduce.
 //
 // Cost (p ranks, n bytes): (p−1)α + (p−1)/p·nβ + (p−1)/p·nγ — bandwidth
@@ -26,6 +24,9 @@ namespace {
 // This algorithm's tags: offsets in its slot (CollectiveBase::tag).
 enum Tag : int { kStepTag, kUnusedForwardTag };
 
+// The rotation of staging blocks partial sums live in.
+constexpr int kSumRotation = 3;
+
 class RingReduceScatter final : public detail::ReduceScatterBase, detail::RingBuffers {
  public:
   RingReduceScatter(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
@@ -33,8 +34,11 @@ class RingReduceScatter final : public detail::ReduceScatterBase, detail::RingBu
       : ReduceScatterBase(transport, spec, in, out),
         own_(block(rank_)),
         relay_(*this, *this, detail::ring_reduce_scatter_steps(ranks_, rank_), spec.segment_bytes,
-               tag(kStepTag), tag(kUnusedForwardTag)) {
-    if (ranks_ > 1) partial_sums_ = allocate_workspace(spec.count);
+               tag(kStepTag), tag(kUnusedForwardTag), kSumRotation) {
+    if (ranks_ > 1) {
+      const std::size_t largest_block = block(0).count;
+      for (auto& staging : staging_) staging = allocate_workspace(largest_block);
+    }
   }
 
   void run() override {
@@ -47,23 +51,20 @@ class RingReduceScatter final : public detail::ReduceScatterBase, detail::RingBu
   }
 
  private:
-  bool is_final(detail::Block part) const {
-    return part.offset >= own_.offset && part.offset < own_.offset + own_.count;
-  }
-  std::byte* partial_sum_at(std::size_t element) { return partial_sums_ + bytes(element); }
-
   const std::byte* ring_source(detail::Block part) override { return in_at(part.offset); }
-  // Every block arrives in the workspace, the last one too: in place, out
-  // is this rank's block of in, still to be read.
-  std::byte* ring_arrival(int /*step*/, detail::Block /*incoming*/, detail::Block part) override {
-    return partial_sum_at(part.offset);
+  // The last block arrives in staging too: in place, out is this rank's
+  // block of in, still to be read.
+  std::byte* ring_arrival(int step, detail::Block incoming, detail::Block part) override {
+    return staging_[step % kSumRotation] + bytes(part.offset - incoming.offset);
   }
-  std::byte* ring_sum(int /*step*/, detail::Block part) override {
-    return is_final(part) ? out_at(part.offset - own_.offset) : partial_sum_at(part.offset);
+  std::byte* ring_sum(int step, detail::Block part) override {
+    const bool last = step + 2 == ranks_;
+    return last ? out_at(part.offset - own_.offset)
+                : ring_arrival(step, block(rank_at(-2 - step)), part);
   }
 
   const detail::Block own_;
-  std::byte* partial_sums_ = nullptr;
+  std::byte* staging_[kSumRotation] = {};
   detail::RingRelay relay_;
 };
 
@@ -72,7 +73,9 @@ CostTerms ring_cost(int p, double n) {
   return {steps, steps / p * n, steps / p * n};
 }
 
-std::size_t ring_workspace(int p, std::size_t n) { return p > 1 ? n : 0; }
+std::size_t ring_workspace(int p, std::size_t n) {
+  return p > 1 ? kSumRotation * (n / static_cast<std::size_t>(p) + 16) : 0;
+}
 
 }  // namespace
 
