@@ -10,11 +10,15 @@
 // partition(count, p, r): sizes differ by at most one element, so any count
 // works, counts smaller than p included.
 //
-//   collective      input of rank r   output of rank r   busbw factor   lower bound (any algorithm)
-//   allreduce       whole vector      whole vector       2(p−1)/p       ⌈lg p⌉α + 2(p−1)/p·nβ +
-//   (p−1)/p·nγ reduce_scatter  whole vector      block r            (p−1)/p        ⌈lg p⌉α +
-//   (p−1)/p·nβ + (p−1)/p·nγ allgather       block r           whole vector       (p−1)/p        ⌈lg
-//   p⌉α + (p−1)/p·nβ
+//   collective       input of rank r   output of rank r   busbw factor
+//   allreduce        whole vector      whole vector       2(p−1)/p
+//   reduce_scatter   whole vector      block r            (p−1)/p
+//   allgather        block r           whole vector       (p−1)/p
+//
+// Lower bounds (any algorithm):
+//   allreduce        ⌈lg p⌉α + 2(p−1)/p·nβ + (p−1)/p·nγ
+//   reduce_scatter   ⌈lg p⌉α + (p−1)/p·nβ + (p−1)/p·nγ
+//   allgather        ⌈lg p⌉α + (p−1)/p·nβ
 //
 // In place: the smaller buffer is the larger one's block r (for allreduce the
 // one buffer), as NCCL lays in-place reduce_scatter and allgather out.
