@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <stdexcept>
 
@@ -20,16 +22,6 @@ int comm_size(MPI_Comm comm) {
   return size;
 }
 
-int checked_count(std::size_t bytes, const char* call) {
-  // MPI counts are int; larger messages would need derived datatypes, and
-  // no algorithm here sends 2 GiB in one message.
-  if (bytes > static_cast<std::size_t>(INT32_MAX)) {
-    throw std::invalid_argument(
-        fmt::format("{}: message of {} bytes exceeds the MPI int count limit", call, bytes));
-  }
-  return static_cast<int>(bytes);
-}
-
 }  // namespace
 
 void throw_mpi_error(int rc, const char* call, std::string_view context) {
@@ -40,7 +32,10 @@ void throw_mpi_error(int rc, const char* call, std::string_view context) {
                                        context.empty() ? "" : ", ", context));
 }
 
-MpiTransport::MpiTransport(MPI_Comm comm) : Transport(comm_rank(comm), comm_size(comm)) {
+MpiTransport::MpiTransport(MPI_Comm comm, std::size_t largest_plain_message)
+    : Transport(comm_rank(comm), comm_size(comm)),
+      largest_plain_message_(
+          std::clamp<std::size_t>(largest_plain_message, 1, kLargestPlainMessage)) {
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   // Errors come back as return codes we turn into exceptions, instead of
   // MPI's default of aborting the whole job without saying where.
@@ -87,22 +82,60 @@ void MpiTransport::release(RequestId request) {
   free_.push_back(request);
 }
 
+MPI_Datatype MpiTransport::message_type(std::size_t bytes, int* count, bool* derived) const {
+  *derived = bytes > largest_plain_message_;
+  if (!*derived) {
+    *count = static_cast<int>(bytes);
+    return MPI_BYTE;
+  }
+  // One element of {blocks × block, rest bytes}: the same byte signature as
+  // `bytes` MPI_BYTEs, so either side may use either.
+  const std::size_t block_bytes = largest_plain_message_;
+  const std::size_t blocks = bytes / block_bytes;
+  const std::size_t rest = bytes % block_bytes;
+  if (blocks > kLargestPlainMessage) {
+    throw std::invalid_argument(fmt::format("a message of {} bytes is too large for MPI", bytes));
+  }
+  MPI_Datatype block = MPI_DATATYPE_NULL;
+  check_mpi(MPI_Type_contiguous(static_cast<int>(block_bytes), MPI_BYTE, &block),
+            "MPI_Type_contiguous");
+  const std::array<int, 2> lengths = {static_cast<int>(blocks), static_cast<int>(rest)};
+  const std::array<MPI_Aint, 2> displacements = {0, static_cast<MPI_Aint>(blocks * block_bytes)};
+  const std::array<MPI_Datatype, 2> types = {block, MPI_BYTE};
+  MPI_Datatype message = MPI_DATATYPE_NULL;
+  check_mpi(MPI_Type_create_struct(rest > 0 ? 2 : 1, lengths.data(), displacements.data(),
+                                   types.data(), &message),
+            "MPI_Type_create_struct");
+  check_mpi(MPI_Type_commit(&message), "MPI_Type_commit");
+  // Types built from it keep what they need.
+  check_mpi(MPI_Type_free(&block), "MPI_Type_free");
+  *count = 1;
+  return message;
+}
+
 RequestId MpiTransport::isend(std::span<const std::byte> data, int peer, int tag) {
   check_and_note_peer(peer, tag);
-  const int count = checked_count(data.size(), "MPI_Isend");
+  int count = 0;
+  bool derived = false;
+  MPI_Datatype type = message_type(data.size(), &count, &derived);
   const RequestId id = acquire(peer, tag, true);
-  check_mpi(MPI_Isend(data.data(), count, MPI_BYTE, peer, tag, comm_, &requests_[id]), "MPI_Isend",
+  check_mpi(MPI_Isend(data.data(), count, type, peer, tag, comm_, &requests_[id]), "MPI_Isend",
             "peer {}, tag {}, {} bytes", peer, tag, data.size());
+  // A pending operation keeps the type it was posted with.
+  if (derived) check_mpi(MPI_Type_free(&type), "MPI_Type_free");
   count_send(data.size());
   return id;
 }
 
 RequestId MpiTransport::irecv(std::span<std::byte> data, int peer, int tag) {
   check_and_note_peer(peer, tag);
-  const int count = checked_count(data.size(), "MPI_Irecv");
+  int count = 0;
+  bool derived = false;
+  MPI_Datatype type = message_type(data.size(), &count, &derived);
   const RequestId id = acquire(peer, tag, false);
-  check_mpi(MPI_Irecv(data.data(), count, MPI_BYTE, peer, tag, comm_, &requests_[id]), "MPI_Irecv",
+  check_mpi(MPI_Irecv(data.data(), count, type, peer, tag, comm_, &requests_[id]), "MPI_Irecv",
             "peer {}, tag {}, {} bytes", peer, tag, data.size());
+  if (derived) check_mpi(MPI_Type_free(&type), "MPI_Type_free");
   return id;
 }
 

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,8 +20,15 @@ namespace collbench {
 
 class MpiTransport final : public Transport {
  public:
+  // MPI counts are int: a message larger than this goes as one element of a
+  // derived datatype (whole blocks of this size, then the rest).
+  static constexpr std::size_t kLargestPlainMessage = INT32_MAX;
+
   // Duplicates `comm`; MPI must be initialized and stay so while this lives.
-  explicit MpiTransport(MPI_Comm comm = MPI_COMM_WORLD);
+  // `largest_plain_message` below the default is for tests, which take the
+  // derived-datatype path with small messages.
+  explicit MpiTransport(MPI_Comm comm = MPI_COMM_WORLD,
+                        std::size_t largest_plain_message = kLargestPlainMessage);
   ~MpiTransport() override;
 
   std::string_view kind() const override { return "mpi"; }
@@ -42,6 +51,11 @@ class MpiTransport final : public Transport {
   void release(RequestId request);
   [[noreturn]] void throw_timeout(std::span<const RequestId> requests) const;
 
+  // The datatype and count a message of `bytes` goes as; *derived is set
+  // when the type was made for it (free it once posted).
+  MPI_Datatype message_type(std::size_t bytes, int* count, bool* derived) const;
+
+  const std::size_t largest_plain_message_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::vector<MPI_Request> requests_;
   std::vector<Pending> pending_;
