@@ -529,6 +529,20 @@ TEST(Plan, SendrecvOnlyWhenNamedOnePerSizeAndNeedsTwoRanks) {
             (std::vector<std::string>{"skipping p2p/sendrecv: it needs at least 2 ranks"}));
 }
 
+TEST(Plan, MpiBareBeyondMpisIntCountIsANote) {
+  // 16 GiB of f32 is 2^32 elements: MPI_Allreduce's int count cannot say it.
+  const CasePlan plan = plan_cases(
+      parse_options({"--sizes", "1KiB,16GiB", "--families", "mpi_bare", "--algorithms", "ring"}),
+      {}, "mpi", 2, 0);
+  std::vector<std::string> names;
+  for (const BenchmarkCase& entry : plan.cases) names.push_back(entry.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"allreduce/mpi_bare/1024"}));
+  ASSERT_EQ(plan.notes.size(), 1u);
+  EXPECT_EQ(plan.notes[0],
+            "skipping allreduce/mpi_bare on 2 ranks (16 GiB): 4294967296 elements exceed MPI's "
+            "int count");
+}
+
 TEST(Plan, UnsupportedIsANoteInAllAndAnErrorWhenNamed) {
   // The MPI library's allreduce needs the MPI transport.
   ASSERT_FALSE(allreduce().find_algorithm("mpi")->unsupported_reason("inproc", 4, 16).empty());

@@ -262,8 +262,15 @@ void add_collective_sizes(Planner& planner, const CollectiveInfo& collective,
       planner.add(std::move(entry));
     }
     if (bare) {
-      BenchmarkCase entry =
-          collective_case(collective, *collective.find_algorithm(kMpiLibraryAlgorithm));
+      // Not an algorithm --algorithms names: what it cannot run is a note.
+      const AlgorithmInfo& library = *collective.find_algorithm(kMpiLibraryAlgorithm);
+      const std::string reason = library.unsupported_reason(
+          planner.transport_kind(), planner.ranks(), bytes / planner.element_bytes());
+      if (!reason.empty()) {
+        planner.skip(fmt::format("{}/mpi_bare", collective.name), reason, bytes);
+        continue;
+      }
+      BenchmarkCase entry = collective_case(collective, library);
       entry.name = fmt::format("{}/mpi_bare/{}", collective.name, bytes);
       entry.message_bytes = {bytes};
       entry.bare = true;

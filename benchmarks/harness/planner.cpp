@@ -56,7 +56,7 @@ bool Planner::runnable(const CollectiveInfo& collective, const AlgorithmInfo& al
                     "transport: {}",
                     name, format_bytes(bytes), dtype_name_, ranks_, transport_kind_, reason));
   }
-  skipped_[{name, reason}].push_back(bytes);
+  skip(name, reason, bytes);
   return false;
 }
 

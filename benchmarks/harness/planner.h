@@ -36,6 +36,12 @@ class Planner {
   bool runnable(const CollectiveInfo& collective, const AlgorithmInfo& algorithm,
                 std::uint64_t bytes);
 
+  // Leaves `bytes` of `name` out, for one note per (name, reason).
+  void skip(const std::string& name, const std::string& reason, std::uint64_t bytes) {
+    skipped_[{name, reason}].push_back(bytes);
+  }
+  std::size_t element_bytes() const { return element_bytes_; }
+
   void add(BenchmarkCase entry) { plan_.cases.push_back(std::move(entry)); }
   void note(std::string text) { plan_.notes.push_back(std::move(text)); }
 
