@@ -265,6 +265,20 @@ TEST(NetworkFromModels, ReadsWhatCollbenchFitWrote) {
   const Network allreduce_only = network_from_models_csv(other_path, selection, 0);
   EXPECT_NEAR(allreduce_only.per_algorithm.at("mpi").beta, truth.beta, 1e-5 * truth.beta);
 
+  // A models.csv from before the family column: every fit is allreduce's.
+  CsvTable without_family = read_csv_file(path);
+  const std::size_t family = column("family");
+  without_family.header.erase(without_family.header.begin() + static_cast<std::ptrdiff_t>(family));
+  for (std::vector<std::string>& row : without_family.rows) {
+    row.erase(row.begin() + static_cast<std::ptrdiff_t>(family));
+  }
+  const std::string old_path = ::testing::TempDir() + "/predict_models_no_family.csv";
+  testing::write_table(old_path, without_family);
+  const Network from_old = network_from_models_csv(old_path, selection, 0);
+  EXPECT_NEAR(from_old.params.beta, truth.beta, 1e-5 * truth.beta);
+  ASSERT_TRUE(from_old.per_algorithm.contains("mpi"));
+  EXPECT_NEAR(from_old.per_algorithm.at("mpi").beta, truth.beta, 1e-5 * truth.beta);
+
   selection.transport = "ofi";
   try {
     network_from_models_csv(path, selection, 0);
@@ -297,7 +311,7 @@ TEST(NetworkFromModels, ReadsWhatCollbenchFitWrote) {
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()),
               bad_path +
-                  ": missing columns family, transport, provider, placement, dtype, op, algorithm, "
+                  ": missing columns transport, provider, placement, dtype, op, algorithm, "
                   "beta_ns_per_byte, gamma_ns_per_byte; expected collbench-fit's "
                   "models.csv");
   }

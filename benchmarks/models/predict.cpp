@@ -120,7 +120,9 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
         fmt::format("{}: empty file; expected collbench-fit's models.csv", path));
   }
   std::vector<std::string> missing;
-  for (const char* column : {"model", "family", "transport", "provider", "placement", "dtype", "op",
+  // `family` is optional: a models.csv written before collbench-fit fitted
+  // other collectives has none, and its every fit is an allreduce's.
+  for (const char* column : {"model", "transport", "provider", "placement", "dtype", "op",
                              "algorithm", "alpha_us", "beta_ns_per_byte", "gamma_ns_per_byte"}) {
     if (table.column(column) < 0) missing.emplace_back(column);
   }
@@ -211,9 +213,9 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
       const auto& row = table.rows[r];
       // The gradient exchange is allreduces: the other collectives' fits
       // (the same algorithm names) are not its.
-      if (field(row, "model") != "top_down" || field(row, "family") != kAllreduce ||
-          field(row, "transport") != transport || field(row, "provider") != provider ||
-          field(row, "dtype") != selection.dtype) {
+      const bool allreduce = table.column("family") < 0 || field(row, "family") == kAllreduce;
+      if (field(row, "model") != "top_down" || !allreduce || field(row, "transport") != transport ||
+          field(row, "provider") != provider || field(row, "dtype") != selection.dtype) {
         continue;
       }
       const std::string& placement = field(row, "placement");
