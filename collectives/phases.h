@@ -54,7 +54,7 @@ class RingBuffers {
   virtual std::byte* ring_arrival(int step, Block incoming, Block part) = 0;
   // A reduce-scatter step's result: where input op arrival is written and
   // then forwarded from (it may be the arrival itself).
-  virtual std::byte* ring_sum(int step, Block part) = 0;
+  virtual std::byte* ring_sum(int step, Block incoming, Block part) = 0;
 
  protected:
   ~RingBuffers() = default;

@@ -489,12 +489,19 @@ TEST(SyntheticRecovery, GammaIsFittedWhereThePointsSeparateIt) {
   expect_within(top->params.beta, truth.beta, 1e-4, "fitted β");
 }
 
-TEST(SyntheticRecovery, GammaAbsorbedIntoBetaWithoutLocalRows) {
-  SyntheticTruth truth;
+// Noise-free ring rows of `truth` without the local reduce rows that give
+// the fitter its γ.
+CsvTable ring_table_without_local_rows(SyntheticTruth& truth) {
   truth.noise = 0;
   truth.algorithms = {"ring"};
   CsvTable table = synthetic_table(truth);
   std::erase_if(table.rows, [](const auto& row) { return row[0] == "local"; });
+  return table;
+}
+
+TEST(SyntheticRecovery, GammaAbsorbedIntoBetaWithoutLocalRows) {
+  SyntheticTruth truth;
+  const CsvTable table = ring_table_without_local_rows(truth);
   const std::vector<NamedTable> tables = {{"no_local.csv", table}};
   const FitResults results = fit_measurements(aggregate_measurements(tables));
   const ModelFit* top = find_fit(results, "top_down", "ring");
@@ -509,10 +516,7 @@ TEST(SyntheticRecovery, AllgatherNeedsNoGammaNorLocalRows) {
   // allgather reduces nothing: without local rows it still gets its
   // bottom-up prediction and a top-down fit of α and β, with no γ.
   SyntheticTruth truth;
-  truth.noise = 0;
-  truth.algorithms = {"ring"};
-  CsvTable table = synthetic_table(truth);
-  std::erase_if(table.rows, [](const auto& row) { return row[0] == "local"; });
+  CsvTable table = ring_table_without_local_rows(truth);
   const auto column = [&](std::string_view name) {
     return static_cast<std::size_t>(table.column(name));
   };

@@ -209,11 +209,12 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
   if (selection.per_algorithm_fits) {
     const std::string transport = field(link, "transport"), provider = field(link, "provider");
     std::map<std::string, std::string> op_used;
+    const bool has_family = table.column("family") >= 0;
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       const auto& row = table.rows[r];
       // The gradient exchange is allreduces: the other collectives' fits
       // (the same algorithm names) are not its.
-      const bool allreduce = table.column("family") < 0 || field(row, "family") == kAllreduce;
+      const bool allreduce = !has_family || field(row, "family") == kAllreduce;
       if (field(row, "model") != "top_down" || !allreduce || field(row, "transport") != transport ||
           field(row, "provider") != provider || field(row, "dtype") != selection.dtype) {
         continue;

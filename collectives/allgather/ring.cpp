@@ -43,7 +43,9 @@ class RingAllgather final : public detail::AllgatherBase, detail::RingBuffers {
     return out_at(part.offset);
   }
   // An allgather reduces nothing.
-  std::byte* ring_sum(int /*step*/, detail::Block /*part*/) override { return nullptr; }
+  std::byte* ring_sum(int /*step*/, detail::Block /*incoming*/, detail::Block /*part*/) override {
+    return nullptr;
+  }
 
   const detail::Block own_;
   detail::RingRelay relay_;

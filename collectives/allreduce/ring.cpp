@@ -69,7 +69,9 @@ class RingAllreduce final : public detail::AllreduceBase, detail::RingBuffers {
     const bool staged = in_place() && step < ranks_ - 1;  // a reduce-scatter step in place
     return staged ? staging_[step % 2] + bytes(part.offset - incoming.offset) : out_at(part.offset);
   }
-  std::byte* ring_sum(int /*step*/, detail::Block part) override { return out_at(part.offset); }
+  std::byte* ring_sum(int /*step*/, detail::Block /*incoming*/, detail::Block part) override {
+    return out_at(part.offset);
+  }
 
   std::byte* staging_[2] = {};
   detail::RingRelay relay_;

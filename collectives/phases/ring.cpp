@@ -152,7 +152,7 @@ void RingRelay::reduce_phase(std::size_t begin, std::size_t end) {
         algorithm_.transport_.wait(requests[k]);
       }
       const Block part = segment(incoming, k);
-      std::byte* sum = buffers_.ring_sum(index, part);
+      std::byte* sum = buffers_.ring_sum(index, incoming, part);
       algorithm_.reduce_ordered(sum, algorithm_.in_at(part.offset),
                                 buffers_.ring_arrival(index, incoming, part), part.count);
       forward(step, sum, part, end);
@@ -190,8 +190,12 @@ void RingRelay::finish() {
     } else {
       forward_phase(begin, end);
     }
-    // What this phase forwarded may be overwritten by the next one: it must
-    // have left. The handoff carries the next phase's first step.
+    // What this phase forwarded may be overwritten by the next one: MPI's
+    // rule is that a buffer of a pending send is not written. No test can
+    // show this wait missing: the allgather's data depends on every
+    // reduce-scatter send having arrived (a mutant posting the receives
+    // first passes every suite). The handoff carries the next phase's first
+    // step.
     wait_sends();
     std::swap(sends_, handoff_sends_);
     if (end < steps_.size()) begin_phase(end);

@@ -57,10 +57,9 @@ class RingReduceScatter final : public detail::ReduceScatterBase, detail::RingBu
   std::byte* ring_arrival(int step, detail::Block incoming, detail::Block part) override {
     return staging_[step % kSumRotation] + bytes(part.offset - incoming.offset);
   }
-  std::byte* ring_sum(int step, detail::Block part) override {
+  std::byte* ring_sum(int step, detail::Block incoming, detail::Block part) override {
     const bool last = step + 2 == ranks_;
-    return last ? out_at(part.offset - own_.offset)
-                : ring_arrival(step, block(rank_at(-2 - step)), part);
+    return last ? out_at(part.offset - own_.offset) : ring_arrival(step, incoming, part);
   }
 
   const detail::Block own_;
