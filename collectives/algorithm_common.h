@@ -3,6 +3,7 @@
 // they are built from are in phases.h. Internal to the library.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -21,6 +22,15 @@ using collbench::partition;
 // rank, or of a block, around the ring of p.
 inline int ring_index(int position, int ranks) { return (position % ranks + ranks) % ranks; }
 
+// The pipeline segment of the algorithms that segment (ring phases, chain),
+// unless CollectiveSpec::segment_bytes says otherwise.
+inline constexpr std::size_t kDefaultSegmentBytes = 512 * 1024;
+// That segment in elements (at least one).
+inline std::size_t segment_elements(std::size_t segment_bytes, std::size_t element_bytes) {
+  const std::size_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
+  return std::max<std::size_t>(1, bytes / element_bytes);
+}
+
 // The phases (phases.h) drive an algorithm's buffers and transport.
 struct Fold;
 struct BinomialTree;
@@ -37,8 +47,11 @@ class CollectiveBase : public Collective {
   friend void unfold_out(CollectiveBase&, const Fold&, int);
   friend const std::byte* binomial_reduce(CollectiveBase&, const BinomialTree&, const std::byte*,
                                           std::byte*, std::byte*, std::size_t, int);
-  friend void binomial_broadcast(CollectiveBase&, const BinomialTree&, std::byte*, std::size_t,
-                                 int);
+  friend void binomial_broadcast(CollectiveBase&, const BinomialTree&, const std::byte*,
+                                 std::byte*, std::size_t, int);
+  friend void binomial_scatter(CollectiveBase&, const BinomialTree&, const std::byte*, std::byte*,
+                               std::size_t, int);
+  friend void binomial_gather(CollectiveBase&, const BinomialTree&, std::byte*, std::size_t, int);
   friend class RingRelay;
 
  public:
@@ -125,7 +138,7 @@ class CollectiveBase : public Collective {
   std::vector<std::vector<std::byte>> workspaces_;
 };
 
-// The layouts of the three collectives (collbench/collectives/collective.h).
+// The layouts of the collectives (collbench/collectives/collective.h).
 class AllreduceBase : public CollectiveBase {
  public:
   AllreduceBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
@@ -158,6 +171,33 @@ class AllgatherBase : public CollectiveBase {
   Block block(int index) const { return partition(spec_.count, ranks_, index); }
   // out's block `index` := in, unless in place (in is already there).
   void place_own_block();
+};
+
+// The rooted collectives, rooted at kRootRank. Broadcast: in is the whole
+// vector at the root and nothing elsewhere; out the whole vector everywhere.
+class BroadcastBase : public CollectiveBase {
+ public:
+  BroadcastBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+                std::span<std::byte> out)
+      : CollectiveBase(transport, spec, in, out, "broadcast",
+                       transport.rank() == kRootRank ? Block{0, spec.count} : Block{},
+                       {0, spec.count}) {}
+
+ protected:
+  bool is_root() const { return rank_ == kRootRank; }
+};
+
+// Reduce: in is the whole vector everywhere; out the whole vector at the
+// root and nothing elsewhere.
+class ReduceBase : public CollectiveBase {
+ public:
+  ReduceBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+             std::span<std::byte> out)
+      : CollectiveBase(transport, spec, in, out, "reduce", {0, spec.count},
+                       transport.rank() == kRootRank ? Block{0, spec.count} : Block{}) {}
+
+ protected:
+  bool is_root() const { return rank_ == kRootRank; }
 };
 
 // AlgorithmInfo::build for an algorithm class constructed from the build

@@ -139,14 +139,28 @@ class RingRelay {
 // Binomial-tree phases, rooted at `root`. With v = (rank − root) mod p, the
 // parent of v ≠ 0 is v with its lowest set bit cleared, and v's children are
 // v + 2^k for every 2^k below that bit (below p for the root), nearest first.
-// ⌈lg p⌉ rounds each way; whole vectors travel, unsegmented, so on the
-// critical path the vector crosses ⌈lg p⌉ links and, in the reduce, is
-// reduced ⌈lg p⌉ times:
+// v's subtree is the relative ranks [v, v + 2^j) (2^j its lowest set bit, p
+// for the root), cut at p. ⌈lg p⌉ rounds each way. The reduce and broadcast
+// move whole vectors, unsegmented: on the critical path the vector crosses
+// ⌈lg p⌉ links and, in the reduce, is reduced ⌈lg p⌉ times. The scatter
+// and gather move blocks (partition(count, p, v) for relative rank v): a
+// subtree's blocks are one contiguous range, and the root's link carries
+// every block but its own.
 //   reduce:    ⌈lg p⌉α + ⌈lg p⌉·nβ + ⌈lg p⌉·nγ
 //   broadcast: ⌈lg p⌉α + ⌈lg p⌉·nβ
+//   scatter:   ⌈lg p⌉α + (p−1)/p·nβ
+//   gather:    ⌈lg p⌉α + (p−1)/p·nβ
 struct BinomialTree {
   BinomialTree(int ranks, int rank, int root);
   bool is_root() const { return parent < 0; }
+  // The elements of the blocks of relative rank `v`'s subtree, for a whole
+  // vector of `count` elements.
+  Block subtree_elements(std::size_t count, int v) const;
+  // Relative rank of real rank `real_rank`.
+  int relative_of(int real_rank) const { return ring_index(real_rank - root, ranks); }
+  int ranks = 1;
+  int root = 0;
+  int relative = 0;  // this rank's v
   int parent = -1;
   std::vector<int> children;  // real ranks, nearest first
 };
@@ -164,13 +178,28 @@ struct BinomialTree {
 const std::byte* binomial_reduce(CollectiveBase& algorithm, const BinomialTree& tree,
                                  const std::byte* input, std::byte* accumulator, std::byte* staging,
                                  std::size_t count, int tag);
-// Broadcast down the tree: a non-root receives `data` (`count` elements)
-// from its parent, then every rank sends it to its children farthest first,
-// so the deepest subtree starts earliest, one child at a time: concurrent
-// sends would share this rank's link and delay the farthest subtree,
-// costing more than nβ per round.
-void binomial_broadcast(CollectiveBase& algorithm, const BinomialTree& tree, std::byte* data,
-                        std::size_t count, int tag);
+// Broadcast down the tree: the root sends `root_data`, a non-root receives
+// `data` (`count` elements) from its parent; then every rank sends to its
+// children farthest first, so the deepest subtree starts earliest, one
+// child at a time: concurrent sends would share this rank's link and delay
+// the farthest subtree, costing more than nβ per round. The root's data may
+// be `data` itself.
+void binomial_broadcast(CollectiveBase& algorithm, const BinomialTree& tree,
+                        const std::byte* root_data, std::byte* data, std::size_t count, int tag);
+// Scatter down the tree: each child gets its subtree's blocks (of a whole
+// vector of `count` elements), farthest child (the largest subtree) first,
+// one at a time as in the broadcast. The root sends from `root_data`; a
+// non-root receives its subtree's blocks at their places in `data` (a whole
+// vector) and forwards from there.
+void binomial_scatter(CollectiveBase& algorithm, const BinomialTree& tree,
+                      const std::byte* root_data, std::byte* data, std::size_t count, int tag);
+// Gather up the tree: with this rank's block at its place in `data` (a
+// whole vector of `count` elements), receives every child's subtree blocks
+// at their places (all children at once: the places are disjoint), then
+// sends its own subtree's blocks to its parent. The root ends with every
+// block.
+void binomial_gather(CollectiveBase& algorithm, const BinomialTree& tree, std::byte* data,
+                     std::size_t count, int tag);
 
 // ---------------------------------------------------------------------------
 // Folding a non-power-of-two rank count p into p' = 2^⌊lg p⌋ (MPICH's

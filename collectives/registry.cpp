@@ -110,10 +110,14 @@ namespace {
 // Layouts.
 Block whole_vector(std::size_t count, int /*ranks*/, int /*rank*/) { return {0, count}; }
 Block own_block(std::size_t count, int ranks, int rank) { return partition(count, ranks, rank); }
+Block whole_at_root(std::size_t count, int /*ranks*/, int rank) {
+  return rank == kRootRank ? Block{0, count} : Block{};
+}
 
 // nccl-tests' bus-bandwidth factors.
 double all_to_all_share(int p) { return static_cast<double>(p - 1) / p; }
 double allreduce_factor(int p) { return 2.0 * (p - 1) / p; }
+double rooted_factor(int /*p*/) { return 1.0; }
 
 // Lower bounds (see collective.h).
 CostTerms allreduce_lower_bound(int p, double n) {
@@ -126,6 +130,14 @@ CostTerms reduce_scatter_lower_bound(int p, double n) {
 }
 CostTerms allgather_lower_bound(int p, double n) {
   return {static_cast<double>(ceil_log2(p)), all_to_all_share(p) * n, 0};
+}
+// The root's data must cross one link whole (broadcast), every other rank's
+// must reach the root (reduce).
+CostTerms broadcast_lower_bound(int p, double n) {
+  return {static_cast<double>(ceil_log2(p)), p > 1 ? n : 0, 0};
+}
+CostTerms reduce_lower_bound(int p, double n) {
+  return {static_cast<double>(ceil_log2(p)), p > 1 ? n : 0, all_to_all_share(p) * n};
 }
 
 // Checks: the reduction of every rank's input over the output's elements, or
@@ -160,6 +172,19 @@ CheckResult check_allgather(const CheckPattern& pattern, DType dtype, ReduceOp /
   return total;
 }
 
+// The root's input, on every rank.
+CheckResult check_broadcast(const CheckPattern& pattern, DType dtype, ReduceOp /*op*/,
+                            std::size_t /*count*/, int /*rank*/, std::uint64_t first,
+                            std::span<const std::byte> output) {
+  return pattern.check_input(dtype, kRootRank, first, output);
+}
+// The reduction at the root; elsewhere the output is empty.
+CheckResult check_reduce(const CheckPattern& pattern, DType dtype, ReduceOp op,
+                         std::size_t /*count*/, int /*rank*/, std::uint64_t first,
+                         std::span<const std::byte> output) {
+  return pattern.check_reduced(dtype, op, first, output);
+}
+
 }  // namespace
 
 // Every algorithm, defined in its own file (collectives/<collective>/<name>.cpp).
@@ -168,6 +193,9 @@ extern const AlgorithmInfo kRingAllreduce, kTreeAllreduce, kRecursiveDoublingAll
 extern const AlgorithmInfo kRingReduceScatter, kRecursiveHalvingReduceScatter, kMpiReduceScatter;
 extern const AlgorithmInfo kRingAllgather, kRecursiveDoublingAllgather, kBruckAllgather,
     kMpiAllgather;
+extern const AlgorithmInfo kBinomialBroadcast, kScatterAllgatherBroadcast, kChainBroadcast,
+    kMpiBroadcast;
+extern const AlgorithmInfo kBinomialReduce, kReduceScatterGatherReduce, kMpiReduce;
 
 std::span<const CollectiveInfo> collectives() {
   // Each collective's algorithms in the order they are listed everywhere:
@@ -193,15 +221,31 @@ std::span<const CollectiveInfo> collectives() {
       kBruckAllgather,
       kMpiAllgather,
   });
+  static const auto broadcast = std::to_array<AlgorithmInfo>({
+      kBinomialBroadcast,
+      kScatterAllgatherBroadcast,
+      kChainBroadcast,
+      kMpiBroadcast,
+  });
+  static const auto reduce = std::to_array<AlgorithmInfo>({
+      kBinomialReduce,
+      kReduceScatterGatherReduce,
+      kMpiReduce,
+  });
   static const auto table = std::to_array<CollectiveInfo>({
       {"allreduce", "every rank gets the reduction of every rank's vector", true, whole_vector,
-       whole_vector, allreduce_factor, allreduce_lower_bound, check_allreduce, allreduce},
+       whole_vector, allreduce_factor, "2(p-1)/p", allreduce_lower_bound, check_allreduce, allreduce},
       {"reduce_scatter",
        "every rank gets its block of the reduction of every rank's vector (FSDP/ZeRO gradients)",
-       true, whole_vector, own_block, all_to_all_share, reduce_scatter_lower_bound,
+       true, whole_vector, own_block, all_to_all_share, "(p-1)/p", reduce_scatter_lower_bound,
        check_reduce_scatter, reduce_scatter},
       {"allgather", "every rank gets every rank's block (FSDP/ZeRO parameters)", false, own_block,
-       whole_vector, all_to_all_share, allgather_lower_bound, check_allgather, allgather},
+       whole_vector, all_to_all_share, "(p-1)/p", allgather_lower_bound, check_allgather, allgather},
+      {"broadcast", "every rank gets the root's vector (parameters from rank 0, data loaders)",
+       false, whole_at_root, whole_vector, rooted_factor, "1", broadcast_lower_bound, check_broadcast,
+       broadcast},
+      {"reduce", "the root gets the reduction of every rank's vector", true, whole_vector,
+       whole_at_root, rooted_factor, "1", reduce_lower_bound, check_reduce, reduce},
   });
   return table;
 }

@@ -44,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -133,8 +134,11 @@ class FaultyTransport final : public Transport {
     fired_ = false;
     receives_ = 0;
     history_.clear();
+    sources_.clear();
   }
   std::size_t receives() const { return receives_; }
+  // The peers received from since start_counting().
+  std::size_t sources() const { return sources_.size(); }
   bool fired() const { return fired_; }
 
   RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
@@ -146,6 +150,7 @@ class FaultyTransport final : public Transport {
 
   RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
     const std::size_t index = receives_++;
+    sources_.insert(peer);
     Pending pending{data, peer, {}};
     if (armed_ && !fired_ && index >= target_ && fault_ == Fault::drop_payload) {
       // Received into a scratch buffer that is then thrown away.
@@ -228,6 +233,7 @@ class FaultyTransport final : public Transport {
   std::size_t receives_ = 0;
   std::map<RequestId, Pending> pending_;
   std::vector<Payload> history_;
+  std::set<int> sources_;
 };
 
 struct Case {
@@ -251,16 +257,20 @@ std::string describe(const Case& c) {
 }
 
 // Wrong elements over all ranks of the second call, with `victim` faulted
-// in it, for every case; and whether the fault fired.
+// in it, for every case; whether the fault fired; and whether the victim
+// received from one peer only in the clean first call (then no other peer's
+// payload can stand in for a message: a wrong peer cannot happen to it).
 struct FaultOutcome {
   std::vector<std::uint64_t> wrong;
   std::vector<int> fired;
+  std::vector<int> one_source;
 };
 
 FaultOutcome run_faulted(const CollectiveInfo& collective, const AlgorithmInfo& algorithm, int p,
                          int victim, Fault fault, const std::vector<Case>& cases) {
   std::vector<std::atomic<std::uint64_t>> wrong(cases.size());
   std::vector<int> fired(cases.size());
+  std::vector<int> one_source(cases.size());
   run_in_process(
       p,
       [&](Transport& inner) {
@@ -279,6 +289,7 @@ FaultOutcome run_faulted(const CollectiveInfo& collective, const AlgorithmInfo& 
           transport.start_counting();
           fill_input(collective, CheckPattern(p, 1), k.dtype, k.count, rank, 0, in);
           call->run();
+          if (is_victim) one_source[c] = transport.sources() < 2 ? 1 : 0;
           // Second call: new inputs, the fault in the middle of the call.
           if (is_victim) transport.arm(fault, element_bytes, transport.receives() / 2);
           const CheckPattern pattern(p, 2);
@@ -293,6 +304,7 @@ FaultOutcome run_faulted(const CollectiveInfo& collective, const AlgorithmInfo& 
   FaultOutcome outcome;
   for (auto& w : wrong) outcome.wrong.push_back(w.load());
   outcome.fired = fired;
+  outcome.one_source = one_source;
   return outcome;
 }
 
@@ -318,15 +330,28 @@ TEST_P(TransportFaults, CaughtAtEveryRankCountOpAndDtype) {
     if (quick() && p != 3 && p != 16) continue;
     const std::vector<Case> cases = all_cases(p);
     std::vector<int> fired(cases.size());
+    std::vector<int> one_source(cases.size(), 1);
     // Rank 0 (the tree's root, the central server) at even p, the last rank
     // (a leaf of the tree, a client of the server) at odd p; both at p = 2,
     // where a wrong peer cannot fire on the tree's root (nothing but its
-    // one child's message to deliver instead).
+    // one child's message to deliver instead). Where the fault fired on
+    // neither in some case (a rooted collective's root receives nothing in
+    // a broadcast, a leaf nothing in a reduce), the other end and the
+    // middle rank too.
     std::vector<int> victims = {p % 2 == 0 ? 0 : p - 1};
     if (p == 2) victims.push_back(1);
-    for (const int victim : victims) {
+    const std::size_t first_fallback = victims.size();
+    victims.push_back(p % 2 == 0 ? p - 1 : 0);
+    victims.push_back(p / 2);
+    const auto all_fired = [&] {
+      return std::all_of(fired.begin(), fired.end(), [](int count) { return count > 0; });
+    };
+    for (std::size_t next = 0; next < victims.size(); ++next) {
+      if (next >= first_fallback && all_fired()) break;
+      const int victim = victims[next];
       const FaultOutcome outcome = run_faulted(*collective, *algorithm, p, victim, fault, cases);
       for (std::size_t c = 0; c < cases.size(); ++c) {
+        one_source[c] &= outcome.one_source[c];
         if (outcome.fired[c] == 0) continue;
         ++fired[c];
         if (!must_be_caught(fault, cases[c], *collective, p)) continue;
@@ -336,6 +361,8 @@ TEST_P(TransportFaults, CaughtAtEveryRankCountOpAndDtype) {
       }
     }
     for (std::size_t c = 0; c < cases.size(); ++c) {
+      // A broadcast's tree or chain: every rank hears from its parent only.
+      if (fault == Fault::wrong_peer && one_source[c] == 1) continue;
       EXPECT_GT(fired[c], 0) << fmt::format("{} {} p={} {} {}: the fault never changed a message",
                                             collective->name, algorithm->name, p, fault_name(fault),
                                             describe(cases[c]));
@@ -575,8 +602,15 @@ INSTANTIATE_TEST_SUITE_P(Mutation, OutputMutants, ::testing::ValuesIn(kRankCount
 
 // --- the block checks of reduce_scatter and allgather, broken outputs -------------
 
+// The rank whose input block `block` of a non-reducing collective's output
+// is: the root's for broadcast, block b's owner for allgather.
+int source_of_block(const CollectiveInfo& collective, int block) {
+  return collective.name == "broadcast" ? kRootRank : block;
+}
+
 // What rank `rank` must receive, built from the pattern directly: its block
-// of the reduction (reduce_scatter), every rank's block of input (allgather).
+// of the reduction (reduce_scatter; the whole at reduce's root), every
+// block from the rank it comes from (allgather, broadcast).
 std::vector<std::byte> expected_output(const CollectiveInfo& collective,
                                        const CheckPattern& pattern, const Case& k, int rank) {
   const int p = pattern.ranks();
@@ -589,18 +623,19 @@ std::vector<std::byte> expected_output(const CollectiveInfo& collective,
     }
     return output;
   }
-  for (int owner = 0; owner < p; ++owner) {
-    const Block block = partition(k.count, p, owner);
+  for (int b = 0; b < p; ++b) {
+    const Block block = partition(k.count, p, b);
     pattern.fill(
-        k.dtype, owner, block.offset,
+        k.dtype, source_of_block(collective, b), block.offset,
         std::span(output).subspan(block.offset * element_bytes, block.count * element_bytes));
   }
   return output;
 }
 
 // Broken variants of one rank's correct output (generation 2) that the
-// reduce_scatter and allgather checks must reject: the faults of an
-// algorithm that placed, forgot, repeated or never reduced a block.
+// reduce_scatter, allgather, broadcast and reduce checks must reject: the
+// faults of an algorithm that placed, forgot, repeated or never reduced a
+// block. Ranks with no output (a reduce's non-roots) have nothing to break.
 class BlockCheckMutants : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
@@ -620,6 +655,7 @@ TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
         const std::string what =
             fmt::format("{} p={} rank {} {}", collective.name, p, rank, describe(k));
         const Block mine = collective.output_block(k.count, p, rank);
+        if (mine.count == 0) continue;  // a reduce's non-root
         const std::vector<std::byte> real = expected_output(collective, pattern, k, rank);
         const auto check = [&](const std::vector<std::byte>& output) {
           return collective.check_output(pattern, k.dtype, k.op, k.count, rank, 0, output).wrong;
@@ -658,7 +694,13 @@ TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
             mutants.push_back({"the next rank's block", block_of(next_result, next), large});
           }
         } else {
-          // allgather: one block wrong.
+          if (collective.name == "broadcast" && rank != kRootRank) {
+            // A broadcast that never reached this rank: its own data.
+            std::vector<std::byte> own(real.size());
+            pattern.fill(k.dtype, rank, 0, own);
+            mutants.push_back({"its own data", own, true});
+          }
+          // allgather, broadcast: one block wrong.
           for (int b = 0; b < p; ++b) {
             const Block block = partition(k.count, p, b);
             if (block.count == 0) continue;
@@ -666,12 +708,13 @@ TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
               return std::span(output).subspan(block.offset * element_bytes,
                                                block.count * element_bytes);
             };
+            const int source = source_of_block(collective, b);
+            const int other = (source + 1) % p;
             std::vector<std::byte> other_rank = real;
-            pattern.fill(k.dtype, (b + 1) % p, block.offset, place(other_rank));
-            mutants.push_back(
-                {fmt::format("block {} from rank {}", b, (b + 1) % p), other_rank, true});
+            pattern.fill(k.dtype, other, block.offset, place(other_rank));
+            mutants.push_back({fmt::format("block {} from rank {}", b, other), other_rank, true});
             std::vector<std::byte> stale = real;
-            previous.fill(k.dtype, b, block.offset, place(stale));
+            previous.fill(k.dtype, source, block.offset, place(stale));
             mutants.push_back({fmt::format("block {} from the previous call", b), stale, true});
             std::vector<std::byte> missing = real;
             poison(place(missing));
@@ -694,7 +737,8 @@ TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Mutation, BlockCheckMutants,
-                         ::testing::Values("reduce_scatter", "allgather"),
+                         ::testing::Values("reduce_scatter", "allgather", "broadcast",
+                                           "reduce"),
                          [](const ::testing::TestParamInfo<std::string>& param_info) {
                            return param_info.param;
                          });

@@ -132,7 +132,7 @@ TEST(RingPhases, TinySegmentsPipelineManySteps) {
 }
 
 TEST(Registry, NamesAndCosts) {
-  EXPECT_EQ(collective_names(), "allreduce, reduce_scatter, allgather");
+  EXPECT_EQ(collective_names(), "allreduce, reduce_scatter, allgather, broadcast, reduce");
   // The table is the one list of names: here only what every entry must
   // satisfy, so that adding an algorithm touches no test.
   for (const CollectiveInfo& collective : collectives()) {
@@ -191,6 +191,27 @@ TEST(Registry, NamesAndCosts) {
   EXPECT_DOUBLE_EQ(doubling.messages, 3);
   EXPECT_DOUBLE_EQ(doubling.bytes, 700);
   EXPECT_DOUBLE_EQ(doubling.reduce_bytes, 0);
+  const CollectiveInfo& broadcast = *find_collective("broadcast");
+  const CostTerms binomial_broadcast = broadcast.find_algorithm("binomial")->cost(5, 1000);
+  EXPECT_DOUBLE_EQ(binomial_broadcast.messages, 3);
+  EXPECT_DOUBLE_EQ(binomial_broadcast.bytes, 3000);
+  const CostTerms van_de_geijn = broadcast.find_algorithm("scatter_allgather")->cost(4, 1000);
+  EXPECT_DOUBLE_EQ(van_de_geijn.messages, 2 + 3);
+  EXPECT_DOUBLE_EQ(van_de_geijn.bytes, 1500);
+  // 2 MiB in 4 segments of 512 KiB through 5 ranks: 3 + 4 transfers.
+  const CostTerms chain = broadcast.find_algorithm("chain")->cost(5, 2 << 20);
+  EXPECT_DOUBLE_EQ(chain.messages, 7);
+  EXPECT_DOUBLE_EQ(chain.bytes, 7 * (512 << 10));
+  const CollectiveInfo& reduce = *find_collective("reduce");
+  const CostTerms binomial_reduce = reduce.find_algorithm("binomial")->cost(8, 1000);
+  EXPECT_DOUBLE_EQ(binomial_reduce.messages, 3);
+  EXPECT_DOUBLE_EQ(binomial_reduce.reduce_bytes, 3000);
+  const CostTerms rabenseifner = reduce.find_algorithm("reduce_scatter_gather")->cost(4, 1000);
+  EXPECT_DOUBLE_EQ(rabenseifner.messages, 3 + 2);
+  EXPECT_DOUBLE_EQ(rabenseifner.bytes, 1500);
+  EXPECT_DOUBLE_EQ(rabenseifner.reduce_bytes, 750);
+  EXPECT_DOUBLE_EQ(broadcast.lower_bound(1, 1000).bytes, 0);
+  EXPECT_DOUBLE_EQ(reduce.lower_bound(3, 900).bytes, 900);
   EXPECT_EQ(ceil_log2(1), 0);
   EXPECT_EQ(ceil_log2(5), 3);
   EXPECT_EQ(floor_log2(5), 2);

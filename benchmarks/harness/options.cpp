@@ -49,7 +49,7 @@ std::string algorithm_help() {
   for (const CollectiveInfo& collective : collectives()) {
     text += fmt::format("  {}: {}\n", collective.name, collective.summary);
     for (const AlgorithmInfo& info : collective.algorithms) {
-      text += fmt::format("    {:<20}{}\n", info.name, info.summary);
+      text += fmt::format("    {:<24}{}\n", info.name, info.summary);
     }
   }
   return text;
@@ -69,11 +69,39 @@ bool any_collective_has(std::string_view algorithm) {
                      [&](const CollectiveInfo& c) { return c.find_algorithm(algorithm); });
 }
 
-constexpr const char* kFooter = R"(Benchmark families and names:
-  <collective>/<algorithm>/<bytes>         one call of a collective (allreduce, reduce_scatter,
-                                           allgather) on a vector of <bytes>: each rank's input
-                                           (reduce_scatter's output and allgather's input are its
-                                           1/p block of it), nccl-tests' size convention
+// The collective names but allreduce, "reduce_scatter, allgather, ...".
+std::string collectives_beside_allreduce() {
+  std::vector<std::string_view> names;
+  for (const CollectiveInfo& collective : collectives()) {
+    if (collective.name != "allreduce") names.push_back(collective.name);
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// "  allreduce 2(p-1)/p, reduce_scatter (p-1)/p, ..." from the table, in
+// lines of at most 80 characters.
+std::string bus_bandwidth_help() {
+  std::string text;
+  std::size_t line_length = 0;
+  for (const CollectiveInfo& collective : collectives()) {
+    const std::string part =
+        fmt::format("{} {},", collective.name, collective.bus_bandwidth_formula);
+    if (line_length > 0 && line_length + 1 + part.size() > 80) {
+      text += "\n";
+      line_length = 0;
+    }
+    text += line_length == 0 ? "  " + part : " " + part;
+    line_length += (line_length == 0 ? 2 : 1) + part.size();
+  }
+  return text;
+}
+
+std::string footer() {
+  return fmt::format(R"(Benchmark families and names:
+  <collective>/<algorithm>/<bytes>         one call of a collective on a vector of <bytes>, the
+                                           whole vector (nccl-tests' size convention; each
+                                           collective's inputs and outputs are in the table
+                                           of include/collbench/collectives/collective.h)
   allreduce/<algorithm>/<bytes>/<workload> one allreduce of a message size of a --workload
   exchange/<algorithm>/<workload>          one training iteration's whole gradient:
                                            every bucket of the workload allreduced in order
@@ -93,13 +121,15 @@ Each iteration's time is the slowest rank's (MPI_Allreduce MAXLOC, which also
 names that rank: the CSV's slowest_rank and rank_median_us), so every rank
 runs the same iterations. Times are reported in microseconds (min, median,
 mean, p99, max across iterations), bandwidths in GB/s (10^9 B/s); algbw is
-<bytes>/time and busbw is algbw * 2(p-1)/p for allreduce and exchange, algbw *
-(p-1)/p for reduce_scatter and allgather, as nccl-tests.
+<bytes>/time and busbw is algbw times the collective's factor, as nccl-tests:
+{} exchange 2(p-1)/p.
 Select benchmarks with --benchmark_filter=<regex>; the --benchmark_* flags
 below work as in any Google Benchmark binary, except the csv formats (use
 --csv PATH) and --benchmark_enable_random_interleaving (a different order on
 every rank).
-)";
+)",
+                     bus_bandwidth_help());
+}
 
 struct App {
   CLI::App app{
@@ -137,10 +167,10 @@ struct App {
                    fmt::format("Reduction operation (default: sum); one of {}", reduce_op_names()))
         ->type_name("OP");
     app.add_option("--families", raw.families,
-                   "Comma-separated benchmark families to register (default: "
-                   "allreduce,p2p,local,exchange; exchange only with --workload; also the "
-                   "collectives reduce_scatter and allgather, and mpi_bare, sendrecv and "
-                   "reduce_all)")
+                   fmt::format("Comma-separated benchmark families to register (default: "
+                               "allreduce,p2p,local,exchange; exchange only with --workload; "
+                               "also the collectives {}, and mpi_bare, sendrecv and reduce_all)",
+                               collectives_beside_allreduce()))
         ->type_name("LIST");
     app.add_option("--workload", options.workloads,
                    "DNN workload whose gradient message sizes to benchmark, e.g. resnet50:ddp "
@@ -298,7 +328,7 @@ struct App {
                      "call)")
         ->type_name("N")
         ->check(cli::whole_number(0, INT32_MAX, "benchmarks"));
-    app.footer(algorithm_help() + "\n" + kFooter);
+    app.footer(algorithm_help() + "\n" + footer());
   }
 };
 
@@ -681,7 +711,7 @@ std::string algorithm_listing(bool csv) {
   const auto table_line = [](std::string_view order, std::string_view collective,
                              std::string_view name, std::string_view implementation,
                              std::string_view cost_model, std::string_view summary) {
-    return fmt::format("{:<6}{:<16}{:<20}{:<16}{:<12}{}\n", order, collective, name, implementation,
+    return fmt::format("{:<6}{:<16}{:<24}{:<16}{:<12}{}\n", order, collective, name, implementation,
                        cost_model, summary);
   };
   std::string text =

@@ -38,7 +38,7 @@ class TreeAllreduce final : public detail::AllreduceBase {
       if (result != out_) copy_input_to_output();  // one rank: nothing to reduce
       finish_average({0, count});
     }
-    detail::binomial_broadcast(*this, tree_, out_, count, tag(kBroadcastTag));
+    detail::binomial_broadcast(*this, tree_, out_, out_, count, tag(kBroadcastTag));
   }
 
  private:

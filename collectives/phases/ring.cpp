@@ -6,12 +6,6 @@
 #include "phases.h"
 
 namespace collbench::detail {
-namespace {
-
-constexpr std::size_t kDefaultSegmentBytes = 512 * 1024;
-
-}  // namespace
-
 std::vector<RingStep> ring_reduce_scatter_steps(int ranks, int final_block) {
   std::vector<RingStep> steps;
   for (int step = 0; step + 1 < ranks; ++step) {
@@ -38,8 +32,7 @@ RingRelay::RingRelay(CollectiveBase& algorithm, RingBuffers& buffers, std::vecto
       reduce_tag_(reduce_tag),
       forward_tag_(forward_tag),
       sum_rotation_(static_cast<std::size_t>(sum_rotation)) {
-  const std::size_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
-  segment_elements_ = std::max<std::size_t>(1, bytes / algorithm.element_bytes_);
+  segment_elements_ = segment_elements(segment_bytes, algorithm.element_bytes_);
   const std::size_t count = algorithm.spec_.count;
   const int ranks = algorithm.ranks_;
   for (const RingStep& step : steps_) {

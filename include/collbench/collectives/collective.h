@@ -10,18 +10,25 @@
 // partition(count, p, r): sizes differ by at most one element, so any count
 // works, counts smaller than p included.
 //
-//   collective       input of rank r   output of rank r   busbw factor
-//   allreduce        whole vector      whole vector       2(p−1)/p
-//   reduce_scatter   whole vector      block r            (p−1)/p
-//   allgather        block r           whole vector       (p−1)/p
+//   collective       input of rank r     output of rank r    busbw factor
+//   allreduce        whole vector        whole vector        2(p−1)/p
+//   reduce_scatter   whole vector        block r             (p−1)/p
+//   allgather        block r             whole vector        (p−1)/p
+//   broadcast        whole at the root   whole vector        1
+//   reduce           whole vector        whole at the root   1
+// The rooted collectives' root is rank 0 (kRootRank); elsewhere their input
+// (broadcast) or output (reduce) is empty, as MPI ignores those buffers.
 //
-// Lower bounds (any algorithm):
+// Lower bounds (any algorithm; p > 1, 0 at p = 1):
 //   allreduce        ⌈lg p⌉α + 2(p−1)/p·nβ + (p−1)/p·nγ
 //   reduce_scatter   ⌈lg p⌉α + (p−1)/p·nβ + (p−1)/p·nγ
 //   allgather        ⌈lg p⌉α + (p−1)/p·nβ
+//   broadcast        ⌈lg p⌉α + nβ
+//   reduce           ⌈lg p⌉α + nβ + (p−1)/p·nγ
 //
-// In place: the smaller buffer is the larger one's block r (for allreduce the
-// one buffer), as NCCL lays in-place reduce_scatter and allgather out.
+// In place: the smaller buffer is the larger one's block r (for allreduce,
+// and the root of broadcast and reduce, the one buffer), as NCCL lays
+// in-place reduce_scatter and allgather out.
 // Lower bounds: Thakur, Rabenseifner & Gropp (2005); Chan et al. (2007).
 #pragma once
 
@@ -59,6 +66,7 @@ struct CollectiveInfo {
   // algbw = n / time, so that busbw is comparable with the link's speed
   // whatever the collective.
   double (*bus_bandwidth_factor)(int ranks);
+  std::string_view bus_bandwidth_formula;  // that factor as --help prints it, "2(p-1)/p"
   // The cost no algorithm can beat (one copy: the fitter's and the `mpi`
   // algorithm's model, since the library's schedule is unknown).
   CostTerms (*lower_bound)(int ranks, double bytes);
@@ -80,11 +88,14 @@ struct CollectiveInfo {
 std::span<const CollectiveInfo> collectives();
 // nullptr when unknown.
 const CollectiveInfo* find_collective(std::string_view name);
-// "allreduce, reduce_scatter, allgather" — for messages that say what is accepted.
+// "allreduce, reduce_scatter, ..." — for messages that say what is accepted.
 std::string collective_names();
 // The name of the MPI library's own algorithm in every collective: the
 // vendor baseline the hand-written ones are compared with.
 inline constexpr std::string_view kMpiLibraryAlgorithm = "mpi";
+// The root of the rooted collectives (broadcast, reduce): nccl-tests' and
+// the OSU benchmarks' default.
+inline constexpr int kRootRank = 0;
 
 // Writes rank `rank`'s input (its input_block of the pattern) to `input`.
 // `first` is the global index of the vector's element 0: 0 for one call;

@@ -1,0 +1,102 @@
+// chain — pipelined broadcast along a chain, root → 1 → 2 → … → p−1 (Open
+// MPI's tuned "pipeline" broadcast): the vector travels in segments, and a
+// rank forwards each segment as soon as it has arrived, so every link is
+// busy with a different segment at once.
+//
+//   Every rank but the root posts the receives of all S segments up front
+//   (each lands at its own place in out) and forwards segment k to the
+//   next rank the moment it has arrived; the root sends all S in order.
+// The root sends from its input and, out of place, copies it into out
+// after posting its sends.
+//
+// Cost (p ranks, n bytes, S = ⌈n / segment⌉ segments of the default 512
+// KiB): (p−2+S)·(α + n/S·β) — the last segment leaves the root after S−1
+// others and crosses p−1 links: nβ plus the pipeline's fill, (p−2)·n/S·β.
+// For long messages at small p; the fill grows with p.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "algorithm_common.h"
+
+namespace collbench {
+namespace {
+
+// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
+enum Tag : int { kSegmentTag };
+
+std::size_t segments_of(std::size_t count, std::size_t segment_elements) {
+  return (count + segment_elements - 1) / segment_elements;
+}
+
+class ChainBroadcast final : public detail::BroadcastBase {
+ public:
+  ChainBroadcast(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+                 std::span<std::byte> out)
+      : BroadcastBase(transport, spec, in, out),
+        segment_elements_(detail::segment_elements(spec.segment_bytes, element_bytes_)),
+        segments_(segments_of(spec.count, segment_elements_)),
+        receives_from_(is_root() ? -1 : rank_ - 1),
+        sends_to_(rank_ + 1 < ranks_ ? rank_ + 1 : -1) {
+    receives_.reserve(segments_);
+    sends_.reserve(segments_);
+  }
+
+  void run() override {
+    if (is_root()) {
+      for (std::size_t k = 0; k < segments_; ++k) forward(in_, k);
+      copy_input_to_output();
+    } else {
+      for (std::size_t k = 0; k < segments_; ++k) {
+        const detail::Block part = segment(k);
+        receives_.push_back(recv(out_at(part.offset), part.count, receives_from_, tag(kSegmentTag)));
+      }
+      for (std::size_t k = 0; k < segments_; ++k) {
+        transport_.wait(receives_[k]);
+        forward(out_, k);
+      }
+      receives_.clear();
+    }
+    wait_all(sends_);
+  }
+
+ private:
+  detail::Block segment(std::size_t k) const {
+    const std::size_t offset = k * segment_elements_;
+    return {offset, std::min(segment_elements_, spec_.count - offset)};
+  }
+  // Sends segment k of `data` (a whole vector) to the next rank, if any.
+  void forward(const std::byte* data, std::size_t k) {
+    if (sends_to_ < 0) return;
+    const detail::Block part = segment(k);
+    sends_.push_back(send(data + bytes(part.offset), part.count, sends_to_, tag(kSegmentTag)));
+  }
+
+  const std::size_t segment_elements_;
+  const std::size_t segments_;
+  const int receives_from_;  // −1 at the root
+  const int sends_to_;       // −1 at the end of the chain
+  std::vector<RequestId> receives_;
+  std::vector<RequestId> sends_;
+};
+
+CostTerms chain_cost(int p, double n) {
+  if (p < 2) return {};
+  const double segments = std::max(1.0, std::ceil(n / detail::kDefaultSegmentBytes));
+  const double transfers = p - 2 + segments;
+  return {transfers, transfers * n / segments, 0};
+}
+
+}  // namespace
+
+extern const AlgorithmInfo kChainBroadcast = {
+    "chain",
+    "pipelined chain root → 1 → … → p−1 in segments; ≈ nβ plus the pipeline's fill",
+    detail::common_unsupported_reason,
+    chain_cost,
+    /*reduces_on_every_rank=*/false,  // nothing is reduced
+    detail::no_workspace,
+    detail::build_as<ChainBroadcast>,
+};
+
+}  // namespace collbench

@@ -1,0 +1,47 @@
+// mpi — the MPI library's own MPI_Bcast from rank 0: the vendor baseline of
+// broadcast. MPI_Bcast has one buffer: the root passes its input (which the
+// library only reads there) and, out of place, copies it into its output
+// afterwards, as the hand-written algorithms do; every other rank passes its
+// output.
+//
+// No cost formula of its own: cost() is the lower bound for any broadcast
+// (collective.h), ⌈lg p⌉α + nβ.
+#include "algorithm_common.h"
+#include "collbench/transport/mpi_transport.h"
+#include "mpi_library.h"
+
+namespace collbench {
+namespace {
+
+class MpiBroadcast final : public detail::BroadcastBase {
+ public:
+  MpiBroadcast(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+               std::span<std::byte> out)
+      : BroadcastBase(transport, spec, in, out), library_(transport, spec, "broadcast") {}
+
+  void run() override {
+    // MPI_Bcast takes a non-const buffer; at the root it is only read.
+    void* buffer = is_root() ? const_cast<std::byte*>(in_) : out_;
+    check_mpi(MPI_Bcast(buffer, static_cast<int>(spec_.count), library_.datatype(), kRootRank,
+                        library_.comm()),
+              "MPI_Bcast", "{} {} elements", spec_.count, to_string(spec_.dtype));
+    if (is_root()) copy_input_to_output();
+  }
+
+ private:
+  detail::MpiLibraryCall library_;
+};
+
+}  // namespace
+
+extern const AlgorithmInfo kMpiBroadcast = {
+    "mpi",
+    "the MPI library's own MPI_Bcast from rank 0 (vendor baseline; mpi transport only)",
+    detail::mpi_library_unsupported_reason,
+    [](int p, double n) { return find_collective("broadcast")->lower_bound(p, n); },
+    /*reduces_on_every_rank=*/false,  // nothing is reduced
+    detail::mpi_library_workspace,
+    detail::build_as<MpiBroadcast>,
+};
+
+}  // namespace collbench
