@@ -27,7 +27,7 @@ function(catalog_cli_error_test name args stderr_regex)
   set_tests_properties(${name} PROPERTIES LABELS unit)
 endfunction()
 catalog_cli_error_test(catalog_cli_unknown_model "show|resnet51"
-  "unknown model \"resnet51\"; known models: alexnet, alexnet_caffe, vgg16, googlenet, inception_v3, resnet50, resnet152, bert_base, bert_large, gpt2")
+  "unknown model \"resnet51\"; known models: alexnet, alexnet_caffe, vgg16, googlenet, inception_v3, resnet50, resnet152, bert_base, bert_large, gpt2, vit_b16, llama2_7b, llama3_8b, mixtral_8x7b")
 catalog_cli_error_test(catalog_cli_bad_cap "show|resnet50|--buckets|ddp=12XB" "unknown unit \"XB\"")
 catalog_cli_error_test(catalog_cli_bad_scheme "show|resnet50|--buckets|horovod"
   "--buckets \"horovod\": accepted are ddp, ddp=CAP, fusion, fusion=CAP")

@@ -27,7 +27,7 @@ Model tiny_model() {
   for (std::size_t i = 0; i < elements.size(); ++i) {
     std::string name = "t";
     name += std::to_string(i);  // not "t" + ...: GCC 12's -Wrestrict misfires on it
-    model.tensors_backprop_order.push_back({name, {elements[i]}, elements[i]});
+    model.tensors_backprop_order.push_back({name, {elements[i]}, elements[i], ""});
   }
   return model;
 }
