@@ -302,8 +302,9 @@ std::uint64_t parse_count(std::string_view spec, std::string_view what, std::str
   const char* end = text.data() + text.size();
   const auto [stop, error] = std::from_chars(text.data(), end, value);
   if (text.empty() || error != std::errc() || stop != end || value < minimum) {
-    fail_spec(spec,
-              fmt::format("{} \"{}\" must be a whole number of at least {}", what, text, minimum));
+    fail_spec(spec, minimum == 0 ? fmt::format("{} \"{}\" must be a whole number", what, text)
+                                 : fmt::format("{} \"{}\" must be a whole number of at least {}",
+                                               what, text, minimum));
   }
   return value;
 }
