@@ -341,7 +341,12 @@ TEST(Catalog, TransformerShapesForTensorParallelism) {
   EXPECT_EQ(find_model("gpt2").transformer.sequence, 1024);
   EXPECT_EQ(find_model("bert_large").transformer.layers, 24);
   EXPECT_EQ(find_model("vit_b16").transformer.sequence, 197);
-  EXPECT_EQ(find_model("mixtral_8x7b").transformer.sequence, 32768);
+  const TransformerShape mixtral = find_model("mixtral_8x7b").transformer;
+  EXPECT_EQ(mixtral.sequence, 32768);
+  EXPECT_EQ(mixtral.experts, 8);
+  EXPECT_EQ(mixtral.experts_per_token, 2);
+  EXPECT_EQ(llama3.experts, 0);
+  EXPECT_EQ(llama3.experts_per_token, 0);
   EXPECT_EQ(find_model("resnet50").transformer.layers, 0);
 }
 

@@ -113,10 +113,13 @@ void ModelBuilder::unit(std::string name) {
 
 void ModelBuilder::transformer(const TransformerShape& shape) {
   if (shape.layers <= 0 || shape.hidden <= 0 || shape.heads <= 0 || shape.kv_heads <= 0 ||
-      shape.sequence <= 0 || shape.heads % shape.kv_heads != 0) {
+      shape.sequence <= 0 || shape.heads % shape.kv_heads != 0 || shape.experts < 0 ||
+      (shape.experts == 0) != (shape.experts_per_token == 0) ||
+      shape.experts_per_token > shape.experts) {
     throw std::invalid_argument(fmt::format(
         "model {}: transformer shape needs positive layers, hidden, heads, kv heads and "
-        "sequence, with kv heads dividing heads",
+        "sequence, with kv heads dividing heads, and a top-k of at most the experts (both 0 "
+        "without experts)",
         model_.name));
   }
   model_.transformer = shape;

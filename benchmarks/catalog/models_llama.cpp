@@ -105,7 +105,9 @@ Model make_decoder(std::string name, std::string variant, std::string reference,
                  .hidden = h,
                  .heads = shape.heads,
                  .kv_heads = shape.kv_heads,
-                 .sequence = shape.context});
+                 .sequence = shape.context,
+                 .experts = shape.experts,
+                 .experts_per_token = shape.experts_per_token});
   return std::move(b).finish();
 }
 

@@ -52,6 +52,10 @@ struct TransformerShape {
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;  // key/value heads (grouped-query attention); = heads otherwise
   std::int64_t sequence = 0;  // tokens of one sample: the context the catalog's input uses
+  // Mixture of experts (expert parallelism's routing): experts per MoE
+  // layer and the router's top-k; 0 for a dense feed-forward.
+  std::int64_t experts = 0;
+  std::int64_t experts_per_token = 0;
 };
 
 struct Model {
