@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <set>
@@ -29,6 +30,16 @@ constexpr double transformer_forward_flops(double sequence, double layers, doubl
                                            double lm_head_vocabulary) {
   return 24 * sequence * layers * hidden * hidden + 4 * sequence * sequence * layers * hidden +
          2 * sequence * hidden * lm_head_vocabulary;
+}
+
+// Decoder forward FLOPs per sequence by the same accounting: 2 FLOPs per
+// weight per token through the linear layers, whose weights are the
+// published count less the embedding table (a lookup), plus attention's
+// 4·s²·l·h. For a mixture of experts, the weights a token uses.
+constexpr double decoder_forward_flops(double sequence, double layers, double hidden,
+                                       double weights_per_token, double embedding_table) {
+  return 2 * sequence * (weights_per_token - embedding_table) +
+         4 * sequence * sequence * layers * hidden;
 }
 
 // torchvision's model docs give "GFLOPS" that count one multiply-add as one
@@ -60,6 +71,21 @@ const PublishedModel kPublished[] = {
     // Hugging Face gpt2 (GPT2Model, = GPT2LMHeadModel with its tied head):
     // 124439808; s = 1024 with the LM head over 50257 tokens.
     {"gpt2", 124'439'808, 148, transformer_forward_flops(1024, 12, 768, 50257)},
+    // torchvision ViT_B_16_Weights.IMAGENET1K_V1: num_params 86567656, GFLOPS 17.56.
+    {"vit_b16", 86'567'656, 152, torchvision_gflops_to_flops(17.56)},
+    // LlamaForCausalLM meta-llama/Llama-2-7b-hf num_parameters(): 6738415616
+    // (embed_tokens 32000 x 4096 untied from lm_head); s = 4096.
+    {"llama2_7b", 6'738'415'616, 291,
+     decoder_forward_flops(4096, 32, 4096, 6'738'415'616, 32000.0 * 4096)},
+    // LlamaForCausalLM meta-llama/Meta-Llama-3-8B num_parameters(): 8030261248
+    // (vocabulary 128256); s = 8192.
+    {"llama3_8b", 8'030'261'248, 291,
+     decoder_forward_flops(8192, 32, 4096, 8'030'261'248, 128256.0 * 4096)},
+    // MixtralForCausalLM mistralai/Mixtral-8x7B-v0.1 num_parameters():
+    // 46702792704; Mistral AI ("Mixtral of experts", 2023): 12.9B of them
+    // used per token; s = 32768.
+    {"mixtral_8x7b", 46'702'792'704, 995,
+     decoder_forward_flops(32768, 32, 4096, 12.9e9, 32000.0 * 4096)},
 };
 
 class PublishedModelTest : public ::testing::TestWithParam<PublishedModel> {};
@@ -183,6 +209,145 @@ TEST(Catalog, TransformerNamesAndShapesMatchHuggingFace) {
   for (const ParamTensor& tensor : gpt2.tensors_backprop_order) {
     EXPECT_EQ(tensor.name.find("lm_head"), std::string::npos);
   }
+}
+
+TEST(Catalog, LlamaNamesShapesAndOrderMatchHuggingFace) {
+  const Model& llama3 = find_model("llama3_8b");
+  const auto& tensors = llama3.tensors_backprop_order;
+  ASSERT_GE(tensors.size(), 12u);
+  // Reversed LlamaForCausalLM.parameters(): lm_head, model.norm, then the
+  // last layer's norms, mlp and attention, each in reverse registration.
+  const std::vector<std::string> expected_first = {
+      "lm_head.weight",
+      "model.norm.weight",
+      "model.layers.31.post_attention_layernorm.weight",
+      "model.layers.31.input_layernorm.weight",
+      "model.layers.31.mlp.down_proj.weight",
+      "model.layers.31.mlp.up_proj.weight",
+      "model.layers.31.mlp.gate_proj.weight",
+      "model.layers.31.self_attn.o_proj.weight",
+      "model.layers.31.self_attn.v_proj.weight",
+      "model.layers.31.self_attn.k_proj.weight",
+      "model.layers.31.self_attn.q_proj.weight",
+      "model.layers.30.post_attention_layernorm.weight"};
+  for (std::size_t i = 0; i < expected_first.size(); ++i) {
+    EXPECT_EQ(tensors[i].name, expected_first[i]) << "index " << i;
+  }
+  EXPECT_EQ(tensors.back().name, "model.embed_tokens.weight");
+  // Grouped-query attention: 8 key/value heads of 128.
+  EXPECT_EQ(tensor_named(llama3, "model.layers.0.self_attn.k_proj.weight").shape,
+            (std::vector<std::int64_t>{1024, 4096}));
+  EXPECT_EQ(tensor_named(llama3, "model.layers.0.mlp.gate_proj.weight").shape,
+            (std::vector<std::int64_t>{14336, 4096}));
+  EXPECT_EQ(tensor_named(llama3, "lm_head.weight").shape,
+            (std::vector<std::int64_t>{128256, 4096}));
+  // RMSNorm has no bias, and no linear layer has one.
+  for (const ParamTensor& tensor : tensors) {
+    EXPECT_EQ(tensor.name.find(".bias"), std::string::npos) << tensor.name;
+  }
+  EXPECT_EQ(tensor_named(find_model("llama2_7b"), "model.layers.5.self_attn.v_proj.weight").shape,
+            (std::vector<std::int64_t>{4096, 4096}));
+}
+
+TEST(Catalog, MixtralExpertsAreTensorsOfTheirOwn) {
+  const Model& mixtral = find_model("mixtral_8x7b");
+  EXPECT_EQ(tensor_named(mixtral, "model.layers.0.block_sparse_moe.gate.weight").shape,
+            (std::vector<std::int64_t>{8, 4096}));
+  for (int expert = 0; expert < 8; ++expert) {
+    const std::string prefix =
+        "model.layers.17.block_sparse_moe.experts." + std::to_string(expert) + ".";
+    EXPECT_EQ(tensor_named(mixtral, prefix + "w1.weight").shape,
+              (std::vector<std::int64_t>{14336, 4096}));
+    EXPECT_EQ(tensor_named(mixtral, prefix + "w2.weight").shape,
+              (std::vector<std::int64_t>{4096, 14336}));
+    EXPECT_EQ(tensor_named(mixtral, prefix + "w3.weight").shape,
+              (std::vector<std::int64_t>{14336, 4096}));
+  }
+  EXPECT_THROW(tensor_named(mixtral, "model.layers.0.block_sparse_moe.experts.8.w1.weight"),
+               std::runtime_error);
+  // After the norms, backprop meets the last expert's w3 first.
+  EXPECT_EQ(mixtral.tensors_backprop_order[4].name,
+            "model.layers.31.block_sparse_moe.experts.7.w3.weight");
+}
+
+TEST(Catalog, VitB16OwnParametersComeBeforeItsChildren) {
+  const Model& vit = find_model("vit_b16");
+  const auto& tensors = vit.tensors_backprop_order;
+  // named_parameters() lists class_token (VisionTransformer's own) before
+  // conv_proj, and Encoder's pos_embedding before its layers.
+  ASSERT_GE(tensors.size(), 4u);
+  EXPECT_EQ(tensors[tensors.size() - 1].name, "class_token");
+  EXPECT_EQ(tensors[tensors.size() - 2].name, "conv_proj.weight");
+  EXPECT_EQ(tensors[tensors.size() - 3].name, "conv_proj.bias");
+  EXPECT_EQ(tensors[tensors.size() - 4].name, "encoder.pos_embedding");
+  EXPECT_EQ(tensors[0].name, "heads.head.bias");
+  EXPECT_EQ(tensor_named(vit, "encoder.pos_embedding").shape,
+            (std::vector<std::int64_t>{1, 197, 768}));
+  EXPECT_EQ(
+      tensor_named(vit, "encoder.layers.encoder_layer_11.self_attention.in_proj_weight").shape,
+      (std::vector<std::int64_t>{2304, 768}));
+  EXPECT_EQ(tensor_named(vit, "conv_proj.weight").shape,
+            (std::vector<std::int64_t>{768, 3, 16, 16}));
+}
+
+// FSDP units: a transformer block or a residual stage, contiguous in
+// backprop order; what is outside every block is the root's.
+TEST(Catalog, UnitsAreBlocksOrStagesAndContiguous) {
+  struct Expected {
+    const char* model;
+    std::size_t units;
+    const char* tensor;
+    const char* unit;
+    const char* root_tensor;
+  };
+  const Expected expected[] = {
+      {"resnet50", 4, "layer3.5.conv2.weight", "layer3", "fc.weight"},
+      {"bert_base", 12, "encoder.layer.7.output.dense.bias", "encoder.layer.7",
+       "pooler.dense.weight"},
+      {"gpt2", 12, "h.11.attn.c_attn.weight", "h.11", "wpe.weight"},
+      {"vit_b16", 12, "encoder.layers.encoder_layer_3.mlp.0.weight",
+       "encoder.layers.encoder_layer_3", "encoder.pos_embedding"},
+      {"llama2_7b", 32, "model.layers.9.mlp.up_proj.weight", "model.layers.9", "lm_head.weight"},
+      {"mixtral_8x7b", 32, "model.layers.2.block_sparse_moe.experts.5.w2.weight", "model.layers.2",
+       "model.embed_tokens.weight"},
+      {"vgg16", 0, "features.0.weight", "", "classifier.6.weight"},
+  };
+  for (const Expected& row : expected) {
+    SCOPED_TRACE(row.model);
+    const Model& model = find_model(row.model);
+    EXPECT_EQ(tensor_named(model, row.tensor).unit, row.unit);
+    EXPECT_EQ(tensor_named(model, row.root_tensor).unit, "");
+    std::vector<std::string> seen;
+    std::string previous;
+    for (const ParamTensor& tensor : model.tensors_backprop_order) {
+      if (!tensor.unit.empty() && tensor.unit != previous) {
+        EXPECT_EQ(std::find(seen.begin(), seen.end(), tensor.unit), seen.end())
+            << tensor.unit << " is split";
+        seen.push_back(tensor.unit);
+      }
+      previous = tensor.unit;
+    }
+    EXPECT_EQ(seen.size(), row.units);
+  }
+}
+
+TEST(Catalog, TransformerShapesForTensorParallelism) {
+  const TransformerShape llama3 = find_model("llama3_8b").transformer;
+  EXPECT_EQ(llama3.layers, 32);
+  EXPECT_EQ(llama3.hidden, 4096);
+  EXPECT_EQ(llama3.heads, 32);
+  EXPECT_EQ(llama3.kv_heads, 8);
+  EXPECT_EQ(llama3.sequence, 8192);
+  EXPECT_EQ(find_model("gpt2").transformer.sequence, 1024);
+  EXPECT_EQ(find_model("bert_large").transformer.layers, 24);
+  EXPECT_EQ(find_model("vit_b16").transformer.sequence, 197);
+  const TransformerShape mixtral = find_model("mixtral_8x7b").transformer;
+  EXPECT_EQ(mixtral.sequence, 32768);
+  EXPECT_EQ(mixtral.experts, 8);
+  EXPECT_EQ(mixtral.experts_per_token, 2);
+  EXPECT_EQ(llama3.experts, 0);
+  EXPECT_EQ(llama3.experts_per_token, 0);
+  EXPECT_EQ(find_model("resnet50").transformer.layers, 0);
 }
 
 TEST(Catalog, UnknownModelErrorListsKnownNames) {

@@ -14,7 +14,7 @@ set(fuzz_flags -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined
     -fno-sanitize-recover=undefined -I${PROJECT_SOURCE_DIR}/include)
 set(catalog_dir ${PROJECT_SOURCE_DIR}/benchmarks/catalog)
 set(catalog_sources ${catalog_dir}/catalog.cpp ${catalog_dir}/layers.cpp
-    ${catalog_dir}/models_cnn.cpp ${catalog_dir}/models_resnet.cpp
+    ${catalog_dir}/models_cnn.cpp ${catalog_dir}/models_llama.cpp ${catalog_dir}/models_resnet.cpp
     ${catalog_dir}/models_transformer.cpp ${catalog_dir}/sizes.cpp ${catalog_dir}/workload.cpp)
 set(fuzz_sizes_sources ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_sizes.cpp ${catalog_dir}/sizes.cpp)
 set(fuzz_workload_sources ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_workload.cpp ${catalog_sources})

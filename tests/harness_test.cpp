@@ -645,6 +645,61 @@ TEST(Plan, WorkloadAddsDistinctSizesAndOneExchangePerAlgorithm) {
   EXPECT_EQ(exchanges, 2u);
 }
 
+TEST(Plan, WorkloadSizesGoToTheirOwnCollectiveAndMixedWorkloadsSkipTheExchange) {
+  const std::vector<Workload> workloads = {parse_workload("resnet50:fsdp", 2),
+                                           parse_workload("gpt2:tp=2:seq=16", 2)};
+  const Options options = parse_options(
+      {"--dtype", "bf16", "--families", "allreduce,reduce_scatter,allgather,exchange",
+       "--algorithms", "ring", "--workload", "resnet50:fsdp", "--workload", "gpt2:tp=2:seq=16"});
+  const CasePlan plan = plan_cases(options, workloads, "mpi", 3, 0);
+  // Per collective and workload, the names and sizes the plan holds.
+  std::set<std::string> planned;
+  std::size_t exchanges = 0;
+  for (const BenchmarkCase& entry : plan.cases) {
+    if (entry.family == Family::exchange) {
+      EXPECT_EQ(entry.workload, "gpt2:tp=2:batch=1:seq=16:bf16");
+      ++exchanges;
+      continue;
+    }
+    planned.insert(entry.name);
+  }
+  std::set<std::string> expected;
+  for (const Workload& workload : workloads) {
+    for (const Message& message : workload.distinct) {
+      expected.insert(
+          fmt::format("{}/ring/{}/{}", message.collective, message.bytes, workload.spec));
+    }
+  }
+  EXPECT_EQ(planned, expected);
+  // resnet50:fsdp has allgathers and reduce_scatters only; gpt2:tp=2
+  // allreduces only, the one exchange.
+  EXPECT_EQ(exchanges, 1u);
+  const bool noted = std::any_of(plan.notes.begin(), plan.notes.end(), [](const std::string& note) {
+    return note ==
+           "skipping exchange/resnet50:fsdp=block:bf16: its iteration has allgather messages "
+           "besides allreduces, and exchange times allreduce-only iterations";
+  });
+  EXPECT_TRUE(noted) << fmt::format("{}", fmt::join(plan.notes, " | "));
+}
+
+TEST(Plan, WorkloadSizeThatIsNoWholeNumberOfElementsIsANote) {
+  // A bf16 message of 3 elements (6 bytes) cannot be f32 elements.
+  Workload workload;
+  workload.spec = "odd";
+  workload.sequence = {{"allreduce", "odd", 3, 6, 1}, {"allreduce", "even", 4, 8, 1}};
+  workload.distinct = workload.sequence;
+  const Options options = parse_options(
+      {"--families", "allreduce,exchange", "--algorithms", "ring", "--workload", "odd"});
+  const CasePlan plan = plan_cases(options, {workload}, "mpi", 2, 0);
+  ASSERT_EQ(plan.cases.size(), 1u);
+  EXPECT_EQ(plan.cases[0].name, "allreduce/ring/8/odd");
+  EXPECT_EQ(plan.notes, (std::vector<std::string>{
+                            "skipping allreduce/odd on 2 ranks (6 B): not a whole number of f32 "
+                            "elements; run with the workload's dtype",
+                            "skipping exchange/odd on 2 ranks (6 B): not a whole number of f32 "
+                            "elements; run with the workload's dtype"}));
+}
+
 // --- CSV row and reporter -------------------------------------------------------
 
 benchmark::BenchmarkReporter::Run make_run(const std::string& name, std::int64_t repetition,

@@ -1,14 +1,17 @@
-// Tests of gradient bucketing (PyTorch DDP and Horovod fusion) and of
-// workload specs: exact boundaries on a model small enough to check by hand,
+// Tests of gradient bucketing (PyTorch DDP and Horovod fusion), of the
+// sharded and tensor-parallel workloads (FSDP, ZeRO-2, Megatron TP) and of
+// workload specs: exact messages on models small enough to check by hand,
 // invariants on every catalog model, and the parser's errors.
 #include "collbench/catalog/workload.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collbench/catalog/catalog.h"
@@ -27,7 +30,7 @@ Model tiny_model() {
   for (std::size_t i = 0; i < elements.size(); ++i) {
     std::string name = "t";
     name += std::to_string(i);  // not "t" + ...: GCC 12's -Wrestrict misfires on it
-    model.tensors_backprop_order.push_back({name, {elements[i]}, elements[i]});
+    model.tensors_backprop_order.push_back({name, {elements[i]}, elements[i], ""});
   }
   return model;
 }
@@ -266,6 +269,306 @@ TEST(Workload, ListsCombineSpecs) {
   EXPECT_EQ(workloads[2].spec, "gpt2");
 }
 
+// --- Collectives of the messages ---------------------------------------------
+
+TEST_P(EveryModel, DataParallelKindsAreAllreducesOnly) {
+  for (const char* suffix : {"", ":total", ":ddp", ":fusion"}) {
+    const Workload workload = parse_workload(GetParam() + suffix, kF32);
+    for (const Message& message : workload.sequence) {
+      EXPECT_EQ(message.collective, "allreduce") << workload.spec << " " << message.item;
+    }
+  }
+}
+
+// distinct: grouped by collective in the table's order, ascending sizes
+// within each, multiplicities adding up to the sequence per collective.
+void expect_distinct_per_collective(const Workload& workload) {
+  SCOPED_TRACE(workload.spec);
+  std::size_t previous_position = 0;
+  for (std::size_t i = 0; i < workload.distinct.size(); ++i) {
+    const Message& message = workload.distinct[i];
+    const auto position = static_cast<std::size_t>(
+        std::find(kWorkloadCollectives.begin(), kWorkloadCollectives.end(), message.collective) -
+        kWorkloadCollectives.begin());
+    ASSERT_LT(position, kWorkloadCollectives.size()) << message.collective;
+    EXPECT_GE(position, previous_position);
+    if (i > 0 && position == previous_position) {
+      EXPECT_LT(workload.distinct[i - 1].bytes, message.bytes);
+    }
+    previous_position = position;
+  }
+  for (const std::string_view collective : kWorkloadCollectives) {
+    std::uint64_t sequence_bytes = 0;
+    std::size_t sequence_count = 0;
+    for (const Message& message : workload.sequence) {
+      if (message.collective != collective) continue;
+      sequence_bytes += message.bytes;
+      ++sequence_count;
+    }
+    std::uint64_t distinct_bytes = 0;
+    std::size_t distinct_count = 0;
+    for (const Message& message : workload.distinct) {
+      if (message.collective != collective) continue;
+      distinct_bytes += message.bytes * static_cast<std::uint64_t>(message.multiplicity);
+      distinct_count += static_cast<std::size_t>(message.multiplicity);
+    }
+    EXPECT_EQ(distinct_bytes, sequence_bytes) << collective;
+    EXPECT_EQ(distinct_count, sequence_count) << collective;
+  }
+}
+
+// --- FSDP -----------------------------------------------------------------------
+
+// In forward (registration) order: root "embed" (10), unit b0 (3 + 4),
+// unit b1 (5), root "head" (2); stored in backprop order.
+Model tiny_blocks_model() {
+  Model model;
+  model.name = "tiny_blocks";
+  const std::vector<ParamTensor> forward = {{"embed", {10}, 10, ""},
+                                            {"b0.x", {3}, 3, "b0"},
+                                            {"b0.y", {4}, 4, "b0"},
+                                            {"b1.x", {5}, 5, "b1"},
+                                            {"head", {2}, 2, ""}};
+  model.tensors_backprop_order.assign(forward.rbegin(), forward.rend());
+  return model;
+}
+
+struct ExpectedMessage {
+  const char* collective;
+  const char* item;
+  std::uint64_t elements;
+};
+
+void expect_messages(const std::vector<Message>& actual,
+                     const std::vector<ExpectedMessage>& expected, std::size_t element_bytes) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE("message " + std::to_string(i));
+    EXPECT_EQ(actual[i].collective, expected[i].collective);
+    EXPECT_EQ(actual[i].item, expected[i].item);
+    EXPECT_EQ(actual[i].elements, expected[i].elements);
+    EXPECT_EQ(actual[i].bytes, expected[i].elements * element_bytes);
+    EXPECT_EQ(actual[i].multiplicity, 1);
+  }
+}
+
+TEST(Fsdp, HandCheckedIterationOfBlocksAndRoot) {
+  // Forward gathers the root (embed + head = 12), then b0 and b1; backward
+  // gathers each block again, last first, and reduce-scatters its
+  // gradients; the root is not gathered again and reduces last.
+  expect_messages(fsdp_messages(tiny_blocks_model(), FsdpUnit::block, 2),
+                  {{"allgather", "root forward", 12},
+                   {"allgather", "b0 forward", 7},
+                   {"allgather", "b1 forward", 5},
+                   {"allgather", "b1 backward", 5},
+                   {"reduce_scatter", "b1 gradients", 5},
+                   {"allgather", "b0 backward", 7},
+                   {"reduce_scatter", "b0 gradients", 7},
+                   {"reduce_scatter", "root gradients", 12}},
+                  2);
+  expect_messages(fsdp_messages(tiny_blocks_model(), FsdpUnit::model, 4),
+                  {{"allgather", "root forward", 24}, {"reduce_scatter", "root gradients", 24}}, 4);
+}
+
+TEST(Fsdp, AModelOfBlocksOnlyHasNoRootMessages) {
+  Model model = tiny_blocks_model();
+  std::erase_if(model.tensors_backprop_order,
+                [](const ParamTensor& tensor) { return tensor.unit.empty(); });
+  expect_messages(fsdp_messages(model, FsdpUnit::block, 2),
+                  {{"allgather", "b0 forward", 7},
+                   {"allgather", "b1 forward", 5},
+                   {"allgather", "b1 backward", 5},
+                   {"reduce_scatter", "b1 gradients", 5},
+                   {"allgather", "b0 backward", 7},
+                   {"reduce_scatter", "b0 gradients", 7}},
+                  2);
+  EXPECT_THROW(fsdp_messages(model, FsdpUnit::block, 0), std::invalid_argument);
+}
+
+std::uint64_t root_elements(const Model& model) {
+  std::uint64_t elements = 0;
+  for (const ParamTensor& tensor : model.tensors_backprop_order) {
+    if (tensor.unit.empty()) elements += static_cast<std::uint64_t>(tensor.elements);
+  }
+  return elements;
+}
+
+TEST_P(EveryModel, FsdpReducesEveryGradientOnceAndGathersBlocksTwice) {
+  const Model& model = find_model(GetParam());
+  const auto parameters = static_cast<std::uint64_t>(model.parameters());
+  for (const char* suffix : {":fsdp", ":fsdp=model:f32"}) {
+    const Workload workload = parse_workload(model.name + suffix, kF32);
+    SCOPED_TRACE(workload.spec);
+    const bool whole_model = workload.fsdp_unit == FsdpUnit::model;
+    const std::uint64_t root = whole_model ? parameters : root_elements(model);
+    std::uint64_t gathered = 0;
+    std::uint64_t reduced = 0;
+    bool reduced_yet = false;
+    for (const Message& message : workload.sequence) {
+      EXPECT_EQ(message.bytes, message.elements * workload.element_bytes);
+      if (message.collective == "allgather") {
+        gathered += message.elements;
+        // Every forward gather comes before the first gradient.
+        if (reduced_yet) {
+          EXPECT_NE(message.item.find("backward"), std::string::npos) << message.item;
+        }
+      } else {
+        ASSERT_EQ(message.collective, "reduce_scatter");
+        reduced += message.elements;
+        reduced_yet = true;
+      }
+    }
+    EXPECT_EQ(reduced, parameters);
+    EXPECT_EQ(gathered, 2 * parameters - root);
+    expect_distinct_per_collective(workload);
+  }
+}
+
+TEST(Fsdp, Llama2BlocksAndRootWithSpecDefaults) {
+  const Workload workload = parse_workload("llama2_7b:fsdp", kF32);
+  EXPECT_EQ(workload.spec, "llama2_7b:fsdp=block:bf16");
+  EXPECT_EQ(workload.kind, WorkloadKind::fsdp);
+  // bf16 whatever element size the caller passes.
+  EXPECT_EQ(workload.element_bytes, 2u);
+  // The root: embed_tokens and lm_head (32000 x 4096 each) and model.norm.
+  constexpr std::uint64_t kRoot = 2 * 32000 * 4096 + 4096;
+  constexpr std::uint64_t kBlock = 202'383'360;
+  ASSERT_EQ(workload.sequence.size(), 1u + 32 + 2 * 32 + 1);
+  EXPECT_EQ(workload.sequence.front().item, "root forward");
+  EXPECT_EQ(workload.sequence.front().elements, kRoot);
+  EXPECT_EQ(workload.sequence[1].item, "model.layers.0 forward");
+  EXPECT_EQ(workload.sequence[33].item, "model.layers.31 backward");
+  EXPECT_EQ(workload.sequence[34].item, "model.layers.31 gradients");
+  EXPECT_EQ(workload.sequence.back().item, "root gradients");
+  // Per collective: reduce_scatter {block x 32, root x 1}, allgather
+  // {block x 64, root x 1}.
+  ASSERT_EQ(workload.distinct.size(), 4u);
+  const std::vector<std::tuple<std::string, std::uint64_t, int>> expected = {
+      {"reduce_scatter", kBlock * 2, 32},
+      {"reduce_scatter", kRoot * 2, 1},
+      {"allgather", kBlock * 2, 64},
+      {"allgather", kRoot * 2, 1}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(workload.distinct[i].collective, std::get<0>(expected[i]));
+    EXPECT_EQ(workload.distinct[i].bytes, std::get<1>(expected[i]));
+    EXPECT_EQ(workload.distinct[i].multiplicity, std::get<2>(expected[i]));
+  }
+  const Workload f32 = parse_workload("llama2_7b:fsdp=block:f32", 2);
+  EXPECT_EQ(f32.element_bytes, 4u);
+  EXPECT_EQ(f32.sequence.front().bytes, kRoot * 4);
+}
+
+TEST(Fsdp, ResNetStagesAreUnits) {
+  const Workload workload = parse_workload("resnet50:fsdp:f32", kF32);
+  EXPECT_EQ(workload.spec, "resnet50:fsdp=block:f32");
+  std::vector<std::string> forward;
+  for (const Message& message : workload.sequence) {
+    if (message.item.ends_with(" forward")) forward.push_back(message.item);
+  }
+  EXPECT_EQ(forward, (std::vector<std::string>{"root forward", "layer1 forward", "layer2 forward",
+                                               "layer3 forward", "layer4 forward"}));
+}
+
+// --- ZeRO-2 ---------------------------------------------------------------------
+
+TEST(Zero2, HandCheckedBucketsThenOneParameterAllgather) {
+  // Elements 2, 3, 1, 20, 5, 5, 4, 1 into buckets of 10 elements: 2+3+1 = 6
+  // (20 would pass 10); 20 alone; 5+5 = 10 (4 would pass); 4+1 = 5.
+  expect_messages(zero2_messages(tiny_model(), 10, 2),
+                  {{"reduce_scatter", "bucket 0", 6},
+                   {"reduce_scatter", "bucket 1", 20},
+                   {"reduce_scatter", "bucket 2", 10},
+                   {"reduce_scatter", "bucket 3", 5},
+                   {"allgather", "updated parameters", 41}},
+                  2);
+  EXPECT_THROW(zero2_messages(tiny_model(), 0, 2), std::invalid_argument);
+  EXPECT_THROW(zero2_messages(tiny_model(), 10, 0), std::invalid_argument);
+}
+
+TEST(Zero2, DeepSpeedDefaultBucketIsFiveHundredMillionElements) {
+  const Workload workload = parse_workload("llama3_8b:zero2", kF32);
+  EXPECT_EQ(workload.spec, "llama3_8b:zero2=500000000:bf16");
+  EXPECT_EQ(workload.bucket_elements, 500'000'000u);
+  EXPECT_EQ(workload.element_bytes, 2u);
+  std::uint64_t reduced = 0;
+  for (std::size_t i = 0; i + 1 < workload.sequence.size(); ++i) {
+    const Message& message = workload.sequence[i];
+    EXPECT_EQ(message.collective, "reduce_scatter");
+    // Over the bucket only as a single tensor: lm_head and embed_tokens
+    // (128256 x 4096 = 525,336,576 elements each) are larger than 5e8.
+    if (message.elements != 128256u * 4096) {
+      EXPECT_LE(message.elements, 500'000'000u) << message.item;
+    }
+    reduced += message.elements;
+  }
+  EXPECT_EQ(workload.sequence.front().elements, 128256u * 4096);
+  EXPECT_EQ(reduced, 8'030'261'248u);
+  EXPECT_EQ(workload.sequence.back().collective, "allgather");
+  EXPECT_EQ(workload.sequence.back().elements, 8'030'261'248u);
+  expect_distinct_per_collective(workload);
+
+  const Workload small = parse_workload("bert_base:zero2=1000000:f32", 2);
+  EXPECT_EQ(small.spec, "bert_base:zero2=1000000:f32");
+  EXPECT_EQ(small.sequence.back().bytes, 109'482'240u * 4);
+  EXPECT_GT(small.sequence.size(), 50u);
+}
+
+// --- Tensor parallelism ---------------------------------------------------------
+
+TEST(TensorParallel, FourAllreducesPerLayerOfBatchTimesSequenceTimesHidden) {
+  const Workload workload = parse_workload("gpt2:tp=2", kF32);
+  EXPECT_EQ(workload.spec, "gpt2:tp=2:batch=1:seq=1024:bf16");
+  EXPECT_EQ(workload.tensor_parallel, 2);
+  ASSERT_EQ(workload.sequence.size(), 12u * 4);
+  for (const Message& message : workload.sequence) {
+    EXPECT_EQ(message.collective, "allreduce");
+    EXPECT_EQ(message.elements, 1024u * 768);
+    EXPECT_EQ(message.bytes, 1024u * 768 * 2);
+  }
+  EXPECT_EQ(workload.sequence[0].item, "layer 0 attention forward");
+  EXPECT_EQ(workload.sequence[1].item, "layer 0 mlp forward");
+  EXPECT_EQ(workload.sequence[23].item, "layer 11 mlp forward");
+  EXPECT_EQ(workload.sequence[24].item, "layer 11 mlp backward");
+  EXPECT_EQ(workload.sequence[25].item, "layer 11 attention backward");
+  EXPECT_EQ(workload.sequence.back().item, "layer 0 attention backward");
+  ASSERT_EQ(workload.distinct.size(), 1u);
+  EXPECT_EQ(workload.distinct[0].multiplicity, 48);
+
+  const Workload options = parse_workload("llama3_8b:tp=8:seq=2048:batch=4:f32", 2);
+  EXPECT_EQ(options.spec, "llama3_8b:tp=8:batch=4:seq=2048:f32");
+  EXPECT_EQ(options.sequence.size(), 32u * 4);
+  EXPECT_EQ(options.sequence.front().elements, 4u * 2048 * 4096);
+  EXPECT_EQ(options.sequence.front().bytes, 4u * 2048 * 4096 * 4);
+  EXPECT_EQ(parse_workload("vit_b16:tp=4", kF32).sequence.front().elements, 197u * 768);
+  EXPECT_EQ(parse_workload("mixtral_8x7b:tp=2", kF32).sequence.front().elements, 32768u * 4096);
+}
+
+TEST(TensorParallel, RefusesWhatMegatronCannotSplit) {
+  EXPECT_THROW(tensor_parallel_messages(find_model("resnet50"), 2, 1, 1, 2), std::invalid_argument);
+  EXPECT_THROW(tensor_parallel_messages(find_model("gpt2"), 1, 1, 1, 2), std::invalid_argument);
+  // 8 key/value heads: 16 ranks cannot split them.
+  EXPECT_THROW(tensor_parallel_messages(find_model("llama3_8b"), 16, 1, 1, 2),
+               std::invalid_argument);
+  EXPECT_NO_THROW(tensor_parallel_messages(find_model("llama3_8b"), 8, 1, 1, 2));
+  EXPECT_THROW(tensor_parallel_messages(find_model("gpt2"), 2, 0, 1, 2), std::invalid_argument);
+  EXPECT_THROW(tensor_parallel_messages(find_model("gpt2"), 2, std::uint64_t{1} << 40,
+                                        std::uint64_t{1} << 40, 2),
+               std::invalid_argument);
+}
+
+TEST_P(EveryModel, CanonicalSpecsParseBackToThemselves) {
+  const Model& model = find_model(GetParam());
+  std::vector<std::string> suffixes = {"",      ":total",          ":ddp",   ":fusion=8MB",
+                                       ":fsdp", ":fsdp=model:f32", ":zero2", ":zero2=1000:f32"};
+  if (model.transformer.layers > 0) suffixes.push_back(":tp=2:seq=64");
+  for (const std::string& suffix : suffixes) {
+    const Workload workload = parse_workload(model.name + suffix, kF32);
+    const Workload again = parse_workload(workload.spec, kF32);
+    EXPECT_EQ(again.spec, workload.spec);
+    EXPECT_EQ(again.sequence.size(), workload.sequence.size()) << workload.spec;
+  }
+}
+
 // Every error must quote the bad spec and carry `expected` in its message.
 void expect_rejected(const std::string& spec, const std::string& expected,
                      std::size_t element_bytes = kF32) {
@@ -295,6 +598,31 @@ TEST(Workload, ParseErrorsSayWhatFailedAndWhatIsAccepted) {
   expect_rejected("resnet50:fusion=-1MiB", "negative");
   expect_rejected("deepbench:total", "deepbench takes no ':' suffix");
   expect_rejected("resnet50", "element size", 0);
+  expect_rejected("resnet50:ddp:f32", "ddp takes no ':' options");
+  expect_rejected("resnet50:total:bf16", "total takes no ':' options");
+}
+
+TEST(Workload, ParallelSpecErrorsSayWhatFailed) {
+  expect_rejected("resnet50:tp=2", "resnet50 is not a transformer");
+  expect_rejected("gpt2:tp=0", "K = 0 must be at least 2");
+  expect_rejected("gpt2:tp=1", "degree 1 exchanges nothing");
+  expect_rejected("gpt2:tp", "tp needs its degree, tp=K");
+  expect_rejected("gpt2:tp=", "the degree K \"\" must be a whole number");
+  expect_rejected("gpt2:tp=two", "the degree K \"two\" must be a whole number");
+  expect_rejected("bert_base:tp=8", "must divide bert_base's 12 attention heads");
+  expect_rejected("llama3_8b:tp=16", "8 key/value heads");
+  expect_rejected("gpt2:tp=2:batch=0", "batch \"0\" must be a whole number of at least 1");
+  expect_rejected("gpt2:tp=2:seq=-5", "seq \"-5\" must be a whole number");
+  expect_rejected("gpt2:tp=2:seq", "unknown option \"seq\" of tp");
+  expect_rejected("gpt2:tp=2:batch=2:batch=3", "option \"batch\" is given twice");
+  expect_rejected("gpt2:tp=2:", "an option between ':' is empty");
+  expect_rejected("llama2_7b:fsdp=layer", "unknown fsdp unit \"layer\" (accepted: block, model)");
+  expect_rejected("llama2_7b:fsdp:f16", "unknown option \"f16\" of fsdp (accepted: bf16, f32)");
+  expect_rejected("llama2_7b:fsdp:batch=2", "unknown option \"batch=2\" of fsdp");
+  expect_rejected("llama2_7b:fsdp:bf16:f32", "option \"f32\" gives the precision again");
+  expect_rejected("llama2_7b:zero2=0", "ELEMENTS \"0\" must be a whole number of at least 1");
+  expect_rejected("llama2_7b:zero2=5e8", "ELEMENTS \"5e8\" must be a whole number");
+  expect_rejected("llama2_7b:moe", "unknown kind \"moe\"");
   EXPECT_THROW(parse_workloads("resnet50,,gpt2", kF32), std::invalid_argument);
   EXPECT_THROW(parse_workloads("", kF32), std::invalid_argument);
 }

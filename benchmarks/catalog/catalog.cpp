@@ -39,6 +39,10 @@ const std::vector<Model>& all_models() {
     built.push_back(make_bert_base());
     built.push_back(make_bert_large());
     built.push_back(make_gpt2());
+    built.push_back(make_vit_b16());
+    built.push_back(make_llama2_7b());
+    built.push_back(make_llama3_8b());
+    built.push_back(make_mixtral_8x7b());
     return built;
   }();
   return models;

@@ -1,7 +1,8 @@
 // collbench-catalog: prints the DNN model catalog — per-model parameters,
 // gradient size, FLOPs and tensor count (`list`), one model's gradient
-// tensors in backprop order or its DDP / Horovod buckets (`show`) — as
-// aligned tables or CSV. Bad input prints one message on stderr and exits 2.
+// tensors in backprop order or its DDP / Horovod buckets (`show`), one
+// workload's messages with their collectives (`workload`) — as aligned
+// tables or CSV. Bad input prints one message on stderr and exits 2.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -210,6 +211,60 @@ void show_buckets(const Model& model, const std::string& scheme_text, const std:
               rows, {false, false, false, true, true, false, false, false});
 }
 
+// One line per collective: how many messages, how many bytes.
+std::string per_collective_totals(const collbench::Workload& workload) {
+  std::vector<std::string> parts;
+  for (const std::string_view collective : collbench::kWorkloadCollectives) {
+    std::size_t count = 0;
+    std::uint64_t bytes = 0;
+    for (const collbench::Message& message : workload.sequence) {
+      if (message.collective != collective) continue;
+      ++count;
+      bytes += message.bytes;
+    }
+    if (count > 0) {
+      parts.push_back(
+          fmt::format("{} x {} ({})", count, collective, collbench::format_bytes(bytes)));
+    }
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+void show_workload(const std::string& spec, std::size_t element_bytes, bool distinct, bool csv) {
+  const collbench::Workload workload = collbench::parse_workload(spec, element_bytes);
+  const std::vector<collbench::Message>& messages =
+      distinct ? workload.distinct : workload.sequence;
+  std::vector<std::vector<std::string>> rows;
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const collbench::Message& message = messages[i];
+    cumulative += message.bytes * static_cast<std::uint64_t>(message.multiplicity);
+    if (csv) {
+      rows.push_back({workload.spec, std::to_string(i), message.collective, message.item,
+                      std::to_string(message.elements), std::to_string(workload.element_bytes),
+                      std::to_string(message.bytes), std::to_string(message.multiplicity)});
+    } else {
+      rows.push_back({std::to_string(i), message.collective, message.item,
+                      with_thousands(message.elements), with_thousands(message.bytes),
+                      std::to_string(message.multiplicity),
+                      fmt::format("{:.2f}", static_cast<double>(cumulative) / kMiB)});
+    }
+  }
+  if (csv) {
+    print_csv({"workload", "index", "collective", "item", "elements", "element_bytes", "bytes",
+               "multiplicity"},
+              rows);
+    return;
+  }
+  fmt::print("{}: {} messages per iteration of {}-byte elements: {}\n", workload.spec,
+             workload.sequence.size(), workload.element_bytes, per_collective_totals(workload));
+  fmt::print("{}\n", distinct
+                         ? "distinct sizes per collective, ascending (item: the first of each):"
+                         : "messages in the order they are issued:");
+  print_table({"#", "collective", "item", "elements", "bytes", "per iteration", "cumulative (MiB)"},
+              rows, {false, true, true, false, false, false, false});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -248,17 +303,33 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   show->add_flag("--csv", csv, "Write CSV to stdout instead of a table");
 
+  std::string workload_spec;
+  bool distinct = false;
+  CLI::App* workload = app.add_subcommand(
+      "workload",
+      "One workload's messages, each with its collective, in the order one training iteration "
+      "issues them, or its distinct sizes per collective");
+  workload->add_option("spec", workload_spec, collbench::workload_syntax())->required();
+  workload
+      ->add_option("--dtype", dtype,
+                   "Element type of the kinds that take the run's (MODEL, total, ddp, fusion, "
+                   "deepbench): f32, f64, f16, bf16; fsdp, zero2 and tp carry their own")
+      ->capture_default_str();
+  workload->add_flag("--distinct", distinct,
+                     "Distinct sizes per collective with their multiplicity instead");
+  workload->add_flag("--csv", csv, "Write CSV to stdout instead of a table");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help
     std::string message = error.what();
     const std::string_view first = argc > 1 ? argv[1] : "";
-    if (!list->parsed() && !show->parsed()) {
+    if (!list->parsed() && !show->parsed() && !workload->parsed()) {
       // CLI11 says "A subcommand is required" for a misspelt one too.
       message = first.empty() || first.front() == '-'
-                    ? "a subcommand is required; accepted: list, show"
-                    : fmt::format("unknown subcommand '{}'; accepted: list, show", first);
+                    ? "a subcommand is required; accepted: list, show, workload"
+                    : fmt::format("unknown subcommand '{}'; accepted: list, show, workload", first);
     }
     fmt::print(stderr, "collbench-catalog: {} (see collbench-catalog --help)\n", message);
     return kUsageError;
@@ -267,6 +338,8 @@ int main(int argc, char** argv) {
   try {
     if (list->parsed()) {
       run_list(dtype, csv);
+    } else if (workload->parsed()) {
+      show_workload(workload_spec, collbench::dtype_element_bytes(dtype), distinct, csv);
     } else {
       const std::size_t element_bytes = collbench::dtype_element_bytes(dtype);
       const Model& model = collbench::find_model(model_name);

@@ -96,7 +96,33 @@ void ModelBuilder::parameter(const std::string& name, std::vector<std::int64_t> 
         fmt::format("model {}: parameter \"{}\" is registered twice", model_.name, name));
   }
   const std::int64_t elements = checked_product(shape, fmt::format("parameter \"{}\"", name));
-  model_.tensors_backprop_order.push_back({name, std::move(shape), elements});
+  model_.tensors_backprop_order.push_back({name, std::move(shape), elements, unit_});
+}
+
+void ModelBuilder::unit(std::string name) {
+  if (!unit_.empty()) closed_units_.push_back(unit_);
+  // FSDP gathers a unit's tensors as one flat parameter, so a unit that
+  // came back later would be two units.
+  if (!name.empty() &&
+      std::find(closed_units_.begin(), closed_units_.end(), name) != closed_units_.end()) {
+    throw std::invalid_argument(
+        fmt::format("model {}: unit \"{}\" is opened twice", model_.name, name));
+  }
+  unit_ = std::move(name);
+}
+
+void ModelBuilder::transformer(const TransformerShape& shape) {
+  if (shape.layers <= 0 || shape.hidden <= 0 || shape.heads <= 0 || shape.kv_heads <= 0 ||
+      shape.sequence <= 0 || shape.heads % shape.kv_heads != 0 || shape.experts < 0 ||
+      (shape.experts == 0) != (shape.experts_per_token == 0) ||
+      shape.experts_per_token > shape.experts) {
+    throw std::invalid_argument(fmt::format(
+        "model {}: transformer shape needs positive layers, hidden, heads, kv heads and "
+        "sequence, with kv heads dividing heads, and a top-k of at most the experts (both 0 "
+        "without experts)",
+        model_.name));
+  }
+  model_.transformer = shape;
 }
 
 void ModelBuilder::multiply_adds(std::int64_t count) {
@@ -158,6 +184,10 @@ void ModelBuilder::layer_norm(const std::string& name, std::int64_t dim) {
   parameter(name + ".bias", {dim});
 }
 
+void ModelBuilder::rms_norm(const std::string& name, std::int64_t dim) {
+  parameter(name + ".weight", {dim});
+}
+
 Model ModelBuilder::finish() && {
   if (model_.tensors_backprop_order.empty()) {
     throw std::invalid_argument(fmt::format("model {} has no parameters", model_.name));
@@ -178,6 +208,18 @@ FeatureMap conv_bn(ModelBuilder& builder, const std::string& name, const Feature
                                                .padding = padding,
                                                .bias = false});
   return builder.batch_norm2d(name + ".bn", convolved);
+}
+
+void attention_products(ModelBuilder& builder, std::int64_t sequence, std::int64_t hidden,
+                        std::int64_t heads) {
+  if (heads <= 0 || hidden % heads != 0) {
+    throw std::invalid_argument(
+        fmt::format("attention: {} heads must divide the hidden size {}", heads, hidden));
+  }
+  const std::int64_t head_dim = hidden / heads;
+  const std::int64_t scores = checked_product({heads, sequence, sequence, head_dim}, "scores");
+  const std::int64_t weighted_values = scores;
+  builder.multiply_adds(scores + weighted_values);
 }
 
 }  // namespace collbench::catalog_detail

@@ -70,8 +70,13 @@ class ModelBuilder {
  public:
   ModelBuilder(std::string name, std::string variant, std::string reference, std::string input);
 
-  // One trainable tensor, in forward registration order.
+  // One trainable tensor, in forward registration order, in the current unit.
   void parameter(const std::string& name, std::vector<std::int64_t> shape);
+  // The FSDP unit of the tensors registered from now on (catalog.h); ""
+  // returns to the root. A unit's tensors must be registered together.
+  void unit(std::string name);
+  // Marks the model a transformer, for tensor-parallel workloads.
+  void transformer(const TransformerShape& shape);
   // Multiply-adds of one sample's forward pass that no layer below records,
   // e.g. attention's score and value products.
   void multiply_adds(std::int64_t count);
@@ -92,6 +97,8 @@ class ModelBuilder {
   void embedding(const std::string& name, std::int64_t count, std::int64_t dim);
   // torch.nn.LayerNorm(dim): weight and bias [dim].
   void layer_norm(const std::string& name, std::int64_t dim);
+  // RMSNorm(dim) as Llama and Mixtral define it: weight [dim], no bias.
+  void rms_norm(const std::string& name, std::int64_t dim);
 
   // Reverses the tensors into backprop order and returns the model.
   Model finish() &&;
@@ -99,6 +106,15 @@ class ModelBuilder {
  private:
   Model model_;
   std::int64_t multiply_adds_ = 0;
+  std::string unit_;
+  std::vector<std::string> closed_units_;
 };
+
+// Q·Kᵀ and A·V of multi-head self-attention over `sequence` tokens: each
+// head multiplies s x d and d x s, then s x s and s x d, with d = h/heads.
+// Grouped-query attention shares keys and values between heads but every
+// head still computes its own scores, so the count is the same.
+void attention_products(ModelBuilder& builder, std::int64_t sequence, std::int64_t hidden,
+                        std::int64_t heads);
 
 }  // namespace collbench::catalog_detail

@@ -16,5 +16,9 @@ Model make_resnet152();
 Model make_bert_base();
 Model make_bert_large();
 Model make_gpt2();
+Model make_vit_b16();
+Model make_llama2_7b();
+Model make_llama3_8b();
+Model make_mixtral_8x7b();
 
 }  // namespace collbench::catalog_detail

@@ -65,12 +65,15 @@ Model make_bottleneck_resnet(std::string name, std::string reference,
   std::int64_t width = 64;
   for (std::size_t stage = 0; stage < blocks_per_stage.size(); ++stage) {
     const std::int64_t first_stride = stage == 0 ? 1 : 2;
+    // One residual stage (torchvision's layer1..layer4) is one FSDP unit.
+    b.unit(fmt::format("layer{}", stage + 1));
     for (int block = 0; block < blocks_per_stage[stage]; ++block) {
       x = bottleneck(b, fmt::format("layer{}.{}", stage + 1, block), x, width,
                      block == 0 ? first_stride : 1);
     }
     width *= 2;
   }
+  b.unit("");
   x = adaptive_avg_pool2d(x, square(1));
   b.linear("fc", x.channels, 1000);
   return std::move(b).finish();

@@ -1,6 +1,7 @@
-// Transformer models of the catalog, written as Hugging Face transformers
-// defines them (modeling_bert.py, modeling_gpt2.py), with its parameter
-// names.
+// Transformer encoders and GPT-2 of the catalog, written as Hugging Face
+// transformers defines them (modeling_bert.py, modeling_gpt2.py) and ViT as
+// torchvision does (vision_transformer.py), with their parameter names.
+// Llama and Mixtral are in models_llama.cpp.
 //
 // FLOPs per sample are those of one sequence. Per layer and sequence of s
 // tokens with hidden size h and feed-forward size f, the multiply-adds are
@@ -12,7 +13,6 @@
 // plus 2·s·h·V for a language-model head over a vocabulary of V.
 #include <fmt/format.h>
 
-#include <stdexcept>
 #include <string>
 
 #include "layers.h"
@@ -20,20 +20,6 @@
 
 namespace collbench::catalog_detail {
 namespace {
-
-// Q·Kᵀ and A·V of multi-head self-attention over `sequence` tokens: each
-// head multiplies s x d and d x s, then s x s and s x d, with d = h/heads.
-void self_attention_products(ModelBuilder& b, std::int64_t sequence, std::int64_t hidden,
-                             std::int64_t heads) {
-  if (heads <= 0 || hidden % heads != 0) {
-    throw std::invalid_argument(
-        fmt::format("attention: {} heads must divide the hidden size {}", heads, hidden));
-  }
-  const std::int64_t head_dim = hidden / heads;
-  const std::int64_t scores = heads * sequence * sequence * head_dim;
-  const std::int64_t weighted_values = heads * sequence * sequence * head_dim;
-  b.multiply_adds(scores + weighted_values);
-}
 
 struct BertShape {
   std::int64_t layers;
@@ -65,17 +51,24 @@ Model make_bert(std::string name, std::string variant, std::string reference,
   b.layer_norm("embeddings.LayerNorm", h);
   for (std::int64_t layer = 0; layer < shape.layers; ++layer) {
     const std::string prefix = fmt::format("encoder.layer.{}.", layer);
+    b.unit(fmt::format("encoder.layer.{}", layer));
     b.linear(prefix + "attention.self.query", h, h, s);
     b.linear(prefix + "attention.self.key", h, h, s);
     b.linear(prefix + "attention.self.value", h, h, s);
-    self_attention_products(b, s, h, shape.heads);
+    attention_products(b, s, h, shape.heads);
     b.linear(prefix + "attention.output.dense", h, h, s);
     b.layer_norm(prefix + "attention.output.LayerNorm", h);
     b.linear(prefix + "intermediate.dense", h, shape.intermediate, s);
     b.linear(prefix + "output.dense", shape.intermediate, h, s);
     b.layer_norm(prefix + "output.LayerNorm", h);
   }
+  b.unit("");
   b.linear("pooler.dense", h, h, /*rows=*/1);
+  b.transformer({.layers = shape.layers,
+                 .hidden = h,
+                 .heads = shape.heads,
+                 .kv_heads = shape.heads,
+                 .sequence = s});
   return std::move(b).finish();
 }
 
@@ -122,17 +115,80 @@ Model make_gpt2() {
   b.embedding("wpe", kContext, kHidden);
   for (std::int64_t layer = 0; layer < kLayers; ++layer) {
     const std::string prefix = fmt::format("h.{}.", layer);
+    b.unit(fmt::format("h.{}", layer));
     b.layer_norm(prefix + "ln_1", kHidden);
     b.conv1d_transposed_linear(prefix + "attn.c_attn", kHidden, 3 * kHidden, kContext);
-    self_attention_products(b, kContext, kHidden, kHeads);
+    attention_products(b, kContext, kHidden, kHeads);
     b.conv1d_transposed_linear(prefix + "attn.c_proj", kHidden, kHidden, kContext);
     b.layer_norm(prefix + "ln_2", kHidden);
     b.conv1d_transposed_linear(prefix + "mlp.c_fc", kHidden, kInner, kContext);
     b.conv1d_transposed_linear(prefix + "mlp.c_proj", kInner, kHidden, kContext);
   }
+  b.unit("");
   b.layer_norm("ln_f", kHidden);
+  b.transformer({.layers = kLayers,
+                 .hidden = kHidden,
+                 .heads = kHeads,
+                 .kv_heads = kHeads,
+                 .sequence = kContext});
   // lm_head: logits = hidden · wteᵀ, reusing wte (no new parameter).
   b.multiply_adds(kContext * kHidden * kVocabulary);
+  return std::move(b).finish();
+}
+
+// torchvision vit_b_16 (Dosovitskiy et al. 2021, ViT-Base/16):
+// VisionTransformer(image_size 224, patch_size 16, num_layers 12,
+// num_heads 12, hidden_dim 768, mlp_dim 3072), 1000 classes. Its
+// parameters, in named_parameters() order (a module's own parameters before
+// its children's): class_token, conv_proj, encoder.pos_embedding, the 12
+// encoder layers (ln_1, self_attention.in_proj_weight/in_proj_bias and
+// out_proj, ln_2, mlp.0, mlp.3), encoder.ln, heads.head. 86,567,656 =
+//   class_token 768 + conv_proj 590,592 + pos_embedding 197 x 768 = 151,296
+//   + 12 layers x 7,087,872 + encoder.ln 1,536 + head 769,000,
+// ViT_B_16_Weights.IMAGENET1K_V1's num_params. Tokens: 14 x 14 patches
+// and the class token, 197.
+Model make_vit_b16() {
+  constexpr std::int64_t kImage = 224;
+  constexpr std::int64_t kPatch = 16;
+  constexpr std::int64_t kHidden = 768;
+  constexpr std::int64_t kLayers = 12;
+  constexpr std::int64_t kHeads = 12;
+  constexpr std::int64_t kMlp = 3072;
+  constexpr std::int64_t kClasses = 1000;
+  constexpr std::int64_t kTokens = (kImage / kPatch) * (kImage / kPatch) + 1;
+  ModelBuilder b("vit_b16", "torchvision vit_b_16 (ViT-Base, 16x16 patches, 224x224)",
+                 "torchvision.models.vit_b_16; params: ViT_B_16_Weights.IMAGENET1K_V1 "
+                 "num_params 86567656; FLOPs: its GFLOPS 17.56 (multiply-adds)",
+                 "3x224x224 image (197 tokens)");
+  b.parameter("class_token", {1, 1, kHidden});
+  b.conv2d("conv_proj", {3, kImage, kImage},
+           {.out_channels = kHidden, .kernel = square(kPatch), .stride = square(kPatch)});
+  b.parameter("encoder.pos_embedding", {1, kTokens, kHidden});
+  for (std::int64_t layer = 0; layer < kLayers; ++layer) {
+    const std::string unit = fmt::format("encoder.layers.encoder_layer_{}", layer);
+    const std::string prefix = unit + ".";
+    b.unit(unit);
+    b.layer_norm(prefix + "ln_1", kHidden);
+    // nn.MultiheadAttention: its own in_proj_weight and in_proj_bias, then
+    // its out_proj child.
+    b.parameter(prefix + "self_attention.in_proj_weight", {3 * kHidden, kHidden});
+    b.parameter(prefix + "self_attention.in_proj_bias", {3 * kHidden});
+    b.multiply_adds(kTokens * kHidden * 3 * kHidden);
+    attention_products(b, kTokens, kHidden, kHeads);
+    b.linear(prefix + "self_attention.out_proj", kHidden, kHidden, kTokens);
+    b.layer_norm(prefix + "ln_2", kHidden);
+    b.linear(prefix + "mlp.0", kHidden, kMlp, kTokens);
+    b.linear(prefix + "mlp.3", kMlp, kHidden, kTokens);
+  }
+  b.unit("");
+  b.layer_norm("encoder.ln", kHidden);
+  // The head classifies the class token only.
+  b.linear("heads.head", kHidden, kClasses, /*rows=*/1);
+  b.transformer({.layers = kLayers,
+                 .hidden = kHidden,
+                 .heads = kHeads,
+                 .kv_heads = kHeads,
+                 .sequence = kTokens});
   return std::move(b).finish();
 }
 

@@ -4,8 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "collbench/catalog/sizes.h"
 
@@ -23,6 +27,22 @@ std::string_view to_string(WorkloadKind kind) {
       return "fusion";
     case WorkloadKind::deepbench:
       return "deepbench";
+    case WorkloadKind::fsdp:
+      return "fsdp";
+    case WorkloadKind::zero2:
+      return "zero2";
+    case WorkloadKind::tp:
+      return "tp";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(FsdpUnit unit) {
+  switch (unit) {
+    case FsdpUnit::block:
+      return "block";
+    case FsdpUnit::model:
+      return "model";
   }
   return "unknown";
 }
@@ -88,6 +108,129 @@ std::vector<Bucket> fusion_buckets(const Model& model, std::size_t element_bytes
 
 namespace {
 
+Message make_message(std::string_view collective, std::string item, std::uint64_t elements,
+                     std::size_t element_bytes) {
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(elements, element_bytes, &bytes)) {
+    throw std::invalid_argument(
+        fmt::format("{}: {} elements of {} bytes overflow 64 bits", item, elements, element_bytes));
+  }
+  return {std::string(collective), std::move(item), elements, bytes, 1};
+}
+
+// A wrapped unit's flat parameter: its name ("" for the root) and size.
+struct FlatUnit {
+  std::string name;
+  std::uint64_t elements = 0;
+};
+
+// The root first, then the units in forward (registration) order.
+std::vector<FlatUnit> units_forward_order(const Model& model, FsdpUnit unit) {
+  std::vector<FlatUnit> units(1);
+  const auto& tensors = model.tensors_backprop_order;
+  for (auto tensor = tensors.rbegin(); tensor != tensors.rend(); ++tensor) {
+    const std::string& name = unit == FsdpUnit::model ? std::string() : tensor->unit;
+    if (name.empty()) {
+      units.front().elements += static_cast<std::uint64_t>(tensor->elements);
+      continue;
+    }
+    if (units.back().name != name) units.push_back({name, 0});
+    units.back().elements += static_cast<std::uint64_t>(tensor->elements);
+  }
+  return units;
+}
+
+}  // namespace
+
+std::vector<Message> fsdp_messages(const Model& model, FsdpUnit unit, std::size_t element_bytes) {
+  require_positive(element_bytes, 1, "fsdp_messages");
+  const std::vector<FlatUnit> units = units_forward_order(model, unit);
+  const auto label = [](const FlatUnit& flat) {
+    return flat.name.empty() ? std::string("root") : flat.name;
+  };
+  std::vector<Message> messages;
+  for (const FlatUnit& flat : units) {
+    if (flat.elements == 0) continue;  // every tensor is in a block: no root
+    messages.push_back(
+        make_message(kAllgather, label(flat) + " forward", flat.elements, element_bytes));
+  }
+  for (auto flat = units.rbegin(); flat + 1 < units.rend(); ++flat) {
+    messages.push_back(
+        make_message(kAllgather, label(*flat) + " backward", flat->elements, element_bytes));
+    messages.push_back(
+        make_message(kReduceScatter, label(*flat) + " gradients", flat->elements, element_bytes));
+  }
+  const FlatUnit& root = units.front();
+  if (root.elements > 0) {
+    messages.push_back(
+        make_message(kReduceScatter, label(root) + " gradients", root.elements, element_bytes));
+  }
+  return messages;
+}
+
+std::vector<Message> zero2_messages(const Model& model, std::uint64_t bucket_elements,
+                                    std::size_t element_bytes) {
+  require_positive(element_bytes, bucket_elements, "zero2_messages");
+  std::uint64_t cap_bytes = 0;
+  if (__builtin_mul_overflow(bucket_elements, element_bytes, &cap_bytes)) {
+    throw std::invalid_argument(
+        fmt::format("zero2_messages: a bucket of {} elements overflows 64 bits", bucket_elements));
+  }
+  std::vector<Message> messages;
+  const std::vector<Bucket> buckets = fusion_buckets(model, element_bytes, cap_bytes);
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    messages.push_back(make_message(kReduceScatter, fmt::format("bucket {}", i),
+                                    buckets[i].elements, element_bytes));
+  }
+  messages.push_back(make_message(kAllgather, "updated parameters",
+                                  static_cast<std::uint64_t>(model.parameters()), element_bytes));
+  return messages;
+}
+
+std::vector<Message> tensor_parallel_messages(const Model& model, std::int64_t degree,
+                                              std::uint64_t batch, std::uint64_t sequence,
+                                              std::size_t element_bytes) {
+  const TransformerShape& shape = model.transformer;
+  if (shape.layers == 0) {
+    throw std::invalid_argument(fmt::format(
+        "tensor parallelism splits transformer layers, and {} is not a transformer", model.name));
+  }
+  if (degree < 2) {
+    throw std::invalid_argument(
+        fmt::format("the degree K = {} must be at least 2 (degree 1 exchanges nothing)", degree));
+  }
+  if (shape.heads % degree != 0 || shape.kv_heads % degree != 0) {
+    throw std::invalid_argument(
+        fmt::format("the degree K = {} must divide {}'s {} attention heads and {} key/value heads",
+                    degree, model.name, shape.heads, shape.kv_heads));
+  }
+  if (batch == 0 || sequence == 0) {
+    throw std::invalid_argument("the batch and the sequence must be at least 1");
+  }
+  std::uint64_t elements = 0;
+  if (__builtin_mul_overflow(batch, sequence, &elements) ||
+      __builtin_mul_overflow(elements, static_cast<std::uint64_t>(shape.hidden), &elements)) {
+    throw std::invalid_argument(fmt::format("batch {} x sequence {} x hidden {} overflows 64 bits",
+                                            batch, sequence, shape.hidden));
+  }
+  std::vector<Message> messages;
+  for (std::int64_t layer = 0; layer < shape.layers; ++layer) {
+    for (const char* block : {"attention", "mlp"}) {
+      messages.push_back(make_message(kAllreduce, fmt::format("layer {} {} forward", layer, block),
+                                      elements, element_bytes));
+    }
+  }
+  for (std::int64_t layer = shape.layers - 1; layer >= 0; --layer) {
+    for (const char* block : {"mlp", "attention"}) {
+      messages.push_back(make_message(kAllreduce, fmt::format("layer {} {} backward", layer, block),
+                                      elements, element_bytes));
+    }
+  }
+  return messages;
+}
+
+namespace {
+
 std::string_view trim(std::string_view text) {
   const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
@@ -122,22 +265,115 @@ std::string compact_bytes(std::uint64_t bytes) {
 std::vector<Message> bucket_messages(const std::vector<Bucket>& buckets) {
   std::vector<Message> messages;
   for (std::size_t i = 0; i < buckets.size(); ++i) {
-    messages.push_back({fmt::format("bucket {}", i), buckets[i].elements, buckets[i].bytes, 1});
+    messages.push_back({std::string(kAllreduce), fmt::format("bucket {}", i), buckets[i].elements,
+                        buckets[i].bytes, 1});
   }
   return messages;
 }
 
-// Groups the sequence by byte size; the item of a group is its first
-// member's, so a per-size row still names a real tensor or bucket.
+std::size_t collective_position(const std::string& collective) {
+  const auto found =
+      std::find(kWorkloadCollectives.begin(), kWorkloadCollectives.end(), collective);
+  if (found == kWorkloadCollectives.end()) {
+    throw std::logic_error(fmt::format("workload message of unknown collective {}", collective));
+  }
+  return static_cast<std::size_t>(found - kWorkloadCollectives.begin());
+}
+
+// Groups the sequence by collective, in the table's order, then by byte
+// size; the item of a group is its first member's, so a per-size row still
+// names a real tensor, bucket or unit.
 std::vector<Message> distinct_sizes(const std::vector<Message>& sequence) {
-  std::map<std::uint64_t, Message> by_bytes;
+  std::map<std::pair<std::size_t, std::uint64_t>, Message> by_size;
   for (const Message& message : sequence) {
-    auto [entry, inserted] = by_bytes.try_emplace(message.bytes, message);
+    auto [entry, inserted] =
+        by_size.try_emplace({collective_position(message.collective), message.bytes}, message);
     if (!inserted) ++entry->second.multiplicity;
   }
   std::vector<Message> distinct;
-  for (auto& [bytes, message] : by_bytes) distinct.push_back(std::move(message));
+  for (auto& [key, message] : by_size) distinct.push_back(std::move(message));
   return distinct;
+}
+
+// A count typed in a spec: decimal digits only, at least `minimum`.
+std::uint64_t parse_count(std::string_view spec, std::string_view what, std::string_view text,
+                          std::uint64_t minimum) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end || value < minimum) {
+    fail_spec(spec, minimum == 0 ? fmt::format("{} \"{}\" must be a whole number", what, text)
+                                 : fmt::format("{} \"{}\" must be a whole number of at least {}",
+                                               what, text, minimum));
+  }
+  return value;
+}
+
+// The part after MODEL: "KIND[=ARG]" then ':'-separated options.
+struct SpecParts {
+  std::string_view kind;
+  bool has_argument = false;
+  std::string_view argument;
+  std::vector<std::string_view> options;
+};
+
+SpecParts split_suffix(std::string_view spec, std::string_view suffix) {
+  SpecParts parts;
+  std::vector<std::string_view> fields;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t colon = suffix.find(':', begin);
+    fields.push_back(suffix.substr(begin, colon - begin));
+    if (colon == std::string_view::npos) break;
+    begin = colon + 1;
+  }
+  for (const std::string_view field : fields) {
+    if (field.empty()) fail_spec(spec, "an option between ':' is empty");
+  }
+  const std::size_t equals = fields.front().find('=');
+  parts.kind = fields.front().substr(0, equals);
+  parts.has_argument = equals != std::string_view::npos;
+  if (parts.has_argument) parts.argument = fields.front().substr(equals + 1);
+  parts.options.assign(fields.begin() + 1, fields.end());
+  return parts;
+}
+
+// Options of fsdp, zero2 and tp: the precision (bf16 or f32) and, for tp,
+// batch=B and seq=S. Each may be given once.
+struct ParallelOptions {
+  std::size_t element_bytes = kBf16Bytes;
+  std::uint64_t batch = 1;
+  std::uint64_t sequence = 0;  // 0: the model's
+};
+
+ParallelOptions parse_parallel_options(std::string_view spec, WorkloadKind kind,
+                                       const std::vector<std::string_view>& options) {
+  ParallelOptions parsed;
+  const bool tp = kind == WorkloadKind::tp;
+  std::set<std::string_view> seen;
+  for (const std::string_view option : options) {
+    const std::string_view name = option.substr(0, option.find('='));
+    const bool precision = name == "bf16" || name == "f32";
+    if (!seen.insert(precision ? "precision" : name).second) {
+      fail_spec(spec, precision ? fmt::format("option \"{}\" gives the precision again", name)
+                                : fmt::format("option \"{}\" is given twice", name));
+    }
+    if (option == "bf16" || option == "f32") {
+      parsed.element_bytes = option == "f32" ? kF32Bytes : kBf16Bytes;
+    } else if (tp && name == "batch" && option.size() > name.size()) {
+      parsed.batch = parse_count(spec, "batch", option.substr(name.size() + 1), 1);
+    } else if (tp && name == "seq" && option.size() > name.size()) {
+      parsed.sequence = parse_count(spec, "seq", option.substr(name.size() + 1), 1);
+    } else {
+      fail_spec(spec, fmt::format("unknown option \"{}\" of {} (accepted: {})", option,
+                                  to_string(kind), tp ? "batch=B, seq=S, bf16, f32" : "bf16, f32"));
+    }
+  }
+  return parsed;
+}
+
+std::string precision_suffix(std::size_t element_bytes) {
+  return element_bytes == kF32Bytes ? ":f32" : ":bf16";
 }
 
 }  // namespace
@@ -147,92 +383,80 @@ std::string workload_syntax() {
       "MODEL (one allreduce per gradient tensor), MODEL:total (the whole gradient), "
       "MODEL:ddp[=CAP] (PyTorch DDP buckets: first {}, then CAP, default {}), "
       "MODEL:fusion[=CAP] (Horovod fusion buffers, default {}), deepbench (the 7 DeepBench "
-      "all-reduce sizes); CAP is a byte size such as 50MiB; MODEL is one of: {}",
+      "all-reduce sizes), MODEL:fsdp[=UNIT] (PyTorch FSDP / ZeRO-3 allgathers and "
+      "reduce_scatters per unit; UNIT block, the default, or model), MODEL:zero2[=ELEMENTS] "
+      "(DeepSpeed ZeRO-2 gradient reduce_scatter buckets, default {} elements, then a parameter "
+      "allgather), MODEL:tp=K[:batch=B][:seq=S] (Megatron tensor parallelism of degree K: 4 "
+      "allreduces of B x S x hidden per transformer layer; B 1, S the model's sequence); fsdp, "
+      "zero2 and tp are bf16 unless followed by :f32; CAP is a byte size such as 50MiB; MODEL "
+      "is one of: {}",
       format_bytes(kDdpFirstBucketBytes), format_bytes(kDdpBucketBytes),
-      format_bytes(kHorovodFusionBytes), model_name_list());
+      format_bytes(kHorovodFusionBytes), kZeroReduceBucketElements, model_name_list());
 }
 
-Workload parse_workload(std::string_view spec_text, std::size_t element_bytes) {
-  const std::string_view spec = trim(spec_text);
-  if (spec.empty()) fail_spec(spec_text, "it is empty");
-  if (element_bytes == 0) fail_spec(spec, "the element size must be at least 1 byte");
+namespace {
 
-  const std::size_t colon = spec.find(':');
-  const std::string_view name = spec.substr(0, colon);
-  const std::string_view suffix =
-      colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
-  if (colon != std::string_view::npos && suffix.empty()) {
-    fail_spec(spec, "nothing follows ':'");
-  }
-
+Workload deepbench_workload(std::string_view spec, bool has_suffix, std::size_t element_bytes) {
+  if (has_suffix) fail_spec(spec, "deepbench takes no ':' suffix");
   Workload workload;
   workload.element_bytes = element_bytes;
-  if (name == "deepbench") {
-    if (colon != std::string_view::npos) fail_spec(spec, "deepbench takes no ':' suffix");
-    workload.spec = "deepbench";
-    workload.kind = WorkloadKind::deepbench;
-    for (std::uint64_t elements : kDeepBenchAllreduceElements) {
-      workload.sequence.push_back(
-          {fmt::format("{} elements", elements), elements, elements * element_bytes, 1});
-    }
-    workload.distinct = distinct_sizes(workload.sequence);
-    return workload;
+  workload.spec = "deepbench";
+  workload.kind = WorkloadKind::deepbench;
+  for (std::uint64_t elements : kDeepBenchAllreduceElements) {
+    workload.sequence.push_back(
+        make_message(kAllreduce, fmt::format("{} elements", elements), elements, element_bytes));
   }
+  return workload;
+}
 
-  const auto& names = model_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    fail_spec(spec, fmt::format("\"{}\" is neither a known model nor deepbench", name));
+WorkloadKind parse_kind(std::string_view spec, std::string_view kind) {
+  static constexpr std::pair<std::string_view, WorkloadKind> kKinds[] = {
+      {"total", WorkloadKind::total},   {"ddp", WorkloadKind::ddp},
+      {"fusion", WorkloadKind::fusion}, {"fsdp", WorkloadKind::fsdp},
+      {"zero2", WorkloadKind::zero2},   {"tp", WorkloadKind::tp}};
+  for (const auto& [name, value] : kKinds) {
+    if (name == kind) return value;
   }
-  const Model& model = find_model(name);
-  workload.model = model.name;
+  fail_spec(spec, fmt::format("unknown kind \"{}\" (accepted after ':': total, ddp, ddp=CAP, "
+                              "fusion, fusion=CAP, fsdp, fsdp=UNIT, zero2, zero2=ELEMENTS, tp=K)",
+                              kind));
+}
 
-  const std::size_t equals = suffix.find('=');
-  const std::string_view kind = suffix.substr(0, equals);
-  const bool has_cap = equals != std::string_view::npos;
-  const std::string_view cap_text = has_cap ? suffix.substr(equals + 1) : std::string_view{};
-
-  if (colon == std::string_view::npos) {
-    workload.kind = WorkloadKind::tensors;
-  } else if (kind == "total") {
-    workload.kind = WorkloadKind::total;
-  } else if (kind == "ddp") {
-    workload.kind = WorkloadKind::ddp;
-  } else if (kind == "fusion") {
-    workload.kind = WorkloadKind::fusion;
-  } else {
-    fail_spec(spec, fmt::format("unknown kind \"{}\" (accepted after ':': total, ddp, ddp=CAP, "
-                                "fusion, fusion=CAP)",
-                                kind));
+// The gradient-allreduce kinds: the caller's element size, no options.
+void data_parallel_workload(std::string_view spec, const Model& model, const SpecParts& parts,
+                            Workload& workload) {
+  if (!parts.options.empty()) {
+    fail_spec(spec, fmt::format("{} takes no ':' options", to_string(workload.kind)));
   }
   const bool takes_cap =
       workload.kind == WorkloadKind::ddp || workload.kind == WorkloadKind::fusion;
-  if (has_cap && !takes_cap) {
+  if (parts.has_argument && !takes_cap) {
     fail_spec(spec, fmt::format("{} takes no =CAP", to_string(workload.kind)));
   }
   if (takes_cap) {
     workload.cap_bytes = workload.kind == WorkloadKind::ddp ? kDdpBucketBytes : kHorovodFusionBytes;
-    if (has_cap) {
+    if (parts.has_argument) {
       try {
-        workload.cap_bytes = parse_byte_size(cap_text, ZeroSize::reject);
+        workload.cap_bytes = parse_byte_size(parts.argument, ZeroSize::reject);
       } catch (const std::invalid_argument& error) {
-        fail_cap(spec, kind, error.what());
+        fail_cap(spec, parts.kind, error.what());
       }
     }
   }
-
+  const std::size_t element_bytes = workload.element_bytes;
   switch (workload.kind) {
     case WorkloadKind::tensors:
       workload.spec = model.name;
       for (const ParamTensor& tensor : model.tensors_backprop_order) {
-        workload.sequence.push_back({tensor.name, static_cast<std::uint64_t>(tensor.elements),
-                                     tensor.bytes(element_bytes), 1});
+        workload.sequence.push_back(make_message(
+            kAllreduce, tensor.name, static_cast<std::uint64_t>(tensor.elements), element_bytes));
       }
       break;
     case WorkloadKind::total:
       workload.spec = model.name + ":total";
-      workload.sequence.push_back(
-          {fmt::format("all {} tensors", model.tensors_backprop_order.size()),
-           static_cast<std::uint64_t>(model.parameters()), model.gradient_bytes(element_bytes), 1});
+      workload.sequence.push_back(make_message(
+          kAllreduce, fmt::format("all {} tensors", model.tensors_backprop_order.size()),
+          static_cast<std::uint64_t>(model.parameters()), element_bytes));
       break;
     case WorkloadKind::ddp:
       workload.spec = fmt::format("{}:ddp={}", model.name, compact_bytes(workload.cap_bytes));
@@ -242,8 +466,100 @@ Workload parse_workload(std::string_view spec_text, std::size_t element_bytes) {
       workload.spec = fmt::format("{}:fusion={}", model.name, compact_bytes(workload.cap_bytes));
       workload.sequence = bucket_messages(fusion_buckets(model, element_bytes, workload.cap_bytes));
       break;
-    case WorkloadKind::deepbench:
-      break;  // handled above
+    default:
+      throw std::logic_error("data_parallel_workload: not a data-parallel kind");
+  }
+}
+
+FsdpUnit parse_fsdp_unit(std::string_view spec, const SpecParts& parts) {
+  if (!parts.has_argument || parts.argument == "block") return FsdpUnit::block;
+  if (parts.argument == "model") return FsdpUnit::model;
+  fail_spec(spec, fmt::format("unknown fsdp unit \"{}\" (accepted: block, model)", parts.argument));
+}
+
+// fsdp, zero2 and tp: their own precision, options after ':'.
+void parallel_workload(std::string_view spec, const Model& model, const SpecParts& parts,
+                       Workload& workload) {
+  const ParallelOptions options = parse_parallel_options(spec, workload.kind, parts.options);
+  workload.element_bytes = options.element_bytes;
+  const std::string precision = precision_suffix(options.element_bytes);
+  try {
+    switch (workload.kind) {
+      case WorkloadKind::fsdp:
+        workload.fsdp_unit = parse_fsdp_unit(spec, parts);
+        workload.spec =
+            fmt::format("{}:fsdp={}{}", model.name, to_string(workload.fsdp_unit), precision);
+        workload.sequence = fsdp_messages(model, workload.fsdp_unit, workload.element_bytes);
+        break;
+      case WorkloadKind::zero2:
+        workload.bucket_elements = parts.has_argument
+                                       ? parse_count(spec, "ELEMENTS", parts.argument, 1)
+                                       : kZeroReduceBucketElements;
+        workload.spec =
+            fmt::format("{}:zero2={}{}", model.name, workload.bucket_elements, precision);
+        workload.sequence = zero2_messages(model, workload.bucket_elements, workload.element_bytes);
+        break;
+      case WorkloadKind::tp: {
+        if (!parts.has_argument) fail_spec(spec, "tp needs its degree, tp=K");
+        const std::uint64_t degree = parse_count(spec, "the degree K", parts.argument, 0);
+        workload.tensor_parallel = static_cast<std::int64_t>(
+            std::min<std::uint64_t>(degree, std::numeric_limits<std::int64_t>::max()));
+        workload.batch = options.batch;
+        workload.sequence_length = options.sequence != 0
+                                       ? options.sequence
+                                       : static_cast<std::uint64_t>(model.transformer.sequence);
+        workload.spec =
+            fmt::format("{}:tp={}:batch={}:seq={}{}", model.name, workload.tensor_parallel,
+                        workload.batch, workload.sequence_length, precision);
+        workload.sequence =
+            tensor_parallel_messages(model, workload.tensor_parallel, workload.batch,
+                                     workload.sequence_length, workload.element_bytes);
+        break;
+      }
+      default:
+        throw std::logic_error("parallel_workload: not a parallel kind");
+    }
+  } catch (const std::invalid_argument& error) {
+    // Messages of the generators name no spec; those of fail_spec already do.
+    const std::string message = error.what();
+    if (message.rfind("invalid workload", 0) == 0) throw;
+    fail_spec(spec, message);
+  }
+}
+
+}  // namespace
+
+Workload parse_workload(std::string_view spec_text, std::size_t element_bytes) {
+  const std::string_view spec = trim(spec_text);
+  if (spec.empty()) fail_spec(spec_text, "it is empty");
+  if (element_bytes == 0) fail_spec(spec, "the element size must be at least 1 byte");
+
+  const std::size_t colon = spec.find(':');
+  const std::string_view name = spec.substr(0, colon);
+  const bool has_suffix = colon != std::string_view::npos;
+  const std::string_view suffix = has_suffix ? spec.substr(colon + 1) : std::string_view{};
+  if (has_suffix && suffix.empty()) fail_spec(spec, "nothing follows ':'");
+
+  Workload workload;
+  if (name == "deepbench") {
+    workload = deepbench_workload(spec, has_suffix, element_bytes);
+  } else {
+    const auto& names = model_names();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      fail_spec(spec, fmt::format("\"{}\" is neither a known model nor deepbench", name));
+    }
+    const Model& model = find_model(name);
+    workload.model = model.name;
+    workload.element_bytes = element_bytes;
+    const SpecParts parts = has_suffix ? split_suffix(spec, suffix) : SpecParts{};
+    workload.kind = has_suffix ? parse_kind(spec, parts.kind) : WorkloadKind::tensors;
+    const bool parallel = workload.kind == WorkloadKind::fsdp ||
+                          workload.kind == WorkloadKind::zero2 || workload.kind == WorkloadKind::tp;
+    if (parallel) {
+      parallel_workload(spec, model, parts, workload);
+    } else {
+      data_parallel_workload(spec, model, parts, workload);
+    }
   }
   workload.distinct = distinct_sizes(workload.sequence);
   return workload;

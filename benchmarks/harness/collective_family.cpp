@@ -5,7 +5,8 @@
 //                                                   on one message
 //   exchange/<algorithm>/<workload>                 one call on each message of
 //                                                   one training iteration, in
-//                                                   order (allreduces)
+//                                                   order (allreduce-only
+//                                                   workloads)
 //   allreduce/mpi_bare/<bytes>                      MPI_Allreduce on `mpi`'s
 //                                                   buffers, directly
 //
@@ -21,6 +22,7 @@
 // first from poisoned outputs; a rank reports the worse of the two.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -279,17 +281,34 @@ void add_collective_sizes(Planner& planner, const CollectiveInfo& collective,
   }
 }
 
-// allreduce/<algorithm>/<bytes>/<workload>: every distinct message size of
-// each workload (its gradient's allreduces).
-void add_workload_sizes(Planner& planner, const CollectiveInfo& allreduce,
+// A workload's message in the run's --dtype: fsdp, zero2 and tp messages
+// are bf16 (or f32) whatever --dtype is, so their bytes may not be a whole
+// number of its elements; such a size is left out with a note.
+bool whole_elements(Planner& planner, const std::string& name, std::uint64_t bytes) {
+  if (bytes % planner.element_bytes() == 0) return true;
+  planner.skip(name,
+               fmt::format("not a whole number of {} elements; run with the workload's dtype",
+                           planner.dtype_name()),
+               bytes);
+  return false;
+}
+
+// <collective>/<algorithm>/<bytes>/<workload>: every distinct size of the
+// workload's messages that this collective carries (none: no benchmark).
+void add_workload_sizes(Planner& planner, const CollectiveInfo& collective,
                         const std::vector<Workload>& workloads) {
-  const std::vector<const AlgorithmInfo*> algorithms = planner.selected(allreduce);
+  const std::vector<const AlgorithmInfo*> algorithms = planner.selected(collective);
   for (const Workload& workload : workloads) {
     for (const Message& message : workload.distinct) {
+      if (message.collective != collective.name) continue;
+      if (!whole_elements(planner, fmt::format("{}/{}", collective.name, workload.spec),
+                          message.bytes)) {
+        continue;
+      }
       for (const AlgorithmInfo* algorithm : algorithms) {
-        if (!planner.runnable(allreduce, *algorithm, message.bytes)) continue;
-        BenchmarkCase entry = collective_case(allreduce, *algorithm);
-        entry.name = fmt::format("{}/{}/{}/{}", allreduce.name, algorithm->name, message.bytes,
+        if (!planner.runnable(collective, *algorithm, message.bytes)) continue;
+        BenchmarkCase entry = collective_case(collective, *algorithm);
+        entry.name = fmt::format("{}/{}/{}/{}", collective.name, algorithm->name, message.bytes,
                                  workload.spec);
         entry.message_bytes = {message.bytes};
         entry.workload = workload.spec;
@@ -302,11 +321,29 @@ void add_workload_sizes(Planner& planner, const CollectiveInfo& allreduce,
   }
 }
 
-// exchange/<algorithm>/<workload>: one iteration's allreduces in order.
+// exchange/<algorithm>/<workload>: one iteration's allreduces in order. A
+// workload whose iteration uses other collectives too (fsdp, zero2) is left
+// out with a note: the exchange runs one collective's algorithm.
 void add_exchanges(Planner& planner, const CollectiveInfo& allreduce,
                    const std::vector<Workload>& workloads) {
   const std::vector<const AlgorithmInfo*> algorithms = planner.selected(allreduce);
   for (const Workload& workload : workloads) {
+    const auto other =
+        std::find_if(workload.sequence.begin(), workload.sequence.end(),
+                     [&](const Message& message) { return message.collective != allreduce.name; });
+    if (other != workload.sequence.end()) {
+      planner.note(fmt::format(
+          "skipping exchange/{}: its iteration has {} messages besides allreduces, and exchange "
+          "times allreduce-only iterations",
+          workload.spec, other->collective));
+      continue;
+    }
+    bool whole = true;
+    for (const Message& message : workload.sequence) {
+      whole = whole_elements(planner, fmt::format("exchange/{}", workload.spec), message.bytes) &&
+              whole;
+    }
+    if (!whole) continue;
     for (const AlgorithmInfo* algorithm : algorithms) {
       BenchmarkCase entry = collective_case(allreduce, *algorithm);
       entry.name = fmt::format("exchange/{}/{}", algorithm->name, workload.spec);
@@ -344,9 +381,7 @@ void plan_collective_cases(Planner& planner, const std::vector<std::uint64_t>& s
     if (with_algorithms || bare_here) {
       add_collective_sizes(planner, collective, sizes, with_algorithms, bare_here);
     }
-    if (with_algorithms && &collective == &allreduce) {
-      add_workload_sizes(planner, allreduce, workloads);
-    }
+    if (with_algorithms) add_workload_sizes(planner, collective, workloads);
   }
   if (options.has_family("exchange")) add_exchanges(planner, allreduce, workloads);
 }

@@ -8,9 +8,11 @@
 //                                               collbench/collectives/collective.h (allreduce,
 //                                               reduce_scatter, allgather) on a
 //                                               vector of <bytes>
-//   allreduce/<algorithm>/<bytes>/<workload>    one allreduce of a --workload's size
+//   <collective>/<algorithm>/<bytes>/<workload> one call of a size that a
+//                                               --workload sends with that collective
 //   exchange/<algorithm>/<workload>             every message of one training
-//                                               iteration of the workload, in order
+//                                               iteration of an allreduce-only
+//                                               workload, in order
 //   allreduce/mpi_bare/<bytes>                  (--families mpi_bare) MPI_Allreduce called
 //                                               directly, back to back, no barrier: the
 //                                               reference that shows the harness's overhead

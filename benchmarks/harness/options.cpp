@@ -102,9 +102,11 @@ std::string footer() {
                                            whole vector (nccl-tests' size convention; each
                                            collective's inputs and outputs are in the table
                                            of include/collbench/collectives/collective.h)
-  allreduce/<algorithm>/<bytes>/<workload> one allreduce of a message size of a --workload
-  exchange/<algorithm>/<workload>          one training iteration's whole gradient:
-                                           every bucket of the workload allreduced in order
+  <collective>/<algorithm>/<bytes>/<workload>
+                                           one call of a message size that a --workload sends
+                                           with that collective
+  exchange/<algorithm>/<workload>          one training iteration of an allreduce-only
+                                           workload: every message allreduced in order
   p2p/pingpong/<bytes>/peer:<r>            half round trip between rank 0 and rank r
   p2p/sendrecv/<bytes>                     (--families sendrecv) every rank sends <bytes> to rank
                                            r+1 and receives <bytes> from rank r-1 at once, as Intel
@@ -173,9 +175,10 @@ struct App {
                                collectives_beside_allreduce()))
         ->type_name("LIST");
     app.add_option("--workload", options.workloads,
-                   "DNN workload whose gradient message sizes to benchmark, e.g. resnet50:ddp "
-                   "(repeatable). Adds allreduce benchmarks per distinct message size and one "
-                   "exchange benchmark per algorithm")
+                   "DNN workload whose message sizes to benchmark, e.g. resnet50:ddp or "
+                   "llama2_7b:fsdp (repeatable). Adds, for each collective asked for, its "
+                   "benchmarks per distinct size of the workload's messages that it carries, and "
+                   "for an allreduce-only workload one exchange benchmark per algorithm")
         ->type_name("SPEC")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->expected(1);

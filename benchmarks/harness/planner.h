@@ -65,7 +65,7 @@ class Planner {
 // Each family file's planning, in registration order. `sizes` is empty when
 // only workloads were asked for.
 //   collective_family.cpp: every collective of the table (--families
-//     <collective>), allreduce's workload sizes, mpi_bare, exchange
+//     <collective>), each collective's workload sizes, mpi_bare, exchange
 void plan_collective_cases(Planner& planner, const std::vector<std::uint64_t>& sizes,
                            const std::vector<Workload>& workloads);
 //   p2p_family.cpp: p2p (the ping-pong), sendrecv

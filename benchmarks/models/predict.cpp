@@ -57,8 +57,8 @@ double parse_field(const CsvTable& table, const std::vector<std::string>& row,
                                        text.empty() ? "is empty" : fmt::format("is '{}'", text)));
 }
 
-// The predictor prices the gradient exchange, which is allreduces.
-constexpr std::string_view kAllreduce = "allreduce";
+// The predictor prices the gradient exchange, which is allreduces
+// (kAllreduce, workload.h).
 
 struct CostFunction {
   bool lower_bound = false;

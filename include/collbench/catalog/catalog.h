@@ -13,6 +13,11 @@
 // weight). This is reversed `model.parameters()`, the order PyTorch DDP uses
 // to assign buckets.
 //
+// Each tensor also names the unit that sharded data parallelism (FSDP)
+// wraps it in: a transformer block ("model.layers.3") or a residual stage
+// ("layer2"); tensors outside every block (embeddings, final norm, heads,
+// stems) are the root's, an empty unit. Models without blocks are all root.
+//
 // FLOPs are 2 x multiply-adds of the convolutions, linear layers and
 // attention matrix products of one forward pass of one sample. Batch-norm,
 // layer-norm, activations, softmax, pooling and bias additions are not
@@ -32,10 +37,25 @@ struct ParamTensor {
   std::string name;                 // e.g. "layer1.0.conv1.weight"
   std::vector<std::int64_t> shape;  // as the reference stores it, e.g. {64, 3, 7, 7}
   std::int64_t elements = 0;        // product of shape
+  std::string unit;                 // FSDP wrap unit, e.g. "model.layers.3"; empty: the root
 
   std::uint64_t bytes(std::size_t element_bytes) const {
     return static_cast<std::uint64_t>(elements) * element_bytes;
   }
+};
+
+// What tensor parallelism splits: the decoder or encoder stack of a
+// transformer. `layers` is 0 for models that are not transformers.
+struct TransformerShape {
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;  // key/value heads (grouped-query attention); = heads otherwise
+  std::int64_t sequence = 0;  // tokens of one sample: the context the catalog's input uses
+  // Mixture of experts (expert parallelism's routing): experts per MoE
+  // layer and the router's top-k; 0 for a dense feed-forward.
+  std::int64_t experts = 0;
+  std::int64_t experts_per_token = 0;
 };
 
 struct Model {
@@ -45,6 +65,7 @@ struct Model {
   std::string input;      // one sample, e.g. "3x224x224 image" or "128 tokens"
   std::vector<ParamTensor> tensors_backprop_order;
   std::int64_t forward_flops_per_sample = 0;  // 2 x multiply-adds, see the file comment
+  TransformerShape transformer;               // layers 0: not a transformer
 
   std::int64_t parameters() const;
   std::uint64_t gradient_bytes(std::size_t element_bytes) const;
