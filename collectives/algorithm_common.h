@@ -47,8 +47,8 @@ class CollectiveBase : public Collective {
   friend void unfold_out(CollectiveBase&, const Fold&, int);
   friend const std::byte* binomial_reduce(CollectiveBase&, const BinomialTree&, const std::byte*,
                                           std::byte*, std::byte*, std::size_t, int);
-  friend void binomial_broadcast(CollectiveBase&, const BinomialTree&, const std::byte*,
-                                 std::byte*, std::size_t, int);
+  friend void binomial_broadcast(CollectiveBase&, const BinomialTree&, const std::byte*, std::byte*,
+                                 std::size_t, int);
   friend void binomial_scatter(CollectiveBase&, const BinomialTree&, const std::byte*, std::byte*,
                                std::size_t, int);
   friend void binomial_gather(CollectiveBase&, const BinomialTree&, std::byte*, std::size_t, int);

@@ -234,16 +234,18 @@ std::span<const CollectiveInfo> collectives() {
   });
   static const auto table = std::to_array<CollectiveInfo>({
       {"allreduce", "every rank gets the reduction of every rank's vector", true, whole_vector,
-       whole_vector, allreduce_factor, "2(p-1)/p", allreduce_lower_bound, check_allreduce, allreduce},
+       whole_vector, allreduce_factor, "2(p-1)/p", allreduce_lower_bound, check_allreduce,
+       allreduce},
       {"reduce_scatter",
        "every rank gets its block of the reduction of every rank's vector (FSDP/ZeRO gradients)",
        true, whole_vector, own_block, all_to_all_share, "(p-1)/p", reduce_scatter_lower_bound,
        check_reduce_scatter, reduce_scatter},
       {"allgather", "every rank gets every rank's block (FSDP/ZeRO parameters)", false, own_block,
-       whole_vector, all_to_all_share, "(p-1)/p", allgather_lower_bound, check_allgather, allgather},
+       whole_vector, all_to_all_share, "(p-1)/p", allgather_lower_bound, check_allgather,
+       allgather},
       {"broadcast", "every rank gets the root's vector (parameters from rank 0, data loaders)",
-       false, whole_at_root, whole_vector, rooted_factor, "1", broadcast_lower_bound, check_broadcast,
-       broadcast},
+       false, whole_at_root, whole_vector, rooted_factor, "1", broadcast_lower_bound,
+       check_broadcast, broadcast},
       {"reduce", "the root gets the reduction of every rank's vector", true, whole_vector,
        whole_at_root, rooted_factor, "1", reduce_lower_bound, check_reduce, reduce},
   });

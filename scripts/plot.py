@@ -226,7 +226,7 @@ def draw_sweep(plt, FuncFormatter, sweeps, collectives, exchange, palette, outpu
         ax.set_ylabel("exchange time per iteration (ms, median)")
         ax.legend(fontsize=8)
         ax.grid(True, axis="y", alpha=0.3)
-        fig.suptitle(f"gradient exchange {transport}{' ' + provider if provider else ''}, "
+        fig.suptitle(f"per-iteration exchange {transport}{' ' + provider if provider else ''}, "
                      f"{ranks} ranks")
         save(fig, outputs, f"exchange_{slug(transport, provider)}_p{ranks}.png", written)
         plt.close(fig)

@@ -11,7 +11,9 @@ Prints, for each (transport, provider, ranks, dtype) in the input:
     library's own collective: MPI_Allreduce, ...; < 1 is faster than the MPI
     library);
   - per workload (--workload), for each op: the per-iteration exchange time
-    of the model's whole gradient for each algorithm, fastest marked;
+    (every message of one training iteration in order: DDP's gradient
+    buckets, FSDP's allgathers and reduce_scatters, ...) for each algorithm,
+    fastest marked;
 then the --check result over all rows.
 Repetitions of one benchmark are combined by the median of their median_us.
 Collectives and algorithms are listed in the order the CSVs list them
@@ -148,17 +150,19 @@ def exchange_table(where, rows, order):
     algorithms = [name for name in order if name in {a for a, _ in times}]
     workloads = sorted({w for _, w in times})
     bytes_of = {r["workload"]: int(float(r["bytes"])) for r in rows}
-    header = ["workload", "gradient"] + algorithms + ["fastest"]
+    # A CSV from before the collective column: its exchanges are allreduces.
+    collectives_of = {r["workload"]: r.get("collective") or "allreduce" for r in rows}
+    header = ["workload", "collectives", "bytes per iteration"] + algorithms + ["fastest"]
     lines = []
     for workload in workloads:
         per_algorithm = {a: times[(a, workload)][0] for a in algorithms if (a, workload) in times}
         fastest = min(per_algorithm, key=per_algorithm.get)
-        lines.append([workload, format_bytes(bytes_of[workload])]
+        lines.append([workload, collectives_of[workload], format_bytes(bytes_of[workload])]
                      + [format_time(per_algorithm[a]) if a in per_algorithm else "–"
                         for a in algorithms] + [fastest])
-    return [f"### exchange, {where}: one training iteration's gradient, every bucket "
-            "allreduced in order (time per iteration)", "",
-            table(header, lines, ["l", "r"] + ["r"] * len(algorithms) + ["l"]), ""]
+    return [f"### exchange, {where}: one training iteration's messages in order, each by "
+            "its collective's algorithm of the column's name (time per iteration)", "",
+            table(header, lines, ["l", "l", "r"] + ["r"] * len(algorithms) + ["l"]), ""]
 
 
 def summarize(rows, collectives, orders):

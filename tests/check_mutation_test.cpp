@@ -737,8 +737,7 @@ TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Mutation, BlockCheckMutants,
-                         ::testing::Values("reduce_scatter", "allgather", "broadcast",
-                                           "reduce"),
+                         ::testing::Values("reduce_scatter", "allgather", "broadcast", "reduce"),
                          [](const ::testing::TestParamInfo<std::string>& param_info) {
                            return param_info.param;
                          });

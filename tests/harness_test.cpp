@@ -182,6 +182,7 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--transport", "rdma"}, "unknown --transport 'rdma'"},
       {{"--families", "allreduce,bogus"},
        "unknown family 'bogus' in --families; accepted: allreduce, reduce_scatter, allgather, "
+       "broadcast, reduce, "
        "p2p, local, exchange"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"--warmup", "-1"}, "--warmup"},
@@ -645,41 +646,59 @@ TEST(Plan, WorkloadAddsDistinctSizesAndOneExchangePerAlgorithm) {
   EXPECT_EQ(exchanges, 2u);
 }
 
-TEST(Plan, WorkloadSizesGoToTheirOwnCollectiveAndMixedWorkloadsSkipTheExchange) {
+TEST(Plan, WorkloadSizesGoToTheirOwnCollectiveAndExchangesMixThem) {
   const std::vector<Workload> workloads = {parse_workload("resnet50:fsdp", 2),
                                            parse_workload("gpt2:tp=2:seq=16", 2)};
-  const Options options = parse_options(
-      {"--dtype", "bf16", "--families", "allreduce,reduce_scatter,allgather,exchange",
-       "--algorithms", "ring", "--workload", "resnet50:fsdp", "--workload", "gpt2:tp=2:seq=16"});
+  const Options options =
+      parse_options({"--dtype", "bf16", "--families", "allreduce,reduce_scatter,allgather,exchange",
+                     "--algorithms", "ring,recursive_doubling", "--workload", "resnet50:fsdp",
+                     "--workload", "gpt2:tp=2:seq=16"});
   const CasePlan plan = plan_cases(options, workloads, "mpi", 3, 0);
   // Per collective and workload, the names and sizes the plan holds.
   std::set<std::string> planned;
-  std::size_t exchanges = 0;
+  std::set<std::string> exchanges;
   for (const BenchmarkCase& entry : plan.cases) {
-    if (entry.family == Family::exchange) {
-      EXPECT_EQ(entry.workload, "gpt2:tp=2:batch=1:seq=16:bf16");
-      ++exchanges;
+    if (entry.family != Family::exchange) {
+      planned.insert(entry.name);
       continue;
     }
-    planned.insert(entry.name);
+    exchanges.insert(entry.name);
+    const Workload& workload =
+        *std::find_if(workloads.begin(), workloads.end(),
+                      [&](const Workload& w) { return w.spec == entry.workload; });
+    ASSERT_EQ(entry.message_bytes.size(), workload.sequence.size()) << entry.name;
+    for (std::size_t k = 0; k < workload.sequence.size(); ++k) {
+      // Each message by its own collective's algorithm of the name.
+      EXPECT_EQ(entry.collective_of(k).name, workload.sequence[k].collective) << entry.name << k;
+      EXPECT_EQ(entry.algorithm_of(k).name, entry.algorithm->name);
+      EXPECT_EQ(&entry.algorithm_of(k),
+                entry.collective_of(k).find_algorithm(entry.algorithm->name));
+    }
   }
   std::set<std::string> expected;
   for (const Workload& workload : workloads) {
     for (const Message& message : workload.distinct) {
-      expected.insert(
-          fmt::format("{}/ring/{}/{}", message.collective, message.bytes, workload.spec));
+      for (const std::string_view algorithm : {"ring", "recursive_doubling"}) {
+        if (find_collective(message.collective)->find_algorithm(algorithm) == nullptr) continue;
+        expected.insert(fmt::format("{}/{}/{}/{}", message.collective, algorithm, message.bytes,
+                                    workload.spec));
+      }
     }
   }
   EXPECT_EQ(planned, expected);
-  // resnet50:fsdp has allgathers and reduce_scatters only; gpt2:tp=2
-  // allreduces only, the one exchange.
-  EXPECT_EQ(exchanges, 1u);
-  const bool noted = std::any_of(plan.notes.begin(), plan.notes.end(), [](const std::string& note) {
-    return note ==
-           "skipping exchange/resnet50:fsdp=block:bf16: its iteration has allgather messages "
-           "besides allreduces, and exchange times allreduce-only iterations";
-  });
-  EXPECT_TRUE(noted) << fmt::format("{}", fmt::join(plan.notes, " | "));
+  // resnet50:fsdp's allgathers and reduce_scatters share only `ring`
+  // (reduce_scatter has no recursive_doubling); gpt2:tp=2 allreduces only.
+  EXPECT_EQ(exchanges,
+            (std::set<std::string>{"exchange/ring/resnet50:fsdp=block:bf16",
+                                   "exchange/ring/gpt2:tp=2:batch=1:seq=16:bf16",
+                                   "exchange/recursive_doubling/gpt2:tp=2:batch=1:seq=16:bf16"}));
+  for (const BenchmarkCase& entry : plan.cases) {
+    if (entry.name != "exchange/ring/resnet50:fsdp=block:bf16") continue;
+    EXPECT_EQ(entry.collective_column(), "allgather+reduce_scatter");
+    EXPECT_TRUE(entry.reduces());
+    // Allgathers and reduce_scatters both have busbw factor (p−1)/p.
+    EXPECT_DOUBLE_EQ(entry.bus_bandwidth_factor(3), 2.0 / 3);
+  }
 }
 
 TEST(Plan, WorkloadSizeThatIsNoWholeNumberOfElementsIsANote) {

@@ -120,7 +120,7 @@ class MadeUpAlgorithmTest(unittest.TestCase):
                 headers.setdefault(cells[0], cells)
         self.assertEqual(headers["size"][4:7],
                          ["ring / mpi", f"{MADE_UP} / mpi", "recursive_doubling / mpi"])
-        self.assertEqual(headers["workload"][2:5], ["ring", MADE_UP, "recursive_doubling"])
+        self.assertEqual(headers["workload"][3:6], ["ring", MADE_UP, "recursive_doubling"])
 
     def test_compare_transports_reports_it(self):
         other = os.path.join(self.dir, "other.csv")

@@ -5,8 +5,9 @@
 //                                                   on one message
 //   exchange/<algorithm>/<workload>                 one call on each message of
 //                                                   one training iteration, in
-//                                                   order (allreduce-only
-//                                                   workloads)
+//                                                   order, each by its
+//                                                   collective's algorithm of
+//                                                   that name
 //   allreduce/mpi_bare/<bytes>                      MPI_Allreduce on `mpi`'s
 //                                                   buffers, directly
 //
@@ -47,16 +48,18 @@ class PreparedCollective final : public PreparedCase {
         transport_(context.transport()),
         rank_(context.rank()),
         ranks_(context.ranks()),
-        collective_(*benchmark_case.collective) {
+        collective_(*benchmark_case.collective),
+        message_collectives_(benchmark_case.message_collectives) {
     const std::size_t element_bytes = dtype_size(options_.dtype);
     messages_.reserve(benchmark_case.message_bytes.size());
-    for (const std::uint64_t bytes : benchmark_case.message_bytes) {
+    for (std::size_t k = 0; k < benchmark_case.message_bytes.size(); ++k) {
       Message& message = messages_.emplace_back();
-      message.count = bytes / element_bytes;
-      message.in = AlignedBuffer(collective_.input_block(message.count, ranks_, rank_).count *
-                                 element_bytes);
-      message.out = AlignedBuffer(collective_.output_block(message.count, ranks_, rank_).count *
-                                  element_bytes);
+      message.collective = &benchmark_case.collective_of(k);
+      message.count = benchmark_case.message_bytes[k] / element_bytes;
+      message.in = AlignedBuffer(
+          message.collective->input_block(message.count, ranks_, rank_).count * element_bytes);
+      message.out = AlignedBuffer(
+          message.collective->output_block(message.count, ranks_, rank_).count * element_bytes);
     }
     fill_inputs(CheckPattern(ranks_, kUncheckedGeneration));
     build_algorithms(benchmark_case);
@@ -64,6 +67,7 @@ class PreparedCollective final : public PreparedCase {
 
   bool adopt(const BenchmarkCase& next) override {
     if (!is_collective(next.family) || next.collective != &collective_ ||
+        next.message_collectives != message_collectives_ ||
         next.message_bytes != owner->message_bytes) {
       return false;
     }
@@ -111,6 +115,7 @@ class PreparedCollective final : public PreparedCase {
 
  private:
   struct Message {
+    const CollectiveInfo* collective = nullptr;
     std::size_t count = 0;  // elements of the collective's whole vector
     AlignedBuffer in;
     AlignedBuffer out;
@@ -120,13 +125,14 @@ class PreparedCollective final : public PreparedCase {
   };
 
   void build_algorithms(const BenchmarkCase& benchmark_case) {
-    for (Message& message : messages_) {
+    for (std::size_t k = 0; k < messages_.size(); ++k) {
+      Message& message = messages_[k];
       CollectiveSpec spec;
       spec.dtype = options_.dtype;
       spec.op = options_.op;
       spec.count = message.count;
-      message.algorithm =
-          benchmark_case.algorithm->build(transport_, spec, message.in.span(), message.out.span());
+      message.algorithm = benchmark_case.algorithm_of(k).build(transport_, spec, message.in.span(),
+                                                               message.out.span());
     }
   }
 
@@ -154,7 +160,7 @@ class PreparedCollective final : public PreparedCase {
   void fill_inputs(const CheckPattern& pattern) {
     std::uint64_t first_index = 0;
     for (Message& message : messages_) {
-      fill_input(collective_, pattern, options_.dtype, message.count, rank_, first_index,
+      fill_input(*message.collective, pattern, options_.dtype, message.count, rank_, first_index,
                  message.in.span());
       first_index += message.count;
     }
@@ -164,9 +170,10 @@ class PreparedCollective final : public PreparedCase {
     CheckResult total;
     std::uint64_t first_index = 0;
     for (std::size_t i = 0; i < messages_.size(); ++i) {
+      const Message& message = messages_[i];
       const CheckResult part =
-          collective_.check_output(pattern, options_.dtype, options_.op, messages_[i].count, rank_,
-                                   first_index, messages_[i].out.span());
+          message.collective->check_output(pattern, options_.dtype, options_.op, message.count,
+                                           rank_, first_index, message.out.span());
       if (part.wrong > 0 && total.wrong == 0) {
         total.first_mismatch =
             (messages_.size() > 1 ? fmt::format("message {}, ", i) : std::string()) +
@@ -198,6 +205,7 @@ class PreparedCollective final : public PreparedCase {
   const int rank_;
   const int ranks_;
   const CollectiveInfo& collective_;
+  const std::vector<const CollectiveInfo*> message_collectives_;
   std::vector<Message> messages_;
 };
 
@@ -321,41 +329,70 @@ void add_workload_sizes(Planner& planner, const CollectiveInfo& collective,
   }
 }
 
-// exchange/<algorithm>/<workload>: one iteration's allreduces in order. A
-// workload whose iteration uses other collectives too (fsdp, zero2) is left
-// out with a note: the exchange runs one collective's algorithm.
-void add_exchanges(Planner& planner, const CollectiveInfo& allreduce,
-                   const std::vector<Workload>& workloads) {
-  const std::vector<const AlgorithmInfo*> algorithms = planner.selected(allreduce);
+// The collectives of a workload's iteration, in order of first use.
+std::vector<const CollectiveInfo*> collectives_of(const Workload& workload) {
+  std::vector<const CollectiveInfo*> used;
+  for (const Message& message : workload.sequence) {
+    const CollectiveInfo* collective = find_collective(message.collective);
+    if (std::find(used.begin(), used.end(), collective) == used.end()) used.push_back(collective);
+  }
+  return used;
+}
+
+// The selected algorithms of the first collective whose name every other
+// collective has selected too: an exchange runs one algorithm name on
+// every message (ring: reduce_scatter's and allgather's ring for FSDP).
+std::vector<const AlgorithmInfo*> common_algorithms(
+    Planner& planner, const std::vector<const CollectiveInfo*>& used) {
+  std::vector<const AlgorithmInfo*> common = planner.selected(*used.front());
+  for (std::size_t k = 1; k < used.size(); ++k) {
+    const std::vector<const AlgorithmInfo*> theirs = planner.selected(*used[k]);
+    std::erase_if(common, [&](const AlgorithmInfo* algorithm) {
+      return std::none_of(theirs.begin(), theirs.end(), [&](const AlgorithmInfo* other) {
+        return other->name == algorithm->name;
+      });
+    });
+  }
+  return common;
+}
+
+// exchange/<algorithm>/<workload>: one iteration's messages in order, each
+// by its collective's algorithm of that name (an algorithm name some
+// collective of the iteration lacks is left out with a note).
+void add_exchanges(Planner& planner, const std::vector<Workload>& workloads) {
   for (const Workload& workload : workloads) {
-    const auto other =
-        std::find_if(workload.sequence.begin(), workload.sequence.end(),
-                     [&](const Message& message) { return message.collective != allreduce.name; });
-    if (other != workload.sequence.end()) {
-      planner.note(fmt::format(
-          "skipping exchange/{}: its iteration has {} messages besides allreduces, and exchange "
-          "times allreduce-only iterations",
-          workload.spec, other->collective));
-      continue;
-    }
+    if (workload.sequence.empty()) continue;
+    const std::vector<const CollectiveInfo*> used = collectives_of(workload);
     bool whole = true;
     for (const Message& message : workload.sequence) {
       whole = whole_elements(planner, fmt::format("exchange/{}", workload.spec), message.bytes) &&
               whole;
     }
     if (!whole) continue;
+    const std::vector<const AlgorithmInfo*> algorithms = common_algorithms(planner, used);
+    if (algorithms.empty()) {
+      planner.note(fmt::format(
+          "skipping exchange/{}: no selected algorithm name is one of every collective it uses",
+          workload.spec));
+      continue;
+    }
     for (const AlgorithmInfo* algorithm : algorithms) {
-      BenchmarkCase entry = collective_case(allreduce, *algorithm);
+      BenchmarkCase entry = collective_case(*used.front(), *algorithm);
       entry.name = fmt::format("exchange/{}/{}", algorithm->name, workload.spec);
       entry.family = Family::exchange;
       entry.workload = workload.spec;
       entry.model = workload.model;
       entry.item = fmt::format("{} messages", workload.sequence.size());
       entry.multiplicity = 1;
+      const bool mixed = used.size() > 1;
       bool all_runnable = true;
       for (const Message& message : workload.sequence) {
-        all_runnable = planner.runnable(allreduce, *algorithm, message.bytes) && all_runnable;
+        const CollectiveInfo& collective = *find_collective(message.collective);
+        all_runnable = planner.runnable(collective, *collective.find_algorithm(algorithm->name),
+                                        message.bytes) &&
+                       all_runnable;
         entry.message_bytes.push_back(message.bytes);
+        if (mixed) entry.message_collectives.push_back(&collective);
       }
       if (all_runnable) planner.add(std::move(entry));
     }
@@ -383,7 +420,7 @@ void plan_collective_cases(Planner& planner, const std::vector<std::uint64_t>& s
     }
     if (with_algorithms) add_workload_sizes(planner, collective, workloads);
   }
-  if (options.has_family("exchange")) add_exchanges(planner, allreduce, workloads);
+  if (options.has_family("exchange")) add_exchanges(planner, workloads);
 }
 
 }  // namespace collbench::harness

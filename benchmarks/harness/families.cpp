@@ -76,8 +76,45 @@ std::string BenchmarkCase::algorithm_column() const {
   return family_runner(family).algorithm_column(*this);
 }
 
+const CollectiveInfo& BenchmarkCase::collective_of(std::size_t index) const {
+  return message_collectives.empty() ? *collective : *message_collectives[index];
+}
+
+const AlgorithmInfo& BenchmarkCase::algorithm_of(std::size_t index) const {
+  if (message_collectives.empty()) return *algorithm;
+  // The planner only pairs an algorithm name with collectives that have it.
+  return *collective_of(index).find_algorithm(algorithm->name);
+}
+
+std::string BenchmarkCase::collective_column() const {
+  if (collective == nullptr) return "";
+  std::vector<std::string_view> names = {collective->name};
+  for (const CollectiveInfo* other : message_collectives) {
+    if (std::find(names.begin(), names.end(), other->name) == names.end()) {
+      names.push_back(other->name);
+    }
+  }
+  return fmt::format("{}", fmt::join(names, "+"));
+}
+
+bool BenchmarkCase::reduces() const {
+  if (collective == nullptr) return false;
+  return collective->reduces ||
+         std::any_of(message_collectives.begin(), message_collectives.end(),
+                     [](const CollectiveInfo* other) { return other->reduces; });
+}
+
 double BenchmarkCase::bus_bandwidth_factor(int ranks) const {
-  return collective != nullptr ? collective->bus_bandwidth_factor(ranks) : 1.0;
+  if (collective == nullptr) return 1.0;
+  if (message_collectives.empty()) return collective->bus_bandwidth_factor(ranks);
+  double weighted = 0;
+  double total = 0;
+  for (std::size_t k = 0; k < message_bytes.size(); ++k) {
+    const auto bytes = static_cast<double>(message_bytes[k]);
+    weighted += bytes * collective_of(k).bus_bandwidth_factor(ranks);
+    total += bytes;
+  }
+  return total > 0 ? weighted / total : 1.0;
 }
 
 std::uint64_t BenchmarkCase::bytes() const {
@@ -88,7 +125,8 @@ std::uint64_t BenchmarkCase::bytes() const {
 
 std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
   std::uint64_t total = 0;
-  for (const std::uint64_t message : message_bytes) {
+  for (std::size_t k = 0; k < message_bytes.size(); ++k) {
+    const std::uint64_t message = message_bytes[k];
     // input and output (p2p: send and receive; local: dst and src); for
     // reduce_scatter and allgather one of them is a block, counted whole.
     total = saturating_add(total, saturating_multiply(2, message));
@@ -97,7 +135,7 @@ std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
     // are unchecked; a message this large cannot be allocated anyway.
     const auto ranks_and_margin = static_cast<std::uint64_t>(std::max(ranks, 1)) + 2;
     if (saturating_multiply(message, ranks_and_margin) == kSaturatedBytes) return kSaturatedBytes;
-    total = saturating_add(total, algorithm->workspace_bytes(ranks, message));
+    total = saturating_add(total, algorithm_of(k).workspace_bytes(ranks, message));
   }
   return total;
 }

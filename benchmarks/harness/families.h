@@ -127,12 +127,16 @@ inline bool every_rank_timed(Family family) {
 struct BenchmarkCase {
   std::string name;  // Google Benchmark's function name
   Family family = Family::collective;
-  // collective and exchange (whose messages are allreduces)
+  // collective and exchange (its first message's collective)
   const CollectiveInfo* collective = nullptr;
   const AlgorithmInfo* algorithm = nullptr;
   // Bytes per rank of each message of one call: one message, except for
   // exchange, whose messages are the workload's sequence.
   std::vector<std::uint64_t> message_bytes;
+  // exchange: each message's collective, in the workload's order (an FSDP
+  // iteration's allgathers and reduce_scatters), each run by its algorithm
+  // of `algorithm`'s name; empty: every message is `collective`'s.
+  std::vector<const CollectiveInfo*> message_collectives;
   int peer = -1;  // p2p ping-pong (sendrecv: every rank has two, r-1 and r+1)
   // Where a size came from (--workload); empty for --sizes.
   std::string workload;
@@ -168,8 +172,18 @@ struct BenchmarkCase {
   // "local"; and its algorithm column (the family's, family.h).
   std::string family_column() const;
   std::string algorithm_column() const;
-  // nccl-tests' bus-bandwidth factor: the collective's (allreduce's for
-  // exchange), 1 for p2p and local.
+  // Message `index`'s collective and algorithm.
+  const CollectiveInfo& collective_of(std::size_t index) const;
+  const AlgorithmInfo& algorithm_of(std::size_t index) const;
+  // The CSV's collective column: the collective's name; an exchange's
+  // collectives in order of first use, joined by '+'
+  // ("allgather+reduce_scatter").
+  std::string collective_column() const;
+  // Whether any message is of a collective that reduces (the op column).
+  bool reduces() const;
+  // nccl-tests' bus-bandwidth factor: the collective's; for an exchange its
+  // messages' factors weighted by their bytes (busbw = Σ n_k·f_k / t); 1
+  // for p2p and local.
   double bus_bandwidth_factor(int ranks) const;
   // Bytes per rank the case allocates (buffers and algorithm workspace).
   std::uint64_t memory_bytes(int ranks) const;

@@ -103,7 +103,7 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       collective || family == Family::local_reduce || family == Family::local_reduce_all;
   const bool local = is_local(family);
   // The op column is empty where nothing is reduced (p2p, memcpy, allgather).
-  const bool reduces = has_dtype && (!collective || benchmark_case.collective->reduces);
+  const bool reduces = has_dtype && (!collective || benchmark_case.reduces());
 
   const std::uint64_t bytes = benchmark_case.bytes();
   std::string check = "skipped";
@@ -120,7 +120,7 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
   std::vector<std::string> row = {
       benchmark_case.name,
       benchmark_case.family_column(),
-      collective ? std::string(benchmark_case.collective->name) : "",
+      collective ? benchmark_case.collective_column() : "",
       local ? "local" : context.transport,
       local ? "" : context.provider,
       benchmark_case.algorithm_column(),

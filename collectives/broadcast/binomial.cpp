@@ -20,8 +20,8 @@ enum Tag : int { kBroadcastTag };
 
 class BinomialBroadcast final : public detail::BroadcastBase {
  public:
-  BinomialBroadcast(Transport& transport, const CollectiveSpec& spec,
-                    std::span<const std::byte> in, std::span<std::byte> out)
+  BinomialBroadcast(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+                    std::span<std::byte> out)
       : BroadcastBase(transport, spec, in, out), tree_(ranks_, rank_, kRootRank) {}
 
   void run() override {

@@ -49,7 +49,8 @@ class ChainBroadcast final : public detail::BroadcastBase {
     } else {
       for (std::size_t k = 0; k < segments_; ++k) {
         const detail::Block part = segment(k);
-        receives_.push_back(recv(out_at(part.offset), part.count, receives_from_, tag(kSegmentTag)));
+        receives_.push_back(
+            recv(out_at(part.offset), part.count, receives_from_, tag(kSegmentTag)));
       }
       for (std::size_t k = 0; k < segments_; ++k) {
         transport_.wait(receives_[k]);

@@ -91,7 +91,8 @@ void binomial_gather(CollectiveBase& algorithm, const BinomialTree& tree, std::b
   if (posted > 0) transport.wait_all(std::span(receives.data(), posted));
   if (!tree.is_root()) {
     const Block mine = tree.subtree_elements(count, tree.relative);
-    transport.wait(algorithm.send(data + algorithm.bytes(mine.offset), mine.count, tree.parent, tag));
+    transport.wait(
+        algorithm.send(data + algorithm.bytes(mine.offset), mine.count, tree.parent, tag));
   }
 }
 
