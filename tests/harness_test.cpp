@@ -701,6 +701,28 @@ TEST(Plan, WorkloadSizesGoToTheirOwnCollectiveAndExchangesMixThem) {
   }
 }
 
+TEST(Plan, ExchangeMessagesOfOneLargeSizeAndCollectiveShareTheirBuffers) {
+  const CollectiveInfo& allgather = *find_collective("allgather");
+  const CollectiveInfo& reduce_scatter = *find_collective("reduce_scatter");
+  BenchmarkCase entry;
+  entry.family = Family::exchange;
+  entry.collective = &allgather;
+  entry.algorithm = allgather.find_algorithm("ring");
+  const std::uint64_t large = kSharedMessageBytes;
+  const std::uint64_t small = kSharedMessageBytes - 4;
+  // allgather large, allgather small, allgather large, reduce_scatter
+  // large, allgather small, reduce_scatter large.
+  entry.message_bytes = {large, small, large, large, small, large};
+  entry.message_collectives = {&allgather,      &allgather, &allgather,
+                               &reduce_scatter, &allgather, &reduce_scatter};
+  EXPECT_EQ(entry.message_slots(), (std::vector<std::size_t>{0, 1, 0, 3, 4, 3}));
+  // Memory: the four distinct messages' buffers and workspaces only.
+  BenchmarkCase distinct = entry;
+  distinct.message_bytes = {large, small, large, small};
+  distinct.message_collectives = {&allgather, &allgather, &reduce_scatter, &allgather};
+  EXPECT_EQ(entry.memory_bytes(4), distinct.memory_bytes(4));
+}
+
 TEST(Plan, WorkloadSizeThatIsNoWholeNumberOfElementsIsANote) {
   // A bf16 message of 3 elements (6 bytes) cannot be f32 elements.
   Workload workload;
