@@ -71,9 +71,10 @@ bool any_collective_has(std::string_view algorithm) {
 
 constexpr const char* kFooter = R"(Benchmark families and names:
   <collective>/<algorithm>/<bytes>         one call of a collective (allreduce, reduce_scatter,
-                                           allgather) on a vector of <bytes>: each rank's input
-                                           (reduce_scatter's output and allgather's input are its
-                                           1/p block of it), nccl-tests' size convention
+                                           allgather, alltoall) on a vector of <bytes>: each
+                                           rank's input (reduce_scatter's output and allgather's
+                                           input are its 1/p block of it; alltoall sends a 1/p
+                                           block to every rank), nccl-tests' size convention
   allreduce/<algorithm>/<bytes>/<workload> one allreduce of a message size of a --workload
   exchange/<algorithm>/<workload>          one training iteration's whole gradient:
                                            every bucket of the workload allreduced in order
@@ -94,7 +95,7 @@ names that rank: the CSV's slowest_rank and rank_median_us), so every rank
 runs the same iterations. Times are reported in microseconds (min, median,
 mean, p99, max across iterations), bandwidths in GB/s (10^9 B/s); algbw is
 <bytes>/time and busbw is algbw * 2(p-1)/p for allreduce and exchange, algbw *
-(p-1)/p for reduce_scatter and allgather, as nccl-tests.
+(p-1)/p for reduce_scatter, allgather and alltoall, as nccl-tests.
 Select benchmarks with --benchmark_filter=<regex>; the --benchmark_* flags
 below work as in any Google Benchmark binary, except the csv formats (use
 --csv PATH) and --benchmark_enable_random_interleaving (a different order on
@@ -139,7 +140,7 @@ struct App {
     app.add_option("--families", raw.families,
                    "Comma-separated benchmark families to register (default: "
                    "allreduce,p2p,local,exchange; exchange only with --workload; also the "
-                   "collectives reduce_scatter and allgather, and mpi_bare, sendrecv and "
+                   "collectives reduce_scatter, allgather and alltoall, and mpi_bare, sendrecv and "
                    "reduce_all)")
         ->type_name("LIST");
     app.add_option("--workload", options.workloads,
