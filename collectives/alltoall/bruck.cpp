@@ -18,6 +18,7 @@
 // travelling lg p/2 times on average. Bytes exact when p divides count
 // (otherwise Σ popcount(x)·c_x elements, within one element per block sent).
 // Packing and unpacking copy as much locally, which no term prices.
+#include <bit>
 #include <cstring>
 
 #include "algorithm_common.h"
@@ -29,7 +30,7 @@ namespace {
 enum Tag : int { kRoundTag };
 
 // Blocks sent in round `round`: the distances with that bit set.
-bool sent_in_round(int distance, int round) { return (distance >> round & 1) != 0; }
+bool sent_in_round(int distance, int round) { return ((distance >> round) & 1) != 0; }
 
 class BruckAlltoall final : public detail::AlltoallBase {
  public:
@@ -43,8 +44,7 @@ class BruckAlltoall final : public detail::AlltoallBase {
   void run() override {
     stage_input();
     place_own_block();
-    for (std::size_t k = 0; k < rounds_.size(); ++k) {
-      const Round& round = rounds_[k];
+    for (const Round& round : rounds_) {
       std::byte* packed = send_pack_;
       for (const Piece& piece : round.pieces) {
         std::memcpy(packed, piece.from, piece.bytes);
@@ -111,7 +111,8 @@ class BruckAlltoall final : public detail::AlltoallBase {
 // Σ_{x=1}^{p−1} popcount(x): how many rounds the blocks travel in all.
 double block_hops(int p) {
   double hops = 0;
-  for (int distance = 1; distance < p; ++distance) hops += __builtin_popcount(distance);
+  for (int distance = 1; distance < p; ++distance)
+    hops += std::popcount(static_cast<unsigned>(distance));
   return hops;
 }
 

@@ -25,7 +25,8 @@
 //
 // In place: the smaller buffer is the larger one's block r (for allreduce and
 // alltoall the one buffer), as NCCL lays in-place reduce_scatter and
-// allgather out.
+// allgather out. (An in-place alltoall copies its input aside first: the
+// blocks it receives overwrite blocks still to be sent.)
 // Lower bounds: Thakur, Rabenseifner & Gropp (2005); Chan et al. (2007);
 // alltoall: Bruck, Ho, Kipnis, Upfal & Weathersby (1997).
 //
