@@ -182,7 +182,7 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--transport", "rdma"}, "unknown --transport 'rdma'"},
       {{"--families", "allreduce,bogus"},
        "unknown family 'bogus' in --families; accepted: allreduce, reduce_scatter, allgather, "
-       "broadcast, reduce, "
+       "broadcast, reduce, alltoall, "
        "p2p, local, exchange"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"--warmup", "-1"}, "--warmup"},
