@@ -372,6 +372,10 @@ class SizeTarget:
         return (f"{collective}: " if collective else "") + \
             f"{self.ratio}, worst size {self.sizes_text}"
 
+    def pair(self, hand_written, baseline):
+        """paired() of the two benchmarks' times, the target's way up."""
+        return paired(baseline, hand_written) if self.speed else paired(hand_written, baseline)
+
     def worse(self, a, b):
         return a < b if self.speed else a > b
 
@@ -404,13 +408,9 @@ def fastest_against_baseline(near_index, all_index, collective, hand_written, ba
             missing.append(human(size))
             continue
         best = min(candidates)[1]
-        sides = [(index, best, size, collective) for index in (near_index, all_index)]
-        if spec.speed:
-            value, every = (paired(times(i, baseline, s, c), times(i, a, s, c))
-                            for i, a, s, c in sides)
-        else:
-            value, every = (paired(times(i, a, s, c), times(i, baseline, s, c))
-                            for i, a, s, c in sides)
+        value, every = (spec.pair(times(index, best, size, collective),
+                                  times(index, baseline, size, collective))
+                        for index in (near_index, all_index))
         if every is not None and (worst_all is None or spec.worse(every[0], worst_all[0])):
             worst_all = every
         if value is None:
@@ -453,6 +453,17 @@ def read_listing(folder):
     return {c: (h, b[0] if b else None) for c, (h, b) in listing.items()}
 
 
+def unjudged_reason(collective, hand_written, baseline, sizes, spec, p):
+    """Why a collective's target cannot be judged at p ranks, or None."""
+    if baseline is None:
+        return f"no {collective} algorithm of implementation {MPI_ALGORITHM} in {LISTING}"
+    if not hand_written:
+        return f"no hand-written {collective} algorithm in {LISTING}"
+    if not sizes:
+        return f"no {collective} rows at {spec.sizes_text} in np{p}.csv"
+    return None
+
+
 def collective_targets(listing, all_rows, near_index, all_index, p, detail):
     """Table rows of every collective of the listing at p ranks: fastest
     hand-written against the MPI library's at 4..64 MiB (LARGE) and at 8 B..1
@@ -466,11 +477,7 @@ def collective_targets(listing, all_rows, near_index, all_index, p, detail):
     for collective, (hand_written, baseline) in listing.items():
         for spec in (LARGE,) if collective == "allreduce" else (LARGE, SMALL):
             sizes = [s for s in sizes_of(all_rows, collective) if spec.low <= s <= spec.high]
-            reason = (f"no algorithm of implementation {MPI_ALGORITHM} in {LISTING}"
-                      if baseline is None else "no hand-written algorithm in " + LISTING
-                      if not hand_written else
-                      f"no {collective} rows at {spec.sizes_text} in np{p}.csv" if not sizes
-                      else None)
+            reason = unjudged_reason(collective, hand_written, baseline, sizes, spec, p)
             if reason:
                 rows.append((spec.target(collective), p, "n/a", reason, spec.goal, False, ""))
                 continue
