@@ -1,12 +1,15 @@
 #!/usr/bin/python3
-"""The issue-8 performance targets, from the files scripts/perf.sh writes.
+"""The performance targets of issues 8 and 18, from the files scripts/perf.sh
+writes.
 
 Usage: scripts/perf_report.py DIR [--far-ns NS] [--all-rows P[,P...]]
        scripts/perf_report.py --select-near NS CSV...
        scripts/perf_report.py --near-shortfall NS REPS CSV...
 
 DIR holds (as scripts/perf.sh leaves them):
-  np<P>.csv               collbench: allreduce (all algorithms), mpi_bare, p2p
+  np<P>.csv               collbench: allreduce (all algorithms) and, at the
+                          rank counts with a core per rank, every other
+                          collective of algorithms.csv, mpi_bare, p2p
                           (ping-pong, and sendrecv when --families had it),
                           local (and reduce_all, every rank reducing at once);
                           --benchmark_repetitions R; one file per P,
@@ -20,6 +23,10 @@ DIR holds (as scripts/perf.sh leaves them):
                           each bottom-up prediction used)
   fit_np<P>/              the same on every row, near and far, for comparison
   local_<dtype>.csv       collbench --families local --dtype f16|bf16
+  algorithms.csv          collbench --list-algorithms --csv: the collectives
+                          judged, and which of their algorithms are
+                          hand-written (implementation column) and which is
+                          the MPI library's (implementation mpi)
   alloc.txt               tests/alloc_test's output; its last line PASS or FAIL
   core_latency.txt        optional: collbench-core-latency around each attempt,
                           'np=P part=K sizes=S attempt=A before|after cpu_a
@@ -40,17 +47,29 @@ time slice, which says nothing about the distance between cores).
 
 Prints Markdown: the target table (per target and rank count the measured
 ratio, its spread, pass or miss), then the per-size detail the ratios come
-from. A ratio of two benchmarks pairs their rows of the same job (run_id)
-and repetition index, both near, and divides the median of one side by the
+from. Allreduce's targets: ring against mpi at 4..64 MiB, the fastest
+hand-written (those collbench-fit prices with their own terms) against mpi
+at 8 B..1 KiB, each algorithm against its bottom-up model, the harness's
+overhead; then every collective of algorithms.csv (allreduce included) gets
+the targets of issue 18, at the rank counts not in --all-rows only: the
+fastest hand-written algorithm at each size (lowest near median) against
+the MPI library's, busbw ratio >= 1.0 at 4..64 MiB and time ratio <= 1.3 at
+8 B..1 KiB (allreduce's is the one above), the worst size judged; a
+collective of the listing with no rows in a range is a MISS that says so.
+Then the kernels and the allocation test.
+
+A ratio of two benchmarks pairs their rows of the same job (run_id) and
+repetition index, both near, and divides the median of one side by the
 median of the other; the spread is the lowest..highest ratio of the pairs
-(Google Benchmark runs one benchmark's repetitions back to back, so pairing
-by index is pairing in time order).
+(with --interleave a repetition is a round: every benchmark of the job
+once, so the two rows of a pair are close in time).
 
 --select-near NS CSV...: prints the rows of the CSVs (one header) whose
 core_handoff_ns is at most NS (NS "all": every row, measured or not).
 --near-shortfall NS REPS CSV...: prints the sizes (as collbench --sizes,
-e.g. 512B,1024B; an empty line when none) at which an allreduce or sendrecv
-benchmark of the CSVs has fewer than min(REPS, 3) near rows.
+e.g. 512B,1024B; an empty line when none) at which a benchmark of a
+collective's sweep (allreduce/ring/1024, reduce_scatter/mpi/8, ...) or
+sendrecv has fewer than min(REPS, 3) near rows in the CSVs.
 
 Standard library only. Bad input: a line on stderr, exit status 2.
 """
@@ -63,8 +82,8 @@ import re
 import statistics
 import sys
 
-from collbench_csv import (MPI_ALGORITHM, InputError, algorithm_order, option_number,
-                           read_models, read_table, run_main)
+from collbench_csv import (LISTING_COLUMNS, MPI_ALGORITHM, InputError, algorithm_order,
+                           option_number, read_models, read_table, run_main, sweep_collective)
 from collbench_csv import number as csv_number
 
 MIB = 1 << 20
@@ -116,21 +135,22 @@ def near_rows(rows, far_ns):
 
 
 def time_index(rows):
-    """(family, algorithm, bytes) -> {(run_id, repetition): median_us}, over
+    """(collective, algorithm, bytes) -> {(run_id, repetition): median_us}
+    (the family for rows of no collective's sweep: p2p, local), over
     the timed per-size rows (workload rows left out): read once, looked up by
     every target."""
     index = {}
     for r in rows:
         if r["median_us"] and not r.get("workload"):
-            benchmark = (r["family"], r["algorithm"], whole(r["bytes"]))
+            benchmark = (sweep_collective(r) or r["family"], r["algorithm"], whole(r["bytes"]))
             index.setdefault(benchmark, {})[(r.get("run_id", ""), whole(r["repetition"] or 0))] = (
                 float(r["median_us"]))
     return index
 
 
-def times(index, algorithm, size, family="allreduce"):
+def times(index, algorithm, size, collective="allreduce"):
     """(run_id, repetition) -> median_us of each of the benchmark's rows."""
-    return index.get((family, algorithm, size), {})
+    return index.get((collective, algorithm, size), {})
 
 
 def median_of(values):
@@ -296,8 +316,9 @@ def jobs_table(rows, far_ns):
     return lines
 
 
-def sizes_of(rows, family="allreduce"):
-    return sorted({whole(r["bytes"]) for r in rows if r["family"] == family})
+def sizes_of(rows, collective="allreduce"):
+    """The sizes of the collective's sweep rows."""
+    return sorted({whole(r["bytes"]) for r in rows if sweep_collective(r) == collective})
 
 
 def human(size):
@@ -321,16 +342,151 @@ def select_near(far_ns, paths):
 
 
 def near_shortfall(far_ns, reps, paths):
-    """--near-shortfall: the sizes at which an allreduce or sendrecv benchmark
-    of the CSVs has fewer than min(reps, 3) near rows, as a --sizes list."""
+    """--near-shortfall: the sizes at which a benchmark of a collective's
+    sweep (every collective the targets judge on near rows) or sendrecv has
+    fewer than min(reps, 3) near rows in the CSVs, as a --sizes list."""
     count = {}
     for path in paths:
         for r in read_rows(path):
-            if r["family"] in ("allreduce", "p2p") and r["algorithm"] != "pingpong":
+            if sweep_collective(r) or (r["family"] == "p2p" and r["algorithm"] == "sendrecv"):
                 key = (r["benchmark"], whole(r["bytes"]))
                 count[key] = count.get(key, 0) + (handoff_ns(r) <= far_ns)
     short = sorted({size for (_, size), n in count.items() if n < min(reps, 3)})
     print(",".join(f"{size}B" for size in short))
+
+
+class SizeTarget:
+    """A target that pits the fastest hand-written algorithm of a collective
+    at each size of a range against the MPI library's: its worst size is
+    judged. `speed`: the ratio is baseline time / hand-written time (busbw
+    ratio, worse when lower) and must be >= limit; else hand-written time /
+    baseline time (worse when higher), <= limit."""
+
+    def __init__(self, ratio, low, high, sizes_text, speed, limit):
+        self.ratio, self.low, self.high, self.sizes_text = ratio, low, high, sizes_text
+        self.speed, self.limit = speed, limit
+        self.goal = f"{'>=' if speed else '<='} {limit}"
+
+    def target(self, collective):
+        """The table's target text; a collective's name first unless empty."""
+        return (f"{collective}: " if collective else "") + \
+            f"{self.ratio}, worst size {self.sizes_text}"
+
+    def pair(self, hand_written, baseline):
+        """paired() of the two benchmarks' times, the target's way up."""
+        return paired(baseline, hand_written) if self.speed else paired(hand_written, baseline)
+
+    def worse(self, a, b):
+        return a < b if self.speed else a > b
+
+    def passes(self, ratio):
+        return ratio >= self.limit if self.speed else ratio <= self.limit
+
+
+LARGE = SizeTarget("fastest hand-written busbw / mpi busbw", 4 * MIB, 64 * MIB, "4..64 MiB",
+                   speed=True, limit=1.0)
+SMALL = SizeTarget("fastest hand-written time / mpi time", 8, 1024, "8 B..1 KiB", speed=False,
+                   limit=1.3)
+
+
+def fastest_against_baseline(near_index, all_index, collective, hand_written, baseline, sizes,
+                             spec):
+    """Per size: the hand-written algorithm with the lowest near median, paired
+    with `baseline` (spec's ratio). Returns the detail lines, the worst near
+    value (paired()'s tuple + (size, algorithm)), the worst over all rows and
+    the sizes that had no near pair."""
+    lines = [f"| size | fastest | its median us | {baseline} median us | ratio | spread | "
+             "all rows |", "|---|---|---|---|---|---|---|"]
+    worst = worst_all = None
+    missing = []
+    for size in sizes:
+        candidates = [(median_of(times(near_index, a, size, collective)), a)
+                      for a in hand_written if times(near_index, a, size, collective)]
+        base = times(near_index, baseline, size, collective)
+        if not candidates or not base:
+            lines.append(f"| {human(size)} | no near rows | | | | | |")
+            missing.append(human(size))
+            continue
+        best = min(candidates)[1]
+        value, every = (spec.pair(times(index, best, size, collective),
+                                  times(index, baseline, size, collective))
+                        for index in (near_index, all_index))
+        if every is not None and (worst_all is None or spec.worse(every[0], worst_all[0])):
+            worst_all = every
+        if value is None:
+            lines.append(f"| {human(size)} | {best} | no near pair | | | | |")
+            missing.append(human(size))
+            continue
+        lines.append(f"| {human(size)} | {best} | {min(candidates)[0]:.2f} | "
+                     f"{median_of(base):.2f} | {fmt_ratio(value)} | {fmt_spread(value)} | "
+                     f"{fmt_all(every, value[3])} |")
+        if worst is None or spec.worse(value[0], worst[0]):
+            worst = value + (size, best)
+    return lines, worst, worst_all, missing
+
+
+def target_row(spec, collective, p, worst, worst_all, missing):
+    """The target table's row of fastest_against_baseline's result."""
+    return (spec.target(collective), p, worst_text(worst, missing, 5),
+            fmt_spread(None if missing else worst), spec.goal,
+            worst is not None and not missing and spec.passes(worst[0]),
+            worst_all and f"{worst_all[0]:.3f}")
+
+
+LISTING = "algorithms.csv"
+
+
+def read_listing(folder):
+    """FOLDER/algorithms.csv (collbench --list-algorithms --csv, as perf.sh
+    saves it) as {collective: (hand-written algorithms, the MPI library's
+    algorithm or None)} in registry order; None without the file."""
+    path = os.path.join(folder, LISTING)
+    if not os.path.exists(path):
+        return None
+    listing = {}
+    for r in read_table(path, LISTING_COLUMNS, "perf_report.py", rules={})[1]:
+        hand_written, baseline = listing.setdefault(r["collective"], ([], []))
+        if r["implementation"] == "hand-written":
+            hand_written.append(r["algorithm"])
+        elif r["implementation"] == MPI_ALGORITHM:
+            baseline.append(r["algorithm"])
+    return {c: (h, b[0] if b else None) for c, (h, b) in listing.items()}
+
+
+def unjudged_reason(collective, hand_written, baseline, sizes, spec, p):
+    """Why a collective's target cannot be judged at p ranks, or None."""
+    if baseline is None:
+        return f"no {collective} algorithm of implementation {MPI_ALGORITHM} in {LISTING}"
+    if not hand_written:
+        return f"no hand-written {collective} algorithm in {LISTING}"
+    if not sizes:
+        return f"no {collective} rows at {spec.sizes_text} in np{p}.csv"
+    return None
+
+
+def collective_targets(listing, all_rows, near_index, all_index, p, detail):
+    """Table rows of every collective of the listing at p ranks: fastest
+    hand-written against the MPI library's at 4..64 MiB (LARGE) and at 8 B..1
+    KiB (SMALL; allreduce's is target 2, from the fit's hand-written
+    algorithms); their per-size tables go to `detail`. A collective, size
+    range or baseline the run lacks is a MISS that says so."""
+    if listing is None:
+        return [("every collective: fastest hand-written vs mpi", p, "n/a",
+                 f"no {LISTING} (collbench --list-algorithms --csv)", "", False, "")]
+    rows = []
+    for collective, (hand_written, baseline) in listing.items():
+        for spec in (LARGE,) if collective == "allreduce" else (LARGE, SMALL):
+            sizes = [s for s in sizes_of(all_rows, collective) if spec.low <= s <= spec.high]
+            reason = unjudged_reason(collective, hand_written, baseline, sizes, spec, p)
+            if reason:
+                rows.append((spec.target(collective), p, "n/a", reason, spec.goal, False, ""))
+                continue
+            detail.append(f"\n### p = {p}: {collective}: {spec.ratio}, {spec.sizes_text}\n")
+            lines, worst, worst_all, missing = fastest_against_baseline(
+                near_index, all_index, collective, hand_written, baseline, sizes, spec)
+            detail.extend(lines)
+            rows.append(target_row(spec, collective, p, worst, worst_all, missing))
+    return rows
 
 
 def whole(text):
@@ -397,6 +553,7 @@ def main():
             runs[int(match.group(1))] = read_rows(path)
     if not runs:
         fail(f"no np<P>.csv in {folder}")
+    listing = read_listing(folder)
 
     near = f"cores <= {far_ns:g} ns apart"
     table = []  # (target, ranks, ratio text, spread text, goal, pass, all-rows text)
@@ -448,46 +605,23 @@ def main():
                       worst_all and f"{worst_all[0]:.3f}"))
 
         # 2. fastest hand-written at 8 B .. 1 KiB <= 1.3x mpi.
-        worst = None
-        worst_all = None
-        missing = []
+        small_sizes = [s for s in sizes_of(all_rows) if 8 <= s <= 1024 and modelled is not None]
         detail.append(f"\n### p = {p}: fastest hand-written vs mpi, time ratio, 8 B .. 1 KiB\n")
-        detail.append("| size | fastest | its median us | mpi median us | ratio | spread | "
-                      "all rows |")
-        detail.append("|---|---|---|---|---|---|---|")
-        hand_written = in_order(modelled or (), order)
-        for size in [s for s in sizes_of(all_rows) if 8 <= s <= 1024 and modelled is not None]:
-            candidates = [(median_of(times(near_index, a, size)), a) for a in hand_written
-                          if times(near_index, a, size)]
-            if not candidates or not times(near_index, MPI_ALGORITHM, size):
-                detail.append(f"| {human(size)} | no near rows | | | | | |")
-                missing.append(human(size))
-                continue
-            best = min(candidates)[1]
-            value = paired(times(near_index, best, size), times(near_index, MPI_ALGORITHM, size))
-            every = paired(times(all_index, best, size), times(all_index, MPI_ALGORITHM, size))
-            if every is not None and (worst_all is None or every[0] > worst_all[0]):
-                worst_all = every
-            if value is None:
-                detail.append(f"| {human(size)} | {best} | no near pair | | | | |")
-                missing.append(human(size))
-                continue
-            detail.append(f"| {human(size)} | {best} | {min(candidates)[0]:.2f} | "
-                          f"{median_of(times(near_index, MPI_ALGORITHM, size)):.2f} | "
-                          f"{fmt_ratio(value)} | {fmt_spread(value)} | "
-                          f"{fmt_all(every, value[3])} |")
-            if worst is None or value[0] > worst[0]:
-                worst = value + (size, best)
+        lines, worst, worst_all, missing = fastest_against_baseline(
+            near_index, all_index, "allreduce", in_order(modelled or (), order), MPI_ALGORITHM,
+            small_sizes, SMALL)
+        detail.extend(lines)
         if modelled is None:
-            table.append(("fastest hand-written time / mpi time, worst size 8 B..1 KiB", p,
-                          "n/a", f"no fit_np{p}_near/models.csv or fit_np{p}/models.csv",
-                          "<= 1.3", False, ""))
+            table.append((SMALL.target(""), p, "n/a",
+                          f"no fit_np{p}_near/models.csv or fit_np{p}/models.csv",
+                          SMALL.goal, False, ""))
         else:
-            table.append(("fastest hand-written time / mpi time, worst size 8 B..1 KiB", p,
-                          worst_text(worst, missing, 5), fmt_spread(None if missing else worst),
-                          "<= 1.3",
-                          worst is not None and not missing and worst[0] <= 1.3,
-                          worst_all and f"{worst_all[0]:.3f}"))
+            table.append(target_row(SMALL, "", p, worst, worst_all, missing))
+
+        # The collectives' own targets (issue 18), from the binary's listing:
+        # at rank counts with a core per rank only.
+        if p not in all_rows_at:
+            table.extend(collective_targets(listing, all_rows, near_index, all_index, p, detail))
 
         # 3. measured / bottom-up prediction within 1.25x at >= 1 MiB: the
         # by-size prediction (sendrecv and reduce times at the algorithm's
