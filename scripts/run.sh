@@ -7,12 +7,16 @@
 # The sweep, on NP ranks of this machine (more ranks than cores is fine: the
 # run is oversubscribed), every result checked (--check), over MPI's shared
 # memory (Open MPI: pml ob1, btl self,vader):
-#   - allreduce, reduce_scatter and allgather, every algorithm of each and mpi
-#     (the MPI library's own: MPI_Allreduce, MPI_Reduce_scatter_block,
-#     MPI_Allgather), 8 B .. 64 MiB (x2)
-#   - the gradient exchange of resnet50 and bert_base with PyTorch DDP buckets
-#     (--workload resnet50:ddp --workload bert_base:ddp), per bucket size and
-#     per training iteration
+#   - every collective of collbench (--families collectives: allreduce,
+#     reduce_scatter, allgather, broadcast, reduce, alltoall), every algorithm
+#     of each and mpi (the MPI library's own: MPI_Allreduce, MPI_Bcast, ...),
+#     8 B .. 64 MiB (x2)
+#   - the exchanges of one training iteration, per message size and per
+#     iteration: resnet50 and bert_base with PyTorch DDP buckets
+#     (--workload resnet50:ddp --workload bert_base:ddp), gpt2 under FSDP
+#     (gpt2:fsdp, allgathers and reduce_scatters per block) and under
+#     Megatron tensor parallelism of degree 2 (gpt2:tp=2, allreduces of
+#     batch x sequence x hidden)
 #   - p2p ping-pong between rank 0 and every other rank (the alpha-beta fit)
 #   - the local reduction kernel (gamma) and memcpy (memory ceiling)
 #   - allreduce over raw libfabric too (providers tcp and shm; x4 size steps),
@@ -172,14 +176,11 @@ fi
 # The flags after `--` are collbench's to judge, and it can only once it is
 # built: a dry run (--benchmark_list_tests: names only, no output file)
 # refuses bad ones before a run folder exists.
-# The collectives' families first, then collbench's other default families:
-# reduce_scatter and allgather move about half of allreduce's bytes with
-# fewer algorithms, so at the same sizes they add about a third to the
-# sweep's time (measured at 4 ranks, 1..64 MiB, one after the other: 43 s
-# against allreduce's 145 s), not worth a coarser step.
-sweep_flags=(--families allreduce,reduce_scatter,allgather,p2p,local,exchange
+# Every collective first, then collbench's other default families.
+sweep_flags=(--families collectives,p2p,local,exchange
   --algorithms all --sizes 8B:64MiB --check --workload resnet50:ddp
-  --workload bert_base:ddp --benchmark_min_time=0.01)
+  --workload bert_base:ddp --workload gpt2:fsdp --workload gpt2:tp=2
+  --benchmark_min_time=0.01)
 if ((${#passthrough[@]} > 0)) &&
   ! dry_run=$("${launcher[@]}" "$collbench" "${sweep_flags[@]}" "${passthrough[@]}" \
     --benchmark_list_tests=true 2>&1 >/dev/null); then

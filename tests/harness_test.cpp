@@ -701,6 +701,13 @@ TEST(Plan, WorkloadSizesGoToTheirOwnCollectiveAndExchangesMixThem) {
   }
 }
 
+TEST(Options, CollectivesNamesEveryCollectiveOfTheTable) {
+  const Options options = parse_options({"--families", "p2p,collectives,allgather"});
+  std::vector<std::string> expected = {"p2p"};
+  for (const CollectiveInfo& collective : collectives()) expected.emplace_back(collective.name);
+  EXPECT_EQ(options.families, expected);
+}
+
 TEST(Plan, ExchangeMessagesOfOneLargeSizeAndCollectiveShareTheirBuffers) {
   const CollectiveInfo& allgather = *find_collective("allgather");
   const CollectiveInfo& reduce_scatter = *find_collective("reduce_scatter");

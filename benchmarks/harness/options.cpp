@@ -173,7 +173,8 @@ struct App {
     app.add_option("--families", raw.families,
                    fmt::format("Comma-separated benchmark families to register (default: "
                                "allreduce,p2p,local,exchange; exchange only with --workload; "
-                               "also the collectives {}, and mpi_bare, sendrecv and reduce_all)",
+                               "also the collectives {}, and mpi_bare, sendrecv and "
+                               "reduce_all; 'collectives' names every collective)",
                                collectives_beside_allreduce()))
         ->type_name("LIST");
     app.add_option("--workload", options.workloads,
@@ -379,13 +380,25 @@ void validate_sizes(const RawOptions& raw, Options& options) {
   }
 }
 
+// --families's name for every collective of the table at once.
+constexpr std::string_view kAllCollectivesFamily = "collectives";
+
 // The collectives' names, then the other families'.
 std::string family_names() {
-  return fmt::format("{}, {}", collective_names(), fmt::join(kOtherFamilyNames, ", "));
+  return fmt::format("{}, {}, {}", collective_names(), fmt::join(kOtherFamilyNames, ", "),
+                     kAllCollectivesFamily);
 }
 
 void validate_families(const RawOptions& raw, Options& options) {
   for (const std::string& family : split_list(raw.families)) {
+    if (family == kAllCollectivesFamily) {
+      for (const CollectiveInfo& collective : collectives()) {
+        if (!options.has_family(std::string(collective.name))) {
+          options.families.emplace_back(collective.name);
+        }
+      }
+      continue;
+    }
     const bool known = find_collective(family) != nullptr ||
                        std::any_of(std::begin(kOtherFamilyNames), std::end(kOtherFamilyNames),
                                    [&](const char* name) { return family == name; });
