@@ -6,8 +6,9 @@
 // Every collective is described for a whole vector of n bytes (`count`
 // elements), nccl-tests' size convention: an allreduce reduces n bytes on
 // every rank, a reduce_scatter reduces n and leaves each rank its block, an
-// allgather gathers the blocks into n on every rank, an alltoall sends n in
-// p blocks, one to every rank. Blocks are partition(count, p, r): sizes
+// allgather gathers the blocks into n on every rank, a broadcast sends the
+// root's n to every rank, a reduce reduces every rank's n to the root, an
+// alltoall sends n in p blocks, one to every rank. Blocks are partition(count, p, r): sizes
 // differ by at most one element, so any count works, counts smaller than p
 // included.
 //
