@@ -30,6 +30,10 @@ inline std::size_t segment_elements(std::size_t segment_bytes, std::size_t eleme
   const std::size_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
   return std::max<std::size_t>(1, bytes / element_bytes);
 }
+// The segments `elements` travel in (0 for none), without overflow.
+inline std::size_t segment_count(std::size_t elements, std::size_t segment_elements) {
+  return elements == 0 ? 0 : (elements - 1) / segment_elements + 1;
+}
 
 // The phases (phases.h) drive an algorithm's buffers and transport.
 struct Fold;

@@ -76,6 +76,15 @@ class RingBuffers {
 // left in the forwards of step s+1−k: before posting them the relay waits
 // for those forwards. With k = 3 they were sent a whole step earlier, so the
 // wait costs nothing in the steady state; k = 0: sums are never reused.
+// The rotation a reduce-scatter phase's sums live in when they cannot stay
+// in place (reduce_scatter's ring, reduce's reduce_scatter_gather): three
+// staging blocks, so that the wait above costs nothing; and their bytes for
+// AlgorithmInfo::workspace_bytes (the largest block, ⌈n/p⌉, with room).
+inline constexpr int kRingSumRotation = 3;
+inline std::size_t ring_sum_rotation_bytes(int ranks, std::size_t bytes) {
+  return ranks > 1 ? kRingSumRotation * (bytes / static_cast<std::size_t>(ranks) + 16) : 0;
+}
+
 class RingRelay {
  public:
   // `segment_bytes` 0 is the default (512 KiB). Reduce-scatter steps use
@@ -145,7 +154,8 @@ class RingRelay {
 // ⌈lg p⌉ links and, in the reduce, is reduced ⌈lg p⌉ times. The scatter
 // and gather move blocks (partition(count, p, v) for relative rank v): a
 // subtree's blocks are one contiguous range, and the root's link carries
-// every block but its own.
+// every block but its own. With root 0 (kRootRank, every caller's) block v
+// is real rank v's, the block the ring phases index it by.
 //   reduce:    ⌈lg p⌉α + ⌈lg p⌉·nβ + ⌈lg p⌉·nγ
 //   broadcast: ⌈lg p⌉α + ⌈lg p⌉·nβ
 //   scatter:   ⌈lg p⌉α + (p−1)/p·nβ

@@ -336,10 +336,9 @@ std::span<const CollectiveInfo> collectives() {
        check_broadcast, broadcast},
       {"reduce", "the root gets the reduction of every rank's vector", true, whole_vector,
        whole_at_root, rooted_factor, "1", reduce_lower_bound, check_reduce, reduce},
-             {"alltoall", "every rank sends every rank its own block of its vector (MoE expert routing)",
+      {"alltoall", "every rank sends every rank its own block of its vector (MoE expert routing)",
        false, whole_vector, whole_vector, all_to_all_share, "(p-1)/p", alltoall_lower_bound,
-       check_alltoall,
-       alltoall},
+       check_alltoall, alltoall},
   });
   return table;
 }

@@ -113,20 +113,48 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CollectiveInProcess, ::testing::ValuesIn
                                               std::get<2>(param_info.param));
                          });
 
-TEST(RingPhases, TinySegmentsPipelineManySteps) {
+TEST(Segments, TinySegmentsPipelineManySteps) {
   // 3-element segments force many in-flight segments per step, segments
   // that straddle uneven block ends and, in allreduce, segments handed from
-  // the reduce-scatter phase to the allgather while the rest still arrive.
+  // the reduce-scatter phase to the allgather while the rest still arrive;
+  // in the chain, many segments in flight along it. Every algorithm, in
+  // place too: those that do not segment ignore the segment size.
   for (const CollectiveInfo& collective : collectives()) {
-    const AlgorithmInfo* ring = collective.find_algorithm("ring");
-    if (ring == nullptr) continue;
-    for (int p : {2, 3, 5, 8}) {
-      for (std::size_t count : {std::size_t{1}, std::size_t{17}, std::size_t{1001}}) {
-        EXPECT_EQ(run_case(collective, *ring, p, count, DType::f32, ReduceOp::sum, false, 12), 0u)
-            << collective.name << " p=" << p << " count=" << count;
-        EXPECT_EQ(run_case(collective, *ring, p, count, DType::bf16, ReduceOp::sum, true, 6), 0u)
-            << collective.name << " p=" << p << " count=" << count << " in place";
+    for (const AlgorithmInfo& algorithm : collective.algorithms) {
+      if (!algorithm.unsupported_reason("inproc", 2, 1).empty()) continue;
+      for (int p : {2, 3, 5, 8}) {
+        for (std::size_t count : {std::size_t{1}, std::size_t{17}, std::size_t{1001}}) {
+          const std::string where =
+              fmt::format("{} {} p={} count={}", collective.name, algorithm.name, p, count);
+          EXPECT_EQ(run_case(collective, algorithm, p, count, DType::f32, ReduceOp::sum, false, 12),
+                    0u)
+              << where;
+          EXPECT_EQ(run_case(collective, algorithm, p, count, DType::bf16, ReduceOp::sum, true, 6),
+                    0u)
+              << where << " in place";
+        }
       }
+    }
+  }
+}
+
+// The value at p of a busbw formula as --help prints it: "1", "(p-1)/p"
+// or "k(p-1)/p".
+double evaluate_bus_formula(std::string_view formula, int p) {
+  if (formula == "1") return 1.0;
+  const std::size_t share = formula.find("(p-1)/p");
+  EXPECT_NE(share, std::string_view::npos) << formula;
+  EXPECT_EQ(share + std::string_view("(p-1)/p").size(), formula.size()) << formula;
+  const double multiplier = share == 0 ? 1.0 : std::stod(std::string(formula.substr(0, share)));
+  return multiplier * (p - 1) / p;
+}
+
+TEST(Registry, BusBandwidthFormulasSayWhatTheFactorsCompute) {
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const int p : {1, 2, 3, 7, 16}) {
+      EXPECT_DOUBLE_EQ(collective.bus_bandwidth_factor(p),
+                       evaluate_bus_formula(collective.bus_bandwidth_formula, p))
+          << collective.name << " p=" << p;
     }
   }
 }

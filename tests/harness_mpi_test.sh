@@ -16,8 +16,9 @@
 #   samples NP   the sample floor (--min-samples, default 10) where min_time
 #                would give fewer, and --samples N exactly, whatever min_time
 #   check_fail   --debug-corrupt-elements: --check reports them, exit 1, in
-#                every round of --interleave; without the connection warm-up
-#                the peers-contacted check stops the run
+#                every round of --interleave and in an exchange whose messages
+#                share slots; without the connection warm-up the
+#                peers-contacted check stops the run
 #   outputs      repetitions (back to back, or in rounds with --interleave),
 #                --benchmark_out JSON, --append and --force
 #   killed       a run killed midway keeps every finished row, none torn
@@ -406,6 +407,25 @@ if rounds != [(f"allreduce/{a}/64", n) for a in ("ring", "tree") for n in ("0", 
 for row in rows:
     if row["check"] != "wrong" or row["wrong_elements"] != "3":
         fail(f"{row['benchmark']} round {row['repetition']}: check={row['check']} wrong={row['wrong_elements']}")
+PYTHON
+
+  # An exchange whose messages share slots (every FSDP unit's two
+  # allgathers, --debug-share-messages-from lowered to 1 KiB): checked
+  # message by message, right and then with 3 wrong elements on one.
+  run 3 --algorithms ring --families exchange --dtype bf16 --workload resnet50:fsdp \
+    --debug-share-messages-from 1024 --check --csv "$work/shared.csv" --samples 2 --quiet
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "shared slots: exit status $status"; }
+  check_csv "$work/shared.csv" <<'PYTHON'
+if len(rows) != 1 or rows[0]["check"] != "ok" or rows[0]["collective"] != "allgather+reduce_scatter":
+    fail(f"shared slots: {[(r['benchmark'], r['check'], r['collective']) for r in rows]}")
+PYTHON
+  run 3 --algorithms ring --families exchange --dtype bf16 --workload resnet50:fsdp \
+    --debug-share-messages-from 1024 --check --debug-corrupt-elements 3 \
+    --csv "$work/shared_wrong.csv" --samples 2 --quiet
+  [[ $status -eq 1 ]] || fail "shared slots, corrupted: exit status $status, expected 1"
+  check_csv "$work/shared_wrong.csv" <<'PYTHON'
+if len(rows) != 1 or rows[0]["check"] != "wrong" or rows[0]["wrong_elements"] != "3":
+    fail(f"shared slots, corrupted: {[(r['check'], r['wrong_elements']) for r in rows]}")
 PYTHON
 
   # The check that every peer was addressed before timing: without the

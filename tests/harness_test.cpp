@@ -701,6 +701,19 @@ TEST(Plan, WorkloadSizesGoToTheirOwnCollectiveAndExchangesMixThem) {
   }
 }
 
+TEST(Plan, WorkloadCollectivesAreTheTablesInItsOrder) {
+  // The catalog spells the collectives of its messages without depending
+  // on the collectives library; here the two meet.
+  std::size_t previous = 0;
+  for (const std::string_view name : kWorkloadCollectives) {
+    const CollectiveInfo* collective = find_collective(name);
+    ASSERT_NE(collective, nullptr) << name;
+    const auto position = static_cast<std::size_t>(collective - collectives().data());
+    EXPECT_GE(position, previous) << name;
+    previous = position;
+  }
+}
+
 TEST(Options, CollectivesNamesEveryCollectiveOfTheTable) {
   const Options options = parse_options({"--families", "p2p,collectives,allgather"});
   std::vector<std::string> expected = {"p2p"};

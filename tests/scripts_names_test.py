@@ -351,6 +351,30 @@ class CollectivesTest(unittest.TestCase):
             "fit_p2p_mpi_intra.png", "fit_reduce_f32_sum.png",
             "fit_reduce_scatter_mpi_intra_f32_sum_p4.png"])
 
+    def test_plot_fit_tells_the_reduce_collective_from_the_reduce_kernel(self):
+        # A collective named like the local kernel: both figures, apart
+        # (plot.py once took the collective's rows for the kernel's).
+        rows = []
+        for row in self.rows:
+            if row["family"] in ("p2p", "local"):
+                rows.append(row)
+            elif (row["family"] == "allreduce" and not row["workload"]
+                  and row["algorithm"] in ("tree", "mpi")):
+                algorithm = "binomial" if row["algorithm"] == "tree" else "mpi"
+                rows.append(dict(row, family="reduce", collective="reduce", algorithm=algorithm,
+                                 benchmark=f"reduce/{algorithm}/{row['bytes']}"))
+        fit = os.path.join(self.dir, "fit")
+        fitted = subprocess.run([COLLBENCH_FIT, self.csv("reduce.csv", rows), "--out-dir", fit,
+                                 "--brief"], capture_output=True, text=True)
+        self.assertEqual(fitted.returncode, 0, fitted.stderr)
+        out = os.path.join(self.dir, "plots")
+        result = run("plot.py", "fit", "--predictions", os.path.join(fit, "predictions.csv"),
+                     "--out", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(sorted(os.path.basename(p) for p in result.stdout.split()), [
+            "fit_p2p_mpi_intra.png", "fit_reduce_f32_sum.png",
+            "fit_reduce_mpi_intra_f32_sum_p4.png"])
+
     def allreduce_only(self):
         """The run without its reduce_scatter and allgather rows."""
         return [r for r in self.rows if r["family"] not in ("reduce_scatter", "allgather")]

@@ -85,23 +85,18 @@ class PreparedCollective final : public PreparedCase {
     return true;
   }
 
+  // Only the first call starts from poisoned outputs: the second finds
+  // the first's results there, and must overwrite every one of them. A
+  // rank reports the worse of its two calls.
   CheckResult check(const BenchmarkCase& benchmark_case) override {
-    // Only the first call starts from poisoned outputs: the second finds
-    // the first's results there, and must overwrite every one of them. A
-    // rank reports the worse of its two calls.
     for (Message& message : messages_) poison(message.out.span());
     CheckResult worse;
     for (int call_number = 1; call_number <= kCheckedCalls; ++call_number) {
       const CheckPattern pattern(ranks_, static_cast<std::uint64_t>(call_number));
-      fill_inputs(pattern);
-      context_.synchronize();
-      call(benchmark_case);
-      // In the second call only: harness_check_fail then fails if --check
-      // ever goes back to one call, which misses a stale buffer.
-      if (options_.debug_corrupt_elements > 0 && rank_ == ranks_ - 1 && call_number == 2) {
-        corrupt();
-      }
-      CheckResult result = check_outputs(pattern);
+      // --debug-corrupt-elements in the second call only: harness_check_fail
+      // then fails if --check ever goes back to one call, which misses a
+      // stale buffer.
+      CheckResult result = checked_call(benchmark_case, pattern, call_number == 2);
       if (result.wrong > worse.wrong) worse = std::move(result);
     }
     return worse;
@@ -163,10 +158,8 @@ class PreparedCollective final : public PreparedCase {
     return elapsed;
   }
 
-  // The messages of an exchange are one vector for the check: message k's
-  // elements continue the global indices of message k − 1, so a message
-  // delivered in place of another is wrong too. Messages that share a slot
-  // are checked once, on its last call's output.
+  // The inputs of the timed calls: each slot's, from its first message's
+  // global indices (those of an exchange continue each other's).
   void fill_inputs(const CheckPattern& pattern) {
     std::uint64_t first_index = 0;
     for (Message& message : messages_) {
@@ -176,36 +169,62 @@ class PreparedCollective final : public PreparedCase {
     }
   }
 
-  CheckResult check_outputs(const CheckPattern& pattern) const {
+  // One checked call: each message of the sequence filled, run and checked
+  // in turn. Message k's elements continue the global indices of message
+  // k − 1, so a message delivered in place of another is wrong; and a
+  // message on a shared slot is checked on its own output, from inputs the
+  // slot's previous use did not have, so what that use left behind is
+  // wrong too.
+  CheckResult checked_call(const BenchmarkCase& benchmark_case, const CheckPattern& pattern,
+                           bool corrupting) {
+    const bool library = benchmark_case.algorithm->name == kMpiLibraryAlgorithm;
+    std::uint64_t corrupt_left = corrupting ? options_.debug_corrupt_elements : 0;
     CheckResult total;
     std::uint64_t first_index = 0;
-    for (std::size_t i = 0; i < messages_.size(); ++i) {
-      const Message& message = messages_[i];
+    for (std::size_t k = 0; k < sequence_.size(); ++k) {
+      Message& message = messages_[sequence_[k]];
+      fill_input(*message.collective, pattern, options_.dtype, message.count, rank_, first_index,
+                 message.in.span());
+      context_.synchronize();
+      if (benchmark_case.bare) {
+        call_bare(benchmark_case);
+      } else {
+        if (library) context_.library_call_started(benchmark_case);
+        message.algorithm->run();
+        if (library) context_.library_call_returned();
+      }
+      if (rank_ == last_rank_with_output(message)) corrupt(message, corrupt_left);
       const CheckResult part =
           message.collective->check_output(pattern, options_.dtype, options_.op, message.count,
                                            rank_, first_index, message.out.span());
       if (part.wrong > 0 && total.wrong == 0) {
         total.first_mismatch =
-            (messages_.size() > 1 ? fmt::format("message {}, ", message_indices_[i]) : std::string()) +
+            (sequence_.size() > 1 ? fmt::format("message {}, ", k) : std::string()) +
             part.first_mismatch;
       }
       total.wrong += part.wrong;
       total.checked += part.checked;
-      first_index += messages_[i].count;
+      first_index += message.count;
     }
     return total;
   }
 
-  // Testing aid (--debug-corrupt-elements): spread over the messages in
-  // order, as many elements as asked for, each made wrong by adding 1.
-  void corrupt() {
-    std::uint64_t left = options_.debug_corrupt_elements;
-    for (Message& message : messages_) {
-      const std::size_t count = message.out.size() / dtype_size(options_.dtype);
-      for (std::size_t i = 0; i < count && left > 0; ++i, --left) {
-        const double value = load_element(options_.dtype, message.out.data(), i);
-        store_element(options_.dtype, message.out.data(), i, value + 1);
-      }
+  // The rank --debug-corrupt-elements corrupts: the last, unless it
+  // receives nothing (a reduce's output is the root's only).
+  int last_rank_with_output(const Message& message) const {
+    for (int rank = ranks_ - 1; rank > 0; --rank) {
+      if (message.collective->output_block(message.count, ranks_, rank).count > 0) return rank;
+    }
+    return 0;
+  }
+
+  // Testing aid (--debug-corrupt-elements): as many elements as are `left`
+  // of the message's output, each made wrong by adding 1.
+  void corrupt(Message& message, std::uint64_t& left) const {
+    const std::size_t count = message.out.size() / dtype_size(options_.dtype);
+    for (std::size_t i = 0; i < count && left > 0; ++i, --left) {
+      const double value = load_element(options_.dtype, message.out.data(), i);
+      store_element(options_.dtype, message.out.data(), i, value + 1);
     }
   }
 
@@ -370,45 +389,52 @@ std::vector<const AlgorithmInfo*> common_algorithms(
   return common;
 }
 
+// exchange/<algorithm>/<workload> for one algorithm name, added unless a
+// message's collective cannot run its algorithm of that name (a note).
+void add_exchange(Planner& planner, const Workload& workload,
+                  const std::vector<const CollectiveInfo*>& used, const AlgorithmInfo& algorithm) {
+  BenchmarkCase entry = collective_case(*used.front(), algorithm);
+  entry.name = fmt::format("exchange/{}/{}", algorithm.name, workload.spec);
+  entry.family = Family::exchange;
+  entry.workload = workload.spec;
+  entry.model = workload.model;
+  entry.item = fmt::format("{} messages", workload.sequence.size());
+  entry.multiplicity = 1;
+  entry.shared_message_bytes = planner.options().debug_share_messages_from;
+  const bool mixed = used.size() > 1;
+  bool all_runnable = true;
+  for (const Message& message : workload.sequence) {
+    const CollectiveInfo& collective = *find_collective(message.collective);
+    all_runnable =
+        planner.runnable(collective, *collective.find_algorithm(algorithm.name), message.bytes) &&
+        all_runnable;
+    entry.message_bytes.push_back(message.bytes);
+    if (mixed) entry.message_collectives.push_back(&collective);
+  }
+  if (all_runnable) planner.add(std::move(entry));
+}
+
 // exchange/<algorithm>/<workload>: one iteration's messages in order, each
-// by its collective's algorithm of that name (an algorithm name some
-// collective of the iteration lacks is left out with a note).
+// by its collective's algorithm of that name, for every name all its
+// collectives have (none: a note).
 void add_exchanges(Planner& planner, const std::vector<Workload>& workloads) {
   for (const Workload& workload : workloads) {
     if (workload.sequence.empty()) continue;
-    const std::vector<const CollectiveInfo*> used = collectives_of(workload);
     bool whole = true;
     for (const Message& message : workload.sequence) {
       whole = whole_elements(planner, fmt::format("exchange/{}", workload.spec), message.bytes) &&
               whole;
     }
     if (!whole) continue;
+    const std::vector<const CollectiveInfo*> used = collectives_of(workload);
     const std::vector<const AlgorithmInfo*> algorithms = common_algorithms(planner, used);
     if (algorithms.empty()) {
       planner.note(fmt::format(
           "skipping exchange/{}: no selected algorithm name is one of every collective it uses",
           workload.spec));
-      continue;
     }
     for (const AlgorithmInfo* algorithm : algorithms) {
-      BenchmarkCase entry = collective_case(*used.front(), *algorithm);
-      entry.name = fmt::format("exchange/{}/{}", algorithm->name, workload.spec);
-      entry.family = Family::exchange;
-      entry.workload = workload.spec;
-      entry.model = workload.model;
-      entry.item = fmt::format("{} messages", workload.sequence.size());
-      entry.multiplicity = 1;
-      const bool mixed = used.size() > 1;
-      bool all_runnable = true;
-      for (const Message& message : workload.sequence) {
-        const CollectiveInfo& collective = *find_collective(message.collective);
-        all_runnable = planner.runnable(collective, *collective.find_algorithm(algorithm->name),
-                                        message.bytes) &&
-                       all_runnable;
-        entry.message_bytes.push_back(message.bytes);
-        if (mixed) entry.message_collectives.push_back(&collective);
-      }
-      if (all_runnable) planner.add(std::move(entry));
+      add_exchange(planner, workload, used, *algorithm);
     }
   }
 }

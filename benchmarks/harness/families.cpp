@@ -80,7 +80,7 @@ std::vector<std::size_t> BenchmarkCase::message_slots() const {
   std::vector<std::size_t> slots;
   for (std::size_t k = 0; k < message_bytes.size(); ++k) {
     std::size_t slot = k;
-    if (message_bytes[k] >= kSharedMessageBytes) {
+    if (message_bytes[k] >= shared_message_bytes) {
       for (std::size_t earlier = 0; earlier < k; ++earlier) {
         if (message_bytes[earlier] == message_bytes[k] &&
             &collective_of(earlier) == &collective_of(k)) {
@@ -148,7 +148,8 @@ std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
     if (slots[k] != k) continue;  // on an earlier message's buffers
     const std::uint64_t message = message_bytes[k];
     // input and output (p2p: send and receive; local: dst and src); for
-    // reduce_scatter and allgather one of them is a block, counted whole.
+    // the collectives whose input or output is a block or empty (reduce_scatter,
+    // allgather, broadcast, reduce), counted whole.
     total = saturating_add(total, saturating_multiply(2, message));
     if (algorithm == nullptr) continue;
     // The algorithms' workspace formulas (at most about message x ranks)

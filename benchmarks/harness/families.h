@@ -5,14 +5,14 @@
 //
 //   <collective>/<algorithm>/<bytes>            collective_family.cpp: one call
 //                                               of a collective of
-//                                               collbench/collectives/collective.h (allreduce,
-//                                               reduce_scatter, allgather) on a
-//                                               vector of <bytes>
+//                                               collbench/collectives/collective.h
+//                                               on a vector of <bytes>
 //   <collective>/<algorithm>/<bytes>/<workload> one call of a size that a
 //                                               --workload sends with that collective
 //   exchange/<algorithm>/<workload>             every message of one training
-//                                               iteration of an allreduce-only
-//                                               workload, in order
+//                                               iteration of a workload, in order,
+//                                               each by its collective's algorithm
+//                                               of that name
 //   allreduce/mpi_bare/<bytes>                  (--families mpi_bare) MPI_Allreduce called
 //                                               directly, back to back, no barrier: the
 //                                               reference that shows the harness's overhead
@@ -124,12 +124,6 @@ inline bool every_rank_timed(Family family) {
   return family != Family::p2p && family != Family::local_reduce && family != Family::local_memcpy;
 }
 
-// Messages this large share buffers within one exchange (message_slots):
-// a copy per message would not fit (llama2_7b:fsdp allgathers 13 GB of
-// bf16 parameters twice per iteration), and no CPU cache holds two of them,
-// so the times do not change.
-inline constexpr std::uint64_t kSharedMessageBytes = std::uint64_t{128} << 20;
-
 struct BenchmarkCase {
   std::string name;  // Google Benchmark's function name
   Family family = Family::collective;
@@ -143,6 +137,8 @@ struct BenchmarkCase {
   // iteration's allgathers and reduce_scatters), each run by its algorithm
   // of `algorithm`'s name; empty: every message is `collective`'s.
   std::vector<const CollectiveInfo*> message_collectives;
+  // exchange: messages of this size or more share buffers (message_slots).
+  std::uint64_t shared_message_bytes = kSharedMessageBytes;
   int peer = -1;  // p2p ping-pong (sendrecv: every rank has two, r-1 and r+1)
   // Where a size came from (--workload); empty for --sizes.
   std::string workload;
@@ -179,7 +175,7 @@ struct BenchmarkCase {
   std::string family_column() const;
   std::string algorithm_column() const;
   // For each message, the message whose buffers and algorithm object it
-  // runs on: its own, or for a message of kSharedMessageBytes or more the
+  // runs on: its own, or for a message of shared_message_bytes or more the
   // first one of the same collective and size (an FSDP iteration gathers
   // each unit's parameters twice; a framework reuses such buffers too).
   std::vector<std::size_t> message_slots() const;

@@ -84,8 +84,9 @@ std::string bus_bandwidth_help() {
   std::string text;
   std::size_t line_length = 0;
   for (const CollectiveInfo& collective : collectives()) {
+    const bool last = &collective == &collectives().back();
     const std::string part =
-        fmt::format("{} {},", collective.name, collective.bus_bandwidth_formula);
+        fmt::format("{} {}{}", collective.name, collective.bus_bandwidth_formula, last ? ";" : ",");
     if (line_length > 0 && line_length + 1 + part.size() > 80) {
       text += "\n";
       line_length = 0;
@@ -181,7 +182,8 @@ struct App {
                    "DNN workload whose message sizes to benchmark, e.g. resnet50:ddp or "
                    "llama2_7b:fsdp (repeatable). Adds, for each collective asked for, its "
                    "benchmarks per distinct size of the workload's messages that it carries, and "
-                   "for an allreduce-only workload one exchange benchmark per algorithm")
+                   "one exchange benchmark per algorithm name that every collective of its "
+                   "iteration has")
         ->type_name("SPEC")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->expected(1);
@@ -299,11 +301,19 @@ struct App {
         ->check(cli::number_at_least(0, false, "microseconds", kMaxDebugSlowMicroseconds));
     testing
         ->add_option("--debug-corrupt-elements", options.debug_corrupt_elements,
-                     "After the second --check call of every allreduce and exchange, the last "
-                     "rank adds 1 to the first N elements of its result, so --check must report "
+                     "After each message of the second --check call of every collective and "
+                     "exchange, the last rank with an output (a reduce's: the root) adds 1 to the "
+                     "first N elements of the results, so --check must report "
                      "N wrong elements per benchmark and collbench must exit with status 1")
         ->type_name("N")
         ->check(cli::whole_number(0, INT64_MAX, "elements"));
+    testing
+        ->add_option("--debug-share-messages-from", options.debug_share_messages_from,
+                     "Exchange messages of at least N bytes of one collective and size share "
+                     "buffers and algorithm object (default: 134217728, 128 MiB; tests lower it "
+                     "so that small workloads share too)")
+        ->type_name("N")
+        ->check(cli::whole_number(1, INT64_MAX, "bytes"));
     testing->add_flag("--debug-skip-connection-warmup", options.debug_skip_connection_warmup,
                       "Skip the warm-up that contacts every peer before the first benchmark, so "
                       "the check that every rank has addressed all its peers before timing must "
@@ -830,6 +840,7 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--debug-slow-rank", std::to_string(options.debug_slow_rank)},
       {"--debug-slow-us", fmt::format("{}", options.debug_slow_us)},
       {"--debug-corrupt-elements", std::to_string(options.debug_corrupt_elements)},
+      {"--debug-share-messages-from", std::to_string(options.debug_share_messages_from)},
       {"--debug-skip-connection-warmup", options.debug_skip_connection_warmup ? "yes" : "no"},
       {"--debug-stuck-rank", std::to_string(options.debug_stuck_rank)},
       {"--debug-crash-rank", std::to_string(options.debug_crash_rank)},

@@ -36,6 +36,12 @@ inline constexpr const char* kOtherFamilyNames[] = {"p2p",      "local",    "exc
 // otherwise: enough for a median and a spread, never one or two.
 inline constexpr int kDefaultMinSamples = 10;
 
+// Messages this large share buffers within one exchange
+// (BenchmarkCase::message_slots): a copy per message would not fit
+// (llama2_7b:fsdp allgathers 13 GB of bf16 parameters twice per iteration),
+// and no CPU cache holds two of them, so the times do not change.
+inline constexpr std::uint64_t kSharedMessageBytes = std::uint64_t{128} << 20;
+
 struct Options {
   bool all_algorithms = true;
   std::vector<std::string> algorithms;  // validated names, in the order given
@@ -77,6 +83,9 @@ struct Options {
   int debug_slow_rank = -1;
   double debug_slow_us = 0;
   std::uint64_t debug_corrupt_elements = 0;
+  // Exchange messages of at least this many bytes of one collective and size
+  // share buffers (BenchmarkCase::message_slots); tests lower it.
+  std::uint64_t debug_share_messages_from = kSharedMessageBytes;
   bool debug_skip_connection_warmup = false;
   int debug_stuck_rank = -1;
   int debug_crash_rank = -1;

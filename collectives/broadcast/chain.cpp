@@ -25,17 +25,13 @@ namespace {
 // This algorithm's tags: offsets in its slot (CollectiveBase::tag).
 enum Tag : int { kSegmentTag };
 
-std::size_t segments_of(std::size_t count, std::size_t segment_elements) {
-  return (count + segment_elements - 1) / segment_elements;
-}
-
 class ChainBroadcast final : public detail::BroadcastBase {
  public:
   ChainBroadcast(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
                  std::span<std::byte> out)
       : BroadcastBase(transport, spec, in, out),
         segment_elements_(detail::segment_elements(spec.segment_bytes, element_bytes_)),
-        segments_(segments_of(spec.count, segment_elements_)),
+        segments_(detail::segment_count(spec.count, segment_elements_)),
         receives_from_(is_root() ? -1 : rank_ - 1),
         sends_to_(rank_ + 1 < ranks_ ? rank_ + 1 : -1) {
     receives_.reserve(segments_);

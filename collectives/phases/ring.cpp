@@ -58,7 +58,7 @@ RingRelay::RingRelay(CollectiveBase& algorithm, RingBuffers& buffers, std::vecto
 }
 
 std::size_t RingRelay::segments_in(std::size_t elements) const {
-  return elements == 0 ? 0 : (elements - 1) / segment_elements_ + 1;  // no overflow
+  return segment_count(elements, segment_elements_);
 }
 
 Block RingRelay::segment(Block within, std::size_t k) const {

@@ -24,10 +24,6 @@ namespace {
 // This algorithm's tags: offsets in its slot (CollectiveBase::tag).
 enum Tag : int { kStepTag, kUnusedForwardTag, kGatherTag };
 
-// The rotation of staging blocks partial sums live in (see
-// reduce_scatter/ring.cpp).
-constexpr int kSumRotation = 3;
-
 class ReduceScatterGatherReduce final : public detail::ReduceBase, detail::RingBuffers {
  public:
   ReduceScatterGatherReduce(Transport& transport, const CollectiveSpec& spec,
@@ -36,7 +32,7 @@ class ReduceScatterGatherReduce final : public detail::ReduceBase, detail::RingB
         tree_(ranks_, rank_, kRootRank),
         own_(partition(spec.count, ranks_, rank_)),
         relay_(*this, *this, detail::ring_reduce_scatter_steps(ranks_, rank_), spec.segment_bytes,
-               tag(kStepTag), tag(kUnusedForwardTag), kSumRotation) {
+               tag(kStepTag), tag(kUnusedForwardTag), detail::kRingSumRotation) {
     if (ranks_ == 1) return;
     const std::size_t largest_block = partition(spec.count, ranks_, 0).count;
     for (auto& staging : staging_) staging = allocate_workspace(largest_block);
@@ -62,7 +58,7 @@ class ReduceScatterGatherReduce final : public detail::ReduceBase, detail::RingB
   // The last block arrives in staging too: in place at the root, its place
   // in out is its block of in, still to be read.
   std::byte* ring_arrival(int step, detail::Block incoming, detail::Block part) override {
-    return staging_[step % kSumRotation] + bytes(part.offset - incoming.offset);
+    return staging_[step % detail::kRingSumRotation] + bytes(part.offset - incoming.offset);
   }
   std::byte* ring_sum(int step, detail::Block incoming, detail::Block part) override {
     const bool last = step + 2 == ranks_;
@@ -72,7 +68,7 @@ class ReduceScatterGatherReduce final : public detail::ReduceBase, detail::RingB
   const detail::BinomialTree tree_;
   const detail::Block own_;
   detail::RingRelay relay_;
-  std::byte* staging_[kSumRotation] = {};
+  std::byte* staging_[detail::kRingSumRotation] = {};
   std::byte* gathered_ = nullptr;  // the whole vector's places: out at the root
 };
 
@@ -83,7 +79,7 @@ CostTerms reduce_scatter_gather_cost(int p, double n) {
 
 // Three staging blocks, and the gather buffer off the root.
 std::size_t reduce_scatter_gather_workspace(int p, std::size_t n) {
-  return p > 1 ? kSumRotation * (n / static_cast<std::size_t>(p) + 16) + n : 0;
+  return p > 1 ? detail::ring_sum_rotation_bytes(p, n) + n : 0;
 }
 
 }  // namespace

@@ -24,9 +24,6 @@ namespace {
 // This algorithm's tags: offsets in its slot (CollectiveBase::tag).
 enum Tag : int { kStepTag, kUnusedForwardTag };
 
-// The rotation of staging blocks partial sums live in.
-constexpr int kSumRotation = 3;
-
 class RingReduceScatter final : public detail::ReduceScatterBase, detail::RingBuffers {
  public:
   RingReduceScatter(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
@@ -34,7 +31,7 @@ class RingReduceScatter final : public detail::ReduceScatterBase, detail::RingBu
       : ReduceScatterBase(transport, spec, in, out),
         own_(block(rank_)),
         relay_(*this, *this, detail::ring_reduce_scatter_steps(ranks_, rank_), spec.segment_bytes,
-               tag(kStepTag), tag(kUnusedForwardTag), kSumRotation) {
+               tag(kStepTag), tag(kUnusedForwardTag), detail::kRingSumRotation) {
     if (ranks_ > 1) {
       const std::size_t largest_block = block(0).count;
       for (auto& staging : staging_) staging = allocate_workspace(largest_block);
@@ -55,7 +52,7 @@ class RingReduceScatter final : public detail::ReduceScatterBase, detail::RingBu
   // The last block arrives in staging too: in place, out is this rank's
   // block of in, still to be read.
   std::byte* ring_arrival(int step, detail::Block incoming, detail::Block part) override {
-    return staging_[step % kSumRotation] + bytes(part.offset - incoming.offset);
+    return staging_[step % detail::kRingSumRotation] + bytes(part.offset - incoming.offset);
   }
   std::byte* ring_sum(int step, detail::Block incoming, detail::Block part) override {
     const bool last = step + 2 == ranks_;
@@ -63,7 +60,7 @@ class RingReduceScatter final : public detail::ReduceScatterBase, detail::RingBu
   }
 
   const detail::Block own_;
-  std::byte* staging_[kSumRotation] = {};
+  std::byte* staging_[detail::kRingSumRotation] = {};
   detail::RingRelay relay_;
 };
 
@@ -72,9 +69,7 @@ CostTerms ring_cost(int p, double n) {
   return {steps, steps / p * n, steps / p * n};
 }
 
-std::size_t ring_workspace(int p, std::size_t n) {
-  return p > 1 ? kSumRotation * (n / static_cast<std::size_t>(p) + 16) : 0;
-}
+std::size_t ring_workspace(int p, std::size_t n) { return detail::ring_sum_rotation_bytes(p, n); }
 
 }  // namespace
 

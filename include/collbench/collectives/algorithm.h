@@ -68,7 +68,8 @@ struct AlgorithmInfo {
   // root, the central server) or nothing is reduced. collbench-fit prices the
   // former with local/reduce_all and the latter with rank 0's local/reduce.
   bool reduces_on_every_rank;
-  // Bytes of memory the algorithm allocates per rank beyond in/out.
+  // Bytes of memory the algorithm allocates per rank beyond in/out, out of
+  // place (in place, an alltoall also copies its input aside: n more).
   std::size_t (*workspace_bytes)(int ranks, std::size_t bytes);
   // Builds the algorithm on `transport` for `in` -> `out`, laid out as its
   // collective says (CollectiveInfo::input_block/output_block); in place
