@@ -248,8 +248,8 @@ def cmd_fit(args):
         family = row["family"]
         if family == "p2p":
             key = ("p2p", row["transport"], row["provider"], row["placement"])
-        elif family == "local":
-            key = ("reduce", row["dtype"], row["op"])
+        elif family == "local":  # not "reduce": that is a collective's family too
+            key = ("local", row["dtype"], row["op"])
         else:  # collbench-fit writes a collective's name as the family of its rows
             key = (family, row["transport"], row["provider"], row["placement"], row["dtype"],
                    row["op"], int(number(row, "ranks", path, i)))
@@ -276,7 +276,7 @@ def cmd_fit(args):
 def is_kernel_figure(key):
     """Whether a fit figure's key (a predictions.csv family, or the figure
     kind) is the ping-pong's or the local kernels' rather than a collective's."""
-    return key in ("p2p", "local", "reduce")
+    return key in ("p2p", "local")
 
 
 def draw_fit(plt, FuncFormatter, figures, palette, outputs, written):

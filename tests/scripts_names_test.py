@@ -351,6 +351,21 @@ class CollectivesTest(unittest.TestCase):
             "fit_p2p_mpi_intra.png", "fit_reduce_f32_sum.png",
             "fit_reduce_scatter_mpi_intra_f32_sum_p4.png"])
 
+    def test_plot_fit_draws_the_reduce_collective_beside_the_local_reduce(self):
+        """The reduce collective's predictions (family reduce) get a figure of
+        their own, not the local reduce kernel's (family local)."""
+        path = os.path.join(NETSIM_RUN, "fit", "predictions.csv")
+        rows = read(path)
+        reduce_rows = [dict(row, family="reduce") for row in rows if row["family"] == "allreduce"]
+        out = os.path.join(self.dir, "plots")
+        result = run("plot.py", "fit", "--predictions", self.csv("p.csv", rows + reduce_rows),
+                     "--out", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        names = sorted(os.path.basename(p) for p in result.stdout.split())
+        self.assertIn("fit_reduce_f32_sum.png", names)  # the kernel
+        self.assertIn("fit_reduce_mpi_inter_f32_sum_p4.png", names)  # the collective
+        self.assertIn("fit_allreduce_mpi_inter_f32_sum_p4.png", names)
+
     def allreduce_only(self):
         """The run without its reduce_scatter and allgather rows."""
         return [r for r in self.rows if r["family"] not in ("reduce_scatter", "allgather")]
