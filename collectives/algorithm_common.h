@@ -200,6 +200,37 @@ class ReduceBase : public CollectiveBase {
   bool is_root() const { return rank_ == kRootRank; }
 };
 
+// in and out: the whole vector, in destination and source order
+// (collective.h). In place (in and out the same buffer), the blocks a rank
+// receives overwrite blocks it has still to send, and in its own layout a
+// block's place in out is not its place in in (unless p divides count):
+// run() then first copies in to a workspace (n bytes, a local copy no cost
+// model counts) and sends from there.
+class AlltoallBase : public CollectiveBase {
+ public:
+  // `stage_in_place`: false for an algorithm that handles in place itself.
+  AlltoallBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+               std::span<std::byte> out, bool stage_in_place = true);
+
+ protected:
+  // The elements of in that go to rank `peer`, of out that come from it.
+  Block send_block(int peer) const { return alltoall_send_block(spec_.count, ranks_, rank_, peer); }
+  Block receive_block(int peer) const {
+    return alltoall_receive_block(spec_.count, ranks_, rank_, peer);
+  }
+  // What a call sends from: in, or in place its copy. Call stage_input()
+  // first in run().
+  const std::byte* input_at(std::size_t element) const { return input_ + element * element_bytes_; }
+  // In place: copies in to the workspace input_at reads.
+  void stage_input();
+  // out's block from this rank := in's block to it.
+  void place_own_block();
+
+ private:
+  const std::byte* input_;
+  std::byte* staged_ = nullptr;
+};
+
 // AlgorithmInfo::build for an algorithm class constructed from the build
 // arguments.
 template <typename Algorithm>

@@ -75,6 +75,29 @@ void AllgatherBase::place_own_block() {
   if (!in_place() && own.count > 0) std::memcpy(out_at(own.offset), in_, bytes(own.count));
 }
 
+AlltoallBase::AlltoallBase(Transport& transport, const CollectiveSpec& spec,
+                           std::span<const std::byte> in, std::span<std::byte> out,
+                           bool stage_in_place)
+    : CollectiveBase(transport, spec, in, out, "alltoall", {0, spec.count}, {0, spec.count}),
+      input_(in_) {
+  if (in_place() && stage_in_place && ranks_ > 1) {
+    staged_ = allocate_workspace(spec.count);
+    input_ = staged_;
+  }
+}
+
+void AlltoallBase::stage_input() {
+  if (staged_ != nullptr && spec_.count > 0) std::memcpy(staged_, in_, bytes(spec_.count));
+}
+
+void AlltoallBase::place_own_block() {
+  const Block from = send_block(rank_);
+  const Block to = receive_block(rank_);
+  if (from.count > 0 && input_at(from.offset) != out_at(to.offset)) {
+    std::memmove(out_at(to.offset), input_at(from.offset), bytes(from.count));
+  }
+}
+
 std::string common_unsupported_reason(std::string_view transport_kind, int ranks,
                                       std::size_t count) {
   (void)transport_kind;
@@ -103,6 +126,35 @@ Block partition(std::size_t count, int parts, int index) {
   const std::size_t base = count / p;
   const std::size_t extra = count % p;
   return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+namespace {
+
+// Elements in the `parts` parts first, first + 1, ... (mod `ranks`) of the
+// partition of `count` into `ranks`, a range that may wrap past the last.
+std::size_t cyclic_parts_count(std::size_t count, int ranks, int first, int parts) {
+  const auto start = [&](int part) { return partition(count, ranks, part).offset; };
+  if (first + parts <= ranks) return start(first + parts) - start(first);
+  return (count - start(first)) + start(first + parts - ranks);
+}
+
+}  // namespace
+
+// Rank i's block for rank j is part (j − i) mod p; before it, the parts of
+// j' = 0..j−1, whose distances (j' − i) mod p run from (−i) mod p up.
+Block alltoall_send_block(std::size_t count, int ranks, int rank, int peer) {
+  const int distance = detail::ring_index(peer - rank, ranks);
+  return {cyclic_parts_count(count, ranks, detail::ring_index(-rank, ranks), peer),
+          partition(count, ranks, distance).count};
+}
+
+// Rank j's block from rank i is part (j − i) mod p; before it, the parts of
+// i' = 0..i−1, whose distances (j − i') mod p are the range from
+// (j − i + 1) mod p up to j.
+Block alltoall_receive_block(std::size_t count, int ranks, int rank, int peer) {
+  const int distance = detail::ring_index(rank - peer, ranks);
+  return {cyclic_parts_count(count, ranks, detail::ring_index(distance + 1, ranks), peer),
+          partition(count, ranks, distance).count};
 }
 
 namespace {
@@ -138,6 +190,10 @@ CostTerms broadcast_lower_bound(int p, double n) {
 }
 CostTerms reduce_lower_bound(int p, double n) {
   return {static_cast<double>(ceil_log2(p)), p > 1 ? n : 0, all_to_all_share(p) * n};
+}
+// Each term alone (collective.h): no algorithm meets both.
+CostTerms alltoall_lower_bound(int p, double n) {
+  return {static_cast<double>(ceil_log2(p)), all_to_all_share(p) * n, 0};
 }
 
 // Checks: the reduction of every rank's input over the output's elements, or
@@ -184,18 +240,43 @@ CheckResult check_reduce(const CheckPattern& pattern, DType dtype, ReduceOp op,
                          std::span<const std::byte> output) {
   return pattern.check_reduced(dtype, op, first, output);
 }
+// Every block of the output is the sender's input block for this rank, at
+// the sender's offset: a block from another rank, or from another place of
+// the sender's input, is wrong.
+CheckResult check_alltoall(const CheckPattern& pattern, DType dtype, ReduceOp /*op*/,
+                           std::size_t count, int rank, std::uint64_t first,
+                           std::span<const std::byte> output) {
+  CheckResult total;
+  const int p = pattern.ranks();
+  const std::size_t element_bytes = dtype_size(dtype);
+  for (int sender = 0; sender < p; ++sender) {
+    const Block place = alltoall_receive_block(count, p, rank, sender);
+    const Block sent = alltoall_send_block(count, p, sender, rank);
+    const CheckResult part = pattern.check_input(
+        dtype, sender, first + sent.offset,
+        output.subspan(place.offset * element_bytes, place.count * element_bytes));
+    if (part.wrong > 0 && total.wrong == 0) {
+      total.first_mismatch = fmt::format("block from rank {}, {}", sender, part.first_mismatch);
+    }
+    total.wrong += part.wrong;
+    total.checked += part.checked;
+  }
+  return total;
+}
 
 }  // namespace
 
 // Every algorithm, defined in its own file (collectives/<collective>/<name>.cpp).
 extern const AlgorithmInfo kRingAllreduce, kTreeAllreduce, kRecursiveDoublingAllreduce,
     kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce, kMpiAllreduce;
-extern const AlgorithmInfo kRingReduceScatter, kRecursiveHalvingReduceScatter, kMpiReduceScatter;
+extern const AlgorithmInfo kRingReduceScatter, kRecursiveHalvingReduceScatter,
+    kPairwiseReduceScatter, kMpiReduceScatter;
 extern const AlgorithmInfo kRingAllgather, kRecursiveDoublingAllgather, kBruckAllgather,
     kMpiAllgather;
 extern const AlgorithmInfo kBinomialBroadcast, kScatterAllgatherBroadcast, kChainBroadcast,
     kMpiBroadcast;
 extern const AlgorithmInfo kBinomialReduce, kReduceScatterGatherReduce, kMpiReduce;
+extern const AlgorithmInfo kPairwiseAlltoall, kBruckAlltoall, kLinearAlltoall, kMpiAlltoall;
 
 std::span<const CollectiveInfo> collectives() {
   // Each collective's algorithms in the order they are listed everywhere:
@@ -213,6 +294,7 @@ std::span<const CollectiveInfo> collectives() {
   static const auto reduce_scatter = std::to_array<AlgorithmInfo>({
       kRingReduceScatter,
       kRecursiveHalvingReduceScatter,
+      kPairwiseReduceScatter,
       kMpiReduceScatter,
   });
   static const auto allgather = std::to_array<AlgorithmInfo>({
@@ -232,6 +314,12 @@ std::span<const CollectiveInfo> collectives() {
       kReduceScatterGatherReduce,
       kMpiReduce,
   });
+  static const auto alltoall = std::to_array<AlgorithmInfo>({
+      kPairwiseAlltoall,
+      kBruckAlltoall,
+      kLinearAlltoall,
+      kMpiAlltoall,
+  });
   static const auto table = std::to_array<CollectiveInfo>({
       {"allreduce", "every rank gets the reduction of every rank's vector", true, whole_vector,
        whole_vector, allreduce_factor, "2(p-1)/p", allreduce_lower_bound, check_allreduce,
@@ -248,6 +336,10 @@ std::span<const CollectiveInfo> collectives() {
        check_broadcast, broadcast},
       {"reduce", "the root gets the reduction of every rank's vector", true, whole_vector,
        whole_at_root, rooted_factor, "1", reduce_lower_bound, check_reduce, reduce},
+             {"alltoall", "every rank sends every rank its own block of its vector (MoE expert routing)",
+       false, whole_vector, whole_vector, all_to_all_share, "(p-1)/p", alltoall_lower_bound,
+       check_alltoall,
+       alltoall},
   });
   return table;
 }

@@ -600,7 +600,7 @@ INSTANTIATE_TEST_SUITE_P(Mutation, OutputMutants, ::testing::ValuesIn(kRankCount
                            return fmt::format("p{}", param_info.param);
                          });
 
-// --- the block checks of reduce_scatter and allgather, broken outputs -------------
+// --- the block checks of reduce_scatter, allgather and alltoall, broken outputs ---
 
 // The rank whose input block `block` of a non-reducing collective's output
 // is: the root's for broadcast, block b's owner for allgather.
@@ -610,7 +610,8 @@ int source_of_block(const CollectiveInfo& collective, int block) {
 
 // What rank `rank` must receive, built from the pattern directly: its block
 // of the reduction (reduce_scatter; the whole at reduce's root), every
-// block from the rank it comes from (allgather, broadcast).
+// block from the rank it comes from (allgather, broadcast), every rank's
+// block of input for it (alltoall).
 std::vector<std::byte> expected_output(const CollectiveInfo& collective,
                                        const CheckPattern& pattern, const Case& k, int rank) {
   const int p = pattern.ranks();
@@ -623,6 +624,16 @@ std::vector<std::byte> expected_output(const CollectiveInfo& collective,
     }
     return output;
   }
+  if (collective.name == "alltoall") {
+    // Each sender's block for this rank, from the sender's input.
+    for (int sender = 0; sender < p; ++sender) {
+      const Block place = alltoall_receive_block(k.count, p, rank, sender);
+      pattern.fill(
+          k.dtype, sender, alltoall_send_block(k.count, p, sender, rank).offset,
+          std::span(output).subspan(place.offset * element_bytes, place.count * element_bytes));
+    }
+    return output;
+  }
   for (int b = 0; b < p; ++b) {
     const Block block = partition(k.count, p, b);
     pattern.fill(
@@ -632,10 +643,74 @@ std::vector<std::byte> expected_output(const CollectiveInfo& collective,
   return output;
 }
 
+// alltoall: one block of rank `rank`'s output wrong, for every sender. Its
+// blocks hold count/p elements, so at 3p + 1 a block has 3 or 4: another
+// rank's (or call's) values, ±1 but where a rank owns the extreme, then
+// match all of them by chance in a few percent of the blocks (at p = 16,
+// f16 and bf16 seen); only a block that was never written is asserted
+// there, the rest at 1000 elements (blocks of ≥ 62).
+void add_alltoall_block_mutants(const CheckPattern& pattern, const CheckPattern& previous,
+                                const Case& k, int rank, const std::vector<std::byte>& real,
+                                std::vector<Mutant>& mutants) {
+  const int p = pattern.ranks();
+  const std::size_t element_bytes = dtype_size(k.dtype);
+  const bool large = k.count >= 1000;
+  for (int sender = 0; sender < p; ++sender) {
+    const Block place = alltoall_receive_block(k.count, p, rank, sender);
+    if (place.count == 0) continue;
+    const auto at = [&](std::vector<std::byte>& output, Block block) {
+      return std::span(output).subspan(block.offset * element_bytes, block.count * element_bytes);
+    };
+    const std::uint64_t sent_offset = alltoall_send_block(k.count, p, sender, rank).offset;
+    const int other = (sender + 1) % p;
+    // Another rank's data where this sender's belongs (the same elements of
+    // its input: the wrong peer).
+    std::vector<std::byte> wrong_sender = real;
+    pattern.fill(k.dtype, other, sent_offset, at(wrong_sender, place));
+    mutants.push_back({fmt::format("the block from rank {} sent by rank {}", sender, other),
+                       wrong_sender, large});
+    // The right sender, the wrong block of its input: the one it sends the
+    // next rank (an offset one rank off).
+    const int next = (rank + 1) % p;
+    std::vector<std::byte> wrong_block = real;
+    pattern.fill(k.dtype, sender, alltoall_send_block(k.count, p, sender, next).offset,
+                 at(wrong_block, place));
+    mutants.push_back({fmt::format("rank {}'s block for rank {} in place of its block for rank {}",
+                                   sender, next, rank),
+                       wrong_block, p > 1 && large});
+    // The sender's block one element off (its input from one later).
+    std::vector<std::byte> off_by_one = real;
+    pattern.fill(k.dtype, sender, sent_offset + 1, at(off_by_one, place));
+    mutants.push_back(
+        {fmt::format("the block from rank {} one element off", sender), off_by_one, large});
+    std::vector<std::byte> stale = real;
+    previous.fill(k.dtype, sender, sent_offset, at(stale, place));
+    mutants.push_back(
+        {fmt::format("the block from rank {} of the previous call", sender), stale, large});
+    std::vector<std::byte> missing = real;
+    poison(at(missing, place));
+    mutants.push_back(
+        {fmt::format("the block from rank {} never received", sender), missing, true});
+    // Two senders' blocks swapped (as many elements as the smaller holds).
+    const Block other_place = alltoall_receive_block(k.count, p, rank, other);
+    if (other != sender && other_place.count > 0) {
+      std::vector<std::byte> swapped = real;
+      const std::size_t elements = std::min(place.count, other_place.count);
+      std::swap_ranges(
+          at(swapped, place).begin(),
+          at(swapped, place).begin() + static_cast<std::ptrdiff_t>(elements * element_bytes),
+          at(swapped, other_place).begin());
+      mutants.push_back(
+          {fmt::format("the blocks from ranks {} and {} swapped", sender, other), swapped, large});
+    }
+  }
+}
+
 // Broken variants of one rank's correct output (generation 2) that the
-// reduce_scatter, allgather, broadcast and reduce checks must reject: the
-// faults of an algorithm that placed, forgot, repeated or never reduced a
-// block. Ranks with no output (a reduce's non-roots) have nothing to break.
+// reduce_scatter, allgather, broadcast, reduce and alltoall checks must
+// reject: the faults of an algorithm that placed, forgot, repeated or never
+// reduced a block. Ranks with no output (a reduce's non-roots) have nothing
+// to break.
 class BlockCheckMutants : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
@@ -693,6 +768,8 @@ TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
             }
             mutants.push_back({"the next rank's block", block_of(next_result, next), large});
           }
+        } else if (collective.name == "alltoall") {
+          add_alltoall_block_mutants(pattern, previous, k, rank, real, mutants);
         } else {
           if (collective.name == "broadcast" && rank != kRootRank) {
             // A broadcast that never reached this rank: its own data.
@@ -737,7 +814,8 @@ TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Mutation, BlockCheckMutants,
-                         ::testing::Values("reduce_scatter", "allgather", "broadcast", "reduce"),
+                         ::testing::Values("reduce_scatter", "allgather", "broadcast", "reduce",
+                                           "alltoall"),
                          [](const ::testing::TestParamInfo<std::string>& param_info) {
                            return param_info.param;
                          });

@@ -132,7 +132,8 @@ TEST(RingPhases, TinySegmentsPipelineManySteps) {
 }
 
 TEST(Registry, NamesAndCosts) {
-  EXPECT_EQ(collective_names(), "allreduce, reduce_scatter, allgather, broadcast, reduce");
+  EXPECT_EQ(collective_names(),
+            "allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall");
   // The table is the one list of names: here only what every entry must
   // satisfy, so that adding an algorithm touches no test.
   for (const CollectiveInfo& collective : collectives()) {
@@ -212,6 +213,28 @@ TEST(Registry, NamesAndCosts) {
   EXPECT_DOUBLE_EQ(rabenseifner.reduce_bytes, 750);
   EXPECT_DOUBLE_EQ(broadcast.lower_bound(1, 1000).bytes, 0);
   EXPECT_DOUBLE_EQ(reduce.lower_bound(3, 900).bytes, 900);
+  const CostTerms rs_pairwise =
+      find_collective("reduce_scatter")->find_algorithm("pairwise")->cost(4, 1000);
+  EXPECT_DOUBLE_EQ(rs_pairwise.messages, 3);
+  EXPECT_DOUBLE_EQ(rs_pairwise.bytes, 750);
+  EXPECT_DOUBLE_EQ(rs_pairwise.reduce_bytes, 750);
+  const CollectiveInfo& alltoall = *find_collective("alltoall");
+  const CostTerms pairwise = alltoall.find_algorithm("pairwise")->cost(5, 1000);
+  EXPECT_DOUBLE_EQ(pairwise.messages, 4);
+  EXPECT_DOUBLE_EQ(pairwise.bytes, 800);
+  const CostTerms bruck = alltoall.find_algorithm("bruck")->cost(8, 800);
+  EXPECT_DOUBLE_EQ(bruck.messages, 3);
+  EXPECT_DOUBLE_EQ(bruck.bytes, 1200);  // lg p/2·n
+  const CostTerms bruck6 = alltoall.find_algorithm("bruck")->cost(6, 600);
+  EXPECT_DOUBLE_EQ(bruck6.messages, 3);
+  EXPECT_DOUBLE_EQ(bruck6.bytes, 700);  // popcounts of 1..5: 7 blocks of n/p
+  const CostTerms linear = alltoall.find_algorithm("linear")->cost(4, 1000);
+  EXPECT_DOUBLE_EQ(linear.messages, 3);
+  EXPECT_DOUBLE_EQ(linear.bytes, 750);
+  EXPECT_DOUBLE_EQ(alltoall.lower_bound(5, 1000).messages, 3);
+  EXPECT_DOUBLE_EQ(alltoall.lower_bound(5, 1000).bytes, 800);
+  EXPECT_DOUBLE_EQ(alltoall.bus_bandwidth_factor(4), 0.75);
+  EXPECT_FALSE(alltoall.reduces);
   EXPECT_EQ(ceil_log2(1), 0);
   EXPECT_EQ(ceil_log2(5), 3);
   EXPECT_EQ(floor_log2(5), 2);
@@ -222,8 +245,8 @@ TEST(BytesSent, BandwidthOptimalAlgorithmsMoveTheirModelBytes) {
   // The transport counts what really left each rank: for the bandwidth-
   // optimal algorithms (those whose cost has the collective's lower-bound β
   // term at a power-of-two p, where nothing folds) every rank sends what
-  // their cost says: 2(p−1)/p·n for allreduce, (p−1)/p·n for reduce_scatter
-  // and allgather.
+  // their cost says: 2(p−1)/p·n for allreduce, (p−1)/p·n for
+  // reduce_scatter, allgather and alltoall.
   const int p = 4;
   const std::size_t count = 4096;
   int checked = 0;
@@ -253,9 +276,84 @@ TEST(BytesSent, BandwidthOptimalAlgorithmsMoveTheirModelBytes) {
           << collective_name << " " << name;
     }
   }
-  // ring, ps_sharded, rabenseifner; reduce_scatter's ring and recursive
-  // halving; allgather's ring and recursive doubling at least.
-  EXPECT_GE(checked, 7);
+  // ring, ps_sharded, rabenseifner; reduce_scatter's ring, recursive
+  // halving and pairwise; allgather's ring and recursive doubling;
+  // alltoall's pairwise and linear at least.
+  EXPECT_GE(checked, 10);
+}
+
+TEST(BytesSent, AlltoallAlgorithmsMoveTheirModelBytes) {
+  // Bruck's bytes are not the lower bound's, so the test above skips it:
+  // here every hand-written alltoall, at powers of two and not, on counts p
+  // divides (where the cost's bytes are exact), every rank sending them.
+  const CollectiveInfo& alltoall = *find_collective("alltoall");
+  int checked = 0;
+  for (const AlgorithmInfo& algorithm : alltoall.algorithms) {
+    if (!algorithm.unsupported_reason("inproc", 2, 1).empty()) continue;
+    ++checked;
+    for (const int p : {2, 3, 4, 6, 8, 13}) {
+      const std::size_t count = static_cast<std::size_t>(p) * 100;
+      const double expected = algorithm.cost(p, count * 4.0).bytes;
+      std::atomic<int> matching{0};
+      run_in_process(p, [&](Transport& transport) {
+        std::vector<std::byte> in(count * sizeof(float));
+        std::vector<std::byte> out(in.size());
+        auto call = algorithm.build(transport, {DType::f32, ReduceOp::sum, count, 0}, in, out);
+        transport.reset_counters();
+        call->run();
+        if (static_cast<double>(transport.bytes_sent()) == expected) ++matching;
+      });
+      EXPECT_EQ(matching.load(), p)
+          << algorithm.name << " p=" << p << ": ranks sending " << expected << " bytes, the cost's";
+    }
+  }
+  EXPECT_EQ(checked, 3);  // pairwise, bruck, linear
+}
+
+TEST(AlltoallLayout, BlocksTileBothVectorsAndAgreeBetweenSenderAndReceiver) {
+  for (int p = 1; p <= 17; ++p) {
+    for (const std::size_t count :
+         {std::size_t{0}, std::size_t{1}, static_cast<std::size_t>(p) - 1,
+          static_cast<std::size_t>(p), static_cast<std::size_t>(3 * p + 2)}) {
+      const std::string where = fmt::format("p={} count={}", p, count);
+      for (int rank = 0; rank < p; ++rank) {
+        // Destination order in in, source order in out, no gap, no overlap.
+        std::size_t sent_end = 0;
+        std::size_t received_end = 0;
+        for (int peer = 0; peer < p; ++peer) {
+          const Block sent = alltoall_send_block(count, p, rank, peer);
+          const Block received = alltoall_receive_block(count, p, rank, peer);
+          EXPECT_EQ(sent.offset, sent_end) << where << " rank " << rank << " to " << peer;
+          EXPECT_EQ(received.offset, received_end) << where << " rank " << rank << " from " << peer;
+          sent_end += sent.count;
+          received_end += received.count;
+          // The block to the rank d ahead is part d of the partition, and
+          // what `peer` sends `rank` is what `rank` receives from it.
+          const int distance = (peer - rank + p) % p;
+          EXPECT_EQ(sent.count, partition(count, p, distance).count) << where;
+          EXPECT_EQ(alltoall_receive_block(count, p, peer, rank).count, sent.count) << where;
+          if (count % static_cast<std::size_t>(p) == 0) {
+            // MPI_Alltoall's layout.
+            const std::size_t block = count / static_cast<std::size_t>(p);
+            EXPECT_EQ(sent, (Block{static_cast<std::size_t>(peer) * block, block})) << where;
+            EXPECT_EQ(received, (Block{static_cast<std::size_t>(peer) * block, block})) << where;
+          }
+        }
+        EXPECT_EQ(sent_end, count) << where;
+        EXPECT_EQ(received_end, count) << where;
+      }
+    }
+  }
+  // Spot values at p = 3, count = 4 (parts 2, 1, 1): rank 1 sends rank 0
+  // part 2 (1 element) at 0, itself part 0 (2) at 1, rank 2 part 1 (1) at
+  // 3; rank 0 receives from rank 0 part 0 (2) at 0, from rank 1 part 2 (1)
+  // at 2, from rank 2 part 1 (1) at 3.
+  EXPECT_EQ(alltoall_send_block(4, 3, 1, 0), (Block{0, 1}));
+  EXPECT_EQ(alltoall_send_block(4, 3, 1, 1), (Block{1, 2}));
+  EXPECT_EQ(alltoall_send_block(4, 3, 1, 2), (Block{3, 1}));
+  EXPECT_EQ(alltoall_receive_block(4, 3, 0, 0), (Block{0, 2}));
+  EXPECT_EQ(alltoall_receive_block(4, 3, 0, 1), (Block{2, 1}));
+  EXPECT_EQ(alltoall_receive_block(4, 3, 0, 2), (Block{3, 1}));
 }
 
 // Forwards to the in-process transport and records the tag of every send

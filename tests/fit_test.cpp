@@ -550,6 +550,75 @@ TEST(SyntheticRecovery, AllgatherNeedsNoGammaNorLocalRows) {
   expect_within(top_down->params.alpha, truth.alpha, 1e-4, "allgather α");
 }
 
+TEST(SyntheticRecovery, AlltoallFitsEveryAlgorithmAndSelectsByCrossover) {
+  // alltoall rows of every algorithm (mpi at the lower bound), no local
+  // rows: each algorithm's α and β come back top-down, every hand-written
+  // one has its bottom-up prediction, and the predicted selection string
+  // switches from bruck (⌈lg p⌉ messages) to pairwise (each byte once) at
+  // their models' crossover.
+  SyntheticTruth truth;
+  CsvTable table = ring_table_without_local_rows(truth);
+  std::erase_if(table.rows, [](const auto& row) { return row[0] == "allreduce"; });
+  const auto column = [&](std::string_view name) {
+    return static_cast<std::size_t>(table.column(name));
+  };
+  const std::vector<std::string> pingpong = table.rows.front();
+  const CollectiveInfo& alltoall = *find_collective("alltoall");
+  for (const AlgorithmInfo& algorithm : alltoall.algorithms) {
+    for (const int p : truth.ranks) {
+      for (const double n : testing::default_sizes()) {
+        std::vector<std::string> row = pingpong;
+        row[column("family")] = "alltoall";
+        row[column("algorithm")] = std::string(algorithm.name);
+        row[column("ranks")] = std::to_string(p);
+        row[column("nodes")] = std::to_string(p);
+        row[column("op")] = "";
+        row[column("peer")] = "";
+        row[column("placement")] = "";
+        row[column("bytes")] = fmt::format("{:.0f}", n);
+        row[column("count")] = fmt::format("{:.0f}", n / 4);
+        const CostTerms terms = model_terms("alltoall", std::string(algorithm.name), p, n);
+        row[column("median_us")] =
+            fmt::format("{:.6f}", terms.seconds(truth.alpha, truth.beta, 0) * 1e6);
+        table.rows.push_back(row);
+      }
+    }
+  }
+  const std::vector<NamedTable> tables = {{"alltoall.csv", table}};
+  const FitResults results = fit_measurements(aggregate_measurements(tables));
+  for (const AlgorithmInfo& algorithm : alltoall.algorithms) {
+    SCOPED_TRACE(algorithm.name);
+    const ModelFit* top_down = nullptr;
+    const ModelFit* bottom_up = nullptr;
+    for (const ModelFit& f : results.fits) {
+      if (f.family != "alltoall" || f.algorithm != algorithm.name) continue;
+      if (f.model == "bottom_up") bottom_up = &f;
+      if (f.model == "top_down") top_down = &f;
+    }
+    ASSERT_NE(top_down, nullptr);
+    EXPECT_EQ(top_down->gamma_source, "none");
+    expect_within(top_down->params.alpha, truth.alpha, 1e-4, "alltoall α");
+    expect_within(top_down->params.beta, truth.beta, 1e-4, "alltoall β");
+    if (algorithm.name == kMpiLibraryAlgorithm) {
+      EXPECT_EQ(bottom_up, nullptr);
+    } else {
+      ASSERT_NE(bottom_up, nullptr);
+      EXPECT_LT(bottom_up->quality.median_rel_err, 1e-6);
+    }
+  }
+  int selections = 0;
+  for (const Selection& selection : results.selections) {
+    if (selection.collective != "alltoall" || selection.ranks != 8) continue;
+    ++selections;
+    // mpi, timed at the bound no algorithm meets, wins every measured size.
+    EXPECT_EQ(selection.measured_string, "mpi:0-max");
+    // At p = 8, bruck (3α + 1.5nβ) against pairwise (7α + 0.875nβ; linear
+    // ties and comes later): they cross at n = 4α/(0.625β) = 160000 B.
+    EXPECT_EQ(selection.predicted_string, "bruck:0-159999;pairwise:160000-max");
+  }
+  EXPECT_EQ(selections, 1);
+}
+
 // --------------------------------------------------- sendrecv (all ranks busy)
 
 std::vector<const ModelFit*> find_fits(const FitResults& results, const std::string& model,

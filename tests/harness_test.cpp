@@ -182,7 +182,7 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--transport", "rdma"}, "unknown --transport 'rdma'"},
       {{"--families", "allreduce,bogus"},
        "unknown family 'bogus' in --families; accepted: allreduce, reduce_scatter, allgather, "
-       "broadcast, reduce, "
+       "broadcast, reduce, alltoall, "
        "p2p, local, exchange"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"--warmup", "-1"}, "--warmup"},
@@ -699,6 +699,28 @@ TEST(Plan, WorkloadSizesGoToTheirOwnCollectiveAndExchangesMixThem) {
     // Allgathers and reduce_scatters both have busbw factor (p−1)/p.
     EXPECT_DOUBLE_EQ(entry.bus_bandwidth_factor(3), 2.0 / 3);
   }
+}
+
+TEST(Plan, ExchangeMessagesOfOneLargeSizeAndCollectiveShareTheirBuffers) {
+  const CollectiveInfo& allgather = *find_collective("allgather");
+  const CollectiveInfo& reduce_scatter = *find_collective("reduce_scatter");
+  BenchmarkCase entry;
+  entry.family = Family::exchange;
+  entry.collective = &allgather;
+  entry.algorithm = allgather.find_algorithm("ring");
+  const std::uint64_t large = kSharedMessageBytes;
+  const std::uint64_t small = kSharedMessageBytes - 4;
+  // allgather large, allgather small, allgather large, reduce_scatter
+  // large, allgather small, reduce_scatter large.
+  entry.message_bytes = {large, small, large, large, small, large};
+  entry.message_collectives = {&allgather,      &allgather, &allgather,
+                               &reduce_scatter, &allgather, &reduce_scatter};
+  EXPECT_EQ(entry.message_slots(), (std::vector<std::size_t>{0, 1, 0, 3, 4, 3}));
+  // Memory: the four distinct messages' buffers and workspaces only.
+  BenchmarkCase distinct = entry;
+  distinct.message_bytes = {large, small, large, small};
+  distinct.message_collectives = {&allgather, &allgather, &reduce_scatter, &allgather};
+  EXPECT_EQ(entry.memory_bytes(4), distinct.memory_bytes(4));
 }
 
 TEST(Plan, WorkloadSizeThatIsNoWholeNumberOfElementsIsANote) {

@@ -51,8 +51,17 @@ class PreparedCollective final : public PreparedCase {
         collective_(*benchmark_case.collective),
         message_collectives_(benchmark_case.message_collectives) {
     const std::size_t element_bytes = dtype_size(options_.dtype);
-    messages_.reserve(benchmark_case.message_bytes.size());
-    for (std::size_t k = 0; k < benchmark_case.message_bytes.size(); ++k) {
+    // messages_ holds the distinct slots; sequence_ the slot of each call.
+    const std::vector<std::size_t> slots = benchmark_case.message_slots();
+    std::vector<std::size_t> slot_of_message(slots.size());
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+      if (slots[k] != k) {
+        sequence_.push_back(slot_of_message[slots[k]]);
+        continue;
+      }
+      slot_of_message[k] = messages_.size();
+      sequence_.push_back(messages_.size());
+      message_indices_.push_back(k);
       Message& message = messages_.emplace_back();
       message.collective = &benchmark_case.collective_of(k);
       message.count = benchmark_case.message_bytes[k] / element_bytes;
@@ -103,7 +112,7 @@ class PreparedCollective final : public PreparedCase {
     const bool library = benchmark_case.algorithm->name == kMpiLibraryAlgorithm;
     if (library) context_.library_call_started(benchmark_case);
     const double start = MPI_Wtime();
-    for (Message& message : messages_) message.algorithm->run();
+    for (const std::size_t slot : sequence_) messages_[slot].algorithm->run();
     if (rank_ == options_.debug_slow_rank && options_.debug_slow_us > 0) {
       std::this_thread::sleep_for(
           std::chrono::duration<double, std::micro>(options_.debug_slow_us));
@@ -125,14 +134,14 @@ class PreparedCollective final : public PreparedCase {
   };
 
   void build_algorithms(const BenchmarkCase& benchmark_case) {
-    for (std::size_t k = 0; k < messages_.size(); ++k) {
-      Message& message = messages_[k];
+    for (std::size_t slot = 0; slot < messages_.size(); ++slot) {
+      Message& message = messages_[slot];
       CollectiveSpec spec;
       spec.dtype = options_.dtype;
       spec.op = options_.op;
       spec.count = message.count;
-      message.algorithm = benchmark_case.algorithm_of(k).build(transport_, spec, message.in.span(),
-                                                               message.out.span());
+      message.algorithm = benchmark_case.algorithm_of(message_indices_[slot])
+                              .build(transport_, spec, message.in.span(), message.out.span());
     }
   }
 
@@ -156,7 +165,8 @@ class PreparedCollective final : public PreparedCase {
 
   // The messages of an exchange are one vector for the check: message k's
   // elements continue the global indices of message k − 1, so a message
-  // delivered in place of another is wrong too.
+  // delivered in place of another is wrong too. Messages that share a slot
+  // are checked once, on its last call's output.
   void fill_inputs(const CheckPattern& pattern) {
     std::uint64_t first_index = 0;
     for (Message& message : messages_) {
@@ -176,7 +186,7 @@ class PreparedCollective final : public PreparedCase {
                                            rank_, first_index, message.out.span());
       if (part.wrong > 0 && total.wrong == 0) {
         total.first_mismatch =
-            (messages_.size() > 1 ? fmt::format("message {}, ", i) : std::string()) +
+            (messages_.size() > 1 ? fmt::format("message {}, ", message_indices_[i]) : std::string()) +
             part.first_mismatch;
       }
       total.wrong += part.wrong;
@@ -206,7 +216,11 @@ class PreparedCollective final : public PreparedCase {
   const int ranks_;
   const CollectiveInfo& collective_;
   const std::vector<const CollectiveInfo*> message_collectives_;
+  // The distinct messages (BenchmarkCase::message_slots), each with its
+  // first message's index; the slot each call of the sequence runs on.
   std::vector<Message> messages_;
+  std::vector<std::size_t> message_indices_;
+  std::vector<std::size_t> sequence_;
 };
 
 class CollectiveFamily final : public FamilyRunner {

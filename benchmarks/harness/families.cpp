@@ -76,6 +76,24 @@ std::string BenchmarkCase::algorithm_column() const {
   return family_runner(family).algorithm_column(*this);
 }
 
+std::vector<std::size_t> BenchmarkCase::message_slots() const {
+  std::vector<std::size_t> slots;
+  for (std::size_t k = 0; k < message_bytes.size(); ++k) {
+    std::size_t slot = k;
+    if (message_bytes[k] >= kSharedMessageBytes) {
+      for (std::size_t earlier = 0; earlier < k; ++earlier) {
+        if (message_bytes[earlier] == message_bytes[k] &&
+            &collective_of(earlier) == &collective_of(k)) {
+          slot = earlier;
+          break;
+        }
+      }
+    }
+    slots.push_back(slot);
+  }
+  return slots;
+}
+
 const CollectiveInfo& BenchmarkCase::collective_of(std::size_t index) const {
   return message_collectives.empty() ? *collective : *message_collectives[index];
 }
@@ -125,7 +143,9 @@ std::uint64_t BenchmarkCase::bytes() const {
 
 std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
   std::uint64_t total = 0;
+  const std::vector<std::size_t> slots = message_slots();
   for (std::size_t k = 0; k < message_bytes.size(); ++k) {
+    if (slots[k] != k) continue;  // on an earlier message's buffers
     const std::uint64_t message = message_bytes[k];
     // input and output (p2p: send and receive; local: dst and src); for
     // reduce_scatter and allgather one of them is a block, counted whole.

@@ -124,6 +124,12 @@ inline bool every_rank_timed(Family family) {
   return family != Family::p2p && family != Family::local_reduce && family != Family::local_memcpy;
 }
 
+// Messages this large share buffers within one exchange (message_slots):
+// a copy per message would not fit (llama2_7b:fsdp allgathers 13 GB of
+// bf16 parameters twice per iteration), and no CPU cache holds two of them,
+// so the times do not change.
+inline constexpr std::uint64_t kSharedMessageBytes = std::uint64_t{128} << 20;
+
 struct BenchmarkCase {
   std::string name;  // Google Benchmark's function name
   Family family = Family::collective;
@@ -172,6 +178,11 @@ struct BenchmarkCase {
   // "local"; and its algorithm column (the family's, family.h).
   std::string family_column() const;
   std::string algorithm_column() const;
+  // For each message, the message whose buffers and algorithm object it
+  // runs on: its own, or for a message of kSharedMessageBytes or more the
+  // first one of the same collective and size (an FSDP iteration gathers
+  // each unit's parameters twice; a framework reuses such buffers too).
+  std::vector<std::size_t> message_slots() const;
   // Message `index`'s collective and algorithm.
   const CollectiveInfo& collective_of(std::size_t index) const;
   const AlgorithmInfo& algorithm_of(std::size_t index) const;

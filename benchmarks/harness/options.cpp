@@ -105,8 +105,9 @@ std::string footer() {
   <collective>/<algorithm>/<bytes>/<workload>
                                            one call of a message size that a --workload sends
                                            with that collective
-  exchange/<algorithm>/<workload>          one training iteration of an allreduce-only
-                                           workload: every message allreduced in order
+  exchange/<algorithm>/<workload>          one training iteration of a --workload: every
+                                           message in order, each by its collective's
+                                           algorithm of that name
   p2p/pingpong/<bytes>/peer:<r>            half round trip between rank 0 and rank r
   p2p/sendrecv/<bytes>                     (--families sendrecv) every rank sends <bytes> to rank
                                            r+1 and receives <bytes> from rank r-1 at once, as Intel
@@ -124,7 +125,8 @@ names that rank: the CSV's slowest_rank and rank_median_us), so every rank
 runs the same iterations. Times are reported in microseconds (min, median,
 mean, p99, max across iterations), bandwidths in GB/s (10^9 B/s); algbw is
 <bytes>/time and busbw is algbw times the collective's factor, as nccl-tests:
-{} exchange 2(p-1)/p.
+{}
+  exchange the factors of its messages weighted by their bytes.
 Select benchmarks with --benchmark_filter=<regex>; the --benchmark_* flags
 below work as in any Google Benchmark binary, except the csv formats (use
 --csv PATH) and --benchmark_enable_random_interleaving (a different order on

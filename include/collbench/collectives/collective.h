@@ -6,9 +6,10 @@
 // Every collective is described for a whole vector of n bytes (`count`
 // elements), nccl-tests' size convention: an allreduce reduces n bytes on
 // every rank, a reduce_scatter reduces n and leaves each rank its block, an
-// allgather gathers the blocks into n on every rank. Blocks are
-// partition(count, p, r): sizes differ by at most one element, so any count
-// works, counts smaller than p included.
+// allgather gathers the blocks into n on every rank, an alltoall sends n in
+// p blocks, one to every rank. Blocks are partition(count, p, r): sizes
+// differ by at most one element, so any count works, counts smaller than p
+// included.
 //
 //   collective       input of rank r     output of rank r    busbw factor
 //   allreduce        whole vector        whole vector        2(p−1)/p
@@ -16,6 +17,7 @@
 //   allgather        block r             whole vector        (p−1)/p
 //   broadcast        whole at the root   whole vector        1
 //   reduce           whole vector        whole at the root   1
+//   alltoall         whole vector        whole vector        (p−1)/p
 // The rooted collectives' root is rank 0 (kRootRank); elsewhere their input
 // (broadcast) or output (reduce) is empty, as MPI ignores those buffers.
 //
@@ -25,11 +27,30 @@
 //   allgather        ⌈lg p⌉α + (p−1)/p·nβ
 //   broadcast        ⌈lg p⌉α + nβ
 //   reduce           ⌈lg p⌉α + nβ + (p−1)/p·nγ
+//   alltoall         ⌈lg p⌉α + (p−1)/p·nβ   (each term alone; see below)
 //
 // In place: the smaller buffer is the larger one's block r (for allreduce,
-// and the root of broadcast and reduce, the one buffer), as NCCL lays
-// in-place reduce_scatter and allgather out.
-// Lower bounds: Thakur, Rabenseifner & Gropp (2005); Chan et al. (2007).
+// alltoall, and the root of broadcast and reduce, the one buffer), as NCCL
+// lays in-place reduce_scatter and allgather out. (An in-place alltoall
+// copies its input aside first: the blocks it receives overwrite blocks
+// still to be sent.)
+// Lower bounds: Thakur, Rabenseifner & Gropp (2005); Chan et al. (2007);
+// alltoall: Bruck, Ho, Kipnis, Upfal & Weathersby (1997).
+//
+// Alltoall's blocks. With c_d = partition(count, p, d).count, rank i sends
+// rank j = (i + d) mod p a block of c_d elements: the block a rank sends to
+// the rank d places ahead is part d of the partition. Every rank sends and
+// receives exactly `count` elements (its own block included), and when p
+// divides count this is MPI_Alltoall's layout. Rank i's input holds its
+// blocks in destination order (the one for rank j at offset
+// Σ_{j'<j} c_{(j'−i) mod p}), rank j's output in source order (the one from
+// rank i at Σ_{i'<i} c_{(j−i') mod p}): alltoall_send_block and
+// alltoall_receive_block, the one place that says so.
+// Alltoall's bound holds for each term alone and no algorithm meets both
+// (Bruck et al. 1997, one-port model): ⌈lg p⌉ rounds are needed for every
+// rank to hear from every other, and (p−1)/p·n bytes leave every rank; but
+// an algorithm that sends every byte once (pairwise, linear) takes p−1
+// rounds, and one in ⌈lg p⌉ rounds (Bruck) sends about ⌈lg p⌉/2·n bytes.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +74,12 @@ struct Block {
 // Block `index` of `count` elements split into `parts` blocks whose sizes
 // differ by at most one (the first count % parts blocks get one more).
 Block partition(std::size_t count, int parts, int index);
+
+// Alltoall's layout (above): the elements of rank `rank`'s input it sends to
+// rank `peer`, and of its output it receives from rank `peer`, for a vector
+// of `count` elements on `ranks` ranks.
+Block alltoall_send_block(std::size_t count, int ranks, int rank, int peer);
+Block alltoall_receive_block(std::size_t count, int ranks, int rank, int peer);
 
 struct CollectiveInfo {
   std::string_view name;     // lowercase, the same in CLI, benchmark names and CSV
