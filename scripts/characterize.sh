@@ -6,9 +6,10 @@
 #               round-robin rounds so each link is measured alone; CSVs, heatmap PNGs, slow
 #               hosts/links by name
 #   2. sweep    collbench: p2p ping-pong between 2 hosts, the local reduce/memcpy kernels
-#               on one rank, then the allreduce sweep over --algorithms and a sendrecv
-#               ring (every rank sending at once, --p2p-sizes) at p = 2, 4, 8, ..., P ranks
-#               (and P), per --transports
+#               on one rank, then the allreduce sweep over --algorithms, the sweep of the
+#               other --collectives (--collective-sizes) and a sendrecv ring (every rank
+#               sending at once, --p2p-sizes) at p = 2, 4, 8, ..., P ranks (and P), per
+#               --transports
 #   3. fit      collbench-fit on everything (alpha, beta, gamma; bottom-up predictions;
 #               selection table), collbench-predict for --predict models on the fitted network
 #   4. report   OUT/report.md with the PNGs
@@ -26,6 +27,10 @@
 #   --ppn K               ranks per host for the sweep (default 1; the matrix uses 1)
 #   --ranks LIST          rank counts of the sweep (default 2,4,8,...,P and P; P = hosts x ppn)
 #   --algorithms LIST     collbench --algorithms (default: all)
+#   --collectives LIST    collectives to sweep beside allreduce, comma-separated (collbench
+#                         --families), 'all' (default: every collective of the build's
+#                         `collbench --list-algorithms`) or 'none'
+#   --collective-sizes SIZES  sizes of the --collectives sweep (default: --sizes)
 #   --transports LIST     comma-separated: mpi, ofi (default: mpi)
 #   --ofi-provider NAME   libfabric provider for ofi (e.g. verbs, 'tcp;ofi_rxm')
 #   --sizes SIZES         allreduce sizes (default: 8B:64MiB:x4)
@@ -33,7 +38,10 @@
 #   --local-sizes SIZES   local reduce and memcpy sizes (default: 4KiB:64MiB:x4)
 #   --repetitions N       Google Benchmark repetitions (default: 3)
 #   --min-time S          --benchmark_min_time in seconds (default: 0.2)
-#   --check               validate every allreduce result once before timing it
+#   --min-samples N       collbench --min-samples: timed samples per repetition at least
+#                         (default: collbench's, 10); a call longer than --min-time / N
+#                         gets exactly N
+#   --check               validate every collective's result once before timing it
 #   --matrix-size SIZE    bandwidth transfer of the matrix (default: 4MiB)
 #   --matrix-iterations N timed transfers per link (default: 5)
 #   --threshold T         slow when below (1 - T) x the median host's bandwidth (default: 0.25)
@@ -70,7 +78,7 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0
 
 out="" mode="" netsim_id="" hostfile="" build="${COLLBENCH_BUILD:-}" ppn=1 ranks_list=""
 algorithms=all transports=mpi ofi_provider="" sizes="8B:64MiB:x4" p2p_sizes="8B:64MiB:x4"
-local_sizes="4KiB:64MiB:x4"
+local_sizes="4KiB:64MiB:x4" collectives=all collective_sizes="" min_samples=""
 repetitions=3 min_time=0.2 check=0 matrix_size=4MiB matrix_iterations=5 threshold=0.25
 exclude_slow=0 hosts_filter="" predict="alexnet:256:0.2,googlenet:32:0.36,resnet50:256:0.8"
 max_nodes=64 steps="matrix,sweep,fit,report" mpirun_args="" title="" force=0
@@ -87,6 +95,9 @@ while [[ $# -gt 0 ]]; do
     --ppn) need_value "$@"; ppn=$2; shift 2 ;;
     --ranks) need_value "$@"; ranks_list=$2; shift 2 ;;
     --algorithms) need_value "$@"; algorithms=$2; shift 2 ;;
+    --collectives) need_value "$@"; collectives=$2; shift 2 ;;
+    --collective-sizes) need_value "$@"; collective_sizes=$2; shift 2 ;;
+    --min-samples) need_value "$@"; min_samples=$2; shift 2 ;;
     --transports) need_value "$@"; transports=$2; shift 2 ;;
     --ofi-provider) need_value "$@"; ofi_provider=$2; shift 2 ;;
     --sizes) need_value "$@"; sizes=$2; shift 2 ;;
@@ -115,6 +126,8 @@ done
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 is_uint "$ppn" && ((ppn >= 1)) || die "--ppn must be a whole number >= 1"
 is_uint "$repetitions" && ((repetitions >= 1)) || die "--repetitions must be a whole number >= 1"
+[[ -z $min_samples ]] || { is_uint "$min_samples" && ((min_samples >= 1)); } ||
+  die "--min-samples must be a whole number >= 1"
 is_uint "$matrix_iterations" && ((matrix_iterations >= 1)) || die "--matrix-iterations must be >= 1"
 is_uint "$max_nodes" && ((max_nodes >= 2)) || die "--max-nodes must be a whole number >= 2"
 [[ $min_time =~ ^[0-9]*\.?[0-9]+$ ]] || die "--min-time must be seconds, e.g. 0.2"
@@ -206,6 +219,8 @@ check_sizes() { # check_sizes OPTION VALUE
   [[ -z $error ]] || die "$1 $2: $(sed 's/^collbench: \(--sizes: \)\{0,1\}//' <<<"$error")"
 }
 check_sizes --sizes "$sizes"
+[[ -n $collective_sizes ]] || collective_sizes=$sizes
+check_sizes --collective-sizes "$collective_sizes"
 check_sizes --p2p-sizes "$p2p_sizes"
 check_sizes --local-sizes "$local_sizes"
 # Algorithms, transports and the provider: the sweep's allreduce dry run.
@@ -216,6 +231,30 @@ for t in "${transport_items[@]}"; do
     "${provider_flag[@]}" --sizes 8B --benchmark_list_tests=true)
   [[ -z $error ]] || die "$error"
 done
+# The other collectives: the build's own list (its listing's collective
+# column, in registry order) for 'all', and what the names are checked against.
+known_collectives=$("$collbench" --list-algorithms --csv |
+  awk -F, 'NR > 1 && !seen[$2]++ { printf "%s%s", sep, $2; sep = "," }') ||
+  fail "collbench --list-algorithms --csv failed"
+others=$(tr , '\n' <<<"$known_collectives" | grep -vx allreduce | paste -sd,) || others=""
+case $collectives in
+  none) collective_families="" ;;
+  all) collective_families=$others ;;
+  *)
+    collective_families=$collectives
+    IFS=, read -ra collective_items <<<"$collectives"
+    for c in "${collective_items[@]}"; do
+      [[ $c != allreduce ]] || die "--collectives $collectives: allreduce is always swept (at --sizes); list the others"
+      [[ ,$known_collectives, == *,$c,* ]] ||
+        die "--collectives $collectives: '$c' is not a collective of this build; accepted: all, none, or some of ${others//,/, }"
+    done
+    ;;
+esac
+if [[ -n $collective_families ]]; then
+  error=$(usage_error "$collbench" --families "$collective_families" --algorithms "$algorithms" \
+    --sizes 8B --benchmark_list_tests=true)
+  [[ -z $error ]] || die "--collectives $collectives: $error"
+fi
 # The matrix's options: a lone rank with valid ones is refused only for being
 # alone on its host.
 matrix_transport=(--transport "${transport_items[0]}")
@@ -321,11 +360,14 @@ run_env=$out/run.env
   echo "transports=$transports"
   echo "ofi_provider=$ofi_provider"
   echo "algorithms=$algorithms"
+  echo "collectives=$collective_families"
+  echo "collective_sizes=$collective_sizes"
   echo "sizes=$sizes"
   echo "p2p_sizes=$p2p_sizes"
   echo "local_sizes=$local_sizes"
   echo "repetitions=$repetitions"
   echo "min_time=$min_time"
+  echo "min_samples=$min_samples"
   echo "threshold=$threshold"
   echo "exclude_slow=$exclude_slow"
   echo "predict=$predict"
@@ -386,6 +428,7 @@ common_flags() { # common_flags TRANSPORT
   local t=$1
   local flags=(--transport "$t" --benchmark_min_time="$min_time" --benchmark_repetitions="$repetitions"
     --benchmark_color=false --quiet)
+  [[ -n $min_samples ]] && flags+=(--min-samples "$min_samples")
   [[ $t == ofi && -n $ofi_provider ]] && flags+=(--ofi-provider "$ofi_provider")
   printf '%s\n' "${flags[@]}"
 }
@@ -420,6 +463,17 @@ if [[ -n ${want_step[sweep]:-} ]]; then
         --algorithms "$algorithms" --sizes "$sizes" "${flags[@]}" "${check_flag[@]}" --csv "$csv" \
         >"$out/logs/allreduce_${t}_p$p.log" 2>&1 ||
         fail "collbench allreduce p=$p failed; see $out/logs/allreduce_${t}_p$p.log"
+      # The other collectives in one job (one start-up), their rows in the
+      # collbench order: collective by collective, size by size.
+      if [[ -n $collective_families ]]; then
+        log "2/4 sweep: $collective_families p=$p ($nodes hosts), transport $t"
+        csv=$out/sweep/collectives_${t}_p$p.csv
+        rm -f "$csv"
+        launch "$ppn" "${sweep_hosts[@]:0:nodes}" -- "$collbench" --families "$collective_families" \
+          --algorithms "$algorithms" --sizes "$collective_sizes" "${flags[@]}" "${check_flag[@]}" \
+          --csv "$csv" >"$out/logs/collectives_${t}_p$p.log" 2>&1 ||
+          fail "collbench $collective_families p=$p failed; see $out/logs/collectives_${t}_p$p.log"
+      fi
       # Every rank sending to its right neighbour while it receives from its
       # left, at the ping-pong's sizes: the beta an allreduce step gets with
       # all p ranks on the network at once (collbench-fit predicts bottom-up

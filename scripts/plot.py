@@ -248,7 +248,7 @@ def cmd_fit(args):
         family = row["family"]
         if family == "p2p":
             key = ("p2p", row["transport"], row["provider"], row["placement"])
-        elif family == "local":
+        elif family == "local":  # not "reduce": that is a collective's family too
             key = ("local", row["dtype"], row["op"])
         else:  # collbench-fit writes a collective's name as the family of its rows
             key = (family, row["transport"], row["provider"], row["placement"], row["dtype"],

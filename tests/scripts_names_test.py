@@ -182,8 +182,8 @@ class MadeUpAlgorithmTest(unittest.TestCase):
                     write(path, renamed(read(path), "tree", MADE_UP))
         result = run("characterize_report.py", "netsim-check", "--out", out)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn(f"| mpi {MADE_UP}: bottom-up error at >= 1 MiB | max 5.1% (p=2, 4 MiB; "
-                      "6 points) | <= 20% | pass |", result.stdout)
+        self.assertIn(f"| mpi allreduce {MADE_UP}: bottom-up error at >= 1 MiB | max 5.1% (p=2, "
+                      "4 MiB; 6 points) | <= 20% | pass |", result.stdout)
         self.assertIn("all 14 checks passed", result.stdout + result.stderr)
         result = run("characterize_report.py", "report", "--out", out)
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -423,46 +423,93 @@ class CollectivesTest(unittest.TestCase):
         sizes = {r["bytes"] for r in self.rows if r["benchmark"].startswith("allreduce/mpi/")}
         self.assertEqual(len(every.stdout.splitlines()), len(sizes))
 
-    def test_characterize_report_is_allreduce_only(self):
-        """The netsim run with reduce_scatter and allgather rows added to each
-        sweep CSV, at the allreduce rows' sizes and 7 times slower: the same
-        checks, the same measurements."""
-        def checked(extra_rows):
-            out = os.path.join(self.dir, f"netsim_{len(os.listdir(self.dir))}")
-            shutil.copytree(NETSIM_RUN, out)
-            for name in os.listdir(os.path.join(out, "sweep")):
-                path = os.path.join(out, "sweep", name)
-                if name.startswith("allreduce_") and name.endswith(".csv"):
-                    rows = [dict(row, collective="allreduce") for row in read(path)]
-                    write(path, rows + extra_rows(rows))
-            # The fit of such a run has their predictions too (family: the collective).
-            path = os.path.join(out, "fit", "predictions.csv")
-            rows = read(path)
-            write(path, rows + [row for row in extra_rows(rows)
-                                if rows and row["model"] == "bottom_up"])
-            return run("characterize_report.py", "netsim-check", "--out", out)
+    def netsim_with(self, collective, error, allreduce_error=None):
+        """The netsim run with `collective`'s ring beside allreduce's: its rows
+        are allreduce ring's (sweep/collectives_mpi_p*.csv, as characterize.sh
+        writes them; models.csv's bottom_up rows), its bottom-up predictions
+        `error` off the measured times (predicted = (1 + error) × measured),
+        one point (p=4, 4 MiB) `allreduce_error` off when given, the same for
+        allreduce ring's prediction there."""
+        out = os.path.join(self.dir, f"netsim_{len(os.listdir(self.dir))}")
+        shutil.copytree(NETSIM_RUN, out)
+        ring = dict(algorithm="ring", family=collective, collective=collective)
+        for p in (2, 4):
+            rows = [dict(row, **ring, benchmark=row["benchmark"].replace("allreduce",
+                                                                           collective))
+                    for row in read(os.path.join(out, "sweep", f"allreduce_mpi_p{p}.csv"))
+                    if row["algorithm"] == "ring"]
+            write(os.path.join(out, "sweep", f"collectives_mpi_p{p}.csv"), rows)
+        path = os.path.join(out, "fit", "models.csv")
+        rows = read(path)
+        write(path, rows + [dict(row, family=collective) for row in rows
+                            if row["model"] == "bottom_up" and row["algorithm"] == "ring"])
+        path = os.path.join(out, "fit", "predictions.csv")
+        rows = read(path)
+        added = []
+        for row in rows:
+            if row["model"] != "bottom_up" or row["algorithm"] != "ring":
+                continue
+            off = error
+            if allreduce_error is not None and (int(row["ranks"]), float(row["bytes"])) == (
+                    4, float(f"{4 * MIB:g}")):  # collbench-fit writes bytes as %g
+                off = allreduce_error
+                row["predicted_us"] = f"{(1 + off) * float(row['measured_us']):g}"
+            added.append(dict(row, family=collective,
+                              predicted_us=f"{(1 + off) * float(row['measured_us']):g}",
+                              rel_err=f"{off:g}"))
+        write(path, rows + added)
+        return out
 
-        def collectives(rows):
-            extra = []
-            for collective, op in (("reduce_scatter", "sum"), ("allgather", "")):
-                for row in rows:
-                    if row["family"] != "allreduce":
-                        continue
-                    added = dict(row, family=collective, op=op)
-                    if "benchmark" in row:  # a sweep's row, 7 times slower
-                        added.update(collective=collective,
-                                     median_us=f"{7 * float(row['median_us']):g}",
-                                     benchmark=row["benchmark"].replace("allreduce", collective))
-                    else:  # a prediction, 7 times too slow
-                        predicted = 7 * float(row["predicted_us"])
-                        added.update(predicted_us=f"{predicted:g}",
-                                     rel_err=f"{predicted / float(row['measured_us']) - 1:g}")
-                    extra.append(added)
-            return extra
-        every, allreduce = checked(collectives), checked(lambda rows: [])
-        self.assertEqual(every.returncode, 0, every.stdout + every.stderr)
-        self.assertIn("all 14 checks passed", every.stdout + every.stderr)
-        self.assertEqual(every.stdout, allreduce.stdout)
+    def checked(self, *arguments):
+        return run("characterize_report.py", "netsim-check", "--out",
+                   self.netsim_with(*arguments))
+
+    def test_characterize_netsim_check_bounds_every_collective_at_10_percent(self):
+        """A collective's bottom-up error is held to 10% at every size >= 1
+        MiB, allreduce's to its 20%: a prediction 15% off (at one point) fails
+        reduce_scatter's check and passes allreduce's."""
+        within = self.checked("reduce_scatter", 0.09)
+        self.assertEqual(within.returncode, 0, within.stdout + within.stderr)
+        self.assertRegex(within.stdout, r"\| mpi reduce_scatter ring: bottom-up error at >= 1 MiB "
+                         r"\| max 9\.0% \(p=\d, \d+ MiB; 6 points\) \| <= 10% \| pass \|")
+        self.assertIn("all 15 checks passed", within.stderr)
+        mutant = self.checked("reduce_scatter", 0.09, 0.15)
+        self.assertEqual(mutant.returncode, 1, mutant.stdout + mutant.stderr)
+        self.assertIn("| mpi reduce_scatter ring: bottom-up error at >= 1 MiB | max 15.0% (p=4, "
+                      "4 MiB; 6 points) | <= 10% | **FAIL** |", mutant.stdout)
+        self.assertIn("| mpi allreduce ring: bottom-up error at >= 1 MiB | max 15.0% (p=4, "
+                      "4 MiB; 6 points) | <= 20% | pass |", mutant.stdout)
+        self.assertIn("1 of 15 checks failed", mutant.stderr)
+        below = self.checked("allgather", -0.15)
+        self.assertEqual(below.returncode, 1, below.stdout + below.stderr)
+        self.assertRegex(below.stdout, r"\| mpi allgather ring: bottom-up error at >= 1 MiB "
+                         r"\| max 15\.0% \(p=\d, \d+ MiB; 6 points\) \| <= 10% \| \*\*FAIL\*\* \|")
+
+    def test_characterize_netsim_check_fails_a_modelled_algorithm_without_predictions(self):
+        """A modelled algorithm of the sweep whose predictions are missing
+        fails its check instead of being left out."""
+        out = self.netsim_with("broadcast", 0.0)
+        path = os.path.join(out, "fit", "predictions.csv")
+        write(path, [row for row in read(path) if row["family"] != "broadcast"])
+        result = run("characterize_report.py", "netsim-check", "--out", out)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("| broadcast ring: bottom-up predictions at >= 1 MiB | none in "
+                      "fit/predictions.csv | some | **FAIL** |", result.stdout)
+
+    def test_characterize_report_tables_every_collective(self):
+        """report.md has a sweep table and the bottom-up errors point by point
+        for every collective of the sweep."""
+        out = self.netsim_with("allgather", 0.05)
+        result = run("characterize_report.py", "report", "--out", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as handle:
+            report = handle.read()
+        self.assertIn("**allgather, mpi, p = 4**: median time (busbw) per size", report)
+        self.assertIn("| allgather | mpi | ring | 6 | 5.0% | 5.0% |", report)
+        self.assertIn("| allgather | mpi | ring | 4 | 16 MiB | 1147.9 ms | 1093.3 ms | +5.0% |",
+                      report)
+        self.assertIn("| allreduce | mpi | ring | 4 | 16 MiB | 1114.3 ms | 1093.3 ms | +1.9% |",
+                      report)
 
 
 @unittest.skipIf(COLLBENCH is None, "no collbench executable given")
