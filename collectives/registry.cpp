@@ -3,6 +3,7 @@
 #include <array>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "algorithm_common.h"
 #include "collbench/collectives/algorithm.h"
@@ -209,23 +210,35 @@ CheckResult check_reduce_scatter(const CheckPattern& pattern, DType dtype, Reduc
   return pattern.check_reduced(dtype, op, first + own_block(count, pattern.ranks(), rank).offset,
                                output);
 }
-CheckResult check_allgather(const CheckPattern& pattern, DType dtype, ReduceOp /*op*/,
-                            std::size_t count, int /*rank*/, std::uint64_t first,
-                            std::span<const std::byte> output) {
+// Each block of `output` against the input of the rank it came from:
+// `block_of(source)` is the block's place in output and the global index
+// of its first element in the source's input.
+template <typename BlockOf>
+CheckResult check_blocks_from_ranks(const CheckPattern& pattern, DType dtype,
+                                    std::span<const std::byte> output, BlockOf block_of) {
   CheckResult total;
   const std::size_t element_bytes = dtype_size(dtype);
-  for (int owner = 0; owner < pattern.ranks(); ++owner) {
-    const Block block = partition(count, pattern.ranks(), owner);
+  for (int source = 0; source < pattern.ranks(); ++source) {
+    const auto [place, first_index] = block_of(source);
     const CheckResult part = pattern.check_input(
-        dtype, owner, first + block.offset,
-        output.subspan(block.offset * element_bytes, block.count * element_bytes));
+        dtype, source, first_index,
+        output.subspan(place.offset * element_bytes, place.count * element_bytes));
     if (part.wrong > 0 && total.wrong == 0) {
-      total.first_mismatch = fmt::format("block of rank {}, {}", owner, part.first_mismatch);
+      total.first_mismatch = fmt::format("block from rank {}, {}", source, part.first_mismatch);
     }
     total.wrong += part.wrong;
     total.checked += part.checked;
   }
   return total;
+}
+
+CheckResult check_allgather(const CheckPattern& pattern, DType dtype, ReduceOp /*op*/,
+                            std::size_t count, int /*rank*/, std::uint64_t first,
+                            std::span<const std::byte> output) {
+  return check_blocks_from_ranks(pattern, dtype, output, [&](int owner) {
+    const Block block = partition(count, pattern.ranks(), owner);
+    return std::pair(block, first + block.offset);
+  });
 }
 
 // The root's input, on every rank.
@@ -246,22 +259,11 @@ CheckResult check_reduce(const CheckPattern& pattern, DType dtype, ReduceOp op,
 CheckResult check_alltoall(const CheckPattern& pattern, DType dtype, ReduceOp /*op*/,
                            std::size_t count, int rank, std::uint64_t first,
                            std::span<const std::byte> output) {
-  CheckResult total;
   const int p = pattern.ranks();
-  const std::size_t element_bytes = dtype_size(dtype);
-  for (int sender = 0; sender < p; ++sender) {
-    const Block place = alltoall_receive_block(count, p, rank, sender);
-    const Block sent = alltoall_send_block(count, p, sender, rank);
-    const CheckResult part = pattern.check_input(
-        dtype, sender, first + sent.offset,
-        output.subspan(place.offset * element_bytes, place.count * element_bytes));
-    if (part.wrong > 0 && total.wrong == 0) {
-      total.first_mismatch = fmt::format("block from rank {}, {}", sender, part.first_mismatch);
-    }
-    total.wrong += part.wrong;
-    total.checked += part.checked;
-  }
-  return total;
+  return check_blocks_from_ranks(pattern, dtype, output, [&](int sender) {
+    return std::pair(alltoall_receive_block(count, p, rank, sender),
+                     first + alltoall_send_block(count, p, sender, rank).offset);
+  });
 }
 
 }  // namespace

@@ -199,9 +199,9 @@ display=(--benchmark_color=false)
 [[ -t 2 ]] && display+=(--progress)
 
 # min_time 0.01 s gives small messages hundreds of timed samples, and the
-# large ones collbench's floor (--min-samples, 10): on 2 cores the main sweep
-# took about 4 minutes with allreduce alone and the whole job about 6; the
-# two other collectives add about a third to the sweep.
+# large ones collbench's floor (--min-samples, 10): on 2 cores at NP=4 the
+# main sweep of every collective took 499 s and the whole job about 11
+# minutes (results/README.md, the reference run).
 sweep=(
   "${sweep_flags[@]}"
   --run-id "$run_id" --csv "$out/collbench.csv"

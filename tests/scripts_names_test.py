@@ -27,7 +27,7 @@ COLLBENCH_FIT = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else None
 SCRIPTS = os.path.join(SOURCE, "scripts")
 sys.path.insert(0, SCRIPTS)
 PYTHON = "/usr/bin/python3"  # the one with matplotlib (plot.py)
-REFERENCE_RUN = os.path.join(SOURCE, "results", "20261201T194547Z-ec0fc8", "collbench.csv")
+REFERENCE_RUN = os.path.join(SOURCE, "results", "20261201T233311Z-f9d0af", "collbench.csv")
 NETSIM_RUN = os.path.join(SOURCE, "results", "netsim", "uniform")
 # A real run of every collective: mpirun -np 4 collbench --families
 # allreduce,reduce_scatter,allgather,p2p,local,exchange --workload resnet50:ddp
