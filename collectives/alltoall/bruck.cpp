@@ -84,6 +84,9 @@ class BruckAlltoall final : public detail::AlltoallBase {
       for (int distance = 1; distance < ranks_; ++distance) {
         if (!sent_in_round(distance, k)) continue;
         const detail::Block place = block(distance);
+        // An empty block (count < p) travels as nothing: no piece, so no
+        // copy from a buffer that may be null.
+        if (place.count == 0) continue;
         const bool unmoved = (distance & ((1 << k) - 1)) == 0;
         const bool arrived = (distance >> (k + 1)) == 0;
         const std::byte* from =
