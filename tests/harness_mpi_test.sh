@@ -375,6 +375,22 @@ for row in rows:
 print(f"{len(rows)} rows of {samples} samples each")
 PYTHON
   done
+  # --interleave checks every round, after calibration has batched many
+  # kernel calls into a sample: the check still makes one call (a local
+  # reduce summed src into dst thousands of times, and failed from round 2).
+  run "$np" --families local,reduce_all --sizes 64B,64KiB --check --interleave \
+    --benchmark_repetitions=3 --quiet --csv "$work/interleaved.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--check --interleave: exit status $status"; }
+  check_csv "$work/interleaved.csv" <<'PYTHON'
+rounds = {r["repetition"] for r in rows}
+batched = [r for r in rows if int(r["calls_per_sample"]) > 1]
+if len(rounds) != 3 or not batched:
+    fail(f"rounds {sorted(rounds)}, {len(batched)} rows of batched calls: not what this tests")
+for row in rows:
+    if row["check"] != "ok":
+        fail(f"{row['benchmark']} round {row['repetition']}: check {row['check']}")
+print(f"{len(rows)} local rows in 3 rounds, every one checked ok")
+PYTHON
   ;;
 
 check_fail)

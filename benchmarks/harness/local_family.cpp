@@ -44,14 +44,15 @@ class PreparedLocal : public PreparedCase {
         src_(benchmark_case.message_bytes.front()) {}
 
  protected:
-  // calls_per_sample calls of `kernel` where it runs (inlined: no call
-  // through a pointer inside the timed loop), then the sleeping barrier
-  // when rank 0 runs alone.
+  // `calls` calls of `kernel` where it runs (inlined: no call through a
+  // pointer inside the timed loop), then the sleeping barrier when rank 0
+  // runs alone. A sample makes calls_per_sample calls; a check one (its
+  // result is that of one call, and --interleave checks again in every
+  // round, after calibration).
   template <typename Kernel>
-  double time_calls(const BenchmarkCase& benchmark_case, Kernel kernel) {
+  double time_calls(std::uint64_t calls, Kernel kernel) {
     double elapsed = 0;
     if (runs_kernel()) {
-      const std::uint64_t calls = benchmark_case.calls_per_sample;
       const double start = MPI_Wtime();
       for (std::uint64_t i = 0; i < calls; ++i) {
         kernel();
@@ -78,14 +79,14 @@ class PreparedReduce final : public PreparedLocal {
  public:
   using PreparedLocal::PreparedLocal;
 
-  CheckResult check(const BenchmarkCase& benchmark_case) override {
+  CheckResult check(const BenchmarkCase& /*benchmark_case*/) override {
     // dst and src are ranks 0 and 1 of a two-rank reduction; one kernel
     // call combines them, avg like sum (the division is the collective's).
     const CheckPattern pattern(2, 1);
     pattern.fill(options_.dtype, 0, 0, dst_.span());
     pattern.fill(options_.dtype, 1, 0, src_.span());
     context_.synchronize();
-    call(benchmark_case);
+    run_calls(1);
     if (!runs_kernel()) return {};
     const ReduceOp combine = options_.op == ReduceOp::avg ? ReduceOp::sum : options_.op;
     return pattern.check_reduced(options_.dtype, combine, 0, dst_.span());
@@ -99,8 +100,13 @@ class PreparedReduce final : public PreparedLocal {
   }
 
   double call(const BenchmarkCase& benchmark_case) override {
+    return run_calls(benchmark_case.calls_per_sample);
+  }
+
+ private:
+  double run_calls(std::uint64_t calls) {
     const std::size_t count = dst_.size() / dtype_size(options_.dtype);
-    return time_calls(benchmark_case, [&] {
+    return time_calls(calls, [&] {
       reduce_inplace(options_.dtype, options_.op, dst_.data(), src_.data(), count);
     });
   }
@@ -110,18 +116,23 @@ class PreparedMemcpy final : public PreparedLocal {
  public:
   using PreparedLocal::PreparedLocal;
 
-  CheckResult check(const BenchmarkCase& benchmark_case) override {
+  CheckResult check(const BenchmarkCase& /*benchmark_case*/) override {
     fill_bytes(src_.span(), 0);
     poison(dst_.span());
     context_.synchronize();
-    call(benchmark_case);
+    run_calls(1);
     if (!runs_kernel()) return {};
     return check_bytes(dst_.span(), 0);
   }
 
   double call(const BenchmarkCase& benchmark_case) override {
+    return run_calls(benchmark_case.calls_per_sample);
+  }
+
+ private:
+  double run_calls(std::uint64_t calls) {
     const std::size_t bytes = dst_.size();
-    return time_calls(benchmark_case, [&] { std::memcpy(dst_.data(), src_.data(), bytes); });
+    return time_calls(calls, [&] { std::memcpy(dst_.data(), src_.data(), bytes); });
   }
 };
 
