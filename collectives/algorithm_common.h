@@ -204,24 +204,34 @@ class ReduceBase : public CollectiveBase {
   bool is_root() const { return rank_ == kRootRank; }
 };
 
-// in and out: the whole vector, in destination and source order
-// (collective.h). In place (in and out the same buffer), the blocks a rank
-// receives overwrite blocks it has still to send, and in its own layout a
-// block's place in out is not its place in in (unless p divides count):
-// run() then first copies in to a workspace (n bytes, a local copy no cost
-// model counts) and sends from there.
+// Which elements an alltoall-shaped collective sends each peer and
+// receives from it: alltoall's blocks or alltoallv's shares (collective.h).
+struct ExchangeLayout {
+  std::string_view collective;
+  Block (*send_block)(const CollectiveSpec& spec, int ranks, int rank, int peer);
+  Block (*receive_block)(const CollectiveSpec& spec, int ranks, int rank, int peer);
+};
+extern const ExchangeLayout kAlltoallLayout;
+extern const ExchangeLayout kAlltoallvLayout;
+
+// in and out: the blocks for and from every rank, in destination and
+// source order (collective.h): alltoall's whole vector each, or
+// alltoallv's shares. In place (one buffer), the blocks a rank receives
+// overwrite blocks it has still to send, and a block's place in out is not
+// its place in in (unless the blocks are equal): run() then first copies in
+// to a workspace (a local copy no cost model counts) and sends from there.
 class AlltoallBase : public CollectiveBase {
  public:
   // `stage_in_place`: false for an algorithm that handles in place itself.
   AlltoallBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-               std::span<std::byte> out, bool stage_in_place = true);
+               std::span<std::byte> out, bool stage_in_place = true,
+               const ExchangeLayout& layout = kAlltoallLayout);
 
  protected:
-  // The elements of in that go to rank `peer`, of out that come from it.
-  Block send_block(int peer) const { return alltoall_send_block(spec_.count, ranks_, rank_, peer); }
-  Block receive_block(int peer) const {
-    return alltoall_receive_block(spec_.count, ranks_, rank_, peer);
-  }
+  // The elements of in that go to rank `peer`, of out that come from it
+  // (computed when the algorithm is built).
+  Block send_block(int peer) const { return send_blocks_[static_cast<std::size_t>(peer)]; }
+  Block receive_block(int peer) const { return receive_blocks_[static_cast<std::size_t>(peer)]; }
   // What a call sends from: in, or in place its copy. Call stage_input()
   // first in run().
   const std::byte* input_at(std::size_t element) const { return input_ + element * element_bytes_; }
@@ -231,9 +241,27 @@ class AlltoallBase : public CollectiveBase {
   void place_own_block();
 
  private:
+  AlltoallBase(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
+               std::span<std::byte> out, bool stage_in_place, const ExchangeLayout& layout,
+               std::vector<Block> send_blocks, std::vector<Block> receive_blocks);
+
+  const std::vector<Block> send_blocks_;
+  const std::vector<Block> receive_blocks_;
   const std::byte* input_;
   std::byte* staged_ = nullptr;
 };
+
+// The pairwise exchange and the MPI library's alltoall(v), on either
+// layout: alltoallv's algorithms are alltoall's on its shares
+// (collectives/alltoall/pairwise.cpp and mpi.cpp).
+std::unique_ptr<Collective> build_pairwise_exchange(Transport& transport,
+                                                    const CollectiveSpec& spec,
+                                                    std::span<const std::byte> in,
+                                                    std::span<std::byte> out,
+                                                    const ExchangeLayout& layout);
+std::unique_ptr<Collective> build_mpi_alltoallv(Transport& transport, const CollectiveSpec& spec,
+                                                std::span<const std::byte> in,
+                                                std::span<std::byte> out);
 
 // AlgorithmInfo::build for an algorithm class constructed from the build
 // arguments.

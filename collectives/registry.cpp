@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -76,19 +78,64 @@ void AllgatherBase::place_own_block() {
   if (!in_place() && own.count > 0) std::memcpy(out_at(own.offset), in_, bytes(own.count));
 }
 
+const ExchangeLayout kAlltoallLayout = {
+    "alltoall",
+    [](const CollectiveSpec& spec, int ranks, int rank, int peer) {
+      return alltoall_send_block(spec.count, ranks, rank, peer);
+    },
+    [](const CollectiveSpec& spec, int ranks, int rank, int peer) {
+      return alltoall_receive_block(spec.count, ranks, rank, peer);
+    },
+};
+const ExchangeLayout kAlltoallvLayout = {"alltoallv", alltoallv_send_block,
+                                         alltoallv_receive_block};
+
+namespace {
+
+// Every peer's block of `block_of` for this rank, in rank order.
+std::vector<Block> blocks_of_peers(const CollectiveSpec& spec, const Transport& transport,
+                                   Block (*block_of)(const CollectiveSpec&, int, int, int)) {
+  std::vector<Block> blocks;
+  for (int peer = 0; peer < transport.size(); ++peer) {
+    blocks.push_back(block_of(spec, transport.size(), transport.rank(), peer));
+  }
+  return blocks;
+}
+
+// The buffer the blocks tile, from 0.
+Block tiled(const std::vector<Block>& blocks) {
+  std::size_t count = 0;
+  for (const Block& block : blocks) count += block.count;
+  return {0, count};
+}
+
+}  // namespace
+
 AlltoallBase::AlltoallBase(Transport& transport, const CollectiveSpec& spec,
                            std::span<const std::byte> in, std::span<std::byte> out,
-                           bool stage_in_place)
-    : CollectiveBase(transport, spec, in, out, "alltoall", {0, spec.count}, {0, spec.count}),
+                           bool stage_in_place, const ExchangeLayout& layout)
+    : AlltoallBase(transport, spec, in, out, stage_in_place, layout,
+                   blocks_of_peers(spec, transport, layout.send_block),
+                   blocks_of_peers(spec, transport, layout.receive_block)) {}
+
+AlltoallBase::AlltoallBase(Transport& transport, const CollectiveSpec& spec,
+                           std::span<const std::byte> in, std::span<std::byte> out,
+                           bool stage_in_place, const ExchangeLayout& layout,
+                           std::vector<Block> send_blocks, std::vector<Block> receive_blocks)
+    : CollectiveBase(transport, spec, in, out, layout.collective, tiled(send_blocks),
+                     tiled(receive_blocks)),
+      send_blocks_(std::move(send_blocks)),
+      receive_blocks_(std::move(receive_blocks)),
       input_(in_) {
   if (in_place() && stage_in_place && ranks_ > 1) {
-    staged_ = allocate_workspace(spec.count);
+    staged_ = allocate_workspace(tiled(send_blocks_).count);
     input_ = staged_;
   }
 }
 
 void AlltoallBase::stage_input() {
-  if (staged_ != nullptr && spec_.count > 0) std::memcpy(staged_, in_, bytes(spec_.count));
+  const std::size_t count = tiled(send_blocks_).count;
+  if (staged_ != nullptr && count > 0) std::memcpy(staged_, in_, bytes(count));
 }
 
 void AlltoallBase::place_own_block() {
@@ -158,13 +205,77 @@ Block alltoall_receive_block(std::size_t count, int ranks, int rank, int peer) {
           partition(count, ranks, distance).count};
 }
 
+// Share j ends where the cumulative Zipf weight of ranks 0..j does, scaled
+// to count and rounded down: the shares sum to count exactly, and none is
+// negative, whatever the rounding of the weights.
+std::size_t alltoallv_share(const CollectiveSpec& spec, int ranks, int destination) {
+  double total = 0;
+  double before = 0;
+  for (int j = 0; j < ranks; ++j) {
+    const double weight = std::pow(j + 1.0, -spec.routing.skew);
+    if (j < destination) before += weight;
+    total += weight;
+  }
+  const double count = static_cast<double>(spec.count);
+  const auto boundary = [&](double cumulative) {
+    return std::min(spec.count, static_cast<std::size_t>(std::floor(count * cumulative / total)));
+  };
+  const std::size_t start = boundary(before);
+  const std::size_t end = destination + 1 == ranks
+                              ? spec.count
+                              : boundary(before + std::pow(destination + 1.0, -spec.routing.skew));
+  return end - start;
+}
+
+namespace {
+
+// Token-side block j (its shares in destination order) and expert-side
+// block i of rank j (rank i's share s_j, in source order).
+Block token_side_block(const CollectiveSpec& spec, int ranks, int destination) {
+  std::size_t offset = 0;
+  for (int j = 0; j < destination; ++j) offset += alltoallv_share(spec, ranks, j);
+  return {offset, alltoallv_share(spec, ranks, destination)};
+}
+Block expert_side_block(const CollectiveSpec& spec, int ranks, int expert_rank, int source) {
+  const std::size_t share = alltoallv_share(spec, ranks, expert_rank);
+  return {static_cast<std::size_t>(source) * share, share};
+}
+
+}  // namespace
+
+Block alltoallv_send_block(const CollectiveSpec& spec, int ranks, int rank, int peer) {
+  return spec.routing.returns ? expert_side_block(spec, ranks, rank, peer)
+                              : token_side_block(spec, ranks, peer);
+}
+
+Block alltoallv_receive_block(const CollectiveSpec& spec, int ranks, int rank, int peer) {
+  return spec.routing.returns ? token_side_block(spec, ranks, peer)
+                              : expert_side_block(spec, ranks, rank, peer);
+}
+
 namespace {
 
 // Layouts.
-Block whole_vector(std::size_t count, int /*ranks*/, int /*rank*/) { return {0, count}; }
-Block own_block(std::size_t count, int ranks, int rank) { return partition(count, ranks, rank); }
-Block whole_at_root(std::size_t count, int /*ranks*/, int rank) {
-  return rank == kRootRank ? Block{0, count} : Block{};
+Block whole_vector(const CollectiveSpec& spec, int /*ranks*/, int /*rank*/) {
+  return {0, spec.count};
+}
+Block own_block(const CollectiveSpec& spec, int ranks, int rank) {
+  return partition(spec.count, ranks, rank);
+}
+Block whole_at_root(const CollectiveSpec& spec, int /*ranks*/, int rank) {
+  return rank == kRootRank ? Block{0, spec.count} : Block{};
+}
+// Alltoallv: the whole vector on the token side, p shares on the expert side.
+Block expert_side_shares(const CollectiveSpec& spec, int ranks, int rank) {
+  return {0, static_cast<std::size_t>(ranks) * alltoallv_share(spec, ranks, rank)};
+}
+Block alltoallv_input(const CollectiveSpec& spec, int ranks, int rank) {
+  return spec.routing.returns ? expert_side_shares(spec, ranks, rank)
+                              : whole_vector(spec, ranks, rank);
+}
+Block alltoallv_output(const CollectiveSpec& spec, int ranks, int rank) {
+  return spec.routing.returns ? whole_vector(spec, ranks, rank)
+                              : expert_side_shares(spec, ranks, rank);
 }
 
 // nccl-tests' bus-bandwidth factors.
@@ -199,16 +310,14 @@ CostTerms alltoall_lower_bound(int p, double n) {
 
 // Checks: the reduction of every rank's input over the output's elements, or
 // the input of the rank each block came from.
-CheckResult check_allreduce(const CheckPattern& pattern, DType dtype, ReduceOp op,
-                            std::size_t /*count*/, int /*rank*/, std::uint64_t first,
-                            std::span<const std::byte> output) {
-  return pattern.check_reduced(dtype, op, first, output);
+CheckResult check_allreduce(const CheckPattern& pattern, const CollectiveSpec& spec, int /*rank*/,
+                            std::uint64_t first, std::span<const std::byte> output) {
+  return pattern.check_reduced(spec.dtype, spec.op, first, output);
 }
-CheckResult check_reduce_scatter(const CheckPattern& pattern, DType dtype, ReduceOp op,
-                                 std::size_t count, int rank, std::uint64_t first,
-                                 std::span<const std::byte> output) {
-  return pattern.check_reduced(dtype, op, first + own_block(count, pattern.ranks(), rank).offset,
-                               output);
+CheckResult check_reduce_scatter(const CheckPattern& pattern, const CollectiveSpec& spec, int rank,
+                                 std::uint64_t first, std::span<const std::byte> output) {
+  return pattern.check_reduced(spec.dtype, spec.op,
+                               first + own_block(spec, pattern.ranks(), rank).offset, output);
 }
 // Each block of `output` against the input of the rank it came from:
 // `block_of(source)` is the block's place in output and the global index
@@ -232,38 +341,51 @@ CheckResult check_blocks_from_ranks(const CheckPattern& pattern, DType dtype,
   return total;
 }
 
-CheckResult check_allgather(const CheckPattern& pattern, DType dtype, ReduceOp /*op*/,
-                            std::size_t count, int /*rank*/, std::uint64_t first,
-                            std::span<const std::byte> output) {
-  return check_blocks_from_ranks(pattern, dtype, output, [&](int owner) {
-    const Block block = partition(count, pattern.ranks(), owner);
+CheckResult check_allgather(const CheckPattern& pattern, const CollectiveSpec& spec, int /*rank*/,
+                            std::uint64_t first, std::span<const std::byte> output) {
+  return check_blocks_from_ranks(pattern, spec.dtype, output, [&](int owner) {
+    const Block block = partition(spec.count, pattern.ranks(), owner);
     return std::pair(block, first + block.offset);
   });
 }
 
 // The root's input, on every rank.
-CheckResult check_broadcast(const CheckPattern& pattern, DType dtype, ReduceOp /*op*/,
-                            std::size_t /*count*/, int /*rank*/, std::uint64_t first,
-                            std::span<const std::byte> output) {
-  return pattern.check_input(dtype, kRootRank, first, output);
+CheckResult check_broadcast(const CheckPattern& pattern, const CollectiveSpec& spec, int /*rank*/,
+                            std::uint64_t first, std::span<const std::byte> output) {
+  return pattern.check_input(spec.dtype, kRootRank, first, output);
 }
 // The reduction at the root; elsewhere the output is empty.
-CheckResult check_reduce(const CheckPattern& pattern, DType dtype, ReduceOp op,
-                         std::size_t /*count*/, int /*rank*/, std::uint64_t first,
-                         std::span<const std::byte> output) {
-  return pattern.check_reduced(dtype, op, first, output);
+CheckResult check_reduce(const CheckPattern& pattern, const CollectiveSpec& spec, int /*rank*/,
+                         std::uint64_t first, std::span<const std::byte> output) {
+  return pattern.check_reduced(spec.dtype, spec.op, first, output);
 }
 // Every block of the output is the sender's input block for this rank, at
 // the sender's offset: a block from another rank, or from another place of
-// the sender's input, is wrong.
-CheckResult check_alltoall(const CheckPattern& pattern, DType dtype, ReduceOp /*op*/,
-                           std::size_t count, int rank, std::uint64_t first,
-                           std::span<const std::byte> output) {
-  const int p = pattern.ranks();
+// the sender's input, is wrong. `send_block` and `receive_block` are the
+// collective's layout (alltoall's or alltoallv's).
+template <typename SendBlock, typename ReceiveBlock>
+CheckResult check_exchanged_blocks(const CheckPattern& pattern, DType dtype, int rank,
+                                   std::uint64_t first, std::span<const std::byte> output,
+                                   SendBlock send_block, ReceiveBlock receive_block) {
   return check_blocks_from_ranks(pattern, dtype, output, [&](int sender) {
-    return std::pair(alltoall_receive_block(count, p, rank, sender),
-                     first + alltoall_send_block(count, p, sender, rank).offset);
+    return std::pair(receive_block(rank, sender), first + send_block(sender, rank).offset);
   });
+}
+CheckResult check_alltoall(const CheckPattern& pattern, const CollectiveSpec& spec, int rank,
+                           std::uint64_t first, std::span<const std::byte> output) {
+  const int p = pattern.ranks();
+  return check_exchanged_blocks(
+      pattern, spec.dtype, rank, first, output,
+      [&](int from, int to) { return alltoall_send_block(spec.count, p, from, to); },
+      [&](int at, int from) { return alltoall_receive_block(spec.count, p, at, from); });
+}
+CheckResult check_alltoallv(const CheckPattern& pattern, const CollectiveSpec& spec, int rank,
+                            std::uint64_t first, std::span<const std::byte> output) {
+  const int p = pattern.ranks();
+  return check_exchanged_blocks(
+      pattern, spec.dtype, rank, first, output,
+      [&](int from, int to) { return alltoallv_send_block(spec, p, from, to); },
+      [&](int at, int from) { return alltoallv_receive_block(spec, p, at, from); });
 }
 
 }  // namespace
@@ -279,6 +401,7 @@ extern const AlgorithmInfo kBinomialBroadcast, kScatterAllgatherBroadcast, kChai
     kMpiBroadcast;
 extern const AlgorithmInfo kBinomialReduce, kReduceScatterGatherReduce, kMpiReduce;
 extern const AlgorithmInfo kPairwiseAlltoall, kBruckAlltoall, kLinearAlltoall, kMpiAlltoall;
+extern const AlgorithmInfo kPairwiseAlltoallv, kMpiAlltoallv;
 
 std::span<const CollectiveInfo> collectives() {
   // Each collective's algorithms in the order they are listed everywhere:
@@ -322,6 +445,10 @@ std::span<const CollectiveInfo> collectives() {
       kLinearAlltoall,
       kMpiAlltoall,
   });
+  static const auto alltoallv = std::to_array<AlgorithmInfo>({
+      kPairwiseAlltoallv,
+      kMpiAlltoallv,
+  });
   static const auto table = std::to_array<CollectiveInfo>({
       {"allreduce", "every rank gets the reduction of every rank's vector", true, whole_vector,
        whole_vector, allreduce_factor, "2(p-1)/p", allreduce_lower_bound, check_allreduce,
@@ -341,6 +468,11 @@ std::span<const CollectiveInfo> collectives() {
       {"alltoall", "every rank sends every rank its own block of its vector (MoE expert routing)",
        false, whole_vector, whole_vector, all_to_all_share, "(p-1)/p", alltoall_lower_bound,
        check_alltoall, alltoall},
+      {"alltoallv",
+       "every rank sends every rank an uneven share of its vector (MoE token dispatch and "
+       "combine; uniform unless routed with a skew)",
+       false, alltoallv_input, alltoallv_output, all_to_all_share, "(p-1)/p", alltoall_lower_bound,
+       check_alltoallv, alltoallv},
   });
   return table;
 }
@@ -377,10 +509,21 @@ std::string CollectiveInfo::algorithm_names() const {
   return names;
 }
 
-void fill_input(const CollectiveInfo& collective, const CheckPattern& pattern, DType dtype,
-                std::size_t count, int rank, std::uint64_t first, std::span<std::byte> input) {
-  pattern.fill(dtype, rank, first + collective.input_block(count, pattern.ranks(), rank).offset,
+void fill_input(const CollectiveInfo& collective, const CheckPattern& pattern,
+                const CollectiveSpec& spec, int rank, std::uint64_t first,
+                std::span<std::byte> input) {
+  pattern.fill(spec.dtype, rank, first + collective.input_block(spec, pattern.ranks(), rank).offset,
                input);
+}
+
+std::size_t input_index_span(const CollectiveInfo& collective, const CollectiveSpec& spec,
+                             int ranks) {
+  std::size_t span = spec.count;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const Block input = collective.input_block(spec, ranks, rank);
+    span = std::max(span, input.offset + input.count);
+  }
+  return span;
 }
 
 }  // namespace collbench

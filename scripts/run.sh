@@ -8,7 +8,7 @@
 # run is oversubscribed), every result checked (--check), over MPI's shared
 # memory (Open MPI: pml ob1, btl self,vader):
 #   - every collective of collbench (--families collectives: allreduce,
-#     reduce_scatter, allgather, broadcast, reduce, alltoall), every algorithm
+#     reduce_scatter, allgather, broadcast, reduce, alltoall, alltoallv), every algorithm
 #     of each and mpi (the MPI library's own: MPI_Allreduce, MPI_Bcast, ...),
 #     8 B .. 64 MiB (x2)
 #   - the exchanges of one training iteration, per message size and per

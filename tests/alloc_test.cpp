@@ -75,8 +75,9 @@ std::size_t allocations_in_run(Transport& transport, const CollectiveInfo& colle
                                const AlgorithmInfo& algorithm, std::size_t count, bool in_place) {
   const int rank = transport.rank();
   const int ranks = transport.size();
-  const Block in_block = collective.input_block(count, ranks, rank);
-  const Block out_block = collective.output_block(count, ranks, rank);
+  const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, 0, {}};
+  const Block in_block = collective.input_block(spec, ranks, rank);
+  const Block out_block = collective.output_block(spec, ranks, rank);
   // In place: the block (input or output) at its place in the whole vector.
   std::vector<std::byte> whole(count * sizeof(float));
   std::vector<std::byte> in_storage(in_block.count * sizeof(float));
@@ -87,8 +88,7 @@ std::size_t allocations_in_run(Transport& transport, const CollectiveInfo& colle
   };
   const std::span<std::byte> in = in_place ? part(in_block) : std::span<std::byte>(in_storage);
   const std::span<std::byte> out = in_place ? part(out_block) : std::span<std::byte>(out_storage);
-  fill_input(collective, CheckPattern(ranks, 0), DType::f32, count, rank, 0, in);
-  const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, 0};
+  fill_input(collective, CheckPattern(ranks, 0), spec, rank, 0, in);
   auto call = algorithm.build(transport, spec, in, out);
   call->run();
   t_allocations = 0;

@@ -239,7 +239,10 @@ struct Case {
   DType dtype;
   ReduceOp op;
   std::size_t count;
+  TokenRouting routing{};  // alltoallv's
 };
+
+CollectiveSpec spec_of(const Case& c) { return {c.dtype, c.op, c.count, 0, c.routing}; }
 
 std::vector<Case> all_cases(int p) {
   std::vector<Case> cases;
@@ -251,8 +254,33 @@ std::vector<Case> all_cases(int p) {
   return cases;
 }
 
+// The routings an alltoallv is also tried with: skewed, both directions
+// (the expert side's p shares then differ by rank).
+const TokenRouting kSkewedRoutings[] = {{1.2, false}, {1.2, true}};
+
+// all_cases, and for alltoallv the skewed routings too (one op: nothing is
+// reduced).
+std::vector<Case> cases_of(const CollectiveInfo& collective, int p) {
+  std::vector<Case> cases = all_cases(p);
+  if (collective.name != "alltoallv") return cases;
+  const std::size_t uniform = cases.size();
+  for (const TokenRouting& routing : kSkewedRoutings) {
+    for (std::size_t c = 0; c < uniform; ++c) {
+      if (cases[c].op != ReduceOp::sum) continue;
+      Case routed = cases[c];
+      routed.routing = routing;
+      cases.push_back(routed);
+    }
+  }
+  return cases;
+}
+
 std::string describe(const Case& c) {
-  return fmt::format("count={} {} {}", c.count, to_string(c.dtype), to_string(c.op));
+  const std::string routing =
+      c.routing == TokenRouting{}
+          ? std::string()
+          : fmt::format(" skew={}{}", c.routing.skew, c.routing.returns ? " returning" : "");
+  return fmt::format("count={} {} {}{}", c.count, to_string(c.dtype), to_string(c.op), routing);
 }
 
 // Wrong elements over all ranks of the second call, with `victim` faulted
@@ -280,26 +308,26 @@ FaultOutcome run_faulted(const CollectiveInfo& collective, const AlgorithmInfo& 
         for (std::size_t c = 0; c < cases.size(); ++c) {
           const Case& k = cases[c];
           const std::size_t element_bytes = dtype_size(k.dtype);
-          std::vector<std::byte> in(collective.input_block(k.count, p, rank).count * element_bytes);
-          std::vector<std::byte> out(collective.output_block(k.count, p, rank).count *
-                                     element_bytes);
+          const CollectiveSpec spec = spec_of(k);
+          std::vector<std::byte> in(collective.input_block(spec, p, rank).count * element_bytes);
+          std::vector<std::byte> out(collective.output_block(spec, p, rank).count * element_bytes);
           poison(out);
-          auto call = algorithm.build(transport, {k.dtype, k.op, k.count, 0}, in, out);
+          auto call = algorithm.build(transport, spec, in, out);
           // First call: clean, counting the victim's receives.
           transport.start_counting();
-          fill_input(collective, CheckPattern(p, 1), k.dtype, k.count, rank, 0, in);
+          fill_input(collective, CheckPattern(p, 1), spec, rank, 0, in);
           call->run();
           // Second call: new inputs, the fault in the middle of the call.
           if (is_victim) transport.arm(fault, element_bytes, transport.receives() / 2);
           const CheckPattern pattern(p, 2);
-          fill_input(collective, pattern, k.dtype, k.count, rank, 0, in);
+          fill_input(collective, pattern, spec, rank, 0, in);
           call->run();
           if (is_victim) {
             fired[c] = transport.fired() ? 1 : 0;
             no_candidate[c] = transport.candidates() == 0 ? 1 : 0;
           }
           transport.start_counting();
-          wrong[c] += collective.check_output(pattern, k.dtype, k.op, k.count, rank, 0, out).wrong;
+          wrong[c] += collective.check_output(pattern, spec, rank, 0, out).wrong;
         }
       },
       std::chrono::seconds(30));
@@ -320,7 +348,7 @@ class TransportFaults : public ::testing::TestWithParam<std::tuple<Fault, Algori
 bool must_be_caught(Fault fault, const Case& c, const CollectiveInfo& collective, int p) {
   const bool extreme = collective.reduces && (c.op == ReduceOp::min || c.op == ReduceOp::max);
   const bool every_owner_in_each_output =
-      collective.output_block(c.count, p, p - 1).count >= static_cast<std::size_t>(p);
+      collective.output_block(spec_of(c), p, p - 1).count >= static_cast<std::size_t>(p);
   return (c.count >= 1000 || fault == Fault::drop_payload || !extreme) &&
          (!extreme || every_owner_in_each_output);
 }
@@ -330,7 +358,7 @@ TEST_P(TransportFaults, CaughtAtEveryRankCountOpAndDtype) {
   const auto [collective, algorithm] = std::get<1>(GetParam());
   for (const int p : kRankCounts) {
     if (quick() && p != 3 && p != 16) continue;
-    const std::vector<Case> cases = all_cases(p);
+    const std::vector<Case> cases = cases_of(*collective, p);
     std::vector<int> fired(cases.size());
     std::vector<int> no_candidate(cases.size(), 1);
     // Rank 0 (the tree's root, the central server) at even p, the last rank
@@ -577,7 +605,7 @@ TEST_P(OutputMutants, EveryAlgorithmOpAndDtype) {
         std::vector<std::byte> in(k.count * dtype_size(k.dtype));
         std::vector<std::byte> out(in.size());
         poison(out);
-        auto allreduce = algorithm->build(transport, {k.dtype, k.op, k.count, 0}, in, out);
+        auto allreduce = algorithm->build(transport, {k.dtype, k.op, k.count, 0, {}}, in, out);
         for (const std::uint64_t generation : {1, 2}) {
           const CheckPattern pattern(p, generation);
           pattern.fill(k.dtype, transport.rank(), 0, in);
@@ -614,6 +642,20 @@ int source_of_block(const CollectiveInfo& collective, int block) {
   return collective.name == "broadcast" ? kRootRank : block;
 }
 
+// alltoall's and alltoallv's layouts: the blocks every rank sends every
+// other, from the collective.h functions for each.
+bool exchanges_blocks(const CollectiveInfo& collective) {
+  return collective.name == "alltoall" || collective.name == "alltoallv";
+}
+Block sent_block(const CollectiveInfo& collective, const Case& k, int p, int from, int to) {
+  return collective.name == "alltoall" ? alltoall_send_block(k.count, p, from, to)
+                                       : alltoallv_send_block(spec_of(k), p, from, to);
+}
+Block received_block(const CollectiveInfo& collective, const Case& k, int p, int at, int from) {
+  return collective.name == "alltoall" ? alltoall_receive_block(k.count, p, at, from)
+                                       : alltoallv_receive_block(spec_of(k), p, at, from);
+}
+
 // What rank `rank` must receive, built from the pattern directly: its block
 // of the reduction (reduce_scatter; the whole at reduce's root), every
 // block from the rank it comes from (allgather, broadcast), every rank's
@@ -622,7 +664,7 @@ std::vector<std::byte> expected_output(const CollectiveInfo& collective,
                                        const CheckPattern& pattern, const Case& k, int rank) {
   const int p = pattern.ranks();
   const std::size_t element_bytes = dtype_size(k.dtype);
-  const Block mine = collective.output_block(k.count, p, rank);
+  const Block mine = collective.output_block(spec_of(k), p, rank);
   std::vector<std::byte> output(mine.count * element_bytes);
   if (collective.reduces) {
     for (std::size_t i = 0; i < mine.count; ++i) {
@@ -630,12 +672,12 @@ std::vector<std::byte> expected_output(const CollectiveInfo& collective,
     }
     return output;
   }
-  if (collective.name == "alltoall") {
+  if (exchanges_blocks(collective)) {
     // Each sender's block for this rank, from the sender's input.
     for (int sender = 0; sender < p; ++sender) {
-      const Block place = alltoall_receive_block(k.count, p, rank, sender);
+      const Block place = received_block(collective, k, p, rank, sender);
       pattern.fill(
-          k.dtype, sender, alltoall_send_block(k.count, p, sender, rank).offset,
+          k.dtype, sender, sent_block(collective, k, p, sender, rank).offset,
           std::span(output).subspan(place.offset * element_bytes, place.count * element_bytes));
     }
     return output;
@@ -655,19 +697,19 @@ std::vector<std::byte> expected_output(const CollectiveInfo& collective,
 // match all of them by chance in a few percent of the blocks (at p = 16,
 // f16 and bf16 seen); only a block that was never written is asserted
 // there, the rest at 1000 elements (blocks of ≥ 62).
-void add_alltoall_block_mutants(const CheckPattern& pattern, const CheckPattern& previous,
-                                const Case& k, int rank, const std::vector<std::byte>& real,
-                                std::vector<Mutant>& mutants) {
+void add_alltoall_block_mutants(const CollectiveInfo& collective, const CheckPattern& pattern,
+                                const CheckPattern& previous, const Case& k, int rank,
+                                const std::vector<std::byte>& real, std::vector<Mutant>& mutants) {
   const int p = pattern.ranks();
   const std::size_t element_bytes = dtype_size(k.dtype);
   const bool large = k.count >= 1000;
   for (int sender = 0; sender < p; ++sender) {
-    const Block place = alltoall_receive_block(k.count, p, rank, sender);
+    const Block place = received_block(collective, k, p, rank, sender);
     if (place.count == 0) continue;
     const auto at = [&](std::vector<std::byte>& output, Block block) {
       return std::span(output).subspan(block.offset * element_bytes, block.count * element_bytes);
     };
-    const std::uint64_t sent_offset = alltoall_send_block(k.count, p, sender, rank).offset;
+    const std::uint64_t sent_offset = sent_block(collective, k, p, sender, rank).offset;
     const int other = (sender + 1) % p;
     // Another rank's data where this sender's belongs (the same elements of
     // its input: the wrong peer).
@@ -679,7 +721,7 @@ void add_alltoall_block_mutants(const CheckPattern& pattern, const CheckPattern&
     // next rank (an offset one rank off).
     const int next = (rank + 1) % p;
     std::vector<std::byte> wrong_block = real;
-    pattern.fill(k.dtype, sender, alltoall_send_block(k.count, p, sender, next).offset,
+    pattern.fill(k.dtype, sender, sent_block(collective, k, p, sender, next).offset,
                  at(wrong_block, place));
     mutants.push_back({fmt::format("rank {}'s block for rank {} in place of its block for rank {}",
                                    sender, next, rank),
@@ -698,7 +740,7 @@ void add_alltoall_block_mutants(const CheckPattern& pattern, const CheckPattern&
     mutants.push_back(
         {fmt::format("the block from rank {} never received", sender), missing, true});
     // Two senders' blocks swapped (as many elements as the smaller holds).
-    const Block other_place = alltoall_receive_block(k.count, p, rank, other);
+    const Block other_place = received_block(collective, k, p, rank, other);
     if (other != sender && other_place.count > 0) {
       std::vector<std::byte> swapped = real;
       const std::size_t elements = std::min(place.count, other_place.count);
@@ -722,7 +764,7 @@ class BlockCheckMutants : public ::testing::TestWithParam<std::string> {};
 TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
   const CollectiveInfo& collective = *find_collective(GetParam());
   for (const int p : kRankCounts) {
-    for (const Case& k : all_cases(p)) {
+    for (const Case& k : cases_of(collective, p)) {
       // An allgather only moves bytes: one op stands for all.
       if (!collective.reduces && k.op != ReduceOp::sum) continue;
       const std::size_t element_bytes = dtype_size(k.dtype);
@@ -735,11 +777,11 @@ TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
       for (const int rank : {0, p / 2, p - 1}) {
         const std::string what =
             fmt::format("{} p={} rank {} {}", collective.name, p, rank, describe(k));
-        const Block mine = collective.output_block(k.count, p, rank);
+        const Block mine = collective.output_block(spec_of(k), p, rank);
         if (mine.count == 0) continue;  // a reduce's non-root
         const std::vector<std::byte> real = expected_output(collective, pattern, k, rank);
         const auto check = [&](const std::vector<std::byte>& output) {
-          return collective.check_output(pattern, k.dtype, k.op, k.count, rank, 0, output).wrong;
+          return collective.check_output(pattern, spec_of(k), rank, 0, output).wrong;
         };
         ASSERT_EQ(check(real), 0u) << what << ": the expected output fails the check";
         std::vector<Mutant> mutants;
@@ -774,8 +816,8 @@ TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
             }
             mutants.push_back({"the next rank's block", block_of(next_result, next), large});
           }
-        } else if (collective.name == "alltoall") {
-          add_alltoall_block_mutants(pattern, previous, k, rank, real, mutants);
+        } else if (exchanges_blocks(collective)) {
+          add_alltoall_block_mutants(collective, pattern, previous, k, rank, real, mutants);
         } else {
           if (collective.name == "broadcast" && rank != kRootRank) {
             // A broadcast that never reached this rank: its own data.
@@ -821,7 +863,7 @@ TEST_P(BlockCheckMutants, CaughtAtEveryRankCountOpAndDtype) {
 
 INSTANTIATE_TEST_SUITE_P(Mutation, BlockCheckMutants,
                          ::testing::Values("reduce_scatter", "allgather", "broadcast", "reduce",
-                                           "alltoall"),
+                                           "alltoall", "alltoallv"),
                          [](const ::testing::TestParamInfo<std::string>& param_info) {
                            return param_info.param;
                          });

@@ -161,7 +161,7 @@ TEST(Registry, BusBandwidthFormulasSayWhatTheFactorsCompute) {
 
 TEST(Registry, NamesAndCosts) {
   EXPECT_EQ(collective_names(),
-            "allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall");
+            "allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall, alltoallv");
   // The table is the one list of names: here only what every entry must
   // satisfy, so that adding an algorithm touches no test.
   for (const CollectiveInfo& collective : collectives()) {
@@ -289,10 +289,11 @@ TEST(BytesSent, BandwidthOptimalAlgorithmsMoveTheirModelBytes) {
       std::atomic<std::uint64_t> max_sent{0};
       run_in_process(p, [&](Transport& transport) {
         const int rank = transport.rank();
-        std::vector<std::byte> in(collective.input_block(count, p, rank).count * sizeof(float));
-        fill_input(collective, CheckPattern(p, 0), DType::f32, count, rank, 0, in);
-        std::vector<std::byte> out(collective.output_block(count, p, rank).count * sizeof(float));
-        auto call = algorithm.build(transport, {DType::f32, ReduceOp::sum, count, 0}, in, out);
+        const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, 0, {}};
+        std::vector<std::byte> in(collective.input_block(spec, p, rank).count * sizeof(float));
+        fill_input(collective, CheckPattern(p, 0), spec, rank, 0, in);
+        std::vector<std::byte> out(collective.output_block(spec, p, rank).count * sizeof(float));
+        auto call = algorithm.build(transport, spec, in, out);
         transport.reset_counters();
         call->run();
         std::uint64_t seen = max_sent.load();
@@ -326,7 +327,7 @@ TEST(BytesSent, AlltoallAlgorithmsMoveTheirModelBytes) {
       run_in_process(p, [&](Transport& transport) {
         std::vector<std::byte> in(count * sizeof(float));
         std::vector<std::byte> out(in.size());
-        auto call = algorithm.build(transport, {DType::f32, ReduceOp::sum, count, 0}, in, out);
+        auto call = algorithm.build(transport, {DType::f32, ReduceOp::sum, count, 0, {}}, in, out);
         transport.reset_counters();
         call->run();
         if (static_cast<double>(transport.bytes_sent()) == expected) ++matching;
@@ -384,6 +385,99 @@ TEST(AlltoallLayout, BlocksTileBothVectorsAndAgreeBetweenSenderAndReceiver) {
   EXPECT_EQ(alltoall_receive_block(4, 3, 0, 2), (Block{3, 1}));
 }
 
+TEST(AlltoallvLayout, SharesFollowTheSkewAndBlocksAgreeBetweenSenderAndReceiver) {
+  for (int p = 1; p <= 17; ++p) {
+    for (const double skew : {0.0, 0.5, 1.2, 3.0}) {
+      for (const std::size_t count :
+           {std::size_t{0}, std::size_t{1}, static_cast<std::size_t>(p) + 1, std::size_t{4099}}) {
+        for (const bool returns : {false, true}) {
+          const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, 0, {skew, returns}};
+          const std::string where =
+              fmt::format("p={} skew={} count={} returns={}", p, skew, count, returns);
+          std::size_t total = 0;
+          for (int j = 0; j < p; ++j) {
+            const std::size_t share = alltoallv_share(spec, p, j);
+            total += share;
+            // Uniform: count/p each, give or take the rounding.
+            if (skew == 0) {
+              EXPECT_LE(share - count / p, 1u) << where;
+            }
+            // More popular ranks first, up to one element of rounding.
+            if (j > 0) {
+              EXPECT_LE(share, alltoallv_share(spec, p, j - 1) + 1) << where;
+            }
+          }
+          EXPECT_EQ(total, count) << where;
+          for (int rank = 0; rank < p; ++rank) {
+            std::size_t sent_end = 0;
+            std::size_t received_end = 0;
+            for (int peer = 0; peer < p; ++peer) {
+              const Block sent = alltoallv_send_block(spec, p, rank, peer);
+              const Block received = alltoallv_receive_block(spec, p, rank, peer);
+              EXPECT_EQ(sent.offset, sent_end) << where << " rank " << rank << " to " << peer;
+              EXPECT_EQ(received.offset, received_end) << where;
+              EXPECT_EQ(alltoallv_receive_block(spec, p, peer, rank).count, sent.count) << where;
+              sent_end += sent.count;
+              received_end += received.count;
+            }
+            const CollectiveInfo& alltoallv = *find_collective("alltoallv");
+            EXPECT_EQ(alltoallv.input_block(spec, p, rank), (Block{0, sent_end})) << where;
+            EXPECT_EQ(alltoallv.output_block(spec, p, rank), (Block{0, received_end})) << where;
+            // The token side holds the whole vector; the expert side p shares.
+            const std::size_t expert_side =
+                static_cast<std::size_t>(p) * alltoallv_share(spec, p, rank);
+            EXPECT_EQ(returns ? received_end : sent_end, count) << where;
+            EXPECT_EQ(returns ? sent_end : received_end, expert_side) << where;
+          }
+        }
+      }
+    }
+  }
+  // Spot values: p = 2, skew 1: weights 1 and 1/2, shares 6 and 4 of 10;
+  // rank 1 dispatches 6 at 0 to rank 0 and 4 at 6 to itself; rank 0
+  // receives rank 1's 6 at 6.
+  const CollectiveSpec skewed{DType::f32, ReduceOp::sum, 10, 0, {1.0, false}};
+  EXPECT_EQ(alltoallv_share(skewed, 2, 0), 6u);
+  EXPECT_EQ(alltoallv_share(skewed, 2, 1), 4u);
+  EXPECT_EQ(alltoallv_send_block(skewed, 2, 1, 0), (Block{0, 6}));
+  EXPECT_EQ(alltoallv_send_block(skewed, 2, 1, 1), (Block{6, 4}));
+  EXPECT_EQ(alltoallv_receive_block(skewed, 2, 0, 1), (Block{6, 6}));
+  EXPECT_EQ(alltoallv_receive_block(skewed, 2, 1, 0), (Block{0, 4}));
+}
+
+TEST(AlltoallvRouting, SkewedDispatchAndCombineAreCorrectInAndOutOfPlace) {
+  // The correctness matrix runs alltoallv uniformly; here every
+  // hand-written alltoallv on skewed routings both ways, where the shares,
+  // and the expert side's buffer, differ by rank.
+  const CollectiveInfo& alltoallv = *find_collective("alltoallv");
+  int checked = 0;
+  for (const AlgorithmInfo& algorithm : alltoallv.algorithms) {
+    if (!algorithm.unsupported_reason("inproc", 2, 1).empty()) continue;
+    ++checked;
+    for (const int p : {1, 2, 3, 5, 8, 13, 16}) {
+      for (const double skew : {0.5, 1.2, 3.0}) {
+        for (const bool returns : {false, true}) {
+          for (const std::size_t count :
+               {std::size_t{1}, static_cast<std::size_t>(p) + 1, std::size_t{4099}}) {
+            for (const bool in_place : {false, true}) {
+              std::atomic<std::size_t> wrong{0};
+              run_in_process(p, [&](Transport& transport) {
+                wrong +=
+                    testing::run_checked_calls(transport, alltoallv, algorithm, count, DType::f32,
+                                               ReduceOp::sum, in_place, 0, {skew, returns});
+              });
+              EXPECT_EQ(wrong.load(), 0u)
+                  << fmt::format("{} p={} skew={} returns={} count={} in place={}", algorithm.name,
+                                 p, skew, returns, count, in_place);
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, 1);
+}
+
 // Forwards to the in-process transport and records the tag of every send
 // and receive.
 class TagRecorder final : public Transport {
@@ -421,9 +515,10 @@ TEST(TagSlots, EveryAlgorithmObjectHasTagsOfItsOwn) {
           transport.tags.clear();
           const int rank = transport.rank();
           const std::size_t count = 64;
-          std::vector<std::byte> in(collective.input_block(count, 5, rank).count * 4);
-          std::vector<std::byte> out(collective.output_block(count, 5, rank).count * 4);
-          algorithm.build(transport, {DType::f32, ReduceOp::sum, count, 0}, in, out)->run();
+          const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, 0, {}};
+          std::vector<std::byte> in(collective.input_block(spec, 5, rank).count * 4);
+          std::vector<std::byte> out(collective.output_block(spec, 5, rank).count * 4);
+          algorithm.build(transport, spec, in, out)->run();
           for (const int tag : transport.tags) {
             EXPECT_GE(tag, kFirstSlotTag) << algorithm.name;
             EXPECT_LE(tag, kMaxTag) << algorithm.name;

@@ -73,6 +73,35 @@ TEST_P(CollectiveOverTransport, EveryDtypeOpAndCount) {
   }
 }
 
+// Alltoallv on skewed routings, both ways, over this transport: the
+// expert side's p shares differ by rank, and the library's counts and
+// offsets (mpi) or the pairwise steps must follow them.
+TEST_P(CollectiveOverTransport, SkewedRoutings) {
+  const CollectiveInfo& collective = *find_collective(GetParam().first);
+  if (collective.name != "alltoallv") GTEST_SKIP() << "routings are alltoallv's";
+  const AlgorithmInfo& algorithm = *collective.find_algorithm(GetParam().second);
+  Transport& transport = *transport_;
+  const int p = transport.size();
+  const std::string reason = algorithm.unsupported_reason(transport.kind(), p, 1);
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  for (const double skew : {0.7, 2.0}) {
+    for (const bool returns : {false, true}) {
+      for (const std::size_t count : {std::size_t{1}, static_cast<std::size_t>(p + 1),
+                                      std::size_t{4099}, std::size_t{262147}}) {
+        for (bool in_place : {false, true}) {
+          const std::uint64_t wrong =
+              testing::run_checked_calls(transport, collective, algorithm, count, DType::f32,
+                                         ReduceOp::sum, in_place, 0, {skew, returns});
+          EXPECT_EQ(wrong, 0u) << fmt::format(
+              "{} on {} rank {} of {}: skew={} returns={} count={}{}", algorithm.name,
+              transport.kind(), transport.rank(), p, skew, returns, count,
+              in_place ? " in place" : "");
+        }
+      }
+    }
+  }
+}
+
 // A wait that times out calls the transport's timeout handler at the wait,
 // before the caller's frame unwinds, then throws; the request stays usable.
 // The harness's timeout report relies on it: it talks over MPI, which can

@@ -175,17 +175,18 @@ PYTHON
   ;;
 
 collectives)
-  # reduce_scatter, allgather and alltoall through the harness: every
-  # algorithm of the three in the listing, checked, with the CSV's collective
-  # columns and nccl-tests' (p-1)/p bus bandwidth.
+  # reduce_scatter, allgather, alltoall and alltoallv through the harness:
+  # every algorithm of the four in the listing, checked, with the CSV's
+  # collective columns and nccl-tests' (p-1)/p bus bandwidth.
   listing=$("$collbench" --list-algorithms --csv)
-  run "$np" --families reduce_scatter,allgather,alltoall --sizes 4B,12B,1028B,65540B --check \
+  run "$np" --families reduce_scatter,allgather,alltoall,alltoallv --sizes 4B,12B,1028B,65540B \
+    --check \
     --csv "$work/run.csv" --samples 3 --quiet
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
   check_csv "$work/run.csv" "$np" "$listing" <<'PYTHON'
 ranks = int(sys.argv[2])
 listed = [r for r in csv.DictReader(sys.argv[3].splitlines())
-          if r["collective"] in ("reduce_scatter", "allgather", "alltoall")]
+          if r["collective"] in ("reduce_scatter", "allgather", "alltoall", "alltoallv")]
 sizes = [4, 12, 1028, 65540]
 expected = {f"{r['collective']}/{r['algorithm']}/{size}" for r in listed for size in sizes}
 names = [row["benchmark"] for row in rows]
@@ -209,7 +210,8 @@ for row in rows:
         ideal = (ranks - 1) / ranks * int(row["bytes"])
         if abs(int(row["sent_bytes_per_rank"]) - ideal) > 4:
             fail(f"{name}: sent {row['sent_bytes_per_rank']} bytes, ideal {ideal}")
-print(f"{len(rows)} rows of reduce_scatter, allgather and alltoall, all checked ok on {ranks} ranks")
+print(f"{len(rows)} rows of reduce_scatter, allgather, alltoall and alltoallv, all checked ok "
+      f"on {ranks} ranks")
 PYTHON
   ;;
 

@@ -182,7 +182,7 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--transport", "rdma"}, "unknown --transport 'rdma'"},
       {{"--families", "allreduce,bogus"},
        "unknown family 'bogus' in --families; accepted: allreduce, reduce_scatter, allgather, "
-       "broadcast, reduce, alltoall, "
+       "broadcast, reduce, alltoall, alltoallv, "
        "p2p, local, exchange"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"--warmup", "-1"}, "--warmup"},
@@ -741,6 +741,31 @@ TEST(Plan, ExchangeMessagesOfOneLargeSizeAndCollectiveShareTheirBuffers) {
   distinct.message_bytes = {large, small, large, small};
   distinct.message_collectives = {&allgather, &allgather, &reduce_scatter, &allgather};
   EXPECT_EQ(entry.memory_bytes(4), distinct.memory_bytes(4));
+}
+
+TEST(Plan, AlltoallvMessagesShareOnlyWithTheirRoutingAndCountTheirSkewedShares) {
+  // A MoE iteration: dispatch, combine, dispatch, combine of one size. The
+  // two directions' layouts differ, so only like shares like.
+  const CollectiveInfo& alltoallv = *find_collective("alltoallv");
+  BenchmarkCase entry;
+  entry.family = Family::exchange;
+  entry.collective = &alltoallv;
+  entry.algorithm = alltoallv.find_algorithm("pairwise");
+  const std::uint64_t large = kSharedMessageBytes;
+  entry.message_bytes = {large, large, large, large};
+  entry.message_routings = {{1.5, false}, {1.5, true}, {1.5, false}, {1.5, true}};
+  EXPECT_EQ(entry.message_slots(), (std::vector<std::size_t>{0, 1, 0, 1}));
+  // Uniform, each side holds n; skewed, rank 0's expert side holds p·s_0 > n,
+  // and the memory check counts it.
+  BenchmarkCase uniform = entry;
+  uniform.message_routings = {{0, false}, {0, true}, {0, false}, {0, true}};
+  EXPECT_EQ(uniform.memory_bytes(4), 2 * 2 * large);  // two slots, in and out each
+  EXPECT_GT(entry.memory_bytes(4), uniform.memory_bytes(4));
+  CollectiveSpec skewed;
+  skewed.count = large;
+  skewed.routing = {1.5, false};
+  const std::uint64_t rank0_side = 4 * alltoallv_share(skewed, 4, 0);
+  EXPECT_EQ(entry.memory_bytes(4) - uniform.memory_bytes(4), 2 * (rank0_side - large));
 }
 
 TEST(Plan, WorkloadSizeThatIsNoWholeNumberOfElementsIsANote) {

@@ -64,11 +64,14 @@ class PreparedCollective final : public PreparedCase {
       message_indices_.push_back(k);
       Message& message = messages_.emplace_back();
       message.collective = &benchmark_case.collective_of(k);
-      message.count = benchmark_case.message_bytes[k] / element_bytes;
+      message.spec.dtype = options_.dtype;
+      message.spec.op = options_.op;
+      message.spec.count = benchmark_case.message_bytes[k] / element_bytes;
+      message.spec.routing = benchmark_case.routing_of(k);
       message.in = AlignedBuffer(
-          message.collective->input_block(message.count, ranks_, rank_).count * element_bytes);
+          message.collective->input_block(message.spec, ranks_, rank_).count * element_bytes);
       message.out = AlignedBuffer(
-          message.collective->output_block(message.count, ranks_, rank_).count * element_bytes);
+          message.collective->output_block(message.spec, ranks_, rank_).count * element_bytes);
     }
     fill_inputs(CheckPattern(ranks_, kUncheckedGeneration));
     build_algorithms(benchmark_case);
@@ -77,7 +80,8 @@ class PreparedCollective final : public PreparedCase {
   bool adopt(const BenchmarkCase& next) override {
     if (!is_collective(next.family) || next.collective != &collective_ ||
         next.message_collectives != message_collectives_ ||
-        next.message_bytes != owner->message_bytes) {
+        next.message_bytes != owner->message_bytes ||
+        next.message_routings != owner->message_routings) {
       return false;
     }
     for (Message& message : messages_) message.algorithm.reset();
@@ -120,7 +124,7 @@ class PreparedCollective final : public PreparedCase {
  private:
   struct Message {
     const CollectiveInfo* collective = nullptr;
-    std::size_t count = 0;  // elements of the collective's whole vector
+    CollectiveSpec spec;  // the run's dtype and op, the message's count and routing
     AlignedBuffer in;
     AlignedBuffer out;
     // Declared after its buffers so that it is destroyed (and deregisters
@@ -131,12 +135,9 @@ class PreparedCollective final : public PreparedCase {
   void build_algorithms(const BenchmarkCase& benchmark_case) {
     for (std::size_t slot = 0; slot < messages_.size(); ++slot) {
       Message& message = messages_[slot];
-      CollectiveSpec spec;
-      spec.dtype = options_.dtype;
-      spec.op = options_.op;
-      spec.count = message.count;
-      message.algorithm = benchmark_case.algorithm_of(message_indices_[slot])
-                              .build(transport_, spec, message.in.span(), message.out.span());
+      message.algorithm =
+          benchmark_case.algorithm_of(message_indices_[slot])
+              .build(transport_, message.spec, message.in.span(), message.out.span());
     }
   }
 
@@ -163,9 +164,8 @@ class PreparedCollective final : public PreparedCase {
   void fill_inputs(const CheckPattern& pattern) {
     std::uint64_t first_index = 0;
     for (Message& message : messages_) {
-      fill_input(*message.collective, pattern, options_.dtype, message.count, rank_, first_index,
-                 message.in.span());
-      first_index += message.count;
+      fill_input(*message.collective, pattern, message.spec, rank_, first_index, message.in.span());
+      first_index += input_index_span(*message.collective, message.spec, ranks_);
     }
   }
 
@@ -183,8 +183,7 @@ class PreparedCollective final : public PreparedCase {
     std::uint64_t first_index = 0;
     for (std::size_t k = 0; k < sequence_.size(); ++k) {
       Message& message = messages_[sequence_[k]];
-      fill_input(*message.collective, pattern, options_.dtype, message.count, rank_, first_index,
-                 message.in.span());
+      fill_input(*message.collective, pattern, message.spec, rank_, first_index, message.in.span());
       context_.synchronize();
       if (benchmark_case.bare) {
         call_bare(benchmark_case);
@@ -194,9 +193,8 @@ class PreparedCollective final : public PreparedCase {
         if (library) context_.library_call_returned();
       }
       if (rank_ == last_rank_with_output(message)) corrupt(message, corrupt_left);
-      const CheckResult part =
-          message.collective->check_output(pattern, options_.dtype, options_.op, message.count,
-                                           rank_, first_index, message.out.span());
+      const CheckResult part = message.collective->check_output(pattern, message.spec, rank_,
+                                                                first_index, message.out.span());
       if (part.wrong > 0 && total.wrong == 0) {
         total.first_mismatch =
             (sequence_.size() > 1 ? fmt::format("message {}, ", k) : std::string()) +
@@ -204,7 +202,7 @@ class PreparedCollective final : public PreparedCase {
       }
       total.wrong += part.wrong;
       total.checked += part.checked;
-      first_index += message.count;
+      first_index += input_index_span(*message.collective, message.spec, ranks_);
     }
     return total;
   }
@@ -213,7 +211,7 @@ class PreparedCollective final : public PreparedCase {
   // receives nothing (a reduce's output is the root's only).
   int last_rank_with_output(const Message& message) const {
     for (int rank = ranks_ - 1; rank > 0; --rank) {
-      if (message.collective->output_block(message.count, ranks_, rank).count > 0) return rank;
+      if (message.collective->output_block(message.spec, ranks_, rank).count > 0) return rank;
     }
     return 0;
   }
@@ -334,6 +332,18 @@ bool whole_elements(Planner& planner, const std::string& name, std::uint64_t byt
   return false;
 }
 
+// An alltoallv message's token routing (the default for every other).
+TokenRouting routing_of(const Message& message) {
+  return {message.routing_skew, message.routing_returns};
+}
+
+// Each message's routing, or none when every one is the default.
+std::vector<TokenRouting> routings_unless_default(const std::vector<TokenRouting>& routings) {
+  const bool all_default = std::all_of(routings.begin(), routings.end(),
+                                       [](const TokenRouting& r) { return r == TokenRouting{}; });
+  return all_default ? std::vector<TokenRouting>{} : routings;
+}
+
 // <collective>/<algorithm>/<bytes>/<workload>: every distinct size of the
 // workload's messages that this collective carries (none: no benchmark).
 void add_workload_sizes(Planner& planner, const CollectiveInfo& collective,
@@ -352,6 +362,7 @@ void add_workload_sizes(Planner& planner, const CollectiveInfo& collective,
         entry.name = fmt::format("{}/{}/{}/{}", collective.name, algorithm->name, message.bytes,
                                  workload.spec);
         entry.message_bytes = {message.bytes};
+        entry.message_routings = routings_unless_default({routing_of(message)});
         entry.workload = workload.spec;
         entry.model = workload.model;
         entry.item = message.item;
@@ -402,6 +413,7 @@ void add_exchange(Planner& planner, const Workload& workload,
   entry.multiplicity = 1;
   entry.shared_message_bytes = planner.options().debug_share_messages_from;
   const bool mixed = used.size() > 1;
+  std::vector<TokenRouting> routings;
   bool all_runnable = true;
   for (const Message& message : workload.sequence) {
     const CollectiveInfo& collective = *find_collective(message.collective);
@@ -409,8 +421,10 @@ void add_exchange(Planner& planner, const Workload& workload,
         planner.runnable(collective, *collective.find_algorithm(algorithm.name), message.bytes) &&
         all_runnable;
     entry.message_bytes.push_back(message.bytes);
+    routings.push_back(routing_of(message));
     if (mixed) entry.message_collectives.push_back(&collective);
   }
+  entry.message_routings = routings_unless_default(routings);
   if (all_runnable) planner.add(std::move(entry));
 }
 

@@ -83,7 +83,7 @@ std::vector<std::size_t> BenchmarkCase::message_slots() const {
     if (message_bytes[k] >= shared_message_bytes) {
       for (std::size_t earlier = 0; earlier < k; ++earlier) {
         if (message_bytes[earlier] == message_bytes[k] &&
-            &collective_of(earlier) == &collective_of(k)) {
+            &collective_of(earlier) == &collective_of(k) && routing_of(earlier) == routing_of(k)) {
           slot = earlier;
           break;
         }
@@ -96,6 +96,10 @@ std::vector<std::size_t> BenchmarkCase::message_slots() const {
 
 const CollectiveInfo& BenchmarkCase::collective_of(std::size_t index) const {
   return message_collectives.empty() ? *collective : *message_collectives[index];
+}
+
+TokenRouting BenchmarkCase::routing_of(std::size_t index) const {
+  return message_routings.empty() ? TokenRouting{} : message_routings[index];
 }
 
 const AlgorithmInfo& BenchmarkCase::algorithm_of(std::size_t index) const {
@@ -141,6 +145,28 @@ std::uint64_t BenchmarkCase::bytes() const {
   return total;
 }
 
+// Bytes a message's input and output take beyond twice the message, on the
+// rank with the most (an alltoallv's expert side holds p shares: a skewed
+// routing gives rank 0 up to p·n), the layout priced in bytes as elements.
+namespace {
+
+std::uint64_t routed_share_bytes(const BenchmarkCase& benchmark_case, std::size_t index,
+                                 int ranks) {
+  const CollectiveInfo& message_collective = benchmark_case.collective_of(index);
+  CollectiveSpec spec;
+  spec.count = benchmark_case.message_bytes[index];
+  spec.routing = benchmark_case.routing_of(index);
+  std::uint64_t most = 0;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const Block input = message_collective.input_block(spec, ranks, rank);
+    const Block output = message_collective.output_block(spec, ranks, rank);
+    most = std::max<std::uint64_t>(most, input.count + output.count);
+  }
+  return most > 2 * spec.count ? most - 2 * spec.count : 0;
+}
+
+}  // namespace
+
 std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
   std::uint64_t total = 0;
   const std::vector<std::size_t> slots = message_slots();
@@ -152,6 +178,7 @@ std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
     // allgather, broadcast, reduce), counted whole.
     total = saturating_add(total, saturating_multiply(2, message));
     if (algorithm == nullptr) continue;
+    total = saturating_add(total, routed_share_bytes(*this, k, ranks));
     // The algorithms' workspace formulas (at most about message x ranks)
     // are unchecked; a message this large cannot be allocated anyway.
     const auto ranks_and_margin = static_cast<std::uint64_t>(std::max(ranks, 1)) + 2;

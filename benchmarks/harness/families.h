@@ -137,6 +137,9 @@ struct BenchmarkCase {
   // iteration's allgathers and reduce_scatters), each run by its algorithm
   // of `algorithm`'s name; empty: every message is `collective`'s.
   std::vector<const CollectiveInfo*> message_collectives;
+  // alltoallv messages' token routing (CollectiveSpec::routing), one per
+  // message; empty: the default (uniform dispatch) for every message.
+  std::vector<TokenRouting> message_routings;
   // exchange: messages of this size or more share buffers (message_slots).
   std::uint64_t shared_message_bytes = kSharedMessageBytes;
   int peer = -1;  // p2p ping-pong (sendrecv: every rank has two, r-1 and r+1)
@@ -176,11 +179,13 @@ struct BenchmarkCase {
   std::string algorithm_column() const;
   // For each message, the message whose buffers and algorithm object it
   // runs on: its own, or for a message of shared_message_bytes or more the
-  // first one of the same collective and size (an FSDP iteration gathers
-  // each unit's parameters twice; a framework reuses such buffers too).
+  // first one of the same collective, size and routing (an FSDP iteration
+  // gathers each unit's parameters twice; a framework reuses such buffers
+  // too).
   std::vector<std::size_t> message_slots() const;
-  // Message `index`'s collective and algorithm.
+  // Message `index`'s collective, routing and algorithm.
   const CollectiveInfo& collective_of(std::size_t index) const;
+  TokenRouting routing_of(std::size_t index) const;
   const AlgorithmInfo& algorithm_of(std::size_t index) const;
   // The CSV's collective column: the collective's name; an exchange's
   // collectives in order of first use, joined by '+'

@@ -6,10 +6,16 @@
 // layout (the send blocks where the receive blocks are) is not collbench's,
 // and the input is copied aside first (AlltoallBase). Elements travel as the
 // datatypes of mpi_library.h (nothing is reduced); counts and offsets are
-// MPI ints, which MpiLibraryCall guarantees (at most INT_MAX elements).
+// MPI ints, which MpiLibraryCall guarantees (at most INT_MAX elements) and
+// the build checks again for alltoallv's shares, which this file's class
+// also runs (build_mpi_alltoallv: always MPI_Alltoallv, in place staged).
 //
 // No cost formula of its own: cost() is the lower bound for any alltoall
 // (collective.h), ⌈lg p⌉α + (p−1)/p·nβ.
+#include <fmt/format.h>
+
+#include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "algorithm_common.h"
@@ -19,24 +25,38 @@
 namespace collbench {
 namespace {
 
-bool equal_blocks(const CollectiveSpec& spec, const Transport& transport) {
-  return spec.count % static_cast<std::size_t>(transport.size()) == 0;
+bool equal_blocks(const CollectiveSpec& spec, const Transport& transport,
+                  const detail::ExchangeLayout& layout) {
+  return &layout == &detail::kAlltoallLayout &&
+         spec.count % static_cast<std::size_t>(transport.size()) == 0;
+}
+
+// An MPI int count or displacement, or why not.
+int mpi_int(std::size_t elements, std::string_view collective) {
+  if (elements > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw std::invalid_argument(fmt::format(
+        "{} by the MPI library: a block or offset of {} elements exceeds MPI's int counts",
+        collective, elements));
+  }
+  return static_cast<int>(elements);
 }
 
 class MpiAlltoall final : public detail::AlltoallBase {
  public:
   MpiAlltoall(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-              std::span<std::byte> out)
-      : AlltoallBase(transport, spec, in, out, /*stage_in_place=*/!equal_blocks(spec, transport)),
-        library_(transport, spec, "alltoall"),
-        equal_blocks_(equal_blocks(spec, transport)) {
+              std::span<std::byte> out,
+              const detail::ExchangeLayout& layout = detail::kAlltoallLayout)
+      : AlltoallBase(transport, spec, in, out,
+                     /*stage_in_place=*/!equal_blocks(spec, transport, layout), layout),
+        library_(transport, spec, layout.collective),
+        equal_blocks_(equal_blocks(spec, transport, layout)) {
     for (int peer = 0; peer < ranks_; ++peer) {
       const detail::Block sent = send_block(peer);
       const detail::Block received = receive_block(peer);
-      send_counts_.push_back(static_cast<int>(sent.count));
-      send_offsets_.push_back(static_cast<int>(sent.offset));
-      receive_counts_.push_back(static_cast<int>(received.count));
-      receive_offsets_.push_back(static_cast<int>(received.offset));
+      send_counts_.push_back(mpi_int(sent.count, layout.collective));
+      send_offsets_.push_back(mpi_int(sent.offset, layout.collective));
+      receive_counts_.push_back(mpi_int(received.count, layout.collective));
+      receive_offsets_.push_back(mpi_int(received.offset, layout.collective));
     }
   }
 
@@ -66,6 +86,13 @@ class MpiAlltoall final : public detail::AlltoallBase {
 };
 
 }  // namespace
+
+std::unique_ptr<Collective> detail::build_mpi_alltoallv(Transport& transport,
+                                                        const CollectiveSpec& spec,
+                                                        std::span<const std::byte> in,
+                                                        std::span<std::byte> out) {
+  return std::make_unique<MpiAlltoall>(transport, spec, in, out, detail::kAlltoallvLayout);
+}
 
 extern const AlgorithmInfo kMpiAlltoall = {
     "mpi",

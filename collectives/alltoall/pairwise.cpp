@@ -24,8 +24,9 @@ enum Tag : int { kStepTag };
 class PairwiseAlltoall final : public detail::AlltoallBase {
  public:
   PairwiseAlltoall(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-                   std::span<std::byte> out)
-      : AlltoallBase(transport, spec, in, out) {
+                   std::span<std::byte> out,
+                   const detail::ExchangeLayout& layout = detail::kAlltoallLayout)
+      : AlltoallBase(transport, spec, in, out, /*stage_in_place=*/true, layout) {
     requests_.reserve(2);
   }
 
@@ -53,6 +54,14 @@ CostTerms pairwise_cost(int p, double n) {
 }
 
 }  // namespace
+
+std::unique_ptr<Collective> detail::build_pairwise_exchange(Transport& transport,
+                                                            const CollectiveSpec& spec,
+                                                            std::span<const std::byte> in,
+                                                            std::span<std::byte> out,
+                                                            const ExchangeLayout& layout) {
+  return std::make_unique<PairwiseAlltoall>(transport, spec, in, out, layout);
+}
 
 extern const AlgorithmInfo kPairwiseAlltoall = {
     "pairwise",

@@ -78,7 +78,7 @@ function(consumer variant package_dir)
   run("${variant}: building the consumer" ${CMAKE_COMMAND} --build ${binary})
   run("${variant}: consumer_core" ${binary}/consumer_core)
   expect("${variant}: consumer_core" "${run_output}"
-         "collectives: allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall\n" "algorithms: ring, "
+         "collectives: allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall, alltoallv\n" "algorithms: ring, "
          "ring allreduce on 1 in-process ranks: 0 of 7 elements wrong \\(expected 1\\)"
          "ring allreduce on 2 in-process ranks: 0 of 14 elements wrong \\(expected 3\\)")
   run("${variant}: consumer_models" ${binary}/consumer_models)

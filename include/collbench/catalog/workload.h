@@ -133,6 +133,11 @@ struct Message {
   std::uint64_t elements = 0;
   std::uint64_t bytes = 0;
   int multiplicity = 1;  // occurrences per iteration (1 in `sequence`)
+  // alltoallv only (collective.h, CollectiveSpec::routing): the Zipf
+  // exponent of the destination ranks' shares (0 uniform), and whether the
+  // tokens come back (combine) rather than go out (dispatch).
+  double routing_skew = 0;
+  bool routing_returns = false;
 };
 
 // What FSDP wraps as one unit (MODEL:fsdp=UNIT).

@@ -35,6 +35,19 @@ struct CostTerms {
   }
 };
 
+// Alltoallv's token routing (collective.h): how unevenly the tokens every
+// rank dispatches are shared among the destination ranks, and in which
+// direction they travel. The other collectives ignore it.
+struct TokenRouting {
+  // Zipf exponent of the destination ranks' shares: rank j receives a share
+  // proportional to (j + 1)^−skew of every rank's tokens; 0 = uniform.
+  double skew = 0;
+  // false: dispatch (every rank sends `count`, rank j receives p shares j);
+  // true: the transpose, the expert outputs coming back (combine).
+  bool returns = false;
+  bool operator==(const TokenRouting&) const = default;
+};
+
 struct CollectiveSpec {
   DType dtype = DType::f32;
   ReduceOp op = ReduceOp::sum;  // for the collectives that reduce
@@ -43,6 +56,7 @@ struct CollectiveSpec {
   std::size_t count = 0;
   // Pipeline segment for algorithms that segment (ring); 0 = the default.
   std::size_t segment_bytes = 0;
+  TokenRouting routing;  // alltoallv only
 };
 
 class Collective {
