@@ -1,5 +1,6 @@
 // Tests of gradient bucketing (PyTorch DDP and Horovod fusion), of the
-// sharded and tensor-parallel workloads (FSDP, ZeRO-2, Megatron TP) and of
+// sharded, tensor- and expert-parallel workloads (FSDP, ZeRO-2, Megatron
+// TP, MoE) and of
 // workload specs: exact messages on models small enough to check by hand,
 // invariants on every catalog model, and the parser's errors.
 #include "collbench/catalog/workload.h"
@@ -7,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -561,6 +564,9 @@ TEST_P(EveryModel, CanonicalSpecsParseBackToThemselves) {
   std::vector<std::string> suffixes = {"",      ":total",          ":ddp",   ":fusion=8MB",
                                        ":fsdp", ":fsdp=model:f32", ":zero2", ":zero2=1000:f32"};
   if (model.transformer.layers > 0) suffixes.push_back(":tp=2:seq=64");
+  if (model.transformer.experts > 0) {
+    suffixes.insert(suffixes.end(), {":moe", ":moe:skew=1.2:seq=64:f32", ":moe:batch=3:skew=0.25"});
+  }
   for (const std::string& suffix : suffixes) {
     const Workload workload = parse_workload(model.name + suffix, kF32);
     const Workload again = parse_workload(workload.spec, kF32);
@@ -622,9 +628,209 @@ TEST(Workload, ParallelSpecErrorsSayWhatFailed) {
   expect_rejected("llama2_7b:fsdp:bf16:f32", "option \"f32\" gives the precision again");
   expect_rejected("llama2_7b:zero2=0", "ELEMENTS \"0\" must be a whole number of at least 1");
   expect_rejected("llama2_7b:zero2=5e8", "ELEMENTS \"5e8\" must be a whole number");
-  expect_rejected("llama2_7b:moe", "unknown kind \"moe\"");
+  expect_rejected("llama2_7b:experts", "unknown kind \"experts\"");
   EXPECT_THROW(parse_workloads("resnet50,,gpt2", kF32), std::invalid_argument);
   EXPECT_THROW(parse_workloads("", kF32), std::invalid_argument);
+}
+
+// --- Expert parallelism (MoE) ---------------------------------------------------
+
+// Two MoE layers of hidden 7, top-3 of 4 experts: batch 2 x sequence 5
+// tokens give 2 x 5 x 3 x 7 = 210 elements per alltoallv.
+Model tiny_moe_model() {
+  Model model;
+  model.name = "tiny_moe";
+  model.transformer = {.layers = 2,
+                       .hidden = 7,
+                       .heads = 1,
+                       .kv_heads = 1,
+                       .sequence = 5,
+                       .experts = 4,
+                       .experts_per_token = 3};
+  return model;
+}
+
+TEST(Moe, HandCheckedIterationOfDispatchesAndCombines) {
+  const std::vector<Message> messages = moe_messages(tiny_moe_model(), 2, 5, 0.75, 4);
+  // Forward: each layer dispatches to the experts, then combines back;
+  // backward, last layer first: the combine's gradient (towards the
+  // experts), then the dispatch's (back from them).
+  expect_messages(messages,
+                  {{"alltoallv", "layer 0 dispatch forward", 210},
+                   {"alltoallv", "layer 0 combine forward", 210},
+                   {"alltoallv", "layer 1 dispatch forward", 210},
+                   {"alltoallv", "layer 1 combine forward", 210},
+                   {"alltoallv", "layer 1 combine backward", 210},
+                   {"alltoallv", "layer 1 dispatch backward", 210},
+                   {"alltoallv", "layer 0 combine backward", 210},
+                   {"alltoallv", "layer 0 dispatch backward", 210}},
+                  4);
+  const std::vector<bool> returns = {false, true, false, true, false, true, false, true};
+  ASSERT_EQ(messages.size(), returns.size());
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    SCOPED_TRACE(messages[i].item);
+    EXPECT_EQ(messages[i].routing_returns, returns[i]);
+    EXPECT_EQ(messages[i].routing_skew, 0.75);
+  }
+}
+
+TEST(Moe, Mixtral8x7bDefaultsAreBf16TopTwoOfTheFullContext) {
+  const Workload workload = parse_workload("mixtral_8x7b:moe", kF32);
+  EXPECT_EQ(workload.spec, "mixtral_8x7b:moe:batch=1:seq=32768:skew=0:bf16");
+  EXPECT_EQ(workload.kind, WorkloadKind::moe);
+  EXPECT_EQ(to_string(workload.kind), "moe");
+  EXPECT_EQ(workload.batch, 1u);
+  EXPECT_EQ(workload.sequence_length, 32768u);
+  EXPECT_EQ(workload.routing_skew, 0.0);
+  EXPECT_EQ(workload.element_bytes, kBf16Bytes);
+  // 32 layers, every one MoE, 4 alltoallvs each; 32768 tokens x top-2 x
+  // hidden 4096 (models_llama.cpp's Mixtral shape).
+  const std::uint64_t elements = 1u * 32768 * 2 * 4096;
+  ASSERT_EQ(workload.sequence.size(), 32u * 4);
+  for (std::size_t i = 0; i < workload.sequence.size(); ++i) {
+    const Message& message = workload.sequence[i];
+    SCOPED_TRACE(message.item);
+    EXPECT_EQ(message.collective, "alltoallv");
+    EXPECT_EQ(message.elements, elements);
+    EXPECT_EQ(message.bytes, elements * 2);
+    EXPECT_EQ(message.multiplicity, 1);
+    EXPECT_EQ(message.routing_skew, 0.0);
+    const bool forward = i < 64;
+    const std::size_t layer = forward ? i / 2 : 31 - (i - 64) / 2;
+    const bool first_of_layer = i % 2 == 0;
+    const char* stage = forward ? (first_of_layer ? "dispatch" : "combine")
+                                : (first_of_layer ? "combine" : "dispatch");
+    std::string item = "layer ";  // not "layer " + ...: GCC 12's -Wrestrict misfires on it
+    item += std::to_string(layer);
+    item += std::string(" ") + stage + (forward ? " forward" : " backward");
+    EXPECT_EQ(message.item, item);
+    EXPECT_EQ(message.routing_returns, !first_of_layer);
+  }
+  EXPECT_EQ(workload.sequence[64].item, "layer 31 combine backward");
+  EXPECT_EQ(workload.sequence.back().item, "layer 0 dispatch backward");
+  // Dispatches and combines of one size are one distinct alltoallv.
+  ASSERT_EQ(workload.distinct.size(), 1u);
+  EXPECT_EQ(workload.distinct[0].collective, "alltoallv");
+  EXPECT_EQ(workload.distinct[0].bytes, elements * 2);
+  EXPECT_EQ(workload.distinct[0].multiplicity, 128);
+  expect_distinct_per_collective(workload);
+}
+
+TEST(Moe, OptionsSetBatchSequenceSkewAndPrecision) {
+  const Workload workload = parse_workload("mixtral_8x7b:moe:skew=1.2:seq=2048:batch=4:f32", 2);
+  EXPECT_EQ(workload.spec, "mixtral_8x7b:moe:batch=4:seq=2048:skew=1.2:f32");
+  EXPECT_EQ(workload.batch, 4u);
+  EXPECT_EQ(workload.sequence_length, 2048u);
+  EXPECT_EQ(workload.routing_skew, 1.2);
+  EXPECT_EQ(workload.element_bytes, kF32Bytes);
+  ASSERT_EQ(workload.sequence.size(), 128u);
+  for (const Message& message : workload.sequence) {
+    EXPECT_EQ(message.elements, 4u * 2048 * 2 * 4096);
+    EXPECT_EQ(message.bytes, 4u * 2048 * 2 * 4096 * 4);
+    EXPECT_EQ(message.routing_skew, 1.2);
+  }
+  EXPECT_EQ(parse_workload("mixtral_8x7b:moe:skew=0.5", kF32).spec,
+            "mixtral_8x7b:moe:batch=1:seq=32768:skew=0.5:bf16");
+  EXPECT_EQ(parse_workload("mixtral_8x7b:moe:skew=4:bf16", kF32).routing_skew, 4.0);
+  EXPECT_EQ(parse_workload("mixtral_8x7b:moe:skew=0.0", kF32).spec,
+            parse_workload("mixtral_8x7b:moe", kF32).spec);
+  EXPECT_EQ(parse_workload("mixtral_8x7b:moe:skew=01.50", kF32).spec,
+            "mixtral_8x7b:moe:batch=1:seq=32768:skew=1.5:bf16");
+  // Never in exponent notation, which the parser refuses.
+  EXPECT_EQ(parse_workload("mixtral_8x7b:moe:skew=0.0000001", kF32).spec,
+            "mixtral_8x7b:moe:batch=1:seq=32768:skew=0.0000001:bf16");
+  EXPECT_NE(workload_syntax().find("MODEL:moe[:batch=B][:seq=S][:skew=Z]"), std::string::npos);
+}
+
+TEST(Moe, CanonicalSpecGivesTheSameMessages) {
+  for (const char* spec :
+       {"mixtral_8x7b:moe", "mixtral_8x7b:moe:batch=3:seq=100:skew=2.75:f32",
+        "mixtral_8x7b:moe:skew=0.1", "mixtral_8x7b:moe:skew=0.000000123456789"}) {
+    const Workload workload = parse_workload(spec, kF32);
+    const Workload again = parse_workload(workload.spec, kF32);
+    SCOPED_TRACE(workload.spec);
+    EXPECT_EQ(again.spec, workload.spec);
+    EXPECT_EQ(again.routing_skew, workload.routing_skew);
+    ASSERT_EQ(again.sequence.size(), workload.sequence.size());
+    for (std::size_t i = 0; i < workload.sequence.size(); ++i) {
+      EXPECT_EQ(again.sequence[i].item, workload.sequence[i].item);
+      EXPECT_EQ(again.sequence[i].bytes, workload.sequence[i].bytes);
+      EXPECT_EQ(again.sequence[i].routing_skew, workload.sequence[i].routing_skew);
+      EXPECT_EQ(again.sequence[i].routing_returns, workload.sequence[i].routing_returns);
+    }
+  }
+}
+
+TEST_P(EveryModel, MoeNeedsExpertsAndThenRoutesEveryLayer) {
+  const Model& model = find_model(GetParam());
+  if (model.transformer.experts == 0) {
+    EXPECT_THROW(moe_messages(model, 1, 1, 0, 2), std::invalid_argument);
+    return;
+  }
+  const std::vector<Message> messages = moe_messages(model, 1, 8, 1, 2);
+  ASSERT_EQ(messages.size(), static_cast<std::size_t>(model.transformer.layers) * 4);
+  for (const Message& message : messages) {
+    EXPECT_EQ(message.collective, "alltoallv");
+    EXPECT_EQ(message.elements, static_cast<std::uint64_t>(8 * model.transformer.experts_per_token *
+                                                           model.transformer.hidden));
+  }
+}
+
+// What moe_messages itself refuses, as the exception's message says it.
+void expect_moe_refused(const Model& model, std::uint64_t batch, std::uint64_t sequence,
+                        double skew, std::size_t element_bytes, const std::string& expected) {
+  try {
+    moe_messages(model, batch, sequence, skew, element_bytes);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find(expected), std::string::npos) << error.what();
+  }
+}
+
+TEST(Moe, RefusesModelsWithoutExpertsAndBadShapes) {
+  const Model& mixtral = find_model("mixtral_8x7b");
+  expect_moe_refused(find_model("gpt2"), 1, 1, 0, 2,
+                     "gpt2 has no experts: moe needs a mixture-of-experts model such as "
+                     "mixtral_8x7b");
+  expect_moe_refused(find_model("resnet50"), 1, 1, 0, 2, "resnet50 has no experts");
+  expect_moe_refused(mixtral, 0, 1, 0, 2, "the batch and the sequence must be at least 1");
+  expect_moe_refused(mixtral, 1, 0, 0, 2, "the batch and the sequence must be at least 1");
+  expect_moe_refused(mixtral, 1, 1, -1, 2, "the routing skew -1 must be a number from 0 to 4");
+  expect_moe_refused(mixtral, 1, 1, 4.5, 2, "must be a number from 0 to 4");
+  expect_moe_refused(mixtral, 1, 1, std::nan(""), 2, "must be a number from 0 to 4");
+  expect_moe_refused(mixtral, 1, 1, std::numeric_limits<double>::infinity(), 2,
+                     "must be a number from 0 to 4");
+  expect_moe_refused(mixtral, 1, 1, 0, 0, "the element size must be at least 1 byte");
+  expect_moe_refused(mixtral, std::uint64_t{1} << 40, std::uint64_t{1} << 20, 0, 2,
+                     "overflows 64 bits");
+  // Elements fit, bytes do not: 2^62 elements of 4 bytes.
+  expect_moe_refused(mixtral, std::uint64_t{1} << 49, 1, 0, 4, "overflow 64 bits");
+  EXPECT_NO_THROW(moe_messages(mixtral, 1, 1, kMaxRoutingSkew, 2));
+}
+
+TEST(Moe, SpecErrorsSayWhatFailed) {
+  expect_rejected("gpt2:moe",
+                  "gpt2 has no experts: moe needs a mixture-of-experts model such as mixtral_8x7b");
+  expect_rejected("llama2_7b:moe:skew=1", "llama2_7b has no experts");
+  expect_rejected("mixtral_8x7b:moe:skew=-1",
+                  "skew \"-1\" must be a decimal number from 0 to 4, such as 0, 0.5 or 1.2");
+  for (const char* skew :
+       {"abc", "5", "4.01", "1e0", "inf", "nan", ".5", "1.", "+1", "0x1", "", "1.2.3", "1,5"}) {
+    expect_rejected(std::string("mixtral_8x7b:moe:skew=") + skew,
+                    std::string("skew \"") + skew + "\" must be a decimal number from 0 to 4");
+  }
+  expect_rejected("mixtral_8x7b:moe:skew=1:skew=2", "option \"skew\" is given twice");
+  expect_rejected("mixtral_8x7b:moe:skew", "unknown option \"skew\" of moe");
+  expect_rejected("mixtral_8x7b:moe:batch=0", "batch \"0\" must be a whole number of at least 1");
+  expect_rejected("mixtral_8x7b:moe:seq=0", "seq \"0\" must be a whole number of at least 1");
+  expect_rejected("mixtral_8x7b:moe:f16",
+                  "unknown option \"f16\" of moe (accepted: batch=B, seq=S, skew=Z, bf16, f32)");
+  expect_rejected("mixtral_8x7b:moe=8", "moe takes no =ARG");
+  expect_rejected("mixtral_8x7b:moe:batch=18446744073709551615", "overflows 64 bits");
+  expect_rejected("gpt2:tp=2:skew=1",
+                  "unknown option \"skew=1\" of tp (accepted: batch=B, seq=S, bf16, f32)");
+  expect_rejected("llama2_7b:fsdp:skew=1",
+                  "unknown option \"skew=1\" of fsdp (accepted: bf16, f32)");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -230,10 +231,26 @@ std::string per_collective_totals(const collbench::Workload& workload) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// Routed (alltoallv) messages' direction: dispatch-like to the experts'
+// ranks, or the transpose, back from them.
+std::string routing_direction(const collbench::Message& message) {
+  return message.routing_returns ? "from experts" : "to experts";
+}
+
+bool has_routed_messages(const collbench::Workload& workload) {
+  return std::any_of(workload.sequence.begin(), workload.sequence.end(),
+                     [](const collbench::Message& message) {
+                       return message.collective == collbench::kAlltoallv;
+                     });
+}
+
+// Workloads with routed messages (moe) get the routing columns; the others
+// keep the columns they always had.
 void show_workload(const std::string& spec, std::size_t element_bytes, bool distinct, bool csv) {
   const collbench::Workload workload = collbench::parse_workload(spec, element_bytes);
   const std::vector<collbench::Message>& messages =
       distinct ? workload.distinct : workload.sequence;
+  const bool routed = has_routed_messages(workload);
   std::vector<std::vector<std::string>> rows;
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i < messages.size(); ++i) {
@@ -243,17 +260,26 @@ void show_workload(const std::string& spec, std::size_t element_bytes, bool dist
       rows.push_back({workload.spec, std::to_string(i), message.collective, message.item,
                       std::to_string(message.elements), std::to_string(workload.element_bytes),
                       std::to_string(message.bytes), std::to_string(message.multiplicity)});
+      if (routed) {
+        rows.back().push_back(fmt::format("{}", message.routing_skew));
+        rows.back().push_back(message.routing_returns ? "1" : "0");
+      }
     } else {
       rows.push_back({std::to_string(i), message.collective, message.item,
                       with_thousands(message.elements), with_thousands(message.bytes),
                       std::to_string(message.multiplicity),
                       fmt::format("{:.2f}", static_cast<double>(cumulative) / kMiB)});
+      if (routed) {
+        rows.back().push_back(routing_direction(message));
+        rows.back().push_back(fmt::format("{}", message.routing_skew));
+      }
     }
   }
   if (csv) {
-    print_csv({"workload", "index", "collective", "item", "elements", "element_bytes", "bytes",
-               "multiplicity"},
-              rows);
+    std::vector<std::string> header = {"workload", "index",         "collective", "item",
+                                       "elements", "element_bytes", "bytes",      "multiplicity"};
+    if (routed) header.insert(header.end(), {"routing_skew", "routing_returns"});
+    print_csv(header, rows);
     return;
   }
   fmt::print("{}: {} messages per iteration of {}-byte elements: {}\n", workload.spec,
@@ -261,8 +287,14 @@ void show_workload(const std::string& spec, std::size_t element_bytes, bool dist
   fmt::print("{}\n", distinct
                          ? "distinct sizes per collective, ascending (item: the first of each):"
                          : "messages in the order they are issued:");
-  print_table({"#", "collective", "item", "elements", "bytes", "per iteration", "cumulative (MiB)"},
-              rows, {false, true, true, false, false, false, false});
+  std::vector<std::string> header = {
+      "#", "collective", "item", "elements", "bytes", "per iteration", "cumulative (MiB)"};
+  std::vector<bool> left_aligned = {false, true, true, false, false, false, false};
+  if (routed) {
+    header.insert(header.end(), {"routing", "skew"});
+    left_aligned.insert(left_aligned.end(), {true, false});
+  }
+  print_table(header, rows, left_aligned);
 }
 
 }  // namespace
@@ -313,11 +345,13 @@ int main(int argc, char** argv) {
   workload
       ->add_option("--dtype", dtype,
                    "Element type of the kinds that take the run's (MODEL, total, ddp, fusion, "
-                   "deepbench): f32, f64, f16, bf16; fsdp, zero2 and tp carry their own")
+                   "deepbench): f32, f64, f16, bf16; fsdp, zero2, tp and moe carry their own")
       ->capture_default_str();
   workload->add_flag("--distinct", distinct,
                      "Distinct sizes per collective with their multiplicity instead");
-  workload->add_flag("--csv", csv, "Write CSV to stdout instead of a table");
+  workload->add_flag("--csv", csv,
+                     "Write CSV to stdout instead of a table (moe adds the columns "
+                     "routing_skew and routing_returns: 1 for a transfer back from the experts)");
 
   try {
     app.parse(argc, argv);

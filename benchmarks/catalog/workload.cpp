@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -33,6 +35,8 @@ std::string_view to_string(WorkloadKind kind) {
       return "zero2";
     case WorkloadKind::tp:
       return "tp";
+    case WorkloadKind::moe:
+      return "moe";
   }
   return "unknown";
 }
@@ -229,6 +233,51 @@ std::vector<Message> tensor_parallel_messages(const Model& model, std::int64_t d
   return messages;
 }
 
+std::vector<Message> moe_messages(const Model& model, std::uint64_t batch, std::uint64_t sequence,
+                                  double skew, std::size_t element_bytes) {
+  const TransformerShape& shape = model.transformer;
+  if (shape.experts == 0) {
+    throw std::invalid_argument(
+        fmt::format("{} has no experts: moe needs a mixture-of-experts model such as mixtral_8x7b",
+                    model.name));
+  }
+  if (batch == 0 || sequence == 0) {
+    throw std::invalid_argument("the batch and the sequence must be at least 1");
+  }
+  if (!std::isfinite(skew) || skew < 0 || skew > kMaxRoutingSkew) {
+    throw std::invalid_argument(
+        fmt::format("the routing skew {} must be a number from 0 to {}", skew, kMaxRoutingSkew));
+  }
+  require_positive(element_bytes, 1, "moe_messages");
+  std::uint64_t elements = 0;
+  if (__builtin_mul_overflow(batch, sequence, &elements) ||
+      __builtin_mul_overflow(elements, static_cast<std::uint64_t>(shape.experts_per_token),
+                             &elements) ||
+      __builtin_mul_overflow(elements, static_cast<std::uint64_t>(shape.hidden), &elements)) {
+    throw std::invalid_argument(
+        fmt::format("batch {} x sequence {} x top-{} x hidden {} overflows 64 bits", batch,
+                    sequence, shape.experts_per_token, shape.hidden));
+  }
+  const auto alltoallv = [&](std::int64_t layer, std::string_view what, bool returns) {
+    Message message =
+        make_message(kAlltoallv, fmt::format("layer {} {}", layer, what), elements, element_bytes);
+    message.routing_skew = skew;
+    message.routing_returns = returns;
+    return message;
+  };
+  std::vector<Message> messages;
+  for (std::int64_t layer = 0; layer < shape.layers; ++layer) {
+    messages.push_back(alltoallv(layer, "dispatch forward", false));
+    messages.push_back(alltoallv(layer, "combine forward", true));
+  }
+  // Backward runs each forward exchange's transpose, in reverse order.
+  for (std::int64_t layer = shape.layers - 1; layer >= 0; --layer) {
+    messages.push_back(alltoallv(layer, "combine backward", false));
+    messages.push_back(alltoallv(layer, "dispatch backward", true));
+  }
+  return messages;
+}
+
 namespace {
 
 std::string_view trim(std::string_view text) {
@@ -338,18 +387,68 @@ SpecParts split_suffix(std::string_view spec, std::string_view suffix) {
   return parts;
 }
 
-// Options of fsdp, zero2 and tp: the precision (bf16 or f32) and, for tp,
-// batch=B and seq=S. Each may be given once.
+// A routing skew typed in a spec: a decimal number, digits with at most
+// one '.' between them (no sign, exponent, inf or nan), from 0 to
+// kMaxRoutingSkew.
+double parse_skew(std::string_view spec, std::string_view text) {
+  const std::size_t point = text.find('.');
+  const std::string_view whole = text.substr(0, point);
+  const std::string_view fraction =
+      point == std::string_view::npos ? std::string_view{} : text.substr(point + 1);
+  const auto digits = [](std::string_view part) {
+    return !part.empty() &&
+           std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  double value = 0;
+  const bool decimal = digits(whole) && (point == std::string_view::npos || digits(fraction));
+  if (decimal) {
+    const auto [stop, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || stop != text.data() + text.size()) value = -1;
+  }
+  if (!decimal || value < 0 || value > kMaxRoutingSkew) {
+    fail_spec(spec, fmt::format("skew \"{}\" must be a decimal number from 0 to {}, such as 0, "
+                                "0.5 or 1.2",
+                                text, kMaxRoutingSkew));
+  }
+  return value;
+}
+
+// The shortest decimal that parses back to `value`, never in exponent
+// notation (parse_skew takes none): "0", "0.5", "1.2", "0.0000001".
+std::string decimal_text(double value) {
+  // A double's shortest fixed form is at most 2 + 323 zeros + 17 digits long.
+  char text[400];
+  const auto [end, error] =
+      std::to_chars(std::begin(text), std::end(text), value, std::chars_format::fixed);
+  if (error != std::errc()) throw std::logic_error("decimal_text: the buffer is too small");
+  return std::string(std::begin(text), end);
+}
+
+// Options of fsdp, zero2, tp and moe: the precision (bf16 or f32), for tp
+// and moe batch=B and seq=S, for moe skew=Z. Each may be given once.
 struct ParallelOptions {
   std::size_t element_bytes = kBf16Bytes;
   std::uint64_t batch = 1;
   std::uint64_t sequence = 0;  // 0: the model's
+  double skew = 0;
 };
+
+std::string_view accepted_options(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::tp:
+      return "batch=B, seq=S, bf16, f32";
+    case WorkloadKind::moe:
+      return "batch=B, seq=S, skew=Z, bf16, f32";
+    default:
+      return "bf16, f32";
+  }
+}
 
 ParallelOptions parse_parallel_options(std::string_view spec, WorkloadKind kind,
                                        const std::vector<std::string_view>& options) {
   ParallelOptions parsed;
-  const bool tp = kind == WorkloadKind::tp;
+  const bool moe = kind == WorkloadKind::moe;
+  const bool tokens = kind == WorkloadKind::tp || moe;  // batch and seq
   std::set<std::string_view> seen;
   for (const std::string_view option : options) {
     const std::string_view name = option.substr(0, option.find('='));
@@ -360,13 +459,15 @@ ParallelOptions parse_parallel_options(std::string_view spec, WorkloadKind kind,
     }
     if (option == "bf16" || option == "f32") {
       parsed.element_bytes = option == "f32" ? kF32Bytes : kBf16Bytes;
-    } else if (tp && name == "batch" && option.size() > name.size()) {
+    } else if (tokens && name == "batch" && option.size() > name.size()) {
       parsed.batch = parse_count(spec, "batch", option.substr(name.size() + 1), 1);
-    } else if (tp && name == "seq" && option.size() > name.size()) {
+    } else if (tokens && name == "seq" && option.size() > name.size()) {
       parsed.sequence = parse_count(spec, "seq", option.substr(name.size() + 1), 1);
+    } else if (moe && name == "skew" && option.size() > name.size()) {
+      parsed.skew = parse_skew(spec, option.substr(name.size() + 1));
     } else {
       fail_spec(spec, fmt::format("unknown option \"{}\" of {} (accepted: {})", option,
-                                  to_string(kind), tp ? "batch=B, seq=S, bf16, f32" : "bf16, f32"));
+                                  to_string(kind), accepted_options(kind)));
     }
   }
   return parsed;
@@ -387,11 +488,14 @@ std::string workload_syntax() {
       "reduce_scatters per unit; UNIT block, the default, or model), MODEL:zero2[=ELEMENTS] "
       "(DeepSpeed ZeRO-2 gradient reduce_scatter buckets, default {} elements, then a parameter "
       "allgather), MODEL:tp=K[:batch=B][:seq=S] (Megatron tensor parallelism of degree K: 4 "
-      "allreduces of B x S x hidden per transformer layer; B 1, S the model's sequence); fsdp, "
-      "zero2 and tp are bf16 unless followed by :f32; CAP is a byte size such as 50MiB; MODEL "
-      "is one of: {}",
+      "allreduces of B x S x hidden per transformer layer; B 1, S the model's sequence), "
+      "MODEL:moe[:batch=B][:seq=S][:skew=Z] (expert parallelism: per MoE layer 4 alltoallv of "
+      "B x S x top-k x hidden, tokens routed to ranks in Zipf shares of exponent Z, 0 uniform, "
+      "at most {}); fsdp, zero2, tp and moe are bf16 unless followed by :f32; CAP is a byte "
+      "size such as 50MiB; MODEL is one of: {}",
       format_bytes(kDdpFirstBucketBytes), format_bytes(kDdpBucketBytes),
-      format_bytes(kHorovodFusionBytes), kZeroReduceBucketElements, model_name_list());
+      format_bytes(kHorovodFusionBytes), kZeroReduceBucketElements, kMaxRoutingSkew,
+      model_name_list());
 }
 
 namespace {
@@ -413,13 +517,15 @@ WorkloadKind parse_kind(std::string_view spec, std::string_view kind) {
   static constexpr std::pair<std::string_view, WorkloadKind> kKinds[] = {
       {"total", WorkloadKind::total},   {"ddp", WorkloadKind::ddp},
       {"fusion", WorkloadKind::fusion}, {"fsdp", WorkloadKind::fsdp},
-      {"zero2", WorkloadKind::zero2},   {"tp", WorkloadKind::tp}};
+      {"zero2", WorkloadKind::zero2},   {"tp", WorkloadKind::tp},
+      {"moe", WorkloadKind::moe}};
   for (const auto& [name, value] : kKinds) {
     if (name == kind) return value;
   }
-  fail_spec(spec, fmt::format("unknown kind \"{}\" (accepted after ':': total, ddp, ddp=CAP, "
-                              "fusion, fusion=CAP, fsdp, fsdp=UNIT, zero2, zero2=ELEMENTS, tp=K)",
-                              kind));
+  fail_spec(spec,
+            fmt::format("unknown kind \"{}\" (accepted after ':': total, ddp, ddp=CAP, "
+                        "fusion, fusion=CAP, fsdp, fsdp=UNIT, zero2, zero2=ELEMENTS, tp=K, moe)",
+                        kind));
 }
 
 // The gradient-allreduce kinds: the caller's element size, no options.
@@ -477,7 +583,7 @@ FsdpUnit parse_fsdp_unit(std::string_view spec, const SpecParts& parts) {
   fail_spec(spec, fmt::format("unknown fsdp unit \"{}\" (accepted: block, model)", parts.argument));
 }
 
-// fsdp, zero2 and tp: their own precision, options after ':'.
+// fsdp, zero2, tp and moe: their own precision, options after ':'.
 void parallel_workload(std::string_view spec, const Model& model, const SpecParts& parts,
                        Workload& workload) {
   const ParallelOptions options = parse_parallel_options(spec, workload.kind, parts.options);
@@ -516,6 +622,19 @@ void parallel_workload(std::string_view spec, const Model& model, const SpecPart
                                      workload.sequence_length, workload.element_bytes);
         break;
       }
+      case WorkloadKind::moe:
+        if (parts.has_argument) fail_spec(spec, "moe takes no =ARG (its options follow ':')");
+        workload.batch = options.batch;
+        workload.sequence_length = options.sequence != 0
+                                       ? options.sequence
+                                       : static_cast<std::uint64_t>(model.transformer.sequence);
+        workload.routing_skew = options.skew;
+        workload.spec =
+            fmt::format("{}:moe:batch={}:seq={}:skew={}{}", model.name, workload.batch,
+                        workload.sequence_length, decimal_text(workload.routing_skew), precision);
+        workload.sequence = moe_messages(model, workload.batch, workload.sequence_length,
+                                         workload.routing_skew, workload.element_bytes);
+        break;
       default:
         throw std::logic_error("parallel_workload: not a parallel kind");
     }
@@ -554,7 +673,8 @@ Workload parse_workload(std::string_view spec_text, std::size_t element_bytes) {
     const SpecParts parts = has_suffix ? split_suffix(spec, suffix) : SpecParts{};
     workload.kind = has_suffix ? parse_kind(spec, parts.kind) : WorkloadKind::tensors;
     const bool parallel = workload.kind == WorkloadKind::fsdp ||
-                          workload.kind == WorkloadKind::zero2 || workload.kind == WorkloadKind::tp;
+                          workload.kind == WorkloadKind::zero2 ||
+                          workload.kind == WorkloadKind::tp || workload.kind == WorkloadKind::moe;
     if (parallel) {
       parallel_workload(spec, model, parts, workload);
     } else {

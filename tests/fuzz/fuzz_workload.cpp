@@ -1,9 +1,9 @@
 // libFuzzer target: the --workload parser. Malformed specs must give
 // std::invalid_argument; a parsed model workload must carry the model's
 // whole gradient once: allreduced by the data-parallel kinds, reduce-
-// scattered by fsdp and zero2 (tp's activations are not the gradient: its
-// messages are allreduces of one size). `distinct` must hold the sequence's
-// messages, per collective.
+// scattered by fsdp and zero2 (tp's and moe's activations are not the
+// gradient: their messages are allreduces, or alltoallvs, of one size).
+// `distinct` must hold the sequence's messages, per collective.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -46,12 +46,21 @@ void check_gradient(const collbench::Workload& workload) {
           __builtin_trap();
         }
         break;
+      case collbench::WorkloadKind::moe:
+        if (message.collective != collbench::kAlltoallv ||
+            message.bytes != workload.sequence.front().bytes ||
+            message.routing_skew != workload.routing_skew) {
+          __builtin_trap();
+        }
+        break;
       default:
         if (message.collective != collbench::kAllreduce) __builtin_trap();
         gradient += message.elements;
     }
   }
-  if (workload.kind != collbench::WorkloadKind::tp && gradient != parameters) __builtin_trap();
+  const bool activations =
+      workload.kind == collbench::WorkloadKind::tp || workload.kind == collbench::WorkloadKind::moe;
+  if (!activations && gradient != parameters) __builtin_trap();
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 //                       default 25 MiB)
 //   MODEL:fusion[=CAP]  Horovod tensor fusion into buffers of CAP (128 MiB)
 //   deepbench           the 7 DeepBench all-reduce sizes, in elements
-// Sharded data parallelism and tensor parallelism, in the precision of
+// Sharded data parallelism, tensor and expert parallelism, in the precision of
 // mixed-precision training, bf16 unless the spec ends in :f32 (whatever
 // element size the caller passes; see fsdp_messages below):
 //   MODEL:fsdp[=UNIT]   PyTorch FSDP FULL_SHARD / ZeRO-3: per wrapped unit an
@@ -25,24 +25,34 @@
 //                       per transformer layer two allreduces of B x S x
 //                       hidden elements forward, two backward (B 1, S the
 //                       model's sequence); transformers only
+//   MODEL:moe[:batch=B][:seq=S][:skew=Z]  expert parallelism: per MoE layer
+//                       two alltoallvs forward (dispatch of the tokens to
+//                       their experts' ranks, combine of the outputs back)
+//                       and two backward, each of B x S x top-k x hidden
+//                       elements, the tokens routed to the ranks in Zipf
+//                       shares of exponent Z (0, the default: uniform);
+//                       mixture-of-experts models only
 // CAP is a byte size as sizes.h parses it ("50MiB", "32MB", "1048576").
 // Message bytes are elements x the element size, so a CAP holds twice as
 // many f16 elements as f32 ones (ELEMENTS counts elements, as DeepSpeed's
 // configuration does).
 //
 // Every message says which collective carries it, by the collective table's
-// name (collbench/collectives/collective.h): allreduce, reduce_scatter or
-// allgather. Sizes follow that table's convention, the whole vector: an
-// allgather of a unit's parameters is the unit's full size, each rank
-// holding 1/p of it; a reduce_scatter reduces the full gradient and leaves
-// each rank 1/p.
+// name (collbench/collectives/collective.h): allreduce, reduce_scatter,
+// allgather or alltoallv. Sizes follow that table's convention, the whole
+// vector: an allgather of a unit's parameters is the unit's full size, each
+// rank holding 1/p of it; a reduce_scatter reduces the full gradient and
+// leaves each rank 1/p; an alltoallv is what one rank sends in all (its
+// tokens' copies, before they are split over the ranks).
 //
 // A Workload carries two views of the same messages:
 //   sequence  one iteration's messages in the order they are issued, each
 //             with its collective, for the per-model exchange benchmark;
 //   distinct  per collective (in the table's order), one message per
 //             distinct byte size, ascending, with the number of times it
-//             occurs per iteration, for per-size benchmarks.
+//             occurs per iteration, for per-size benchmarks (an alltoallv
+//             row stands for the dispatches and combines of its size, and
+//             carries its first member's direction).
 #pragma once
 
 #include <array>
@@ -56,7 +66,7 @@
 
 namespace collbench {
 
-enum class WorkloadKind { tensors, total, ddp, fusion, deepbench, fsdp, zero2, tp };
+enum class WorkloadKind { tensors, total, ddp, fusion, deepbench, fsdp, zero2, tp, moe };
 std::string_view to_string(WorkloadKind kind);
 
 // torch.distributed._DEFAULT_FIRST_BUCKET_BYTES and DDP's bucket_cap_mb=25.
@@ -76,7 +86,7 @@ inline constexpr std::uint64_t kHorovodFusionBytes = std::uint64_t{128} << 20;
 // both counted in elements.
 inline constexpr std::uint64_t kZeroReduceBucketElements = 500'000'000;
 inline constexpr std::uint64_t kZeroAllgatherBucketElements = 500'000'000;
-// Mixed-precision training's communication dtype for fsdp, zero2 and tp
+// Mixed-precision training's communication dtype for fsdp, zero2, tp and moe
 // (bf16), and the :f32 option's.
 inline constexpr std::size_t kBf16Bytes = 2;
 inline constexpr std::size_t kF32Bytes = 4;
@@ -86,8 +96,15 @@ inline constexpr std::size_t kF32Bytes = 4;
 inline constexpr std::string_view kAllreduce = "allreduce";
 inline constexpr std::string_view kReduceScatter = "reduce_scatter";
 inline constexpr std::string_view kAllgather = "allgather";
-inline constexpr std::array<std::string_view, 3> kWorkloadCollectives = {kAllreduce, kReduceScatter,
-                                                                         kAllgather};
+inline constexpr std::string_view kAlltoallv = "alltoallv";
+inline constexpr std::array<std::string_view, 4> kWorkloadCollectives = {kAllreduce, kReduceScatter,
+                                                                         kAllgather, kAlltoallv};
+
+// The largest routing skew (Zipf exponent) moe accepts. Beyond it the
+// routing is all but one hot rank whatever the rank count: with shares
+// proportional to 1/k^4 the hottest rank's is at least 1/zeta(4) =
+// 90/pi^4 = 92%.
+inline constexpr double kMaxRoutingSkew = 4;
 
 // DeepBench's all-reduce sizes (baidu-research/DeepBench, all_reduce
 // kernels), counted in floats.
@@ -125,18 +142,22 @@ std::vector<Bucket> fusion_buckets(const Model& model, std::size_t element_bytes
                                    std::uint64_t cap_bytes = kHorovodFusionBytes);
 
 struct Message {
-  std::string collective;  // "allreduce", "reduce_scatter" or "allgather"
+  std::string collective;  // "allreduce", "reduce_scatter", "allgather" or "alltoallv"
   // Tensor name, "bucket N", "all N tensors", "N elements", or for fsdp
   // "UNIT forward" / "UNIT backward" / "UNIT gradients", for tp "layer L
-  // attention forward" and the like.
+  // attention forward" and the like, for moe "layer L dispatch forward",
+  // "layer L combine backward" and the like.
   std::string item;
   std::uint64_t elements = 0;
   std::uint64_t bytes = 0;
   int multiplicity = 1;  // occurrences per iteration (1 in `sequence`)
-  // alltoallv only (collective.h, CollectiveSpec::routing): the Zipf
-  // exponent of the destination ranks' shares (0 uniform), and whether the
-  // tokens come back (combine) rather than go out (dispatch).
+  // alltoallv messages only (moe):
+  // Zipf exponent of the destination ranks' share of the tokens (0 =
+  // uniform); the collective defines the shares.
   double routing_skew = 0;
+  // false: tokens go from their rank to the experts' ranks (dispatch, every
+  // rank sends `elements`); true: the transpose (expert outputs come back:
+  // combine, every rank receives `elements`).
   bool routing_returns = false;
 };
 
@@ -196,6 +217,35 @@ std::vector<Message> tensor_parallel_messages(const Model& model, std::int64_t d
                                               std::uint64_t batch, std::uint64_t sequence,
                                               std::size_t element_bytes);
 
+// Expert parallelism of a mixture-of-experts model, one iteration, the
+// experts of every MoE layer spread over the ranks and each rank holding
+// batch x sequence tokens (GShard, Lepikhin et al. 2020, §2: the
+// position-wise MoE layer, its experts sharded over the devices, each
+// token dispatched to its top-2 experts and their outputs combined back;
+// DeepSpeed-MoE, deepspeed/moe/sharded_moe.py MOELayer: _AllToAll
+// of the dispatched input to the experts' ranks, then of the expert output
+// back; Megatron-Core's MoEAlltoAllTokenDispatcher,
+// megatron/core/transformer/moe/token_dispatcher.py: the same two
+// all-to-alls with per-rank input and output splits, an alltoallv). Every
+// transformer layer of a model with experts is an MoE layer (Mixtral's
+// are). Per layer in forward an alltoallv dispatching the tokens
+// (routing_returns false), then one bringing the expert outputs back
+// (routing_returns true); in backward, last layer first, the gradient of
+// the combine (the same direction as a dispatch, routing_returns false),
+// then the gradient of the dispatch (routing_returns true): an all-to-all's
+// gradient is the transposed all-to-all. Each message is batch x sequence x
+// experts_per_token x hidden elements: every token goes to its top-k
+// experts, each copy `hidden` elements. Which rank receives how many is
+// `skew`'s Zipf shares, defined by the alltoallv collective. Not modelled:
+// the capacity factor and token dropping (no capacity limit: every routed
+// copy travels), the router's own gradient, and any data-parallel or
+// tensor-parallel exchange beside the experts'. Throws
+// std::invalid_argument for a model without experts, a zero batch,
+// sequence or element size, a size that overflows 64 bits, or a skew that
+// is negative, not finite or above kMaxRoutingSkew.
+std::vector<Message> moe_messages(const Model& model, std::uint64_t batch, std::uint64_t sequence,
+                                  double skew, std::size_t element_bytes);
+
 struct Workload {
   std::string spec;   // canonical form, e.g. "resnet50:ddp=25MiB"
   std::string model;  // empty for deepbench
@@ -204,9 +254,10 @@ struct Workload {
   std::uint64_t bucket_elements = 0;     // zero2 only
   FsdpUnit fsdp_unit = FsdpUnit::block;  // fsdp only
   std::int64_t tensor_parallel = 0;      // tp only: the degree K
-  std::uint64_t batch = 0;               // tp only
-  std::uint64_t sequence_length = 0;     // tp only
-  std::size_t element_bytes = 0;         // of every message (fsdp, zero2, tp: bf16 2 or f32 4)
+  std::uint64_t batch = 0;               // tp and moe only
+  std::uint64_t sequence_length = 0;     // tp and moe only
+  double routing_skew = 0;               // moe only
+  std::size_t element_bytes = 0;         // of every message (fsdp, zero2, tp, moe: bf16 2 or f32 4)
   std::vector<Message> sequence;
   std::vector<Message> distinct;
 };
@@ -215,7 +266,8 @@ struct Workload {
 // unknown model (with the list of known names), unknown kind, a cap where
 // none is taken, an empty or invalid cap, a zero element size, an unknown
 // fsdp unit or ':' option, tp on a model that is not a transformer or with
-// a bad degree, batch or sequence. `element_bytes` is the element size of
+// a bad degree, batch or sequence, moe on a model without experts or with a
+// bad batch, sequence or skew. `element_bytes` is the element size of
 // the kinds that take the caller's (see the file comment).
 Workload parse_workload(std::string_view spec, std::size_t element_bytes);
 // Several specs separated by commas, e.g. "resnet50:ddp,llama2_7b:fsdp".
