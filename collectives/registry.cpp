@@ -205,10 +205,14 @@ Block alltoall_receive_block(std::size_t count, int ranks, int rank, int peer) {
           partition(count, ranks, distance).count};
 }
 
-// Share j ends where the cumulative Zipf weight of ranks 0..j does, scaled
-// to count and rounded down: the shares sum to count exactly, and none is
-// negative, whatever the rounding of the weights.
-std::size_t alltoallv_share(const CollectiveSpec& spec, int ranks, int destination) {
+namespace {
+
+// Token-side block j: share j of the vector, in destination order. It ends
+// where the cumulative Zipf weight of ranks 0..j does, scaled to count and
+// rounded down, and starts where block j − 1 ends (the same sum of the same
+// weights): the shares tile the vector and sum to count exactly, and none is
+// negative, whatever the rounding of the weights. One pass over the ranks.
+Block token_side_block(const CollectiveSpec& spec, int ranks, int destination) {
   double total = 0;
   double before = 0;
   for (int j = 0; j < ranks; ++j) {
@@ -224,18 +228,18 @@ std::size_t alltoallv_share(const CollectiveSpec& spec, int ranks, int destinati
   const std::size_t end = destination + 1 == ranks
                               ? spec.count
                               : boundary(before + std::pow(destination + 1.0, -spec.routing.skew));
-  return end - start;
+  return {start, end - start};
+}
+
+}  // namespace
+
+std::size_t alltoallv_share(const CollectiveSpec& spec, int ranks, int destination) {
+  return token_side_block(spec, ranks, destination).count;
 }
 
 namespace {
 
-// Token-side block j (its shares in destination order) and expert-side
-// block i of rank j (rank i's share s_j, in source order).
-Block token_side_block(const CollectiveSpec& spec, int ranks, int destination) {
-  std::size_t offset = 0;
-  for (int j = 0; j < destination; ++j) offset += alltoallv_share(spec, ranks, j);
-  return {offset, alltoallv_share(spec, ranks, destination)};
-}
+// Expert-side block i of rank j: rank i's share s_j, in source order.
 Block expert_side_block(const CollectiveSpec& spec, int ranks, int expert_rank, int source) {
   const std::size_t share = alltoallv_share(spec, ranks, expert_rank);
   return {static_cast<std::size_t>(source) * share, share};

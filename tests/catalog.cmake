@@ -26,6 +26,10 @@ set_tests_properties(catalog_cli_workload_fsdp PROPERTIES LABELS unit
 add_test(NAME catalog_cli_workload_tp_csv COMMAND collbench-catalog workload gpt2:tp=2 --distinct --csv)
 set_tests_properties(catalog_cli_workload_tp_csv PROPERTIES LABELS unit
   PASS_REGULAR_EXPRESSION "^workload,index,collective,item,elements,element_bytes,bytes,multiplicity\ngpt2:tp=2:batch=1:seq=1024:bf16,0,allreduce,layer 0 attention forward,786432,2,1572864,48\n$")
+add_test(NAME catalog_cli_workload_moe_csv
+         COMMAND collbench-catalog workload mixtral_8x7b:moe:skew=1.2 --distinct --csv)
+set_tests_properties(catalog_cli_workload_moe_csv PROPERTIES LABELS unit
+  PASS_REGULAR_EXPRESSION "^workload,index,collective,item,elements,element_bytes,bytes,multiplicity,routing_skew,routing_returns\nmixtral_8x7b:moe:batch=1:seq=32768:skew=1.2:bf16,0,alltoallv,layer 0 dispatch forward,268435456,2,536870912,128,1.2,0\n$")
 
 # Bad input: exit code 2 and one message on stderr that says what is accepted.
 set(catalog_expect ${CMAKE_CURRENT_SOURCE_DIR}/catalog_cli_expect.cmake)

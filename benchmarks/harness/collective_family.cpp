@@ -320,7 +320,7 @@ void add_collective_sizes(Planner& planner, const CollectiveInfo& collective,
   }
 }
 
-// A workload's message in the run's --dtype: fsdp, zero2 and tp messages
+// A workload's message in the run's --dtype: fsdp, zero2, tp and moe messages
 // are bf16 (or f32) whatever --dtype is, so their bytes may not be a whole
 // number of its elements; such a size is left out with a note.
 bool whole_elements(Planner& planner, const std::string& name, std::uint64_t bytes) {
