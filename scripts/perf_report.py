@@ -2,7 +2,7 @@
 """The performance targets of issues 8 and 18, from the files scripts/perf.sh
 writes.
 
-Usage: scripts/perf_report.py DIR [--far-ns NS] [--all-rows P[,P...]]
+Usage: scripts/perf_report.py DIR [--far-ns NS|all] [--all-rows P[,P...]]
        scripts/perf_report.py --select-near NS CSV...
        scripts/perf_report.py --near-shortfall NS REPS CSV...
 
@@ -34,7 +34,8 @@ DIR holds (as scripts/perf.sh leaves them):
 
 "Near": a row whose core_handoff_ns (the cache-line handoff latency between
 the cores of ranks 0 and 1, measured by collbench before and after that
-repetition's timed loop) is at most --far-ns (default 100). Every target is
+repetition's timed loop) is at most --far-ns (default 100; "all": every
+row, as perf.sh --far-ns 0 asks). Every target is
 judged on near rows: on this VM the host sometimes runs the two vCPUs on
 different dies, and an allreduce over shared memory (the MPI library's too)
 then takes 3-5x longer while the p2p inputs of the model do not
@@ -540,7 +541,7 @@ def main():
         if len(options) < 2 or options[0] not in ("--far-ns", "--all-rows"):
             fail(f"unexpected arguments {' '.join(options)} (see --help)")
         if options[0] == "--far-ns":
-            far_ns = number(options[1], "--far-ns")
+            far_ns = near_threshold(options[1], "--far-ns")
         else:
             all_rows_at |= {number(p, "--all-rows", whole=True) for p in options[1].split(",")}
         options = options[2:]
@@ -555,7 +556,7 @@ def main():
         fail(f"no np<P>.csv in {folder}")
     listing = read_listing(folder)
 
-    near = f"cores <= {far_ns:g} ns apart"
+    near = "cores at any distance" if far_ns == math.inf else f"cores <= {far_ns:g} ns apart"
     table = []  # (target, ranks, ratio text, spread text, goal, pass, all-rows text)
     detail = [f"Ratios from rows measured with the {near} (core_handoff_ns); the "
               "same over all rows, near and far, in the last column."]
@@ -567,7 +568,8 @@ def main():
         rows = all_rows if p in all_rows_at else near_rows(all_rows, far_ns)
         near_index, all_index = time_index(rows), time_index(all_rows)
         order = algorithm_order([r["algorithm"] for r in all_rows if r["family"] == "allreduce"])
-        near_fit = os.path.join(folder, f"fit_np{p}" if p in all_rows_at else f"fit_np{p}_near")
+        every_row = p in all_rows_at or far_ns == math.inf
+        near_fit = os.path.join(folder, f"fit_np{p}" if every_row else f"fit_np{p}_near")
         # Which algorithms are hand-written is the fit's to say: those it gave
         # cost terms of their own, in either fit of this p.
         fits = [modelled_algorithms(os.path.join(folder, f"fit_np{p}{tail}"))

@@ -17,6 +17,10 @@
 #     (gpt2:fsdp, allgathers and reduce_scatters per block) and under
 #     Megatron tensor parallelism of degree 2 (gpt2:tp=2, allreduces of
 #     batch x sequence x hidden)
+#   - the exchanges alone (one iteration a sample, 3 samples) of two models too
+#     large to sweep per size: llama2_7b under FSDP and mixtral_8x7b's
+#     expert parallelism on 4096 tokens, uniform and with a Zipf skew of 1.2
+#     (alltoallv dispatches and combines; LARGE=0 skips them)
 #   - p2p ping-pong between rank 0 and every other rank (the alpha-beta fit)
 #   - the local reduction kernel (gamma) and memcpy (memory ceiling)
 #   - allreduce over raw libfabric too (providers tcp and shm; x4 size steps),
@@ -39,7 +43,9 @@
 #   collbench_mpi_mtl_ofi_<provider>.csv   the same over MPI, pml cm, mtl ofi
 #   collbench.json   Google Benchmark's JSON report of the main sweep
 #   console.txt      Google Benchmark's console table; console_<fabric>.txt
-#                    the output of each allreduce sweep of a CSV above
+#                    the output of each allreduce sweep of a CSV above, and
+#                    console_large.txt the large models' (their rows are in
+#                    collbench.csv, not in collbench.json)
 #   summary.md       the summary tables, the fabric comparisons and the
 #                    cost-model fit (with each collective's selection lines)
 #                    printed at the end
@@ -51,6 +57,7 @@
 #
 # Environment:
 #   NP         ranks (default 4)
+#   LARGE      1 (default) to also run the large models' exchanges, 0 to skip
 #   RUN_OFI    1 (default) to also sweep over libfabric and MPI on the same
 #              fabrics, 0 to skip
 #   RESULTS    folder that receives the run folder (default: results/ in the
@@ -181,13 +188,33 @@ sweep_flags=(--families collectives,p2p,local,exchange
   --algorithms all --sizes 8B:64MiB --check --workload resnet50:ddp
   --workload bert_base:ddp --workload gpt2:fsdp --workload gpt2:tp=2
   --benchmark_min_time=0.01)
-if ((${#passthrough[@]} > 0)) &&
-  ! dry_run=$("${launcher[@]}" "$collbench" "${sweep_flags[@]}" "${passthrough[@]}" \
-    --benchmark_list_tests=true 2>&1 >/dev/null); then
-  grep '^collbench: ' <<<"$dry_run" | grep -v '^collbench: note: ' >&2 || echo "$dry_run" >&2
-  echo "run.sh: collbench refused the flags after '--' (see $collbench --help)" >&2
+# The iterations of the models too large to sweep per size: llama2_7b under
+# FSDP (98 messages, 40 GB per iteration) and mixtral_8x7b's expert
+# parallelism on a 4096-token sequence, uniform and skewed (128 alltoallvs
+# of 64 MiB each): their exchanges only, 3 samples each (--min-samples 3:
+# every call outlasts min_time; the two --check calls come first),
+# appended to the main CSV so that the summary's per-iteration table has
+# them beside the DDP, FSDP and TP ones. LARGE=0 skips them.
+large_flags=(--families exchange --algorithms all --check --min-samples 3
+  --benchmark_min_time=0.01
+  --workload llama2_7b:fsdp --workload mixtral_8x7b:moe:seq=4096
+  --workload mixtral_8x7b:moe:seq=4096:skew=1.2)
+large=${LARGE:-1}
+if [[ $large != 0 && $large != 1 ]]; then
+  echo "run.sh: LARGE='$large' must be 1 (run the large models' exchanges) or 0" >&2
   exit 2
 fi
+for flags_name in sweep_flags large_flags; do
+  [[ $flags_name == large_flags && $large == 0 ]] && continue
+  declare -n dry_flags=$flags_name
+  if ((${#passthrough[@]} > 0)) &&
+    ! dry_run=$("${launcher[@]}" "$collbench" "${dry_flags[@]}" "${passthrough[@]}" \
+      --benchmark_list_tests=true 2>&1 >/dev/null); then
+    grep '^collbench: ' <<<"$dry_run" | grep -v '^collbench: note: ' >&2 || echo "$dry_run" >&2
+    echo "run.sh: collbench refused the flags after '--' (see $collbench --help)" >&2
+    exit 2
+  fi
+done
 
 run_id=$(date -u +%Y%m%dT%H%M%SZ)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
 out=$results/$run_id
@@ -215,6 +242,17 @@ if ! "${launcher[@]}" "$collbench" "${sweep[@]}" "${display[@]}" "${passthrough[
   exit 1
 fi
 echo "run.sh: sweep done in $((SECONDS - start)) s" >&2
+if [[ $large == 1 ]]; then
+  echo "run.sh: the large models' exchanges (llama2_7b:fsdp, mixtral_8x7b:moe)" >&2
+  start=$SECONDS
+  if ! "${launcher[@]}" "$collbench" "${large_flags[@]}" --run-id "$run_id" \
+    --csv "$out/collbench.csv" --append "${display[@]}" "${passthrough[@]}" \
+    >"$out/console_large.txt"; then
+    echo "run.sh: collbench failed on the large models; finished rows are in $out/collbench.csv, its output in $out/console_large.txt" >&2
+    exit 1
+  fi
+  echo "run.sh: large models done in $((SECONDS - start)) s" >&2
+fi
 
 echo
 /usr/bin/python3 "$repository/scripts/summarize.py" "$out/collbench.csv" | tee "$out/summary.md"

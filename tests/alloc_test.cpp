@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -78,8 +79,11 @@ std::size_t allocations_in_run(Transport& transport, const CollectiveInfo& colle
   const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, 0, {}};
   const Block in_block = collective.input_block(spec, ranks, rank);
   const Block out_block = collective.output_block(spec, ranks, rank);
-  // In place: the block (input or output) at its place in the whole vector.
-  std::vector<std::byte> whole(count * sizeof(float));
+  // In place: the block (input or output) at its place in the whole vector
+  // (or in alltoallv's p shares, when they are more).
+  std::vector<std::byte> whole(
+      std::max({count, in_block.offset + in_block.count, out_block.offset + out_block.count}) *
+      sizeof(float));
   std::vector<std::byte> in_storage(in_block.count * sizeof(float));
   std::vector<std::byte> out_storage(out_block.count * sizeof(float));
   const auto part = [&](Block block) {

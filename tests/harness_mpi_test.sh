@@ -445,6 +445,23 @@ PYTHON
 if len(rows) != 1 or rows[0]["check"] != "wrong" or rows[0]["wrong_elements"] != "3":
     fail(f"shared slots, corrupted: {[(r['check'], r['wrong_elements']) for r in rows]}")
 PYTHON
+  # MoE: skewed dispatches and combines (the combine's input is the expert
+  # side's p shares, its output the whole vector), every dispatch on one
+  # slot and every combine on another: right, then with 3 wrong elements.
+  for corrupt in 0 3; do
+    run 3 --algorithms pairwise,mpi --families exchange --dtype bf16 \
+      --workload mixtral_8x7b:moe:seq=8:skew=1.2 --debug-share-messages-from 1024 --check \
+      --debug-corrupt-elements "$corrupt" --csv "$work/moe_$corrupt.csv" --samples 2 --quiet
+    [[ $status -eq $((corrupt > 0 ? 1 : 0)) ]] ||
+      { cat "$work/stderr" >&2; fail "moe, $corrupt corrupted: exit status $status"; }
+    check_csv "$work/moe_$corrupt.csv" "$corrupt" <<'PYTHON'
+corrupt = sys.argv[2]
+got = sorted((r["algorithm"], r["check"], r["wrong_elements"], r["collective"]) for r in rows)
+verdict = "ok" if corrupt == "0" else "wrong"
+if got != [(a, verdict, corrupt, "alltoallv") for a in ("mpi", "pairwise")]:
+    fail(f"moe, {corrupt} corrupted: {got}")
+PYTHON
+  done
 
   # The check that every peer was addressed before timing: without the
   # connection warm-up, tree at 4 ranks reaches only its tree neighbours
