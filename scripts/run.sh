@@ -17,8 +17,9 @@
 #     (gpt2:fsdp, allgathers and reduce_scatters per block) and under
 #     Megatron tensor parallelism of degree 2 (gpt2:tp=2, allreduces of
 #     batch x sequence x hidden)
-#   - the exchanges alone (one iteration a sample, 3 samples) of two models too
-#     large to sweep per size: llama2_7b under FSDP and mixtral_8x7b's
+#   - on min(NP, cores) ranks, the exchanges alone (one iteration a sample,
+#     3 samples) of two models too large to sweep per size (and to hold on
+#     4 ranks here): llama2_7b under FSDP and mixtral_8x7b's
 #     expert parallelism on 4096 tokens, uniform and with a Zipf skew of 1.2
 #     (alltoallv dispatches and combines; LARGE=0 skips them)
 #   - p2p ping-pong between rank 0 and every other rank (the alpha-beta fit)
@@ -194,7 +195,10 @@ sweep_flags=(--families collectives,p2p,local,exchange
 # of 64 MiB each): their exchanges only, 3 samples each (--min-samples 3:
 # every call outlasts min_time; the two --check calls come first),
 # appended to the main CSV so that the summary's per-iteration table has
-# them beside the DDP, FSDP and TP ones. LARGE=0 skips them.
+# them beside the DDP, FSDP and TP ones. They run on min(NP, cores) ranks:
+# llama2_7b:fsdp's buffers take 4-5 GiB per rank, which 4 ranks on this
+# 24 GiB machine do not have, and on a core each the times mean what they
+# say. LARGE=0 skips them.
 large_flags=(--families exchange --algorithms all --check --min-samples 3
   --benchmark_min_time=0.01
   --workload llama2_7b:fsdp --workload mixtral_8x7b:moe:seq=4096
@@ -243,9 +247,14 @@ if ! "${launcher[@]}" "$collbench" "${sweep[@]}" "${display[@]}" "${passthrough[
 fi
 echo "run.sh: sweep done in $((SECONDS - start)) s" >&2
 if [[ $large == 1 ]]; then
-  echo "run.sh: the large models' exchanges (llama2_7b:fsdp, mixtral_8x7b:moe)" >&2
+  large_np=$((np < $(nproc) ? np : $(nproc)))
+  large_launcher=("${launcher[@]}")
+  for i in "${!large_launcher[@]}"; do
+    [[ ${large_launcher[i]} == -np || ${large_launcher[i]} == -n ]] && large_launcher[i + 1]=$large_np
+  done
+  echo "run.sh: the large models' exchanges (llama2_7b:fsdp, mixtral_8x7b:moe) on $large_np ranks" >&2
   start=$SECONDS
-  if ! "${launcher[@]}" "$collbench" "${large_flags[@]}" --run-id "$run_id" \
+  if ! "${large_launcher[@]}" "$collbench" "${large_flags[@]}" --run-id "$run_id" \
     --csv "$out/collbench.csv" --append "${display[@]}" "${passthrough[@]}" \
     >"$out/console_large.txt"; then
     echo "run.sh: collbench failed on the large models; finished rows are in $out/collbench.csv, its output in $out/console_large.txt" >&2
