@@ -259,6 +259,8 @@ std::unique_ptr<Collective> build_pairwise_exchange(Transport& transport,
                                                     std::span<const std::byte> in,
                                                     std::span<std::byte> out,
                                                     const ExchangeLayout& layout);
+// The pairwise exchange's cost (alltoall/pairwise.cpp's header comment).
+CostTerms pairwise_exchange_cost(int p, double n);
 std::unique_ptr<Collective> build_mpi_alltoallv(Transport& transport, const CollectiveSpec& spec,
                                                 std::span<const std::byte> in,
                                                 std::span<std::byte> out);

@@ -48,12 +48,12 @@ class PairwiseAlltoall final : public detail::AlltoallBase {
   std::vector<RequestId> requests_;
 };
 
-CostTerms pairwise_cost(int p, double n) {
+}  // namespace
+
+CostTerms detail::pairwise_exchange_cost(int p, double n) {
   const double steps = p - 1;
   return {steps, steps / p * n, 0};
 }
-
-}  // namespace
 
 std::unique_ptr<Collective> detail::build_pairwise_exchange(Transport& transport,
                                                             const CollectiveSpec& spec,
@@ -67,7 +67,7 @@ extern const AlgorithmInfo kPairwiseAlltoall = {
     "pairwise",
     "p−1 steps, each exchanging one block with the ranks d ahead and d behind; bandwidth-optimal",
     detail::common_unsupported_reason,
-    pairwise_cost,
+    detail::pairwise_exchange_cost,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,             // out of place (in place: n, AlltoallBase)
     detail::build_as<PairwiseAlltoall>,

@@ -16,21 +16,13 @@
 #include "algorithm_common.h"
 
 namespace collbench {
-namespace {
-
-CostTerms pairwise_cost(int p, double n) {
-  const double steps = p - 1;
-  return {steps, steps / p * n, 0};
-}
-
-}  // namespace
 
 extern const AlgorithmInfo kPairwiseAlltoallv = {
     "pairwise",
     "p−1 steps, each exchanging one share with the ranks d ahead and d behind; each step as "
     "long as its largest share",
     detail::common_unsupported_reason,
-    pairwise_cost,
+    detail::pairwise_exchange_cost,  // alltoall's pairwise: the uniform routing
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,             // out of place (in place: its input, AlltoallBase)
     [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
