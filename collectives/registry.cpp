@@ -520,6 +520,16 @@ void fill_input(const CollectiveInfo& collective, const CheckPattern& pattern,
                input);
 }
 
+std::size_t largest_buffer_elements(const CollectiveInfo& collective, const CollectiveSpec& spec,
+                                    int ranks) {
+  std::size_t largest = spec.count;
+  for (int rank = 0; rank < ranks; ++rank) {
+    largest = std::max({largest, collective.input_block(spec, ranks, rank).count,
+                        collective.output_block(spec, ranks, rank).count});
+  }
+  return largest;
+}
+
 std::size_t input_index_span(const CollectiveInfo& collective, const CollectiveSpec& spec,
                              int ranks) {
   std::size_t span = spec.count;

@@ -18,8 +18,8 @@
 #     Megatron tensor parallelism of degree 2 (gpt2:tp=2, allreduces of
 #     batch x sequence x hidden)
 #   - on min(NP, cores) ranks, the exchanges alone (one iteration a sample,
-#     3 samples) of two models too large to sweep per size (and to hold on
-#     4 ranks here): llama2_7b under FSDP and mixtral_8x7b's
+#     3 samples, not checked) of two models too large to sweep per size (and
+#     to hold on 4 ranks here): llama2_7b under FSDP and mixtral_8x7b's
 #     expert parallelism on 4096 tokens, uniform and with a Zipf skew of 1.2
 #     (alltoallv dispatches and combines; LARGE=0 skips them)
 #   - p2p ping-pong between rank 0 and every other rank (the alpha-beta fit)
@@ -193,13 +193,17 @@ sweep_flags=(--families collectives,p2p,local,exchange
 # FSDP (98 messages, 40 GB per iteration) and mixtral_8x7b's expert
 # parallelism on a 4096-token sequence, uniform and skewed (128 alltoallvs
 # of 64 MiB each): their exchanges only, 3 samples each (--min-samples 3:
-# every call outlasts min_time; the two --check calls come first),
-# appended to the main CSV so that the summary's per-iteration table has
-# them beside the DDP, FSDP and TP ones. They run on min(NP, cores) ranks:
-# llama2_7b:fsdp's buffers take 4-5 GiB per rank, which 4 ranks on this
-# 24 GiB machine do not have, and on a core each the times mean what they
-# say. LARGE=0 skips them.
-large_flags=(--families exchange --algorithms all --check --min-samples 3
+# every call outlasts min_time), appended to the main CSV, where the
+# summary's per-iteration table shows them, beside the DDP, FSDP and TP
+# ones when NP ranks have a core each and in a table of their own rank
+# count otherwise. They run on min(NP, cores) ranks: llama2_7b:fsdp's
+# buffers take 4-5 GiB per rank, which 4 ranks on this 24 GiB machine do
+# not have, and on a core each the times mean what they say. Without
+# --check: checking every element of a 40 GB iteration takes minutes per
+# call here, and the main sweep checks these algorithms at every size (the
+# tests check MoE and FSDP exchanges message by message). LARGE=0 skips
+# them.
+large_flags=(--families exchange --algorithms all --min-samples 3
   --benchmark_min_time=0.01
   --workload llama2_7b:fsdp --workload mixtral_8x7b:moe:seq=4096
   --workload mixtral_8x7b:moe:seq=4096:skew=1.2)

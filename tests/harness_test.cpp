@@ -768,6 +768,33 @@ TEST(Plan, AlltoallvMessagesShareOnlyWithTheirRoutingAndCountTheirSkewedShares) 
   EXPECT_EQ(entry.memory_bytes(4) - uniform.memory_bytes(4), 2 * (rank0_side - large));
 }
 
+TEST(Plan, MpiAlltoallvWhoseExpertSideExceedsMpiIntsIsANote) {
+  // 10^9 elements dispatched at skew 2 on 4 ranks: rank 0's expert side
+  // holds 4 · 0.70 · 10^9 elements, past MPI's int counts, though the count
+  // itself is not; uniform, it holds 10^9 and MPI can run it.
+  for (const double skew : {2.0, 0.0}) {
+    Workload workload;
+    workload.spec = "moe";
+    Message dispatch{"alltoallv", "dispatch", 1'000'000'000, 4'000'000'000, 1};
+    dispatch.routing_skew = skew;
+    workload.sequence = {dispatch};
+    workload.distinct = workload.sequence;
+    const Options options = parse_options({"--families", "alltoallv", "--workload", "moe"});
+    const CasePlan plan = plan_cases(options, {workload}, "mpi", 4, 0);
+    std::vector<std::string> names;
+    for (const BenchmarkCase& entry : plan.cases) names.push_back(entry.name);
+    if (skew > 0) {
+      EXPECT_EQ(names, (std::vector<std::string>{"alltoallv/pairwise/4000000000/moe"}));
+      ASSERT_EQ(plan.notes.size(), 1u);
+      EXPECT_NE(plan.notes[0].find("skipping alltoallv/mpi on 4 ranks"), std::string::npos)
+          << plan.notes[0];
+    } else {
+      EXPECT_EQ(names, (std::vector<std::string>{"alltoallv/pairwise/4000000000/moe",
+                                                 "alltoallv/mpi/4000000000/moe"}));
+    }
+  }
+}
+
 TEST(Plan, WorkloadSizeThatIsNoWholeNumberOfElementsIsANote) {
   // A bf16 message of 3 elements (6 bytes) cannot be f32 elements.
   Workload workload;

@@ -357,7 +357,9 @@ void add_workload_sizes(Planner& planner, const CollectiveInfo& collective,
         continue;
       }
       for (const AlgorithmInfo* algorithm : algorithms) {
-        if (!planner.runnable(collective, *algorithm, message.bytes)) continue;
+        if (!planner.runnable(collective, *algorithm, message.bytes, routing_of(message))) {
+          continue;
+        }
         BenchmarkCase entry = collective_case(collective, *algorithm);
         entry.name = fmt::format("{}/{}/{}/{}", collective.name, algorithm->name, message.bytes,
                                  workload.spec);
@@ -417,9 +419,9 @@ void add_exchange(Planner& planner, const Workload& workload,
   bool all_runnable = true;
   for (const Message& message : workload.sequence) {
     const CollectiveInfo& collective = *find_collective(message.collective);
-    all_runnable =
-        planner.runnable(collective, *collective.find_algorithm(algorithm.name), message.bytes) &&
-        all_runnable;
+    all_runnable = planner.runnable(collective, *collective.find_algorithm(algorithm.name),
+                                    message.bytes, routing_of(message)) &&
+                   all_runnable;
     entry.message_bytes.push_back(message.bytes);
     routings.push_back(routing_of(message));
     if (mixed) entry.message_collectives.push_back(&collective);

@@ -309,9 +309,11 @@ struct App {
         ->check(cli::whole_number(0, INT64_MAX, "elements"));
     testing
         ->add_option("--debug-share-messages-from", options.debug_share_messages_from,
-                     "Exchange messages of at least N bytes of one collective and size share "
-                     "buffers and algorithm object (default: 134217728, 128 MiB; tests lower it "
-                     "so that small workloads share too)")
+                     fmt::format("Exchange messages of at least N bytes of one collective, "
+                                 "size and routing share buffers and algorithm object "
+                                 "(default: {}, {} MiB; tests lower it so that small workloads "
+                                 "share too)",
+                                 kSharedMessageBytes, kSharedMessageBytes >> 20))
         ->type_name("N")
         ->check(cli::whole_number(1, INT64_MAX, "bytes"));
     testing->add_flag("--debug-skip-connection-warmup", options.debug_skip_connection_warmup,

@@ -45,9 +45,14 @@ std::vector<const AlgorithmInfo*> Planner::selected(const CollectiveInfo& collec
 }
 
 bool Planner::runnable(const CollectiveInfo& collective, const AlgorithmInfo& algorithm,
-                       std::uint64_t bytes) {
-  const std::string reason =
-      algorithm.unsupported_reason(transport_kind_, ranks_, bytes / element_bytes_);
+                       std::uint64_t bytes, TokenRouting routing) {
+  // The elements of the largest buffer any rank holds: the count, or an
+  // alltoallv's expert side of p shares, whose offsets MPI counts in ints too.
+  CollectiveSpec spec;
+  spec.count = bytes / element_bytes_;
+  spec.routing = routing;
+  const std::string reason = algorithm.unsupported_reason(
+      transport_kind_, ranks_, largest_buffer_elements(collective, spec, ranks_));
   if (reason.empty()) return true;
   const std::string name = fmt::format("{}/{}", collective.name, algorithm.name);
   if (!options_.all_algorithms) {

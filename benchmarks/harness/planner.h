@@ -31,10 +31,11 @@ class Planner {
   // collective's order (all of them) or the order given; the first time a
   // collective lacks a name given, a note says so.
   std::vector<const AlgorithmInfo*> selected(const CollectiveInfo& collective);
-  // Whether `algorithm` can run `bytes` here; an `all` sweep leaves it out
-  // with a note, an algorithm named in --algorithms is an error.
+  // Whether `algorithm` can run `bytes` here (an alltoallv message routed
+  // by `routing`); an `all` sweep leaves it out with a note, an algorithm
+  // named in --algorithms is an error.
   bool runnable(const CollectiveInfo& collective, const AlgorithmInfo& algorithm,
-                std::uint64_t bytes);
+                std::uint64_t bytes, TokenRouting routing = {});
 
   // Leaves `bytes` of `name` out, for one note per (name, reason).
   void skip(const std::string& name, const std::string& reason, std::uint64_t bytes) {

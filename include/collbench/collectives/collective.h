@@ -166,5 +166,10 @@ void fill_input(const CollectiveInfo& collective, const CheckPattern& pattern,
 // returning shares the largest input).
 std::size_t input_index_span(const CollectiveInfo& collective, const CollectiveSpec& spec,
                              int ranks);
+// The elements of the largest input or output any rank holds (count, or an
+// alltoallv's expert side): what an algorithm's unsupported_reason must
+// accept, since the MPI library counts them and their offsets in ints.
+std::size_t largest_buffer_elements(const CollectiveInfo& collective, const CollectiveSpec& spec,
+                                    int ranks);
 
 }  // namespace collbench
