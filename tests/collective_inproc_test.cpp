@@ -113,6 +113,38 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CollectiveInProcess, ::testing::ValuesIn
                                               std::get<2>(param_info.param));
                          });
 
+// The messages one rank of `algorithm` sends in one call of `count` f32
+// elements in segments of `segment_bytes`, at `ranks` ranks.
+std::uint64_t messages_of_rank_0(std::string_view collective_name, std::string_view algorithm_name,
+                                 int ranks, std::size_t count, std::size_t segment_bytes) {
+  const CollectiveInfo& collective = *find_collective(collective_name);
+  const AlgorithmInfo& algorithm = *collective.find_algorithm(algorithm_name);
+  std::atomic<std::uint64_t> messages{0};
+  run_in_process(ranks, [&](Transport& transport) {
+    const int rank = transport.rank();
+    const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, segment_bytes, {}};
+    std::vector<std::byte> in(collective.input_block(spec, ranks, rank).count * 4);
+    std::vector<std::byte> out(collective.output_block(spec, ranks, rank).count * 4);
+    const auto built = algorithm.build(transport, spec, in, out);
+    transport.reset_counters();
+    built->run();
+    if (rank == 0) messages = transport.messages_sent();
+  });
+  return messages;
+}
+
+TEST(Segments, ARelayWithNothingToPipelineSendsItsBlockWhole) {
+  // 64 elements in 16-byte segments: a block of 32 would be 8 segments.
+  // allgather's ring at 2 ranks: one step, its arrival neither forwarded nor
+  // reduced, so one message. At 3 ranks the first step's arrival is
+  // forwarded: segmented (2 steps, blocks of 21 elements in 6 segments). reduce_scatter's
+  // one step at 2 ranks reduces each segment as the next arrives: segmented.
+  EXPECT_EQ(messages_of_rank_0("allgather", "ring", 2, 64, 16), 1u);
+  EXPECT_EQ(messages_of_rank_0("allgather", "ring", 3, 63, 16), 2u * 6u);
+  EXPECT_EQ(messages_of_rank_0("reduce_scatter", "ring", 2, 64, 16), 8u);
+  EXPECT_EQ(messages_of_rank_0("allreduce", "ring", 2, 64, 16), 2u * 8u);
+}
+
 TEST(Segments, TinySegmentsPipelineManySteps) {
   // 3-element segments force many in-flight segments per step, segments
   // that straddle uneven block ends and, in allreduce, segments handed from

@@ -1,6 +1,7 @@
 // The ring reduce-scatter and allgather phases, segmented and pipelined
 // (phases.h).
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "phases.h"
@@ -32,7 +33,14 @@ RingRelay::RingRelay(CollectiveBase& algorithm, RingBuffers& buffers, std::vecto
       reduce_tag_(reduce_tag),
       forward_tag_(forward_tag),
       sum_rotation_(static_cast<std::size_t>(sum_rotation)) {
-  segment_elements_ = segment_elements(segment_bytes, algorithm.element_bytes_);
+  // Segments pipeline the work on an arrival: forwarding it, or reducing it
+  // while the next arrives. The one step of a relay that does neither (an
+  // allgather of 2 ranks) travels whole: in segments it is only more
+  // messages (allgather of 4 MiB at 2 ranks over shared memory: 13% slower
+  // in 512 KiB segments; docs/performance.md).
+  const bool pipelines = steps_.size() > 1 || (!steps_.empty() && steps_[0].reduces);
+  segment_elements_ = pipelines ? segment_elements(segment_bytes, algorithm.element_bytes_)
+                                : std::numeric_limits<std::size_t>::max();
   const std::size_t count = algorithm.spec_.count;
   const int ranks = algorithm.ranks_;
   for (const RingStep& step : steps_) {
