@@ -533,6 +533,53 @@ class TagRecorder final : public Transport {
   Transport& inner_;
 };
 
+// Forwards to the in-process transport and records every send's data.
+class SendRecorder final : public Transport {
+ public:
+  explicit SendRecorder(Transport& inner) : Transport(inner.rank(), inner.size()), inner_(inner) {}
+  std::string_view kind() const override { return inner_.kind(); }
+  RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
+    sends.push_back(data);
+    return inner_.isend(data, peer, tag);
+  }
+  RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
+    return inner_.irecv(data, peer, tag);
+  }
+  void wait(RequestId request) override { inner_.wait(request); }
+  void wait_all(std::span<const RequestId> requests) override { inner_.wait_all(requests); }
+  void barrier() override { inner_.barrier(); }
+  std::vector<std::span<const std::byte>> sends;
+
+ private:
+  Transport& inner_;
+};
+
+TEST(SendSources, AllgathersSendTheOwnBlockFromIn) {
+  // The own block's copy in out was just written; a peer reading it from
+  // another die waits for those lines (docs/performance.md). So the own
+  // block alone (the first round's send) goes from in, never from its copy.
+  for (const std::string_view name : {"ring", "recursive_doubling", "bruck"}) {
+    const AlgorithmInfo& algorithm = *find_collective("allgather")->find_algorithm(name);
+    for (const int ranks : {2, 4}) {
+      run_in_process(ranks, [&](Transport& inner) {
+        SendRecorder transport(inner);
+        const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
+        std::vector<std::byte> in(64 / static_cast<std::size_t>(ranks) * 4);
+        std::vector<std::byte> out(64 * 4);
+        algorithm.build(transport, spec, in, out)->run();
+        ASSERT_FALSE(transport.sends.empty()) << name;
+        EXPECT_EQ(transport.sends.front().data(), in.data()) << name << " p=" << ranks;
+        const std::byte* own_copy = out.data() + transport.rank() * in.size();
+        for (std::size_t k = 0; k < transport.sends.size(); ++k) {
+          const bool own_block_from_out =
+              transport.sends[k].data() == own_copy && transport.sends[k].size() == in.size();
+          EXPECT_FALSE(own_block_from_out) << name << " p=" << ranks << " send " << k;
+        }
+      });
+    }
+  }
+}
+
 TEST(TagSlots, EveryAlgorithmObjectHasTagsOfItsOwn) {
   // Two objects of every algorithm built one after the other on one
   // transport: no tag in common (a late message of one cannot match a

@@ -52,7 +52,7 @@ class BruckAllgather final : public detail::AllgatherBase {
   }
 
   void post(detail::Block elements, int peer, int tag, bool sending) {
-    requests_.push_back(sending ? send(out_at(elements.offset), elements.count, peer, tag)
+    requests_.push_back(sending ? send(send_source(elements), elements.count, peer, tag)
                                 : recv(out_at(elements.offset), elements.count, peer, tag));
   }
 

@@ -56,7 +56,7 @@ class RecursiveDoublingAllgather final : public detail::AllgatherBase {
       const detail::Block theirs = fold_.elements_of(spec_.count, ranks_, theirs_first, distance);
       const int partner = fold_.real_rank(fold_.new_rank ^ distance);
       requests_.push_back(recv(out_at(theirs.offset), theirs.count, partner, tag(kDoublingTag)));
-      requests_.push_back(send(out_at(mine.offset), mine.count, partner, tag(kDoublingTag)));
+      requests_.push_back(send(send_source(mine), mine.count, partner, tag(kDoublingTag)));
       wait_all(requests_);
     }
   }
