@@ -511,13 +511,15 @@ TEST(AlltoallvRouting, SkewedDispatchAndCombineAreCorrectInAndOutOfPlace) {
 }
 
 // Forwards to the in-process transport and records the tag of every send
-// and receive.
-class TagRecorder final : public Transport {
+// and receive, and every send's data.
+class TransportRecorder final : public Transport {
  public:
-  explicit TagRecorder(Transport& inner) : Transport(inner.rank(), inner.size()), inner_(inner) {}
+  explicit TransportRecorder(Transport& inner)
+      : Transport(inner.rank(), inner.size()), inner_(inner) {}
   std::string_view kind() const override { return inner_.kind(); }
   RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
     tags.insert(tag);
+    sends.push_back(data);
     return inner_.isend(data, peer, tag);
   }
   RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
@@ -528,26 +530,6 @@ class TagRecorder final : public Transport {
   void wait_all(std::span<const RequestId> requests) override { inner_.wait_all(requests); }
   void barrier() override { inner_.barrier(); }
   std::set<int> tags;
-
- private:
-  Transport& inner_;
-};
-
-// Forwards to the in-process transport and records every send's data.
-class SendRecorder final : public Transport {
- public:
-  explicit SendRecorder(Transport& inner) : Transport(inner.rank(), inner.size()), inner_(inner) {}
-  std::string_view kind() const override { return inner_.kind(); }
-  RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
-    sends.push_back(data);
-    return inner_.isend(data, peer, tag);
-  }
-  RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
-    return inner_.irecv(data, peer, tag);
-  }
-  void wait(RequestId request) override { inner_.wait(request); }
-  void wait_all(std::span<const RequestId> requests) override { inner_.wait_all(requests); }
-  void barrier() override { inner_.barrier(); }
   std::vector<std::span<const std::byte>> sends;
 
  private:
@@ -562,7 +544,7 @@ TEST(SendSources, AllgathersSendTheOwnBlockFromIn) {
     const AlgorithmInfo& algorithm = *find_collective("allgather")->find_algorithm(name);
     for (const int ranks : {2, 4}) {
       run_in_process(ranks, [&](Transport& inner) {
-        SendRecorder transport(inner);
+        TransportRecorder transport(inner);
         const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
         std::vector<std::byte> in(64 / static_cast<std::size_t>(ranks) * 4);
         std::vector<std::byte> out(64 * 4);
@@ -589,7 +571,7 @@ TEST(TagSlots, EveryAlgorithmObjectHasTagsOfItsOwn) {
       if (!algorithm.unsupported_reason("inproc", 5, 64).empty()) continue;
       run_in_process(5, [&](Transport& inner) {
         std::set<int> first_tags;
-        TagRecorder transport(inner);
+        TransportRecorder transport(inner);
         for (int object = 0; object < 2; ++object) {
           transport.tags.clear();
           const int rank = transport.rank();
