@@ -6,7 +6,8 @@
 // sending to r+1: in step s it forwards block r−s (its own input at s = 0)
 // and receives block r−1−s into its place in out, from where it is forwarded
 // in the next step. Blocks travel in segments, pipelined as in ring
-// allreduce.
+// allreduce; at p = 2 the one step forwards nothing, so its block travels
+// whole (RingRelay).
 //
 // Cost (p ranks, n bytes): (p−1)α + (p−1)/p·nβ — bandwidth optimal (the
 // lower bound's β), latency linear in p.
