@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# collbench-fit into a folder holding an earlier run's models.csv and
-# predictions.csv, when the disk fills while it writes: both files must stay
-# the earlier run's (never a new models.csv next to an old predictions.csv),
+# collbench-fit into a folder holding an earlier run's models.csv,
+# predictions.csv and selections.csv, when the disk fills while it writes:
+# every file must stay the earlier run's (never a new models.csv next to an old predictions.csv),
 # no temporary may be left, and the tool exits 2 with one line. Then, with
 # room again, both must be the new run's.
 #
@@ -26,7 +26,7 @@ fail() {
 out=$scratch/out
 "$fit" "$old_csv" --out-dir "$out" >/dev/null
 mkdir "$scratch/old"
-cp "$out/models.csv" "$out/predictions.csv" "$scratch/old/"
+cp "$out/models.csv" "$out/predictions.csv" "$out/selections.csv" "$scratch/old/"
 # What the new run writes, to size the limit and to compare with at the end.
 "$fit" "$new_csv" --out-dir "$scratch/new" >/dev/null
 for file in models.csv predictions.csv; do
@@ -51,12 +51,12 @@ echo "exit status $status; stderr: $(cat "$scratch/stderr")"
 ((status == 2)) || fail "exit status $status, expected 2"
 (($(wc -l <"$scratch/stderr") == 1)) || fail "expected one line on stderr"
 grep -Eq "File too large|size limit" "$scratch/stderr" || fail "stderr does not say the write failed"
-for file in models.csv predictions.csv; do
+for file in models.csv predictions.csv selections.csv; do
   cmp -s "$scratch/old/$file" "$out/$file" || fail "$file is no longer the earlier run's"
 done
-leftovers=$(find "$out" -mindepth 1 ! -name models.csv ! -name predictions.csv)
+leftovers=$(find "$out" -mindepth 1 ! -name models.csv ! -name predictions.csv ! -name selections.csv)
 [[ -z $leftovers ]] || fail "left behind: $leftovers"
-echo "both files still the earlier run's, nothing left behind"
+echo "every file still the earlier run's, nothing left behind"
 
 "$fit" "$new_csv" --out-dir "$out" >/dev/null
 for file in models.csv predictions.csv; do

@@ -205,6 +205,158 @@ TEST(SelectionString, CrossoverFoundExactlyByBisection) {
             "a:0-183;b:184-4003;a:4004-max");
 }
 
+TEST(Quantile, LinearBetweenOrderStatistics) {
+  EXPECT_DOUBLE_EQ(quantile({3, 1, 2}, 0.25), 1.5);
+  EXPECT_DOUBLE_EQ(quantile({3, 1, 2}, 0.5), 2);
+  EXPECT_DOUBLE_EQ(quantile({3, 1, 2}, 0.75), 2.5);
+  EXPECT_DOUBLE_EQ(quantile({3, 1, 2}, 1), 3);
+  EXPECT_DOUBLE_EQ(quantile({7}, 0.25), 7);
+  EXPECT_THROW(quantile({}, 0.5), std::invalid_argument);
+}
+
+// ------------------------------------------------- statistical selection
+
+TimeSpread spread(double median, double half_iqr, int repetitions = 5) {
+  return {median, median - half_iqr, median + half_iqr, repetitions};
+}
+
+std::vector<std::string> chosen_names(const std::vector<Choice>& choices) {
+  std::vector<std::string> names;
+  for (const Choice& c : choices) names.push_back(c.chosen);
+  return names;
+}
+
+TEST(ChooseSignificant, AlgorithmsWithinNoiseDoNotFlip) {
+  // a and b take turns at the lowest median, but their interquartile ranges
+  // overlap at every size (b's q1 is even below a's q1 at odd sizes): the
+  // choice stays with a, the lowest median at the first size.
+  const std::vector<std::string> candidates = {"a", "b"};
+  TimesBySize times;
+  for (int i = 0; i < 8; ++i) {
+    const double bytes = 8 << i;
+    const double wiggle = i % 2 == 0 ? 0.2 : -0.2;
+    times[bytes] = {{"a", spread(10, 1)}, {"b", spread(10 + wiggle, 1.1)}};
+  }
+  const std::vector<Choice> choices = choose_significant(candidates, times);
+  EXPECT_EQ(chosen_names(choices), std::vector<std::string>(8, "a"));
+  for (const Choice& c : choices) EXPECT_FALSE(c.changed());
+}
+
+TEST(ChooseSignificant, ARealCrossoverIsFoundAtItsSize) {
+  // b's time falls through a's at 64 B, its IQR far below a's from there.
+  const std::vector<std::string> candidates = {"a", "b"};
+  TimesBySize times;
+  for (int i = 0; i < 8; ++i) {
+    const double bytes = 8 << i;
+    times[bytes] = {{"a", spread(10, 0.5)}, {"b", spread(i < 3 ? 20 : 5, 0.5)}};
+  }
+  const std::vector<Choice> choices = choose_significant(candidates, times);
+  EXPECT_EQ(chosen_names(choices),
+            (std::vector<std::string>{"a", "a", "a", "b", "b", "b", "b", "b"}));
+  ASSERT_TRUE(choices[3].changed());
+  EXPECT_EQ(choices[3].previous, "a");
+  EXPECT_DOUBLE_EQ(choices[3].margin, 10.0 / 5.0);  // previous median / new median
+  EXPECT_DOUBLE_EQ(choices[3].gap, 9.5 / 5.5);      // previous q1 / new q3
+  for (std::size_t i = 0; i < choices.size(); ++i) EXPECT_EQ(choices[i].changed(), i == 3) << i;
+}
+
+TEST(ChooseSignificant, ACrossoverWithinNoiseAtItsSizeIsTakenOneStepLater) {
+  // At 64 B b is faster by less than the spread, at 128 B beyond it.
+  const std::vector<std::string> candidates = {"a", "b"};
+  TimesBySize times;
+  const std::vector<double> b_median = {20, 15, 12, 9.6, 7, 5};
+  for (std::size_t i = 0; i < b_median.size(); ++i) {
+    times[8 << i] = {{"a", spread(10, 0.5)}, {"b", spread(b_median[i], 0.5)}};
+  }
+  const std::vector<Choice> choices = choose_significant(candidates, times);
+  EXPECT_EQ(chosen_names(choices), (std::vector<std::string>{"a", "a", "a", "a", "b", "b"}));
+  EXPECT_TRUE(choices[4].changed());
+}
+
+TEST(ChooseSignificant, TheLowestMedianAmongTheSignificantlyFasterIsChosen) {
+  // b and c both beat a beyond the spreads; c has the lower median although
+  // b's q3 is the lower one. d's median is the lowest but its spread overlaps a's.
+  const std::vector<std::string> candidates = {"a", "b", "c", "d"};
+  TimesBySize times;
+  times[8] = {
+      {"a", spread(10, 1)}, {"b", spread(20, 1)}, {"c", spread(20, 1)}, {"d", spread(20, 1)}};
+  times[16] = {{"a", spread(10, 1)},
+               {"b", {7, 6.9, 7.1, 5}},
+               {"c", {6.5, 4, 8.5, 5}},
+               {"d", {6, 1, 9.5, 5}}};
+  const std::vector<Choice> choices = choose_significant(candidates, times);
+  EXPECT_EQ(chosen_names(choices), (std::vector<std::string>{"a", "c"}));
+}
+
+TEST(ChooseSignificant, AnUnmeasuredChoiceGivesWayToTheLowestMedian) {
+  // a cannot run at 32 B (e.g. a power-of-two algorithm): the lowest median
+  // there is chosen, with no margin to report; the choice then stays.
+  const std::vector<std::string> candidates = {"a", "b", "c"};
+  TimesBySize times;
+  times[8] = {{"a", spread(10, 1)}, {"b", spread(12, 1)}, {"c", spread(13, 1)}};
+  times[32] = {{"b", spread(12, 1)}, {"c", spread(11.5, 1)}};
+  times[64] = {{"a", spread(10, 1)}, {"b", spread(12, 1)}, {"c", spread(11.5, 1)}};
+  const std::vector<Choice> choices = choose_significant(candidates, times);
+  EXPECT_EQ(chosen_names(choices), (std::vector<std::string>{"a", "c", "c"}));
+  EXPECT_EQ(choices[1].previous, "a");
+  EXPECT_TRUE(std::isnan(choices[1].margin));
+  EXPECT_TRUE(std::isnan(choices[1].gap));
+}
+
+TEST(ChooseSignificant, OneRepetitionChoosesTheLowestMedian) {
+  const std::vector<std::string> candidates = {"a", "b"};
+  TimesBySize times;
+  times[8] = {{"a", spread(10, 0, 1)}, {"b", spread(10.1, 0, 1)}};
+  times[16] = {{"a", spread(10, 0, 1)}, {"b", spread(9.9, 0, 1)}};
+  times[32] = {{"a", spread(10, 0, 1)}, {"b", spread(10, 0, 1)}};  // a tie keeps b
+  EXPECT_EQ(chosen_names(choose_significant(candidates, times)),
+            (std::vector<std::string>{"a", "b", "b"}));
+}
+
+TEST(Selection, RepetitionsWithinNoiseGiveOneRangeAndTheCsvSaysWhy) {
+  // Three repetitions of ring and tree at 2 ranks whose medians alternate
+  // by less than their spread: one range, where the lowest median flips.
+  CsvTable t;
+  t.header = {"family", "transport", "provider",  "algorithm", "ranks",     "dtype",
+              "op",     "bytes",     "placement", "nodes",     "median_us", "check"};
+  const std::vector<double> offsets = {-1, 0, 1};
+  for (int i = 0; i < 6; ++i) {
+    const double bytes = 1024 << i;
+    for (const double offset : offsets) {
+      for (const std::string algorithm : {"ring", "tree", "mpi"}) {
+        const double base =
+            algorithm == "mpi" ? 40 : 20 + (algorithm == "tree") * (i % 2 ? -0.3 : 0.3);
+        t.rows.push_back({"allreduce", "mpi", "", algorithm, "2", "f32", "sum",
+                          fmt::format("{:.0f}", bytes), "", "1",
+                          fmt::format("{}", base + offset * (algorithm == "mpi" ? 0 : 1)), "ok"});
+      }
+    }
+  }
+  const std::vector<NamedTable> tables = {{"noise.csv", t}};
+  const FitResults results = fit_measurements(aggregate_measurements(tables));
+  ASSERT_EQ(results.selections.size(), 1u);
+  const Selection& s = results.selections.front();
+  std::set<std::string> lowest;
+  for (const SelectionRow& row : s.rows) lowest.insert(row.measured);
+  EXPECT_EQ(lowest.size(), 2u);  // the medians alone flip between ring and tree
+  EXPECT_EQ(s.measured_string.find(';'), std::string::npos) << s.measured_string;
+  const std::string path = ::testing::TempDir() + "/selections_test.csv";
+  write_selections_csv(path, results);
+  const CsvTable csv = read_csv_file(path);
+  EXPECT_EQ(csv.header, selections_csv_columns());
+  ASSERT_EQ(csv.rows.size(), s.rows.size());
+  const auto at = [&](std::size_t row, std::string_view column) {
+    return csv.rows[row][static_cast<std::size_t>(csv.column(column))];
+  };
+  for (std::size_t r = 0; r < csv.rows.size(); ++r) {
+    EXPECT_EQ(at(r, "chosen"), s.rows.front().choice.chosen);
+    EXPECT_EQ(at(r, "boundary"), "0");
+    EXPECT_EQ(at(r, "repetitions"), "3");
+    EXPECT_EQ(at(r, "mpi_median_us"), "40");
+    EXPECT_DOUBLE_EQ(std::stod(at(r, "chosen_q3_us")) - std::stod(at(r, "chosen_q1_us")), 1.0);
+  }
+}
+
 // ------------------------------------------------------ CSV validation
 
 CsvTable small_table() {
@@ -238,6 +390,11 @@ TEST(Measurements, MedianOverRepetitionsAndFiles) {
   EXPECT_EQ(p2p.family, "p2p");
   EXPECT_EQ(p2p.samples, 4);
   EXPECT_DOUBLE_EQ(p2p.seconds, 11.5e-6);  // median of 10, 11, 12, 30
+  // Type-7 quartiles: h = 3/4 and 9/4 between the sorted values.
+  EXPECT_DOUBLE_EQ(p2p.q1_seconds, 10.75e-6);
+  EXPECT_DOUBLE_EQ(p2p.q3_seconds, 16.5e-6);
+  EXPECT_DOUBLE_EQ(allreduce.q1_seconds, 50e-6);  // one row: no spread
+  EXPECT_DOUBLE_EQ(allreduce.q3_seconds, 50e-6);
   EXPECT_EQ(p2p.sources, (std::vector<std::string>{"a.csv", "b.csv"}));
   EXPECT_EQ(p2p.dtype, "");
   EXPECT_EQ(summary.rows_read, 7u);

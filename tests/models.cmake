@@ -65,7 +65,8 @@ models_tool_test(NAME models_fit_brief
   STDOUT "^p2p mpi inter: alpha 19\\.[0-9]+ us, beta 1\\.2[0-9]+ GB/s.*\nallreduce ring mpi inter f32 sum: median relative error bottom-up [0-9.]+%, top-down [0-9.]+%.*selection allreduce mpi inter f32 sum ranks=2 measured:  recursive_doubling:0-.*selection allreduce mpi inter f32 sum ranks=2 predicted: recursive_doubling:0-")
 
 # Messages are regexes; ';' would split them as CMake lists, so '.' stands in.
-set(bad_outputs ${models_data}/bad/models.csv ${models_data}/bad/predictions.csv)
+set(bad_outputs ${models_data}/bad/models.csv ${models_data}/bad/predictions.csv
+    ${models_data}/bad/selections.csv)
 foreach(case
     "missing_column|missing_column\\.csv: missing column median_us. collbench-fit needs"
     "empty|empty\\.csv: empty file"
@@ -89,8 +90,8 @@ models_tool_test(NAME models_fit_no_such_file
   COMMAND $<TARGET_FILE:collbench-fit> ${models_data}/no_such.csv --out-dir ${models_data}/bad
   EXIT 2 STDERR "no_such\\.csv" FORBID ${bad_outputs})
 
-# A full disk while the outputs are written: models.csv and predictions.csv
-# both stay the earlier run's (fit_full_disk.sh).
+# A full disk while the outputs are written: models.csv, predictions.csv and
+# selections.csv all stay the earlier run's (fit_full_disk.sh).
 add_test(NAME models_fit_full_disk
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fit_full_disk.sh $<TARGET_FILE:collbench-fit>
                  ${models_data}/small.csv ${models_data}/good.csv)

@@ -505,6 +505,48 @@ std::string selection_string(std::span<const std::pair<double, std::string>> win
   return out;
 }
 
+std::vector<Choice> choose_significant(std::span<const std::string> candidates,
+                                       const TimesBySize& times) {
+  std::vector<Choice> choices;
+  std::string current;
+  for (const auto& [bytes, measured] : times) {
+    const auto time_of = [&](const std::string& name) -> const TimeSpread* {
+      const auto it = measured.find(name);
+      return it == measured.end() ? nullptr : &it->second;
+    };
+    const TimeSpread* current_time = current.empty() ? nullptr : time_of(current);
+    // Lowest median among the candidates that qualify: the current choice
+    // and those faster beyond both spreads (whose median, below their q3 and
+    // so below the current q1, is lower than the current one's), or every
+    // measured candidate when the current choice was not measured here.
+    std::string best;
+    const TimeSpread* best_time = nullptr;
+    for (const std::string& name : candidates) {
+      const TimeSpread* time = time_of(name);
+      if (time == nullptr) continue;
+      const bool qualifies =
+          current_time == nullptr || name == current || time->q3 < current_time->q1;
+      if (qualifies && (best_time == nullptr || time->median < best_time->median)) {
+        best = name;
+        best_time = time;
+      }
+    }
+    Choice choice;
+    choice.bytes = bytes;
+    choice.chosen = best;
+    if (!current.empty() && best != current) {
+      choice.previous = current;
+      if (current_time != nullptr) {
+        choice.margin = current_time->median / best_time->median;
+        choice.gap = current_time->q1 / best_time->q3;
+      }
+    }
+    if (!best.empty()) current = best;
+    choices.push_back(choice);
+  }
+  return choices;
+}
+
 namespace {
 
 // Steps 1 and 2 (fit.h), what the collective groups of steps 3 and 4 are
@@ -834,24 +876,31 @@ FittedModels fit_collective_groups(FitResults& results, std::span<const Measurem
   return models;
 }
 
-// The rows of one selection: per measured size, the fastest algorithm
-// measured, predicted bottom-up and fitted top-down.
+// The rows of one selection: per measured size, the algorithm chosen on
+// evidence (choose_significant), the lowest median, the fastest predicted
+// bottom-up and fitted top-down, and the MPI library's time.
 template <typename Predict, typename Fitted>
-std::vector<SelectionRow> selection_rows(
-    std::span<const std::string> candidates,
-    const std::map<double, std::map<std::string, double>>& measured, const Predict& predict,
-    const Fitted& fitted) {
+std::vector<SelectionRow> selection_rows(std::span<const std::string> candidates,
+                                         const TimesBySize& measured, const Predict& predict,
+                                         const Fitted& fitted) {
+  const std::vector<Choice> choices = choose_significant(candidates, measured);
   std::vector<SelectionRow> rows;
+  std::size_t index = 0;
   for (const auto& [bytes, times] : measured) {
     SelectionRow row;
     row.bytes = bytes;
     std::tie(row.measured, row.measured_seconds) =
         fastest(candidates, bytes, [&](const std::string& name, double) {
           const auto it = times.find(name);
-          return it == times.end() ? std::nullopt : std::optional<double>(it->second);
+          return it == times.end() ? std::nullopt : std::optional<double>(it->second.median);
         });
     std::tie(row.predicted, row.predicted_seconds) = fastest(candidates, bytes, predict);
     std::tie(row.fitted, row.fitted_seconds) = fastest(candidates, bytes, fitted);
+    row.choice = choices[index++];
+    if (const auto it = times.find(row.choice.chosen); it != times.end()) {
+      row.chosen_time = it->second;
+    }
+    if (const auto it = times.find("mpi"); it != times.end()) row.mpi_seconds = it->second.median;
     rows.push_back(row);
   }
   return rows;
@@ -865,10 +914,10 @@ Selection select_algorithms(const SelectionKey& key, const std::vector<const Mea
   Selection selection{collective, transport, provider, placement, dtype, op,
                       ranks,      {},        {},       "",        "",    ""};
   std::set<std::string> names;
-  std::map<double, std::map<std::string, double>> measured;  // bytes -> algorithm -> seconds
+  TimesBySize measured;
   for (const Measurement* m : points) {
     names.insert(m->algorithm);
-    measured[m->bytes][m->algorithm] = m->seconds;
+    measured[m->bytes][m->algorithm] = {m->seconds, m->q1_seconds, m->q3_seconds, m->samples};
   }
   selection.candidates = ordered_candidates(collective, names);
   const auto parsed = parse_dtype(dtype);
@@ -890,7 +939,7 @@ Selection select_algorithms(const SelectionKey& key, const std::vector<const Mea
   selection.rows = selection_rows(selection.candidates, measured, predict, fitted);
   std::vector<std::pair<double, std::string>> measured_winners;
   for (const SelectionRow& row : selection.rows) {
-    measured_winners.emplace_back(row.bytes, row.measured);
+    measured_winners.emplace_back(row.bytes, row.choice.chosen);
   }
   selection.measured_string = selection_string(measured_winners);
   const double max_bytes = measured.rbegin()->first;

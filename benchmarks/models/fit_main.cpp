@@ -38,10 +38,17 @@ int main(int argc, char** argv) {
       "e.g. every ring) take the "
       "local reduce_all rate at p ranks where the input has it (collbench --families "
       "reduce_all), the others rank 0's local reduce.\n"
+      "The measured selection is statistical: rows of one configuration give a median and an "
+      "interquartile range (over repetitions, e.g. collbench --benchmark_repetitions=3 "
+      "--interleave); at each size the previous choice is kept unless another algorithm's q3 is "
+      "below its q1 (non-overlapping interquartile ranges), and each boundary's margin is "
+      "reported. With one repetition there is no spread and the choice is the lowest median.\n"
       "Writes OUT_DIR/models.csv (one row per fit: parameters with units, R² on log time, "
-      "median and max relative error) and OUT_DIR/predictions.csv (measured vs predicted per "
-      "point), both replaced together or neither, prints a report, and with --plot-dir draws PNGs "
-      "through scripts/plot.py.",
+      "median and max relative error), OUT_DIR/predictions.csv (measured vs predicted per "
+      "point) and OUT_DIR/selections.csv (per selection and size: the choice with its median "
+      "and quartiles, the lowest median, the boundary margin, the MPI library's time), all "
+      "replaced together or none, prints a report, and with --plot-dir draws PNGs through "
+      "scripts/plot.py.",
       "collbench-fit"};
   std::vector<std::string> inputs;
   std::string out_dir = ".";
@@ -55,7 +62,7 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("--out-dir", out_dir,
-                 "folder for models.csv and predictions.csv (created if missing)")
+                 "folder for models.csv, predictions.csv and selections.csv (created if missing)")
       ->capture_default_str()
       ->check(collbench::cli::path());
   app.add_option("--plot-dir", plot_dir,
@@ -88,8 +95,8 @@ int main(int argc, char** argv) {
   try {
     collbench::require_writable_folder(out_dir, "--out-dir");
     if (!plot_dir.empty()) collbench::require_writable_folder(plot_dir, "--plot-dir");
-    collbench::require_outputs_not_inputs(out_dir, {"models.csv", "predictions.csv"}, inputs,
-                                          "--out-dir");
+    collbench::require_outputs_not_inputs(
+        out_dir, {"models.csv", "predictions.csv", "selections.csv"}, inputs, "--out-dir");
     if (!plot_dir.empty()) collbench::require_plotting(python, plot_script);
     collbench::LoadSummary summary;
     const std::vector<collbench::Measurement> measurements =
@@ -101,12 +108,15 @@ int main(int argc, char** argv) {
     collbench::ReplaceTogether outputs(out_dir);
     const std::string models_temp = outputs.add("models.csv");
     const std::string predictions_temp = outputs.add("predictions.csv");
+    const std::string selections_temp = outputs.add("selections.csv");
     const std::string models_path = outputs.path("models.csv");
     const std::string predictions_path = outputs.path("predictions.csv");
+    const std::string selections_path = outputs.path("selections.csv");
     std::vector<std::string> plots;
     try {
       collbench::write_models_csv(models_temp, results);
       collbench::write_predictions_csv(predictions_temp, results);
+      collbench::write_selections_csv(selections_temp, results);
       if (!plot_dir.empty()) {
         plots = collbench::plot_together(outputs, plot_dir, python, plot_script,
                                          {"fit", "--predictions", predictions_temp});
@@ -114,13 +124,15 @@ int main(int argc, char** argv) {
       outputs.commit();
     } catch (const std::runtime_error& e) {
       throw std::runtime_error(fmt::format(
-          "{}; {} keeps the models.csv and predictions.csv it had (none replaced, no plot)",
+          "{}; {} keeps the models.csv, predictions.csv and selections.csv it had (none "
+          "replaced, no plot)",
           e.what(), out_dir));
     }
     std::fputs(brief ? collbench::format_brief(results).c_str()
                      : collbench::format_report(results, summary, residuals).c_str(),
                stdout);
-    std::printf("\nwrote %s\nwrote %s\n", models_path.c_str(), predictions_path.c_str());
+    std::printf("\nwrote %s\nwrote %s\nwrote %s\n", models_path.c_str(), predictions_path.c_str(),
+                selections_path.c_str());
     for (const std::string& plot : plots) std::printf("wrote %s\n", plot.c_str());
   } catch (const std::exception& e) {
     std::fflush(stdout);

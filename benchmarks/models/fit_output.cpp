@@ -1,4 +1,5 @@
-// What collbench-fit writes: models.csv, predictions.csv and the report.
+// What collbench-fit writes: models.csv, predictions.csv, selections.csv and
+// the report.
 //
 // Parameters carry their unit in the column name (alpha_us, beta_ns_per_byte,
 // beta_GBps, ...): β in ns/B is exactly 1/(bandwidth in GB/s), so both are
@@ -359,26 +360,46 @@ std::set<std::string> predictable_algorithms(const FitResults& results, const Se
   return predictable;
 }
 
+// "at 4 KiB: ring replaces tree, 1.35x faster (IQRs 1.20x apart)".
+std::string boundary_text(const SelectionRow& row) {
+  const Choice& c = row.choice;
+  if (std::isnan(c.margin)) {
+    return fmt::format("at {}: {} replaces {}, which was not measured there",
+                       bytes_label(row.bytes), c.chosen, c.previous);
+  }
+  return fmt::format("at {}: {} replaces {}, {:.2f}x faster (IQRs {:.2f}x apart)",
+                     bytes_label(row.bytes), c.chosen, c.previous, c.margin, c.gap);
+}
+
 void report_selection(Report& report, const FitResults& results, const Selection& s) {
   report.line("");
   report.line(
       fmt::format("Selection {} ranks={} transport={} provider={} placement={} dtype={} op={}",
                   s.collective, s.ranks, s.transport, dash_if_empty(s.provider),
                   dash_if_empty(s.placement), s.dtype, dash_if_empty(s.op)));
-  report.line(fmt::format("  {:>10}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}", "bytes",
-                          "measured fastest", "µs", "predicted fastest", "µs", "fitted fastest",
-                          "µs"));
+  report.line(
+      fmt::format("  {:>10}  {:<19} {:>10} {:>21}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}",
+                  "bytes", "chosen", "µs", "IQR µs", "lowest median", "µs", "predicted fastest",
+                  "µs", "fitted fastest", "µs"));
   int agree = 0, compared = 0;
   const std::set<std::string> predictable = predictable_algorithms(results, s);
+  std::vector<std::string> boundaries;
   for (const SelectionRow& row : s.rows) {
     const auto time = [](const std::string& name, double seconds) {
       return name.empty() ? std::string("-") : fmt::format("{:.2f}", seconds * 1e6);
     };
-    report.line(fmt::format("  {:>10}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}",
-                            bytes_label(row.bytes), dash_if_empty(row.measured),
-                            time(row.measured, row.measured_seconds), dash_if_empty(row.predicted),
-                            time(row.predicted, row.predicted_seconds), dash_if_empty(row.fitted),
-                            time(row.fitted, row.fitted_seconds)));
+    const std::string& chosen = row.choice.chosen;
+    const std::string spread =
+        chosen.empty()
+            ? std::string("-")
+            : fmt::format("{:.2f}-{:.2f}", row.chosen_time.q1 * 1e6, row.chosen_time.q3 * 1e6);
+    report.line(fmt::format(
+        "  {:>10}  {:<19} {:>10} {:>21}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}",
+        bytes_label(row.bytes), dash_if_empty(chosen), time(chosen, row.chosen_time.median), spread,
+        dash_if_empty(row.measured), time(row.measured, row.measured_seconds),
+        dash_if_empty(row.predicted), time(row.predicted, row.predicted_seconds),
+        dash_if_empty(row.fitted), time(row.fitted, row.fitted_seconds)));
+    if (row.choice.changed()) boundaries.push_back(boundary_text(row));
     // Only where the measured winner has a model of its own can the
     // bottom-up prediction pick it (mpi has none).
     if (!row.predicted.empty() && predictable.contains(row.measured)) {
@@ -387,6 +408,7 @@ void report_selection(Report& report, const FitResults& results, const Selection
     }
   }
   report.line("  measured:  " + dash_if_empty(s.measured_string));
+  for (const std::string& boundary : boundaries) report.line("    " + boundary);
   report.line("  predicted: " + dash_if_empty(s.predicted_string));
   report.line("  fitted:    " + dash_if_empty(s.fitted_string));
   if (compared > 0) {
@@ -458,6 +480,50 @@ std::vector<std::string> models_csv_columns() {
 std::vector<std::string> predictions_csv_columns() {
   return {"model",     "family", "transport", "provider",    "placement",    "dtype",   "op",
           "algorithm", "ranks",  "bytes",     "measured_us", "predicted_us", "rel_err", "samples"};
+}
+
+std::vector<std::string> selections_csv_columns() {
+  return {"collective",   "transport",    "provider",    "placement",     "dtype",
+          "op",           "ranks",        "bytes",       "chosen",        "chosen_median_us",
+          "chosen_q1_us", "chosen_q3_us", "repetitions", "lowest_median", "lowest_median_us",
+          "boundary",     "previous",     "margin",      "gap",           "mpi_median_us",
+          "predicted",    "predicted_us", "fitted",      "fitted_us"};
+}
+
+void write_selections_csv(const std::string& path, const FitResults& results) {
+  write_csv(path, selections_csv_columns(), [&](CsvWriter& writer) {
+    for (const Selection& s : results.selections) {
+      for (const SelectionRow& row : s.rows) {
+        const auto us_if = [](const std::string& name, double seconds) {
+          return name.empty() ? std::string() : number(seconds * 1e6);
+        };
+        writer.write_row({s.collective,
+                          s.transport,
+                          s.provider,
+                          s.placement,
+                          s.dtype,
+                          s.op,
+                          std::to_string(s.ranks),
+                          bytes_text(row.bytes),
+                          row.choice.chosen,
+                          us_if(row.choice.chosen, row.chosen_time.median),
+                          us_if(row.choice.chosen, row.chosen_time.q1),
+                          us_if(row.choice.chosen, row.chosen_time.q3),
+                          std::to_string(row.chosen_time.repetitions),
+                          row.measured,
+                          us_if(row.measured, row.measured_seconds),
+                          row.choice.changed() ? "1" : "0",
+                          row.choice.previous,
+                          number(row.choice.margin),
+                          number(row.choice.gap),
+                          number(row.mpi_seconds * 1e6),
+                          row.predicted,
+                          us_if(row.predicted, row.predicted_seconds),
+                          row.fitted,
+                          us_if(row.fitted, row.fitted_seconds)});
+      }
+    }
+  });
 }
 
 void write_models_csv(const std::string& path, const FitResults& results) {

@@ -4,7 +4,8 @@
 // that makes a configuration (family, transport, provider, placement, dtype,
 // op, algorithm, ranks, bytes) and each group keeps the median of median_us,
 // so repetitions and repeated runs count alike and an outlier run cannot drag
-// a point the way a mean would.
+// a point the way a mean would; its quartiles are the spread the selection
+// weighs a difference against.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -199,12 +200,6 @@ struct PointSamples {
   std::set<std::string> sources;
 };
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
 // sync_modes: the sync value seen so far (at most one) and where it was first seen.
 void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points,
                std::map<std::string, std::size_t>& ignored,
@@ -332,6 +327,15 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
 
 }  // namespace
 
+double quantile(std::vector<double> values, double p) {
+  if (values.empty()) throw std::invalid_argument("quantile of no values");
+  std::sort(values.begin(), values.end());
+  const double h = (static_cast<double>(values.size()) - 1) * std::clamp(p, 0.0, 1.0);
+  const auto below = static_cast<std::size_t>(std::floor(h));
+  const std::size_t above = std::min(below + 1, values.size() - 1);
+  return values[below] + (h - static_cast<double>(below)) * (values[above] - values[below]);
+}
+
 std::vector<Measurement> aggregate_measurements(std::span<const NamedTable> tables,
                                                 LoadSummary* summary) {
   LoadSummary local_summary;
@@ -353,7 +357,9 @@ std::vector<Measurement> aggregate_measurements(std::span<const NamedTable> tabl
     Measurement m;
     std::tie(m.family, m.transport, m.provider, m.placement, m.dtype, m.op, m.algorithm, m.ranks,
              m.bytes) = key;
-    m.seconds = median(samples.seconds);
+    m.seconds = quantile(samples.seconds, 0.5);
+    m.q1_seconds = quantile(samples.seconds, 0.25);
+    m.q3_seconds = quantile(samples.seconds, 0.75);
     m.samples = static_cast<int>(samples.seconds.size());
     m.sources.assign(samples.sources.begin(), samples.sources.end());
     result.push_back(std::move(m));

@@ -26,7 +26,9 @@
 //      algorithm): α, β, γ by non-negative least squares on the algorithm's
 //      CostTerms, weighted so that each point counts by its relative error.
 //   5. Selection: per rank count, the fastest algorithm measured, predicted
-//      and fitted at every size, and oneCCL-style selection strings.
+//      and fitted at every size, and oneCCL-style selection strings. The
+//      measured string is statistical (choose_significant): a size changes
+//      the choice only to an algorithm faster beyond both spreads.
 //
 // Every fit minimises Σ((model_i − t_i)/t_i)²: the sizes span six decades, and
 // an unweighted fit would ignore every latency-bound point. For the same
@@ -35,6 +37,8 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,7 +53,8 @@ namespace collbench {
 // ---------------------------------------------------------------- measurements
 
 // One measured configuration: the median of median_us over every repetition
-// and run that measured it.
+// and run that measured it, and the quartiles of the same values (their
+// spread: how far a repetition's median may move when the run is repeated).
 struct Measurement {
   std::string family;     // "allreduce", "p2p" or "local"
   std::string transport;  // CSV transport column
@@ -62,8 +67,11 @@ struct Measurement {
   std::string algorithm;  // allreduce algorithm, "pingpong", "sendrecv", "reduce" or "memcpy"
   int ranks = 0;
   double bytes = 0;
-  double seconds = 0;                // median time
-  int samples = 0;                   // CSV rows aggregated into this point
+  double seconds = 0;  // median time
+  // Type-7 quartiles (linear interpolation, as numpy's default) of the rows'
+  // medians; both equal `seconds` when one row measured the point.
+  double q1_seconds = 0, q3_seconds = 0;
+  int samples = 0;                   // CSV rows (repetitions and runs) aggregated into this point
   std::vector<std::string> sources;  // files the rows came from, sorted
 };
 
@@ -196,11 +204,58 @@ struct PointPrediction {
   double rel_err() const { return (predicted_seconds - point.seconds) / point.seconds; }
 };
 
+// The p-quantile (0 ≤ p ≤ 1) of `values` by linear interpolation between
+// order statistics (Hyndman and Fan's type 7, numpy's default). Throws
+// std::invalid_argument when `values` is empty.
+double quantile(std::vector<double> values, double p);
+
+// ------------------------------------------------- statistical selection
+
+// One algorithm's time at one size: the median over repetitions and the
+// interquartile range of the repetitions' medians.
+struct TimeSpread {
+  double median = 0, q1 = 0, q3 = 0;
+  int repetitions = 0;
+};
+
+// Per size (bytes, ascending), each measured algorithm's time.
+using TimesBySize = std::map<double, std::map<std::string, TimeSpread>>;
+
+// The choice at one size, and whether it changed there.
+struct Choice {
+  double bytes = 0;
+  std::string chosen;
+  // Set where the choice changed at this size: the choice at the size before.
+  std::string previous;
+  // At a change: previous median / chosen median (how much faster the new
+  // choice is) and previous q1 / chosen q3 (> 1: the interquartile ranges
+  // do not overlap); NaN when the previous choice was not measured here.
+  double margin = std::numeric_limits<double>::quiet_NaN();
+  double gap = std::numeric_limits<double>::quiet_NaN();
+  bool changed() const { return !previous.empty(); }
+};
+
+// The measured selection, changed only on evidence. At the smallest size the
+// choice is the lowest median. At each later size the previous choice is
+// kept unless another algorithm is faster by more than both spreads (its q3
+// below the previous choice's q1: non-overlapping interquartile ranges);
+// among those the lowest median is chosen. Where the previous choice was not
+// measured, the lowest median is chosen. Ties go to the earlier candidate.
+// With one repetition per point there is no spread and this is the lowest
+// median at every size. Candidates not measured at a size are skipped.
+std::vector<Choice> choose_significant(std::span<const std::string> candidates,
+                                       const TimesBySize& times);
+
 struct SelectionRow {
   double bytes = 0;
   // Empty when no algorithm qualifies (e.g. nothing predicted at this size).
+  // `measured` is the lowest median; `chosen` is choose_significant's.
   std::string measured, predicted, fitted;
   double measured_seconds = 0, predicted_seconds = 0, fitted_seconds = 0;
+  Choice choice;
+  TimeSpread chosen_time;
+  // The MPI library's own algorithm ("mpi") at this size; NaN when not measured.
+  double mpi_seconds = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct Selection {
@@ -208,7 +263,9 @@ struct Selection {
   int ranks = 0;
   std::vector<std::string> candidates;  // algorithms measured in this group
   std::vector<SelectionRow> rows;       // one per measured size, ascending
-  std::string measured_string;          // oneCCL form, boundaries at measured sizes
+  // oneCCL form of the rows' choices (choose_significant), boundaries at
+  // measured sizes.
+  std::string measured_string;
   // Boundaries at the exact model crossovers (bisection on whole elements),
   // over [0, largest measured size], the last range open ("max").
   std::string predicted_string;  // bottom-up models
@@ -263,11 +320,14 @@ std::string crossover_selection_string(std::span<const std::string> candidates, 
 
 // ------------------------------------------------------------------ output
 
-// models.csv and predictions.csv, written to `path` in place; collbench-fit
-// writes them to temporaries and replaces both together
+// models.csv, predictions.csv and selections.csv (one row per selection and
+// measured size: the choice, its spread, the lowest median, the boundary
+// margin and the MPI library's time), written to `path` in place;
+// collbench-fit writes them to temporaries and replaces all together
 // (benchmarks/models/replace_on_commit.h).
 void write_models_csv(const std::string& path, const FitResults& results);
 void write_predictions_csv(const std::string& path, const FitResults& results);
+void write_selections_csv(const std::string& path, const FitResults& results);
 // The human-readable report collbench-fit prints.
 std::string format_report(const FitResults& results, const LoadSummary& summary,
                           bool all_residuals);
@@ -278,9 +338,11 @@ std::string format_report(const FitResults& results, const LoadSummary& summary,
 // measured and predicted selection strings per rank count.
 std::string format_brief(const FitResults& results);
 
-// Column names of the two files, shared with collbench-predict and plot.py.
+// Column names of the files, shared with collbench-predict, plot.py and
+// report.py.
 std::vector<std::string> models_csv_columns();
 std::vector<std::string> predictions_csv_columns();
+std::vector<std::string> selections_csv_columns();
 
 // ------------------------------------------------------------ templates
 
