@@ -22,8 +22,12 @@
 #     to hold on 4 ranks here): llama2_7b under FSDP and mixtral_8x7b's
 #     expert parallelism on 4096 tokens, uniform and with a Zipf skew of 1.2
 #     (alltoallv dispatches and combines; LARGE=0 skips them)
-#   - p2p ping-pong between rank 0 and every other rank (the alpha-beta fit)
-#   - the local reduction kernel (gamma) and memcpy (memory ceiling)
+#   - p2p ping-pong between rank 0 and every other rank (the alpha-beta fit),
+#     and the sendrecv chain (every rank sending and receiving at once, as in
+#     a collective: the alpha-beta the bottom-up predictions use)
+#   - the local reduction kernel (gamma) on rank 0 and on every rank at once
+#     (reduce_all, the gamma of ranks sharing a node), and memcpy (memory
+#     ceiling)
 #   - allreduce over raw libfabric too (providers tcp and shm; x4 size steps),
 #     when collbench was built with libfabric (RUN_OFI=0 skips it), and, to
 #     compare like with like, the same allreduce sweep over MPI on the same
@@ -53,7 +57,7 @@
 #   sweep_<collective>_mpi_p<NP>_f32.png   time and busbw vs size per
 #                    algorithm, one per collective; exchange_mpi_p<NP>.png
 #                    the exchange per model
-#   fit/             collbench-fit's models.csv, predictions.csv and plots
+#   fit/             collbench-fit's models.csv, predictions.csv, selections.csv and plots
 #                    (fit_<collective>_*.png, fit_p2p_*, fit_reduce_*)
 #
 # Environment:
@@ -185,7 +189,7 @@ fi
 # built: a dry run (--benchmark_list_tests: names only, no output file)
 # refuses bad ones before a run folder exists.
 # Every collective first, then collbench's other default families.
-sweep_flags=(--families collectives,p2p,local,exchange
+sweep_flags=(--families collectives,p2p,sendrecv,local,reduce_all,exchange
   --algorithms all --sizes 8B:64MiB --check --workload resnet50:ddp
   --workload bert_base:ddp --workload gpt2:fsdp --workload gpt2:tp=2
   --benchmark_min_time=0.01)
