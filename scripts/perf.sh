@@ -219,11 +219,9 @@ launch() {
 }
 mpirun_flags=(--oversubscribe --mca btl self,vader,tcp
   --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
-# bind NP: a core per rank while there are enough cores (two busy-polling ranks
-# that the scheduler puts on one core for a moment double a sub-microsecond
-# time: unbound, recursive_doubling/mpi at 8 B..1 KiB, NP 2, ranged 0.85..1.77
-# over two runs, bound 1.01..1.26); none when oversubscribed.
-bind() { if (($1 <= $(nproc))); then echo core; else echo none; fi; }
+# The cores ranks may run on, and the binding of NP ranks (scripts/machine.sh).
+source scripts/machine.sh
+cores=$(machine_cores)
 # --interleave: repetition k of every benchmark of a job runs in round k, so
 # the rows the report pairs (same job, same repetition) are 0-2 s apart and
 # mostly see the cores in the same state; back to back, recursive_doubling's
@@ -233,7 +231,7 @@ common=(--check --quiet --interleave --benchmark_repetitions="$reps"
   --benchmark_min_time="$min_time" --benchmark_color=false)
 
 echo "perf.sh: allocation test (mpirun -np 2 alloc_test)" >&2
-if launch -np 2 --bind-to "$(bind 2)" "${mpirun_flags[@]}" "$build/tests/alloc_test" >"$out/alloc.txt" 2>&1; then
+if launch -np 2 --bind-to "$(machine_binding 2)" "${mpirun_flags[@]}" "$build/tests/alloc_test" >"$out/alloc.txt" 2>&1; then
   echo PASS >>"$out/alloc.txt"
 else
   echo FAIL >>"$out/alloc.txt"
@@ -253,7 +251,7 @@ if ((quick)); then parts=("8B,1KiB" "4MiB,8MiB") nps=(2); fi
 # the largest median of the pairs (ns, rounded down).
 probe() {
   local cpus n
-  n=$(($1 < $(nproc) ? $1 : $(nproc)))
+  n=$(($1 < cores ? $1 : cores))
   if ((n < 2)); then
     echo 0  # one CPU: no pair to measure
     return
@@ -271,11 +269,11 @@ for np in "${nps[@]}"; do
   # sweep, as before issue 18) when oversubscribed, where the report judges
   # no collective's target of issue 18 (--all-rows).
   families=allreduce,mpi_bare,p2p,sendrecv,local,reduce_all
-  if ((np <= $(nproc))); then families=$collectives,mpi_bare,p2p,sendrecv,local,reduce_all; fi
+  if ((np <= cores)); then families=$collectives,mpi_bare,p2p,sendrecv,local,reduce_all; fi
   near_ns=$far_ns
-  if ((far_ns == 0 || np > $(nproc))); then near_ns=all; fi
+  if ((far_ns == 0 || np > cores)); then near_ns=all; fi
   # Oversubscribed: every row counts, and no collective target is judged.
-  if ((np > $(nproc))); then all_rows+=("$np"); fi
+  if ((np > cores)); then all_rows+=("$np"); fi
   for part in $(seq 1 ${#parts[@]}); do
     sizes=${parts[$part - 1]}
     for ((attempt = 1; ; attempt++)); do
@@ -283,7 +281,7 @@ for np in "${nps[@]}"; do
       echo "perf.sh: NP=$np sizes $sizes (part $part of ${#parts[@]}), attempt $attempt" >&2
       start=$SECONDS
       before=$(probe "$np" "$part" "$attempt" before "$sizes")
-      launch -np "$np" --bind-to "$(bind "$np")" "${mpirun_flags[@]}" "$collbench" \
+      launch -np "$np" --bind-to "$(machine_binding "$np")" "${mpirun_flags[@]}" "$collbench" \
         --families "$families" --algorithms all \
         --sizes "$sizes" --csv "$out/$name.csv" "${common[@]}" >"$out/console_$name.txt"
       after=$(probe "$np" "$part" "$attempt" after "$sizes")
@@ -320,7 +318,7 @@ done
 
 for dtype in f16 bf16; do
   echo "perf.sh: local kernels, $dtype" >&2
-  launch -np 2 --bind-to "$(bind 2)" "${mpirun_flags[@]}" "$collbench" --families local --dtype "$dtype" \
+  launch -np 2 --bind-to "$(machine_binding 2)" "${mpirun_flags[@]}" "$collbench" --families local --dtype "$dtype" \
     --sizes 64MiB --csv "$out/local_$dtype.csv" "${common[@]}" >"$out/console_local_$dtype.txt"
 done
 

@@ -1,0 +1,38 @@
+# What this machine offers MPI ranks, read off /sys and nproc; sourced by
+# run.sh and perf.sh (bash). Ranks that share a core take turns on it, so
+# their times include waiting for the core: the scripts bind a rank to a
+# core while there are enough, and say when there are not.
+
+# machine_cores: the physical cores this process may run on: distinct
+# (package, core) pairs of the online CPUs, at most nproc (the CPUs the
+# affinity mask and cgroup allow); nproc where /sys has no topology.
+machine_cores() {
+  local cpus pairs="" topology
+  cpus=$(nproc)
+  for topology in /sys/devices/system/cpu/cpu[0-9]*/topology; do
+    [[ -r $topology/core_id && -r $topology/physical_package_id ]] || continue
+    pairs+="$(<"$topology/physical_package_id"):$(<"$topology/core_id")"$'\n'
+  done
+  local cores
+  cores=$(printf '%s' "$pairs" | sort -u | grep -c . || true)
+  if ((cores == 0 || cores > cpus)); then
+    cores=$cpus
+  fi
+  echo "$cores"
+}
+
+# machine_numa_nodes: NUMA nodes the kernel reports (1 without /sys/.../node).
+machine_numa_nodes() {
+  local nodes
+  nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l) || nodes=0
+  echo $((nodes > 0 ? nodes : 1))
+}
+
+# machine_binding NP: Open MPI's --bind-to for NP ranks on this machine: a
+# core each while there are enough cores (two busy-polling ranks that the
+# scheduler puts on one core for a moment double a sub-microsecond time:
+# unbound, recursive_doubling/mpi at 8 B..1 KiB, NP 2, ranged 0.85..1.77 over
+# two runs, bound 1.01..1.26), none when they must share.
+machine_binding() {
+  if (($1 <= $(machine_cores))); then echo core; else echo none; fi
+}
