@@ -2,26 +2,36 @@
 # The main job: builds collbench (Release, in build/) when needed, runs the
 # default sweep on this machine and summarizes it.
 #
-# Usage: scripts/run.sh [--help] [-- COLLBENCH_FLAGS...]
+# Usage: scripts/run.sh [--help] [--quick] [-- COLLBENCH_FLAGS...]
 #
-# The sweep, on NP ranks of this machine (more ranks than cores is fine: the
-# run is oversubscribed), every result checked (--check), over MPI's shared
-# memory (Open MPI: pml ob1, btl self,vader):
+# It says first what this machine offers (cores, NUMA nodes; from /sys) and,
+# when NP ranks are more than the cores, that they will share cores: their
+# times then include waiting for a core, and report.md marks every model
+# error, selection and prediction made from them as not meaningful. By
+# default NP gives each rank a core (2 to 4 ranks), and each rank is bound
+# to its core (Open MPI --bind-to core; none when ranks share cores).
+#
+# The sweep, on NP ranks of this machine, every result checked (--check),
+# over MPI's shared memory (Open MPI: pml ob1, btl self,vader), three
+# interleaved repetitions (--benchmark_repetitions=3 --interleave: the
+# selection of an algorithm per size weighs the spread over them):
 #   - every collective of collbench (--families collectives: allreduce,
 #     reduce_scatter, allgather, broadcast, reduce, alltoall, alltoallv), every algorithm
 #     of each and mpi (the MPI library's own: MPI_Allreduce, MPI_Bcast, ...),
-#     8 B .. 64 MiB (x2)
+#     8 B .. 64 MiB (x2; --quick: x8 to 4 MiB)
 #   - the exchanges of one training iteration, per message size and per
 #     iteration: resnet50 and bert_base with PyTorch DDP buckets
 #     (--workload resnet50:ddp --workload bert_base:ddp), gpt2 under FSDP
 #     (gpt2:fsdp, allgathers and reduce_scatters per block) and under
 #     Megatron tensor parallelism of degree 2 (gpt2:tp=2, allreduces of
-#     batch x sequence x hidden)
+#     batch x sequence x hidden); --quick: googlenet:ddp alone (27 MB of
+#     gradients, a quarter of resnet50's: the exchange and its buckets took
+#     half of a quick run with resnet50)
 #   - on min(NP, cores) ranks, the exchanges alone (one iteration a sample,
 #     3 samples, not checked) of two models too large to sweep per size (and
 #     to hold on 4 ranks here): llama2_7b under FSDP and mixtral_8x7b's
 #     expert parallelism on 4096 tokens, uniform and with a Zipf skew of 1.2
-#     (alltoallv dispatches and combines; LARGE=0 skips them)
+#     (alltoallv dispatches and combines; LARGE=0 skips them, --quick too)
 #   - p2p ping-pong between rank 0 and every other rank (the alpha-beta fit),
 #     and the sendrecv chain (every rank sending and receiving at once, as in
 #     a collective: the alpha-beta the bottom-up predictions use)
@@ -32,12 +42,16 @@
 #     when collbench was built with libfabric (RUN_OFI=0 skips it), and, to
 #     compare like with like, the same allreduce sweep over MPI on the same
 #     fabrics (Open MPI only): btl tcp on loopback, and Open MPI over
-#     libfabric itself (pml cm, mtl ofi, providers tcp and shm)
+#     libfabric itself (pml cm, mtl ofi, providers tcp and shm); not
+#     with --quick
 # then prints the summary tables, one per collective (scripts/summarize.py),
 # draws the plots, one per collective (scripts/plot.py sweep), compares each
-# libfabric sweep with MPI over the same fabric (scripts/compare_transports.py)
-# and fits the cost models of every collective's algorithms, with the
-# selection table of each collective (collbench-fit --brief).
+# libfabric sweep with MPI over the same fabric (scripts/compare_transports.py),
+# fits the cost models of every collective's algorithms (collbench-fit),
+# predicts the scaling of one model's training (collbench-predict) and
+# writes report.md (scripts/report.py), whose answers it prints last, with
+# how long the run took. Here (2 cores, NP=2) the full job took 10 minutes,
+# --quick 48 s (results/README.md, the reference run).
 #
 # Output, in results/<run_id>/ under the current folder, or under RESULTS
 # (run_id: UTC time and a random suffix):
@@ -51,6 +65,15 @@
 #                    the output of each allreduce sweep of a CSV above, and
 #                    console_large.txt the large models' (their rows are in
 #                    collbench.csv, not in collbench.json)
+#   report.md        the answers: alpha, beta and gamma with their fit
+#                    quality; per collective the best algorithm per size
+#                    range, its margin and its speedup over the MPI library;
+#                    each workload's exchange per iteration; the scaling of
+#                    SCALING_MODEL; then the model errors and links to the rest
+#   machine.txt      the machine the rows ran on (cores, NUMA nodes, ranks,
+#                    binding, mode), which report.py judges them by
+#   scaling/         collbench-predict's scaling.csv and its console output
+#                    (predict.txt)
 #   summary.md       the summary tables, the fabric comparisons and the
 #                    cost-model fit (with each collective's selection lines)
 #                    printed at the end
@@ -61,10 +84,13 @@
 #                    (fit_<collective>_*.png, fit_p2p_*, fit_reduce_*)
 #
 # Environment:
-#   NP         ranks (default 4)
-#   LARGE      1 (default) to also run the large models' exchanges, 0 to skip
-#   RUN_OFI    1 (default) to also sweep over libfabric and MPI on the same
-#              fabrics, 0 to skip
+#   NP         ranks (default: the cores, at least 2, at most 4)
+#   LARGE      1 (default; 0 with --quick) to also run the large models'
+#              exchanges, 0 to skip
+#   RUN_OFI    1 (default; 0 with --quick) to also sweep over libfabric and
+#              MPI on the same fabrics, 0 to skip
+#   SCALING_MODEL  the catalog model of report.md's scaling prediction
+#              (default resnet50; collbench-catalog list)
 #   RESULTS    folder that receives the run folder (default: results/ in the
 #              current folder; a relative path is relative to the current folder)
 #   BUILD_DIR  build folder (default: the repository's build/; a relative
@@ -98,11 +124,16 @@ folder_or_absent() {
 }
 
 passthrough=()
+quick=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help)
       usage
       exit 0
+      ;;
+    --quick)
+      quick=1
+      shift
       ;;
     --)
       shift
@@ -116,7 +147,12 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-np=${NP:-4}
+source "$repository/scripts/machine.sh"
+cores=$(machine_cores)
+# A core per rank, 2 ranks at least (a collective needs two) and 4 at most
+# (every algorithm of every collective at every size: minutes per rank).
+default_np=$((cores < 2 ? 2 : cores > 4 ? 4 : cores))
+np=${NP:-$default_np}
 if ! [[ $np =~ ^[1-9][0-9]*$ ]]; then
   echo "run.sh: NP='$np' is not a positive number of ranks" >&2
   exit 2
@@ -142,6 +178,18 @@ if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
   echo "run.sh: JOBS='$jobs' is not a positive number of build jobs" >&2
   exit 2
 fi
+scaling_model=${SCALING_MODEL:-resnet50}
+# Said first, before anything is built or measured: what sharing cores does to
+# the numbers of this run (report.py marks them in report.md).
+numa_nodes=$(machine_numa_nodes)
+binding=$(machine_binding "$np")
+shares_cores=$((np > cores))
+echo "run.sh: this machine: $cores cores, $numa_nodes NUMA node(s), 1 host; $np ranks" >&2
+if ((shares_cores)); then
+  echo "run.sh: warning: $np ranks on $cores cores: ranks share cores (oversubscribed), so" \
+    "their times include waiting for a core. The bottom-up model errors and the algorithm" \
+    "selections of this run will be marked not meaningful; NP=$cores gives each rank a core." >&2
+fi
 
 "$repository/scripts/setup.sh"
 if [[ ! -f $build/CMakeCache.txt ]]; then
@@ -150,14 +198,22 @@ if [[ ! -f $build/CMakeCache.txt ]]; then
     { cat "$build.configure.log" >&2; exit 1; }
   rm -f "$build.configure.log"
 fi
-echo "run.sh: building collbench and collbench-fit in $build/" >&2
-if ! cmake --build "$build" -j "$jobs" --target collbench_exe collbench-fit >"$build/run.sh-build.log" 2>&1; then
+echo "run.sh: building collbench, collbench-fit and collbench-predict in $build/" >&2
+if ! cmake --build "$build" -j "$jobs" --target collbench_exe collbench-fit collbench-predict >"$build/run.sh-build.log" 2>&1; then
   tail -40 "$build/run.sh-build.log" >&2
   echo "run.sh: the build failed; full log in $build/run.sh-build.log" >&2
   exit 1
 fi
 collbench=$build/benchmarks/harness/collbench
 fit=$build/benchmarks/models/collbench-fit
+predict=$build/benchmarks/models/collbench-predict
+
+# The report's scaling model, checked before anything is measured.
+if ! refusal=$("$predict" --model "$scaling_model" --batch 256 --compute-seconds 1 \
+  --max-nodes 2 2>&1 >/dev/null); then
+  echo "run.sh: SCALING_MODEL='$scaling_model': ${refusal#collbench-predict: }" >&2
+  exit 2
+fi
 
 # Open MPI refuses root without these, and more ranks than cores without
 # --oversubscribe. The main sweep and the libfabric sweeps (MPI only launches
@@ -170,7 +226,7 @@ declare -A mpi_flags=()
 # grep without -q reads to the end: with -q it exits at the first match, and
 # under pipefail the writer's SIGPIPE then makes the test false.
 if mpirun --version 2>/dev/null | grep "Open MPI" >/dev/null; then
-  mpirun_base=(mpirun -np "$np" --oversubscribe --bind-to none --mca oob_tcp_if_include lo)
+  mpirun_base=(mpirun -np "$np" --oversubscribe --bind-to "$binding" --mca oob_tcp_if_include lo)
   mpi_flags=(
     [btl_vader]="--mca pml ob1 --mca btl self,vader"
     [btl_tcp]="--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo"
@@ -188,11 +244,21 @@ fi
 # The flags after `--` are collbench's to judge, and it can only once it is
 # built: a dry run (--benchmark_list_tests: names only, no output file)
 # refuses bad ones before a run folder exists.
-# Every collective first, then collbench's other default families.
+# Every collective first, then collbench's other default families; three
+# interleaved repetitions, so that collbench-fit's selection has a spread
+# (the interquartile range over repetitions) to weigh a crossover against.
+# --quick: x8 size steps up to 4 MiB and one workload.
+if ((quick)); then
+  sizes=8B:4MiB:x8
+  workloads=(--workload googlenet:ddp)
+else
+  sizes=8B:64MiB
+  workloads=(--workload resnet50:ddp --workload bert_base:ddp --workload gpt2:fsdp
+    --workload gpt2:tp=2)
+fi
 sweep_flags=(--families collectives,p2p,sendrecv,local,reduce_all,exchange
-  --algorithms all --sizes 8B:64MiB --check --workload resnet50:ddp
-  --workload bert_base:ddp --workload gpt2:fsdp --workload gpt2:tp=2
-  --benchmark_min_time=0.01)
+  --algorithms all --sizes "$sizes" --check "${workloads[@]}"
+  --benchmark_min_time=0.01 --benchmark_repetitions=3 --interleave)
 # The iterations of the models too large to sweep per size: llama2_7b under
 # FSDP (98 messages, 40 GB per iteration) and mixtral_8x7b's expert
 # parallelism on a 4096-token sequence, uniform and skewed (128 alltoallvs
@@ -211,7 +277,7 @@ large_flags=(--families exchange --algorithms all --min-samples 3
   --benchmark_min_time=0.01
   --workload llama2_7b:fsdp --workload mixtral_8x7b:moe:seq=4096
   --workload mixtral_8x7b:moe:seq=4096:skew=1.2)
-large=${LARGE:-1}
+large=${LARGE:-$((1 - quick))}
 if [[ $large != 0 && $large != 1 ]]; then
   echo "run.sh: LARGE='$large' must be 1 (run the large models' exchanges) or 0" >&2
   exit 2
@@ -231,6 +297,17 @@ done
 run_id=$(date -u +%Y%m%dT%H%M%SZ)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
 out=$results/$run_id
 mkdir -p "$out"
+# What report.py needs to judge the rows: the cores they ran on (the rows
+# say their ranks and ranks per host). key: value, one per line.
+cat >"$out/machine.txt" <<EOF
+host: $(hostname)
+cores: $cores
+cpus: $(nproc)
+numa_nodes: $numa_nodes
+ranks: $np
+binding: $binding
+mode: $( ((quick)) && echo quick || echo full)
+EOF
 
 # Under mpirun rank 0's stdout is a pseudo-terminal and its stderr a pipe
 # whatever this script's are, so colour and progress are decided here.
@@ -238,9 +315,9 @@ display=(--benchmark_color=false)
 [[ -t 2 ]] && display+=(--progress)
 
 # min_time 0.01 s gives small messages hundreds of timed samples, and the
-# large ones collbench's floor (--min-samples, 10): on 2 cores at NP=4 the
-# main sweep of every collective took 499 s and the whole job about 11
-# minutes (results/README.md, the reference run).
+# large ones collbench's floor (--min-samples, 10) per repetition: on 2
+# cores at NP=2 the main sweep of every collective (three repetitions) took
+# 451 s and the whole job 10 minutes (results/README.md, the reference run).
 sweep=(
   "${sweep_flags[@]}"
   --run-id "$run_id" --csv "$out/collbench.csv"
@@ -255,10 +332,11 @@ if ! "${launcher[@]}" "$collbench" "${sweep[@]}" "${display[@]}" "${passthrough[
 fi
 echo "run.sh: sweep done in $((SECONDS - start)) s" >&2
 if [[ $large == 1 ]]; then
-  large_np=$((np < $(nproc) ? np : $(nproc)))
+  large_np=$((np < cores ? np : cores))
   large_launcher=("${launcher[@]}")
   for i in "${!large_launcher[@]}"; do
     [[ ${large_launcher[i]} == -np || ${large_launcher[i]} == -n ]] && large_launcher[i + 1]=$large_np
+    [[ ${large_launcher[i]} == --bind-to ]] && large_launcher[i + 1]=$(machine_binding "$large_np")
   done
   echo "run.sh: the large models' exchanges (llama2_7b:fsdp, mixtral_8x7b:moe) on $large_np ranks" >&2
   start=$SECONDS
@@ -335,7 +413,7 @@ label() {
 comparisons=()
 # Not grep -q (see mpirun --version above): collbench writes its --help in
 # several blocks, and a SIGPIPE once skipped every libfabric sweep.
-if [[ ${RUN_OFI:-1} == 1 ]] &&
+if [[ ${RUN_OFI:-$((1 - quick))} == 1 ]] &&
   "$collbench" --help 2>/dev/null | grep -- "--transport KIND.*ofi" >/dev/null; then
   for provider in tcp shm; do
     allreduce_sweep "ofi_$provider" "${launcher[@]}" -- --transport ofi --ofi-provider "$provider"
@@ -376,18 +454,26 @@ if [[ ${#comparisons[@]} -gt 0 ]]; then
   } >>"$out/summary.md"
 fi
 
-echo
-echo "Cost models (collbench-fit --brief; full report in $out/fit/):"
 fit_report=$("$fit" "$out/collbench.csv" --out-dir "$out/fit" --plot-dir "$out/fit" --brief)
-echo "$fit_report"
 {
   echo
   echo "### cost models: collbench-fit --brief"
   echo
+  if ((shares_cores)); then
+    echo "Not meaningful (ranks share cores): $np ranks ran on $cores cores, so the model" \
+      "errors and selections below include waiting for a core (report.md)."
+    echo
+  fi
   echo '```'
   echo "$fit_report"
   echo '```'
 } >>"$out/summary.md"
 
+# report.md, answers first; it also runs collbench-predict for the scaling
+# of SCALING_MODEL on links like this run's (scaling/).
+/usr/bin/python3 "$repository/scripts/report.py" "$out" --predict "$predict" \
+  --scaling-model "$scaling_model" --elapsed-seconds "$SECONDS"
 echo
-echo "run.sh: results in $out/"
+# The answers: report.md up to its details.
+sed -n '1,/^## Detail/p' "$out/report.md" | sed '$d'
+echo "run.sh: done in $((SECONDS / 60)) min $((SECONDS % 60)) s; the report is $out/report.md"

@@ -10,3 +10,13 @@ add_test(NAME scripts_names
                  $<TARGET_FILE:collbench-fit>)
 set_tests_properties(scripts_names PROPERTIES LABELS unit ENVIRONMENT "${COLLBENCH_MPI_ENV}"
                      RESOURCE_LOCK mpirun)
+
+# The main job's report (scripts/report.py) on the pipeline run.sh runs after
+# measuring (collbench-fit, collbench-predict): a recorded run of 4 ranks on 2
+# cores gets its warning first and its "not meaningful" marks, the same rows
+# with a core per rank none; a hand-made selections.csv its known ranges.
+add_test(NAME report
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/report_test.py
+                 ${PROJECT_SOURCE_DIR} $<TARGET_FILE:collbench-fit>
+                 $<TARGET_FILE:collbench-predict>)
+set_tests_properties(report PROPERTIES LABELS unit)

@@ -27,7 +27,8 @@ COLLBENCH_FIT = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else None
 SCRIPTS = os.path.join(SOURCE, "scripts")
 sys.path.insert(0, SCRIPTS)
 PYTHON = "/usr/bin/python3"  # the one with matplotlib (plot.py)
-REFERENCE_RUN = os.path.join(SOURCE, "results", "20261202T102746Z-f2cace", "collbench.csv")
+# scripts/run.sh's main CSV of every collective at NP=4 (run 20261202T102746Z-f2cace).
+REFERENCE_RUN = os.path.join(SOURCE, "tests", "report_oversubscribed.csv")
 NETSIM_RUN = os.path.join(SOURCE, "results", "netsim", "uniform")
 # A real run of every collective: mpirun -np 4 collbench --families
 # allreduce,reduce_scatter,allgather,p2p,local,exchange --workload resnet50:ddp

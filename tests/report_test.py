@@ -1,0 +1,227 @@
+#!/usr/bin/python3
+"""scripts/report.py, the main job's report, on the pipeline run.sh runs
+after measuring: collbench-fit, then report.py (which runs collbench-predict).
+
+- A recorded run with oversubscription (tests/report_oversubscribed.csv:
+  scripts/run.sh at NP=4 on 2 cores, its large models on 2 ranks): the
+  warning comes first, and every model error, selection and prediction from
+  the 4-rank rows is marked not meaningful, the 2-rank exchanges are not.
+- The same rows on hosts with enough cores: no warning, no mark.
+- A hand-made selections.csv: size ranges, speedups over mpi and boundary
+  margins with known answers.
+- Bad input: exit status 2, one line, no report.md.
+
+Usage: report_test.py SOURCE_DIR COLLBENCH_FIT COLLBENCH_PREDICT"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE = os.path.abspath(sys.argv.pop(1))
+COLLBENCH_FIT = os.path.abspath(sys.argv.pop(1))
+COLLBENCH_PREDICT = os.path.abspath(sys.argv.pop(1))
+sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+from report import NOT_MEANINGFUL  # noqa: E402  (the path is set just above)
+
+PYTHON = "/usr/bin/python3"
+REPORT = os.path.join(SOURCE, "scripts", "report.py")
+RECORDED = os.path.join(SOURCE, "tests", "report_oversubscribed.csv")
+
+
+def cells(line):
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def table_after(text, heading):
+    """The data rows (cells) of the first Markdown table after `heading`."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    rows = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            rows.append(cells(line))
+        elif rows:
+            break
+    return rows[2:] if rows and set(rows[1][0]) <= set("-:") else rows[1:]
+
+
+def section(text, heading):
+    """The text from `heading` to the next heading of the same level."""
+    level = heading.split(" ")[0] + " "
+    start = text.index(heading)
+    end = text.find("\n" + level, start + len(heading))
+    return text[start:end if end >= 0 else len(text)]
+
+
+def run_report(folder, *arguments):
+    return subprocess.run([PYTHON, REPORT, folder, *arguments], capture_output=True, text=True)
+
+
+class RecordedRun(unittest.TestCase):
+    """The pipeline on the recorded 4-ranks-on-2-cores CSV, once per core count."""
+
+    reports = {}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.mkdtemp(prefix="report_test.")
+        shutil.copy(RECORDED, os.path.join(cls.folder, "collbench.csv"))
+        fit = subprocess.run([COLLBENCH_FIT, os.path.join(cls.folder, "collbench.csv"),
+                              "--out-dir", os.path.join(cls.folder, "fit")],
+                             capture_output=True, text=True)
+        assert fit.returncode == 0, fit.stderr
+        for cores in (2, 4):
+            with open(os.path.join(cls.folder, "machine.txt"), "w", encoding="utf-8") as f:
+                f.write(f"host: recorded\ncores: {cores}\ncpus: {cores}\nnuma_nodes: 1\n"
+                        "ranks: 4\nbinding: none\nmode: full\n")
+            done = run_report(cls.folder, "--predict", COLLBENCH_PREDICT,
+                              "--elapsed-seconds", "578")
+            assert done.returncode == 0, done.stderr
+            with open(os.path.join(cls.folder, "report.md"), encoding="utf-8") as f:
+                cls.reports[cores] = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.folder)
+
+    def test_the_warning_comes_first(self):
+        text = self.reports[2]
+        self.assertLess(text.index("**Warning: ranks shared cores.**"),
+                        text.index("## The network"))
+        self.assertIn("The rows of 4 ranks (4 per host) ran on hosts of 2 cores", text)
+        self.assertIn("took 9 min 38 s", text.split("\n")[2])
+
+    def test_every_selection_from_shared_cores_is_marked(self):
+        titles = [line for line in self.reports[2].split("\n") if line.startswith("### ")
+                  and ": mpi, " in line]
+        self.assertEqual(len(titles), 7, titles)  # every collective of the run
+        for title in titles:
+            self.assertTrue(title.endswith(NOT_MEANINGFUL), title)
+
+    def test_every_bottom_up_error_from_shared_cores_is_marked(self):
+        rows = table_after(self.reports[2], "### Model errors")
+        self.assertEqual(len(rows), 28)  # every algorithm of every collective with a fit
+        for collective, algorithm, bottom_up, by_size, top_down in rows:
+            for cell in (bottom_up, by_size):
+                self.assertIn(cell, (NOT_MEANINGFUL, "–"), (collective, algorithm))
+            self.assertRegex(top_down, r"^\d+\.\d%$")
+        self.assertTrue(any(row[2] == NOT_MEANINGFUL for row in rows))
+        # The recorded run has no sendrecv rows, so no by-size prediction.
+        self.assertEqual({row[3] for row in rows}, {"–"})
+
+    def test_the_network_and_the_scaling_from_shared_cores_are_marked(self):
+        for row in table_after(self.reports[2], "## The network"):
+            self.assertTrue(row[3].endswith(NOT_MEANINGFUL), row)
+        scaling = section(self.reports[2], "## How far training scales")
+        self.assertIn(NOT_MEANINGFUL, scaling)
+        self.assertIn("model resnet50", scaling)
+        self.assertEqual(len(table_after(scaling, "## How far")), 6)  # six allreduce algorithms
+
+    def test_only_the_exchanges_that_shared_cores_are_marked(self):
+        rows = table_after(self.reports[2], "## One training iteration")
+        by_ranks = {ranks: [row[-1] for row in rows if row[1] == ranks] for ranks in ("2", "4")}
+        self.assertEqual(len(by_ranks["2"]), 3)  # llama2_7b:fsdp and mixtral, two skews
+        self.assertEqual(len(by_ranks["4"]), 4)  # resnet50, bert_base, gpt2 fsdp and tp
+        self.assertEqual(set(by_ranks["2"]), {""})
+        self.assertEqual(set(by_ranks["4"]), {NOT_MEANINGFUL})
+
+    def test_with_a_core_per_rank_nothing_is_marked(self):
+        text = self.reports[4]
+        self.assertNotIn("Warning", text)
+        self.assertNotIn(NOT_MEANINGFUL, text)
+        rows = table_after(text, "### Model errors")
+        self.assertTrue(all(row[2] == "–" or row[2].endswith("%") for row in rows))
+        self.assertTrue(any(row[2].endswith("%") for row in rows))
+
+
+# A selection of four sizes: tree below 1 KiB, ring from 1 KiB, where ring's
+# q3 lies below tree's q1.
+SELECTIONS = """collective,transport,provider,placement,dtype,op,ranks,bytes,chosen,chosen_median_us,chosen_q1_us,chosen_q3_us,repetitions,lowest_median,lowest_median_us,boundary,previous,margin,gap,mpi_median_us,predicted,predicted_us,fitted,fitted_us
+allreduce,mpi,,intra,f32,sum,2,8,tree,2,1.9,2.1,3,tree,2,0,,,,4,tree,2,tree,2
+allreduce,mpi,,intra,f32,sum,2,64,tree,2.5,2.4,2.6,3,ring,2.4,0,,,,3,tree,2,tree,2
+allreduce,mpi,,intra,f32,sum,2,1024,ring,10,9,11,3,ring,10,1,tree,2,1.5,12,ring,9,ring,9
+allreduce,mpi,,intra,f32,sum,2,1048576,ring,100,99,101,3,ring,100,0,,,,200,ring,90,ring,90
+"""
+MODELS = """model,family,transport,provider,placement,dtype,op,algorithm,terms,ranks,points,min_bytes,max_bytes,alpha_us,beta_ns_per_byte,beta_GBps,gamma_ns_per_byte,gamma_GBps,gamma_source,alpha_rel_stderr,beta_rel_stderr,gamma_rel_stderr,r2_log,median_rel_err,max_rel_err,note,sources
+hockney,p2p,mpi,,intra,,,pingpong,alpha+n*beta,2,8,8,1048576,0.5,0.1,10,,,,0.1,0.2,,0.99,0.05,0.1,,x
+"""
+
+
+class HandMadeSelection(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="report_test.")
+        with open(RECORDED, encoding="utf-8") as f:
+            header, first = f.readline(), f.readline()
+        with open(os.path.join(self.folder, "collbench.csv"), "w", encoding="utf-8") as f:
+            f.write(header + first.replace(",4,4,1,", ",2,2,1,", 1))
+        os.mkdir(os.path.join(self.folder, "fit"))
+        for name, text in (("selections.csv", SELECTIONS), ("models.csv", MODELS)):
+            with open(os.path.join(self.folder, "fit", name), "w", encoding="utf-8") as f:
+                f.write(text)
+        # plot.py's names: the 2-rank allreduce plots are linked, the 4-rank one not.
+        for plot in ("sweep_allreduce_mpi_p2_f32.png", "sweep_allreduce_mpi_p4_f32.png",
+                     "fit/fit_allreduce_mpi_intra_f32_sum_p2.png"):
+            open(os.path.join(self.folder, plot), "w", encoding="utf-8").close()
+
+    def tearDown(self):
+        shutil.rmtree(self.folder)
+
+    def test_ranges_speedups_and_margins(self):
+        done = run_report(self.folder, "--cores", "2")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(self.folder, "report.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertEqual(table_after(text, "### allreduce: mpi, 2 ranks, f32 sum"), [
+            ["8 B – 64 B", "tree", "1.20–2.00×", ""],
+            ["1 KiB – 1 MiB", "ring", "1.20–2.00×", "2.000× faster than tree (IQRs 1.500× apart)"],
+        ])
+        self.assertEqual(table_after(text, "## The network"), [
+            ["ping-pong (rank 0 and one peer)", "α 0.5 µs (±10.0%)", "β 10 GB/s (±20.0%)",
+             "R² (log) 0.990, median error 5.0%"]])
+        self.assertIn("\nPlots: [sweep_allreduce_mpi_p2_f32.png](sweep_allreduce_mpi_p2_f32.png), "
+                      "[fit/fit_allreduce_mpi_intra_f32_sum_p2.png]"
+                      "(fit/fit_allreduce_mpi_intra_f32_sum_p2.png)\n", text)
+        self.assertNotIn("How far training scales", text)  # no scaling/ and no --predict
+
+
+class BadInput(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="report_test.")
+        shutil.copy(RECORDED, os.path.join(self.folder, "collbench.csv"))
+
+    def tearDown(self):
+        shutil.rmtree(self.folder)
+
+    def refused(self, message, *arguments, folder=None):
+        done = run_report(folder or self.folder, *arguments)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertEqual(done.stderr.count("\n"), 1, done.stderr)
+        self.assertIn(message, done.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.folder, "report.md")))
+
+    def test_no_machine_description(self):
+        self.refused("no machine.txt with 'cores: N'; give --cores N")
+
+    def test_no_fit(self):
+        self.refused("fit/models.csv", "--cores", "2")
+
+    def test_zero_cores(self):
+        self.refused("--cores: expected a whole number from 1", "--cores", "0")
+
+    def test_not_a_folder(self):
+        self.refused("is not a folder", folder=os.path.join(self.folder, "collbench.csv"))
+
+    def test_a_predictor_that_fails_is_reported_not_hidden(self):
+        subprocess.run([COLLBENCH_FIT, os.path.join(self.folder, "collbench.csv"), "--out-dir",
+                        os.path.join(self.folder, "fit")], capture_output=True, check=True)
+        done = run_report(self.folder, "--cores", "2", "--predict", "/bin/false")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(self.folder, "report.md"), encoding="utf-8") as f:
+            self.assertIn("collbench-predict failed: exit status 1", f.read())
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
