@@ -243,6 +243,12 @@ def _text(path):
                          "text file") from e
 
 
+def read_text(path):
+    """The text of a file that is not a CSV (report.py's machine.txt), after
+    the same checks of the file (1. above)."""
+    return _text(path)
+
+
 def _records(text, path):
     """RFC 4180 records as lists of fields, as collectives/csv.cpp's parse_csv
     splits them (and with its messages)."""

@@ -4,12 +4,23 @@
 # core while there are enough, and say when there are not.
 
 # machine_cores: the physical cores this process may run on: distinct
-# (package, core) pairs of the online CPUs, at most nproc (the CPUs the
-# affinity mask and cgroup allow); nproc where /sys has no topology.
+# (package, core) pairs of the CPUs its affinity mask allows (Cpus_allowed_list
+# of /proc/self/status: two hardware threads of one core count once), at most
+# nproc; nproc where /sys has no topology. CPU quotas of a cgroup are not seen.
 machine_cores() {
-  local cpus pairs="" topology
+  local cpus list part cpu pairs="" topology
   cpus=$(nproc)
-  for topology in /sys/devices/system/cpu/cpu[0-9]*/topology; do
+  list=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status 2>/dev/null) || list=""
+  local allowed=()
+  for part in ${list//,/ }; do
+    if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
+      for ((cpu = BASH_REMATCH[1]; cpu <= BASH_REMATCH[2]; cpu++)); do allowed+=("$cpu"); done
+    elif [[ $part =~ ^[0-9]+$ ]]; then
+      allowed+=("$part")
+    fi
+  done
+  for cpu in "${allowed[@]}"; do
+    topology=/sys/devices/system/cpu/cpu$cpu/topology
     [[ -r $topology/core_id && -r $topology/physical_package_id ]] || continue
     pairs+="$(<"$topology/physical_package_id"):$(<"$topology/core_id")"$'\n'
   done

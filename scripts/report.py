@@ -26,22 +26,28 @@ report.md opens with the answers:
   4. a scaling prediction for one model;
 then the details: the model errors and links to the tables and plots.
 Where the rows of a rank count ran with more ranks per host than the host
-has cores, the report says so first, and every model error, selection and
-prediction made from those rows is marked "not meaningful (ranks share
+has cores, the report says so first, and every fit, model error, selection
+and prediction made from those rows is marked "not meaningful (ranks share
 cores)": a rank waiting for a core is not a cost the models have a term for.
-Standard library only. Bad input: one line on stderr, exit status 2.
+Every input is checked before anything is written (each file as the CSV
+readers check theirs, each value the report uses); then report.md and
+scaling/ are replaced together, and a failed prediction replaces an earlier
+scaling/ too, so that none passes for this run's. Standard library only.
+Bad input: one line on stderr, exit status 2.
 """
 
 import argparse
 import math
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 
 from collbench_csv import (MPI_ALGORITHM, InputError, ReplaceTogether, format_bytes,
-                           median_per_key, number, option_number, read_models, read_rows,
-                           read_table, run_main)
+                           median_per_key, option_number, read_table, read_text,
+                           run_main, writable_folder)
 from summarize import format_time, table
 
 NOT_MEANINGFUL = "not meaningful (ranks share cores)"
@@ -50,34 +56,76 @@ ROW_COLUMNS = ["family", "collective", "algorithm", "ranks", "ranks_per_node", "
 MODEL_COLUMNS = ["model", "family", "algorithm", "ranks", "alpha_us", "beta_GBps", "gamma_GBps",
                  "alpha_rel_stderr", "beta_rel_stderr", "gamma_rel_stderr", "r2_log",
                  "median_rel_err", "dtype", "op"]
-SELECTION_COLUMNS = ["collective", "transport", "dtype", "op", "ranks", "bytes", "chosen",
-                     "chosen_median_us", "boundary", "previous", "margin", "gap",
-                     "mpi_median_us"]
-SCALING_COLUMNS = ["model", "algorithm", "nodes", "speedup", "efficiency", "compute_s_1node", "batch",
-                   "network"]
+SELECTION_COLUMNS = ["collective", "transport", "provider", "placement", "dtype", "op",
+                     "ranks", "bytes", "chosen", "chosen_median_us", "boundary", "previous",
+                     "margin", "gap", "mpi_median_us"]
+SCALING_COLUMNS = ["model", "algorithm", "nodes", "speedup", "efficiency", "compute_s_1node",
+                   "batch", "network"]
+# The values report.py computes with, in collbench_csv.COLUMN_RULES' form
+# (whole, lowest, lowest included, unit[, highest]): checked wherever they
+# are not empty, so that a damaged file is refused in one line.
+ANY = -math.inf
+MODEL_RULES = {
+    "alpha_us": (False, ANY, True, "µs"),
+    "beta_GBps": (False, 0, False, "GB/s"),
+    "gamma_GBps": (False, 0, False, "GB/s"),
+    "alpha_rel_stderr": (False, 0, True, "the value"),
+    "beta_rel_stderr": (False, 0, True, "the value"),
+    "gamma_rel_stderr": (False, 0, True, "the value"),
+    "r2_log": (False, ANY, True, "", 1),
+    "median_rel_err": (False, 0, True, "the value"),
+}
+SELECTION_RULES = {
+    "ranks": (True, 1, True, "ranks", 1e9),
+    "bytes": (True, 0, True, "bytes"),
+    "chosen_median_us": (False, 0, False, "µs"),
+    "mpi_median_us": (False, 0, False, "µs"),
+    "margin": (False, 0, False, "the value"),
+    "gap": (False, 0, False, "the value"),
+    "boundary": (True, 0, True, "", 1),
+}
+SCALING_RULES = {
+    "nodes": (True, 1, True, "nodes"),
+    "speedup": (False, 0, True, "the value"),
+    "efficiency": (False, 0, True, "the value"),
+    "compute_s_1node": (False, 0, False, "s"),
+    "batch": (False, 0, False, "samples"),
+}
 
 
 def read_machine(path):
-    """machine.txt's `key: value` lines as a dict."""
+    """machine.txt's `key: value` lines as a dict (the file read as every
+    CSV is: a regular file, bounded, UTF-8)."""
     facts = {}
-    with open(path, encoding="utf-8") as handle:
-        for number_, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            key, colon, value = line.partition(":")
-            if not colon:
-                raise InputError(f"{path}: line {number_} is not 'key: value'")
-            facts[key.strip()] = value.strip()
+    for number_, line in enumerate(read_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        key, colon, value = line.partition(":")
+        if not colon:
+            raise InputError(f"{path}: line {number_} is not 'key: value'")
+        if key.strip() in facts:
+            raise InputError(f"{path}: line {number_}: '{key.strip()}' given twice")
+        facts[key.strip()] = value.strip()
     return facts
+
+
+def require(rows, columns, path, when=lambda row: True):
+    """InputError unless every row for which when(row) holds has `columns`."""
+    for index, row in enumerate(rows, start=1):
+        if when(row):
+            for column in columns:
+                if row[column] == "":
+                    raise InputError(f"{path}: data row {index}: {column} is empty")
 
 
 class Machine:
     """The cores the rows ran on and which rank counts shared them."""
 
-    def __init__(self, cores, rows):
+    def __init__(self, cores, rows, path):
         self.cores = cores
         # rank count -> the most ranks a host held at that count
         self.per_host = defaultdict(int)
+        require(rows, ["ranks", "ranks_per_node"], path)
         for row in rows:
             ranks = int(float(row["ranks"]))
             self.per_host[ranks] = max(self.per_host[ranks], int(float(row["ranks_per_node"])))
@@ -87,8 +135,9 @@ class Machine:
         return self.per_host.get(ranks, ranks) > self.cores
 
     def shared_in(self, rank_list):
-        """The same for a models.csv `ranks` cell: a ';' list of rank counts."""
-        return any(self.shared(int(r)) for r in rank_list.split(";") if r)
+        """The same for a models.csv `ranks` cell: a ';' list of rank counts
+        (checked when models.csv is read)."""
+        return any(self.shared(int(r)) for r in rank_list.split(";"))
 
     def oversubscribed(self):
         return sorted(r for r in self.per_host if self.shared(r))
@@ -104,10 +153,14 @@ def oversubscription_warning(machine):
         return []
     described = ", ".join(f"{r} ranks ({machine.per_host[r]} per host)" for r in counts)
     return [f"> **Warning: ranks shared cores.** The rows of {described} ran on hosts of "
-            f"{machine.cores} cores, so ranks took turns on a core and their times include "
-            "waiting for it. Every model error, selection and prediction made from those "
-            f"rows is marked *{NOT_MEANINGFUL}*. Run with NP={machine.cores} (or fewer) to "
-            "give each rank a core.", ""]
+            f"{cores_text(machine.cores)}, so ranks took turns on a core and their times "
+            "include waiting for it. Every fit, model error, selection and prediction made "
+            f"from those rows is marked *{NOT_MEANINGFUL}*. Run with NP={machine.cores} (or "
+            "fewer) to give each rank a core.", ""]
+
+
+def cores_text(count):
+    return f"{count} core{'s' if count != 1 else ''}"
 
 
 def network_section(models, machine):
@@ -117,7 +170,7 @@ def network_section(models, machine):
         shared = machine.shared_in(row["ranks"])
         quality = (f"R² (log) {float(row['r2_log']):.3f}, median error "
                    f"{percent(row['median_rel_err'])}" if row["r2_log"] else "–")
-        if row["family"] == "p2p" and row["alpha_us"]:
+        if row["family"] == "p2p" and row["alpha_us"] and row["beta_GBps"]:
             what = {"pingpong": "ping-pong (rank 0 and one peer)",
                     "sendrecv": "sendrecv (every rank at once)"}.get(row["algorithm"],
                                                                   row["algorithm"])
@@ -182,25 +235,29 @@ def plot_links(run, prefixes, ranks):
     return ["Plots: " + ", ".join(f"[{f}]({f})" for f in found), ""] if found else []
 
 
-def selection_section(run, selections, machine, path):
+def selection_section(run, selections, machine):
     """Per selection: the chosen algorithm per size range, the boundary's
     margin, and the chosen algorithm's speedup over the MPI library's."""
     groups = defaultdict(list)
-    for index, row in enumerate(selections, start=1):
+    for row in selections:
         if not row["chosen"]:
             continue
         row = dict(row)
-        row["bytes"] = int(number(row, "bytes", path, index, whole=True))
-        for column in ("chosen_median_us", "mpi_median_us"):
-            row[column] = number(row, column, path, index) if row[column] else math.nan
-        key = (row["collective"], row["transport"], row["dtype"], row["op"], int(row["ranks"]))
+        row["bytes"] = int(row["bytes"])
+        row["chosen_median_us"] = float(row["chosen_median_us"])
+        row["mpi_median_us"] = float(row["mpi_median_us"]) if row["mpi_median_us"] else math.nan
+        key = (row["collective"], row["transport"], row["provider"], row["placement"],
+               row["dtype"], row["op"], int(row["ranks"]))
         groups[key].append(row)
     out = ["## The best algorithm per size, against the MPI library", "",
            "collbench-fit's measured selection (fit/selections.csv): at each size the "
            "previous choice stays unless another algorithm's interquartile range over "
            "repetitions lies wholly below it. *vs mpi*: the MPI library's median over the "
-           "chosen one's (> 1: faster than the library).", ""]
-    for (collective, transport, dtype, op, ranks), rows in groups.items():
+           "chosen one's (> 1: faster than the library; < 1: the library's median is lower, "
+           "by less than the spread, so the choice stays).", ""]
+    if not groups:
+        out += ["collbench-fit made no selection from this run's rows.", ""]
+    for (collective, transport, provider, placement, dtype, op, ranks), rows in groups.items():
         rows.sort(key=lambda r: r["bytes"])
         shared = machine.shared(ranks)
         lines = []
@@ -209,7 +266,8 @@ def selection_section(run, selections, machine, path):
                         if r["mpi_median_us"] > 0 and r["chosen_median_us"] > 0]
             vs_mpi = ratio_span(min(speedups), max(speedups)) if speedups else "–"
             lines.append([size_span(first, last), chosen, vs_mpi, boundary_text(members[0])])
-        title = f"### {collective}: {transport}, {ranks} ranks, {dtype}{' ' + op if op else ''}"
+        where = f"{transport}{'/' + provider if provider else ''} {placement}".strip()
+        title = f"### {collective}: {where}, {ranks} ranks, {dtype}{' ' + op if op else ''}"
         out += [title + (f" — {NOT_MEANINGFUL}" if shared else ""), "",
                 table(["sizes", "algorithm", "vs mpi", "where it takes over"], lines,
                       ["l", "l", "r", "l"]), ""]
@@ -255,33 +313,44 @@ PREDICT_FLAGS = ["--batch", "256", "--flops-per-second", "1e13", "--placement", 
 
 
 def predict_scaling(run, predict, model):
-    """Runs collbench-predict into RUN/scaling/; None, or its first line of
-    output when it failed."""
-    folder = os.path.join(run, "scaling")
-    os.makedirs(folder, exist_ok=True)
+    """Runs collbench-predict into a new hidden folder of RUN, which replaces
+    RUN/scaling/ once the report is written: (folder, None), or (folder, the
+    first line of its output) when it failed."""
+    folder = tempfile.mkdtemp(prefix=".scaling.", dir=run)
     command = [predict, "--model", model, *PREDICT_FLAGS, "--network-from",
                os.path.join(run, "fit", "models.csv"), "--out-dir", folder]
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
     except OSError as error:
+        shutil.rmtree(folder)
         raise InputError(f"--predict {predict}: {error.strerror}") from error
     with open(os.path.join(folder, "predict.txt"), "w", encoding="utf-8") as handle:
         handle.write(done.stdout + done.stderr)
     if done.returncode != 0:
-        return (done.stderr or done.stdout).strip().split("\n")[0] or f"exit status {done.returncode}"
-    return None
+        lines = (done.stderr or done.stdout).strip().split("\n")
+        return folder, lines[0] or f"exit status {done.returncode}"
+    return folder, None
 
 
-def scaling_section(path, machine, models):
-    """Per algorithm: the peak speedup and where efficiency falls below 50%."""
+def read_scaling(path):
+    """scaling.csv's rows, checked; None when there is no such file."""
     if not os.path.exists(path):
+        return None
+    rows = read_table(path, SCALING_COLUMNS, "report.py", rules=SCALING_RULES)[1]
+    if not rows:
+        raise InputError(f"{path}: no rows")
+    require(rows, SCALING_COLUMNS, path)
+    return rows
+
+
+def scaling_section(rows, machine, models):
+    """Per algorithm: the peak speedup and where efficiency falls below 50%."""
+    if rows is None:
         return []
-    rows = read_rows(path, SCALING_COLUMNS, "report.py", rules={})
     curves = defaultdict(list)
-    for index, row in enumerate(rows, start=1):
-        curves[row["algorithm"]].append((int(number(row, "nodes", path, index, whole=True)),
-                                         number(row, "speedup", path, index),
-                                         number(row, "efficiency", path, index)))
+    for row in rows:
+        curves[row["algorithm"]].append((int(row["nodes"]), float(row["speedup"]),
+                                         float(row["efficiency"])))
     first = rows[0]
     shared = any(machine.shared_in(m["ranks"]) for m in models if m["family"] == "p2p")
     lines = []
@@ -301,21 +370,26 @@ def scaling_section(path, machine, models):
                   ["l", "r", "r"]), ""]
 
 
+ERROR_MODELS = ("bottom_up", "bottom_up_by_size", "top_down")  # models.csv's, in column order
+
+
 def model_error_section(models, machine):
     """Median relative error of each algorithm's predictions."""
     errors = defaultdict(dict)
-    ranks_of = {}
     for row in models:
-        if row["model"] in ("bottom_up", "bottom_up_by_size", "top_down"):
-            key = (row["family"], row["algorithm"])
+        if row["model"] in ERROR_MODELS:
+            key = (row["family"], row["algorithm"], row["transport"], row["provider"],
+                   row["placement"], row["dtype"], row["op"], row["ranks"])
             errors[key][row["model"]] = row["median_rel_err"]
-            ranks_of[key] = row["ranks"]
     lines = []
-    for (family, algorithm), by_model in errors.items():
-        shared = machine.shared_in(ranks_of[(family, algorithm)])
-        bottom = [NOT_MEANINGFUL if shared and by_model.get(m) else percent(by_model.get(m, ""))
-                  for m in ("bottom_up", "bottom_up_by_size")]
-        lines.append([family, algorithm, *bottom, percent(by_model.get("top_down", ""))])
+    for key, by_model in errors.items():
+        family, algorithm, transport, provider, placement, dtype, op, ranks = key
+        shared = machine.shared_in(ranks)
+        where = (f"{transport}{'/' + provider if provider else ''} {placement}, "
+                 f"{ranks.replace(';', ', ')} ranks, {dtype}{' ' + op if op else ''}")
+        lines.append([family, algorithm, where]
+                     + [NOT_MEANINGFUL if shared and by_model.get(m) else
+                        percent(by_model.get(m, "")) for m in ERROR_MODELS])
     if not lines:
         return []
     return ["### Model errors", "",
@@ -323,8 +397,8 @@ def model_error_section(models, machine):
             "*bottom-up* from the α-β-γ terms above, *by size* pricing each step at the "
             "measured sendrecv and reduce times of its size, *top-down* each algorithm's own "
             "fit (fit/models.csv, fit/predictions.csv).", "",
-            table(["collective", "algorithm", "bottom-up", "bottom-up by size", "top-down"],
-                  lines, ["l", "l", "r", "r", "r"]), ""]
+            table(["collective", "algorithm", "where", "bottom-up", "bottom-up by size",
+                   "top-down"], lines, ["l", "l", "l", "r", "r", "r"]), ""]
 
 
 def detail_links(run):
@@ -332,7 +406,9 @@ def detail_links(run):
                    and f != "report.md")
     plots = sorted(f for f in os.listdir(os.path.join(run, "fit"))
                    if f.endswith(".png")) if os.path.isdir(os.path.join(run, "fit")) else []
-    return (["### Files", ""] + [f"- [{f}]({f})" for f in files]
+    scaling = [f"scaling/{f}" for f in ("scaling.csv", "predict.txt")
+               if os.path.exists(os.path.join(run, "scaling", f))]
+    return (["### Files", ""] + [f"- [{f}]({f})" for f in files + scaling]
             + [f"- [fit/{f}](fit/{f})" for f in plots] + [""])
 
 
@@ -347,45 +423,71 @@ def header(rows, facts, machine, elapsed):
     rank_counts = ", ".join(f"{r} ({machine.per_host[r]} per host)"
                             for r in sorted(machine.per_host))
     return [f"# collbench run {first['run_id']}", "",
-            f"{host}: {machine.cores} cores{numa}; ranks {rank_counts}"
+            f"{host}: {cores_text(machine.cores)}{numa}; ranks {rank_counts}"
             f"{', bound a core each' if facts.get('binding') == 'core' else ''}. "
             f"{mode.capitalize() + ' run' if mode else 'Run'} of collbench {first['git_rev']} on "
             f"{first['mpi_library']}{took}.", ""]
 
 
-def report(run, cores, elapsed, predict_failure=None):
-    csv_path = os.path.join(run, "collbench.csv")
-    rows = read_rows(csv_path, ROW_COLUMNS, "report.py")
-    if not rows:
-        raise InputError(f"{csv_path}: no rows")
-    machine_path = os.path.join(run, "machine.txt")
-    facts = read_machine(machine_path) if os.path.exists(machine_path) else {}
-    if cores is None:
-        if "cores" not in facts:
-            raise InputError(f"{run}: no machine.txt with 'cores: N'; give --cores N, the "
-                             "cores per host the run had")
-        cores = int(option_number(facts["cores"], f"{machine_path}: cores", 1, 1 << 20,
-                                  whole=True))
-    machine = Machine(cores, rows)
-    models_path = os.path.join(run, "fit", "models.csv")
-    selections_path = os.path.join(run, "fit", "selections.csv")
-    models = read_models(models_path, MODEL_COLUMNS, "report.py")
-    selections = read_table(selections_path, SELECTION_COLUMNS, "report.py", rules={})[1]
+class Inputs:
+    """Every file the report reads, checked before anything is written."""
+
+    def __init__(self, run, cores):
+        csv_path = os.path.join(run, "collbench.csv")
+        self.rows = read_table(csv_path, ROW_COLUMNS, "report.py")[1]
+        if not self.rows:
+            raise InputError(f"{csv_path}: no rows")
+        machine_path = os.path.join(run, "machine.txt")
+        self.facts = read_machine(machine_path) if os.path.lexists(machine_path) else {}
+        if cores is None:
+            if "cores" not in self.facts:
+                raise InputError(f"{run}: no machine.txt with 'cores: N'; give --cores N, the "
+                                 "cores per host the run had")
+            cores = option_number(self.facts["cores"], f"{machine_path}: cores", 1, 1 << 20,
+                                  whole=True)
+        self.machine = Machine(cores, self.rows, csv_path)
+        models_path = os.path.join(run, "fit", "models.csv")
+        self.models = read_table(models_path, MODEL_COLUMNS, "report.py", MODEL_RULES)[1]
+        for index, row in enumerate(self.models, start=1):
+            for count in row["ranks"].split(";"):
+                option_number(count, f"{models_path}: data row {index}: ranks", 1, 1e9,
+                              whole=True)
+        selections_path = os.path.join(run, "fit", "selections.csv")
+        self.selections = read_table(selections_path, SELECTION_COLUMNS, "report.py",
+                                     SELECTION_RULES)[1]
+        require(self.selections, ["ranks", "bytes", "chosen_median_us"], selections_path,
+                when=lambda row: row["chosen"] != "")
+        require(self.selections, ["previous", "margin", "gap"], selections_path,
+                when=lambda row: row["boundary"] == "1")
+
+
+def report(run, inputs, elapsed, scaling_rows, predict_failure=None):
+    machine = inputs.machine
     return "\n".join(
-        header(rows, facts, machine, elapsed)
+        header(inputs.rows, inputs.facts, machine, elapsed)
         + oversubscription_warning(machine)
-        + network_section(models, machine)
-        + selection_section(run, selections, machine, selections_path)
-        + exchange_section(run, rows, machine)
+        + network_section(inputs.models, machine)
+        + selection_section(run, inputs.selections, machine)
+        + exchange_section(run, inputs.rows, machine)
         + (["## How far training scales on such links", "",
             f"collbench-predict failed: {predict_failure} (scaling/predict.txt)", ""]
-           if predict_failure else
-           scaling_section(os.path.join(run, "scaling", "scaling.csv"), machine, models))
+           if predict_failure else scaling_section(scaling_rows, machine, inputs.models))
         + ["## Detail", "",
            "summary.md: every algorithm against mpi per size and per workload, the "
            "libfabric comparisons, collbench-fit's brief report.", ""]
-        + model_error_section(models, machine)
+        + model_error_section(inputs.models, machine)
         + detail_links(run))
+
+
+def replace_folder(new, destination):
+    """Renames folder `new` over `destination`, whose old contents go."""
+    old = None
+    if os.path.lexists(destination):
+        old = f"{new}.old"
+        os.rename(destination, old)
+    os.rename(new, destination)
+    if old:
+        shutil.rmtree(old)
 
 
 def main(argv):
@@ -404,12 +506,24 @@ def main(argv):
              else option_number(args.cores, "--cores", 1, 1 << 20, whole=True))
     elapsed = (None if args.elapsed_seconds is None
                else option_number(args.elapsed_seconds, "--elapsed-seconds", 0, 1e9))
-    predict_failure = (predict_scaling(args.run, args.predict, args.scaling_model)
-                       if args.predict else None)
-    text = report(args.run, cores, elapsed, predict_failure)
-    with ReplaceTogether(args.run, inputs=[], option="RUN") as outputs:
-        with open(outputs.add("report.md"), "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+    inputs = Inputs(args.run, cores)
+    writable_folder(args.run, "RUN")
+    scaling = os.path.join(args.run, "scaling")
+    new_scaling, predict_failure = (predict_scaling(args.run, args.predict, args.scaling_model)
+                                    if args.predict else (None, None))
+    try:
+        scaling_rows = read_scaling(os.path.join(new_scaling or scaling, "scaling.csv"))
+        text = report(args.run, inputs, elapsed, scaling_rows, predict_failure)
+        with ReplaceTogether(args.run, inputs=[], option="RUN") as outputs:
+            with open(outputs.add("report.md"), "w", encoding="utf-8") as handle:
+                handle.write(text + "\n")
+            if new_scaling:
+                replace_folder(new_scaling, scaling)
+    except OSError as error:
+        raise InputError(f"cannot write the report in {args.run}: {error}") from error
+    finally:
+        if new_scaling and os.path.lexists(new_scaling):
+            shutil.rmtree(new_scaling)
     print(f"wrote {os.path.join(args.run, 'report.md')}")
     return 0
 

@@ -13,6 +13,7 @@ after measuring: collbench-fit, then report.py (which runs collbench-predict).
 
 Usage: report_test.py SOURCE_DIR COLLBENCH_FIT COLLBENCH_PREDICT"""
 
+import csv
 import os
 import shutil
 import subprocess
@@ -96,21 +97,23 @@ class RecordedRun(unittest.TestCase):
 
     def test_every_selection_from_shared_cores_is_marked(self):
         titles = [line for line in self.reports[2].split("\n") if line.startswith("### ")
-                  and ": mpi, " in line]
+                  and ": mpi intra, " in line]
         self.assertEqual(len(titles), 7, titles)  # every collective of the run
         for title in titles:
             self.assertTrue(title.endswith(NOT_MEANINGFUL), title)
 
-    def test_every_bottom_up_error_from_shared_cores_is_marked(self):
+    def test_every_model_error_from_shared_cores_is_marked(self):
         rows = table_after(self.reports[2], "### Model errors")
         self.assertEqual(len(rows), 28)  # every algorithm of every collective with a fit
-        for collective, algorithm, bottom_up, by_size, top_down in rows:
+        for collective, algorithm, where, bottom_up, by_size, top_down in rows:
+            self.assertEqual(where, "mpi intra, 4 ranks, f32" + (" sum" if collective in (
+                "allreduce", "reduce_scatter", "reduce") else ""))
             for cell in (bottom_up, by_size):
                 self.assertIn(cell, (NOT_MEANINGFUL, "–"), (collective, algorithm))
-            self.assertRegex(top_down, r"^\d+\.\d%$")
-        self.assertTrue(any(row[2] == NOT_MEANINGFUL for row in rows))
+            self.assertEqual(top_down, NOT_MEANINGFUL)
+        self.assertTrue(any(row[3] == NOT_MEANINGFUL for row in rows))
         # The recorded run has no sendrecv rows, so no by-size prediction.
-        self.assertEqual({row[3] for row in rows}, {"–"})
+        self.assertEqual({row[4] for row in rows}, {"–"})
 
     def test_the_network_and_the_scaling_from_shared_cores_are_marked(self):
         for row in table_after(self.reports[2], "## The network"):
@@ -133,8 +136,9 @@ class RecordedRun(unittest.TestCase):
         self.assertNotIn("Warning", text)
         self.assertNotIn(NOT_MEANINGFUL, text)
         rows = table_after(text, "### Model errors")
-        self.assertTrue(all(row[2] == "–" or row[2].endswith("%") for row in rows))
-        self.assertTrue(any(row[2].endswith("%") for row in rows))
+        self.assertTrue(all(row[3] == "–" or row[3].endswith("%") for row in rows))
+        self.assertTrue(any(row[3].endswith("%") for row in rows))
+        self.assertTrue(all(row[5].endswith("%") for row in rows))
 
 
 # A selection of four sizes: tree below 1 KiB, ring from 1 KiB, where ring's
@@ -174,7 +178,7 @@ class HandMadeSelection(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         with open(os.path.join(self.folder, "report.md"), encoding="utf-8") as f:
             text = f.read()
-        self.assertEqual(table_after(text, "### allreduce: mpi, 2 ranks, f32 sum"), [
+        self.assertEqual(table_after(text, "### allreduce: mpi intra, 2 ranks, f32 sum"), [
             ["8 B – 64 B", "tree", "1.20–2.00×", ""],
             ["1 KiB – 1 MiB", "ring", "1.20–2.00×", "2.000× faster than tree (IQRs 1.500× apart)"],
         ])
@@ -186,6 +190,32 @@ class HandMadeSelection(unittest.TestCase):
                       "(fit/fit_allreduce_mpi_intra_f32_sum_p2.png)\n", text)
         self.assertNotIn("How far training scales", text)  # no scaling/ and no --predict
 
+    def test_each_placement_is_a_selection_of_its_own(self):
+        inter = "".join(line.replace(",intra,", ",inter,").replace(",tree,", ",ring,")
+                        for line in SELECTIONS.splitlines(keepends=True)[1:])
+        with open(os.path.join(self.folder, "fit", "selections.csv"), "a", encoding="utf-8") as f:
+            f.write(inter)
+        done = run_report(self.folder, "--cores", "2")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(self.folder, "report.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertEqual(len(table_after(text, "### allreduce: mpi intra, 2 ranks, f32 sum")), 2)
+        self.assertEqual([row[:2] for row in
+                          table_after(text, "### allreduce: mpi inter, 2 ranks, f32 sum")],
+                         [["8 B – 1 MiB", "ring"]])
+
+
+def edit_csv(path, change):
+    """Rewrites the CSV at `path` with change(rows) applied (rows as dicts)."""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        columns, rows = reader.fieldnames, list(reader)
+    change(rows)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
 
 class BadInput(unittest.TestCase):
     def setUp(self):
@@ -194,6 +224,15 @@ class BadInput(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.folder)
+
+    def path(self, *names):
+        return os.path.join(self.folder, *names)
+
+    def fit(self):
+        subprocess.run([COLLBENCH_FIT, self.path("collbench.csv"), "--out-dir", self.path("fit")],
+                       capture_output=True, check=True)
+        with open(self.path("machine.txt"), "w", encoding="utf-8") as f:
+            f.write("cores: 2\n")
 
     def refused(self, message, *arguments, folder=None):
         done = run_report(folder or self.folder, *arguments)
@@ -214,13 +253,75 @@ class BadInput(unittest.TestCase):
     def test_not_a_folder(self):
         self.refused("is not a folder", folder=os.path.join(self.folder, "collbench.csv"))
 
-    def test_a_predictor_that_fails_is_reported_not_hidden(self):
-        subprocess.run([COLLBENCH_FIT, os.path.join(self.folder, "collbench.csv"), "--out-dir",
-                        os.path.join(self.folder, "fit")], capture_output=True, check=True)
-        done = run_report(self.folder, "--cores", "2", "--predict", "/bin/false")
+    def test_a_machine_description_that_is_no_regular_file(self):
+        self.fit()
+        os.remove(self.path("machine.txt"))
+        os.mkfifo(self.path("machine.txt"))  # would block a plain open()
+        self.refused("machine.txt is not a regular file")
+
+    def test_a_machine_description_with_two_core_counts(self):
+        self.fit()
+        with open(self.path("machine.txt"), "a", encoding="utf-8") as f:
+            f.write("cores: 8\n")
+        self.refused("machine.txt: line 2: 'cores' given twice")
+
+    def test_rows_without_ranks_per_host(self):
+        self.fit()
+        edit_csv(self.path("collbench.csv"), lambda rows: rows[5].update(ranks_per_node=""))
+        self.refused("collbench.csv: data row 6: ranks_per_node is empty")
+
+    def test_a_boundary_without_its_margin(self):
+        self.fit()
+        def damage(rows):
+            next(r for r in rows if r["boundary"] == "1")["margin"] = ""
+        edit_csv(self.path("fit", "selections.csv"), damage)
+        self.refused("selections.csv: data row")
+
+    def test_a_margin_that_is_not_a_number(self):
+        self.fit()
+        def damage(rows):
+            next(r for r in rows if r["boundary"] == "1")["margin"] = "nan"
+        edit_csv(self.path("fit", "selections.csv"), damage)
+        self.refused("margin is 'nan'")
+
+    def test_a_fit_of_no_rank_count(self):
+        self.fit()
+        edit_csv(self.path("fit", "models.csv"), lambda rows: rows[0].update(ranks="abc"))
+        self.refused("models.csv: data row 1: ranks: expected a whole number")
+
+    def test_a_scaling_table_without_rows(self):
+        self.fit()
+        os.mkdir(self.path("scaling"))
+        with open(self.path("scaling", "scaling.csv"), "w", encoding="utf-8") as f:
+            f.write(",".join(["scenario", "model", "algorithm", "nodes", "speedup", "efficiency",
+                              "compute_s_1node", "batch", "network"]) + "\n")
+        self.refused("scaling.csv: no rows")
+
+    def test_bad_input_leaves_the_earlier_scaling_as_it_was(self):
+        self.fit()
+        os.mkdir(self.path("scaling"))
+        with open(self.path("scaling", "predict.txt"), "w", encoding="utf-8") as f:
+            f.write("earlier\n")
+        edit_csv(self.path("fit", "selections.csv"), lambda rows: rows[0].update(bytes="-8"))
+        self.refused("bytes is '-8'", "--predict", COLLBENCH_PREDICT)
+        with open(self.path("scaling", "predict.txt"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), "earlier\n")
+        self.assertEqual([f for f in os.listdir(self.folder) if f.startswith(".")], [])
+
+    def test_a_predictor_that_fails_is_reported_and_its_stale_output_goes(self):
+        self.fit()
+        done = run_report(self.folder, "--predict", COLLBENCH_PREDICT)
         self.assertEqual(done.returncode, 0, done.stderr)
-        with open(os.path.join(self.folder, "report.md"), encoding="utf-8") as f:
-            self.assertIn("collbench-predict failed: exit status 1", f.read())
+        self.assertTrue(os.path.exists(self.path("scaling", "scaling.csv")))
+        done = run_report(self.folder, "--predict", "/bin/false")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(self.path("report.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("collbench-predict failed: exit status 1", text)
+        self.assertNotIn("peak speedup", text)
+        # The earlier prediction is not left to pass for this run's.
+        self.assertEqual(os.listdir(self.path("scaling")), ["predict.txt"])
+        self.assertEqual([f for f in os.listdir(self.folder) if f.startswith(".")], [])
 
 
 if __name__ == "__main__":
