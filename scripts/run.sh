@@ -19,8 +19,8 @@
 #     reduce_scatter, allgather, broadcast, reduce, alltoall, alltoallv), every algorithm
 #     of each and mpi (the MPI library's own: MPI_Allreduce, MPI_Bcast, ...),
 #     8 B .. 64 MiB (x2; --quick: x8 to 4 MiB)
-#   - the exchanges of one training iteration, per message size and per
-#     iteration: resnet50 and bert_base with PyTorch DDP buckets
+#   - the exchanges of one training iteration, per message size (in the
+#     sweep) and per iteration (a pass of its own, one repetition): resnet50 and bert_base with PyTorch DDP buckets
 #     (--workload resnet50:ddp --workload bert_base:ddp), gpt2 under FSDP
 #     (gpt2:fsdp, allgathers and reduce_scatters per block) and under
 #     Megatron tensor parallelism of degree 2 (gpt2:tp=2, allreduces of
@@ -50,7 +50,7 @@
 # fits the cost models of every collective's algorithms (collbench-fit),
 # predicts the scaling of one model's training (collbench-predict) and
 # writes report.md (scripts/report.py), whose answers it prints last, with
-# how long the run took. Here (2 cores, NP=2) the full job took 10 minutes,
+# how long the run took. Here (2 cores, NP=2) the full job took 8 minutes,
 # --quick 48 s (results/README.md, the reference run).
 #
 # Output, in results/<run_id>/ under the current folder, or under RESULTS
@@ -62,7 +62,8 @@
 #   collbench_mpi_mtl_ofi_<provider>.csv   the same over MPI, pml cm, mtl ofi
 #   collbench.json   Google Benchmark's JSON report of the main sweep
 #   console.txt      Google Benchmark's console table; console_<fabric>.txt
-#                    the output of each allreduce sweep of a CSV above, and
+#                    the output of each allreduce sweep of a CSV above,
+#                    console_exchange.txt the per-iteration exchanges' and
 #                    console_large.txt the large models' (their rows are in
 #                    collbench.csv, not in collbench.json)
 #   report.md        the answers: alpha, beta and gamma with their fit
@@ -256,9 +257,15 @@ else
   workloads=(--workload resnet50:ddp --workload bert_base:ddp --workload gpt2:fsdp
     --workload gpt2:tp=2)
 fi
-sweep_flags=(--families collectives,p2p,sendrecv,local,reduce_all,exchange
+sweep_flags=(--families collectives,p2p,sendrecv,local,reduce_all
   --algorithms all --sizes "$sizes" --check "${workloads[@]}"
   --benchmark_min_time=0.01 --benchmark_repetitions=3 --interleave)
+# One training iteration's exchanges of the same workloads, checked, in a
+# pass of their own with one repetition: nothing is selected from them, and
+# three repetitions of every iteration (637 MiB for gpt2:fsdp) took 183 of
+# the main sweep's 451 s here.
+exchange_flags=(--families exchange --algorithms all --check "${workloads[@]}"
+  --benchmark_min_time=0.01)
 # The iterations of the models too large to sweep per size: llama2_7b under
 # FSDP (98 messages, 40 GB per iteration) and mixtral_8x7b's expert
 # parallelism on a 4096-token sequence, uniform and skewed (128 alltoallvs
@@ -282,7 +289,7 @@ if [[ $large != 0 && $large != 1 ]]; then
   echo "run.sh: LARGE='$large' must be 1 (run the large models' exchanges) or 0" >&2
   exit 2
 fi
-for flags_name in sweep_flags large_flags; do
+for flags_name in sweep_flags exchange_flags large_flags; do
   [[ $flags_name == large_flags && $large == 0 ]] && continue
   declare -n dry_flags=$flags_name
   if ((${#passthrough[@]} > 0)) &&
@@ -317,7 +324,7 @@ display=(--benchmark_color=false)
 # min_time 0.01 s gives small messages hundreds of timed samples, and the
 # large ones collbench's floor (--min-samples, 10) per repetition: on 2
 # cores at NP=2 the main sweep of every collective (three repetitions) took
-# 451 s and the whole job 10 minutes (results/README.md, the reference run).
+# 281 s and the whole job 8 minutes (results/README.md, the reference run).
 sweep=(
   "${sweep_flags[@]}"
   --run-id "$run_id" --csv "$out/collbench.csv"
@@ -331,6 +338,16 @@ if ! "${launcher[@]}" "$collbench" "${sweep[@]}" "${display[@]}" "${passthrough[
   exit 1
 fi
 echo "run.sh: sweep done in $((SECONDS - start)) s" >&2
+echo "run.sh: one training iteration's exchanges ($(printf '%s\n' "${workloads[@]}" |
+  grep -v '^--workload$' | paste -sd ' '))" >&2
+start=$SECONDS
+if ! "${launcher[@]}" "$collbench" "${exchange_flags[@]}" --run-id "$run_id" \
+  --csv "$out/collbench.csv" --append "${display[@]}" "${passthrough[@]}" \
+  >"$out/console_exchange.txt"; then
+  echo "run.sh: collbench failed on the exchanges; finished rows are in $out/collbench.csv, its output in $out/console_exchange.txt" >&2
+  exit 1
+fi
+echo "run.sh: exchanges done in $((SECONDS - start)) s" >&2
 if [[ $large == 1 ]]; then
   large_np=$((np < cores ? np : cores))
   large_launcher=("${launcher[@]}")
@@ -476,4 +493,6 @@ fit_report=$("$fit" "$out/collbench.csv" --out-dir "$out/fit" --plot-dir "$out/f
 echo
 # The answers: report.md up to its details.
 sed -n '1,/^## Detail/p' "$out/report.md" | sed '$d'
-echo "run.sh: done in $((SECONDS / 60)) min $((SECONDS % 60)) s; the report is $out/report.md"
+took="$((SECONDS % 60)) s"
+((SECONDS < 60)) || took="$((SECONDS / 60)) min $took"
+echo "run.sh: done in $took; the report is $out/report.md"
