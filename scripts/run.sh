@@ -6,8 +6,8 @@
 #
 # It says first what this machine offers (cores, NUMA nodes; from /sys) and,
 # when NP ranks are more than the cores, that they will share cores: their
-# times then include waiting for a core, and report.md marks every model
-# error, selection and prediction made from them as not meaningful. By
+# times then include waiting for a core, and report.md marks every fit,
+# model error, selection and prediction made from them as not meaningful. By
 # default NP gives each rank a core (2 to 4 ranks), and each rank is bound
 # to its core (Open MPI --bind-to core; none when ranks share cores).
 #
@@ -20,13 +20,14 @@
 #     of each and mpi (the MPI library's own: MPI_Allreduce, MPI_Bcast, ...),
 #     8 B .. 64 MiB (x2; --quick: x8 to 4 MiB)
 #   - the exchanges of one training iteration, per message size (in the
-#     sweep) and per iteration (a pass of its own, one repetition): resnet50 and bert_base with PyTorch DDP buckets
-#     (--workload resnet50:ddp --workload bert_base:ddp), gpt2 under FSDP
-#     (gpt2:fsdp, allgathers and reduce_scatters per block) and under
-#     Megatron tensor parallelism of degree 2 (gpt2:tp=2, allreduces of
-#     batch x sequence x hidden); --quick: googlenet:ddp alone (27 MB of
-#     gradients, a quarter of resnet50's: the exchange and its buckets took
-#     half of a quick run with resnet50)
+#     sweep) and per iteration (a pass of its own, one repetition): resnet50
+#     and bert_base with PyTorch DDP buckets (--workload resnet50:ddp
+#     --workload bert_base:ddp), gpt2 under FSDP (gpt2:fsdp, allgathers
+#     and reduce_scatters per block) and under Megatron tensor parallelism
+#     of degree 2 (gpt2:tp=2, allreduces of batch x sequence x hidden);
+#     --quick: googlenet:ddp alone (27 MB of gradients, a quarter of
+#     resnet50's: the exchange and its buckets took half of a quick run
+#     with resnet50)
 #   - on min(NP, cores) ranks, the exchanges alone (one iteration a sample,
 #     3 samples, not checked) of two models too large to sweep per size (and
 #     to hold on 4 ranks here): llama2_7b under FSDP and mixtral_8x7b's
@@ -188,8 +189,9 @@ shares_cores=$((np > cores))
 echo "run.sh: this machine: $cores cores, $numa_nodes NUMA node(s), 1 host; $np ranks" >&2
 if ((shares_cores)); then
   echo "run.sh: warning: $np ranks on $cores cores: ranks share cores (oversubscribed), so" \
-    "their times include waiting for a core. The bottom-up model errors and the algorithm" \
-    "selections of this run will be marked not meaningful; NP=$cores gives each rank a core." >&2
+    "their times include waiting for a core. report.md will mark the fits, model errors," \
+    "algorithm selections and predictions made from them not meaningful; NP=$cores gives" \
+    "each rank a core." >&2
 fi
 
 "$repository/scripts/setup.sh"
