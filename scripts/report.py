@@ -45,8 +45,8 @@ import sys
 import tempfile
 from collections import defaultdict
 
-from collbench_csv import (MPI_ALGORITHM, InputError, ReplaceTogether, format_bytes,
-                           median_per_key, option_number, read_table, read_text,
+from collbench_csv import (COLUMN_RULES, MPI_ALGORITHM, InputError, ReplaceTogether,
+                           format_bytes, median_per_key, option_number, read_table, read_text,
                            run_main, writable_folder)
 from summarize import format_time, table
 
@@ -76,8 +76,7 @@ MODEL_RULES = {
     "median_rel_err": (False, 0, True, "the value"),
 }
 SELECTION_RULES = {
-    "ranks": (True, 1, True, "ranks", 1e9),
-    "bytes": (True, 0, True, "bytes"),
+    **{column: COLUMN_RULES[column] for column in ("ranks", "bytes")},
     "chosen_median_us": (False, 0, False, "µs"),
     "mpi_median_us": (False, 0, False, "µs"),
     "margin": (False, 0, False, "the value"),
@@ -194,7 +193,9 @@ def network_section(models, machine):
 
 
 def size_span(first, last):
-    return format_bytes(first) if first == last else f"{format_bytes(first)} – {format_bytes(last)}"
+    if first == last:
+        return format_bytes(first)
+    return f"{format_bytes(first)} – {format_bytes(last)}"
 
 
 def ratio_span(low, high):
@@ -363,7 +364,8 @@ def scaling_section(rows, machine, models):
     return ["## How far training scales on such links", "",
             f"collbench-predict (scaling/predict.txt): model {first['model']}, global "
             f"batch {first['batch']}, DDP buckets overlapped with backprop; the network is "
-            f"this run's p2p fit (fit/models.csv, {first['network'].split()[-1]}); compute {float(first['compute_s_1node']):.3g} s "
+            f"this run's p2p fit (fit/models.csv, {first['network'].split()[-1]}); compute "
+            f"{float(first['compute_s_1node']):.3g} s "
             "per iteration on one node, assumed (10 TFLOP/s per node), not measured."
             + (f" The network fit is {NOT_MEANINGFUL}." if shared else ""), "",
             table(["algorithm", "peak speedup", "efficiency below 50%"], lines,

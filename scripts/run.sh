@@ -340,16 +340,24 @@ if ! "${launcher[@]}" "$collbench" "${sweep[@]}" "${display[@]}" "${passthrough[
   exit 1
 fi
 echo "run.sh: sweep done in $((SECONDS - start)) s" >&2
-echo "run.sh: one training iteration's exchanges ($(printf '%s\n' "${workloads[@]}" |
-  grep -v '^--workload$' | paste -sd ' '))" >&2
-start=$SECONDS
-if ! "${launcher[@]}" "$collbench" "${exchange_flags[@]}" --run-id "$run_id" \
-  --csv "$out/collbench.csv" --append "${display[@]}" "${passthrough[@]}" \
-  >"$out/console_exchange.txt"; then
-  echo "run.sh: collbench failed on the exchanges; finished rows are in $out/collbench.csv, its output in $out/console_exchange.txt" >&2
-  exit 1
-fi
-echo "run.sh: exchanges done in $((SECONDS - start)) s" >&2
+# appended_pass WHAT NAME LAUNCHER... -- COLLBENCH_FLAGS...: one more pass of
+# this run, its rows appended to collbench.csv, its output in console_NAME.txt.
+appended_pass() {
+  local what=$1 console=$out/console_$2.txt launch=() start=$SECONDS
+  shift 2
+  while [[ $1 != -- ]]; do launch+=("$1"); shift; done
+  shift
+  echo "run.sh: $what" >&2
+  if ! "${launch[@]}" "$collbench" "$@" --run-id "$run_id" --csv "$out/collbench.csv" --append \
+    "${display[@]}" "${passthrough[@]}" >"$console"; then
+    echo "run.sh: collbench failed on $what; finished rows are in $out/collbench.csv, its output in $console" >&2
+    exit 1
+  fi
+  echo "run.sh: $what: done in $((SECONDS - start)) s" >&2
+}
+
+appended_pass "one training iteration's exchanges ($(printf '%s\n' "${workloads[@]}" |
+  grep -v '^--workload$' | paste -sd ' '))" exchange "${launcher[@]}" -- "${exchange_flags[@]}"
 if [[ $large == 1 ]]; then
   large_np=$((np < cores ? np : cores))
   large_launcher=("${launcher[@]}")
@@ -357,15 +365,8 @@ if [[ $large == 1 ]]; then
     [[ ${large_launcher[i]} == -np || ${large_launcher[i]} == -n ]] && large_launcher[i + 1]=$large_np
     [[ ${large_launcher[i]} == --bind-to ]] && large_launcher[i + 1]=$(machine_binding "$large_np")
   done
-  echo "run.sh: the large models' exchanges (llama2_7b:fsdp, mixtral_8x7b:moe) on $large_np ranks" >&2
-  start=$SECONDS
-  if ! "${large_launcher[@]}" "$collbench" "${large_flags[@]}" --run-id "$run_id" \
-    --csv "$out/collbench.csv" --append "${display[@]}" "${passthrough[@]}" \
-    >"$out/console_large.txt"; then
-    echo "run.sh: collbench failed on the large models; finished rows are in $out/collbench.csv, its output in $out/console_large.txt" >&2
-    exit 1
-  fi
-  echo "run.sh: large models done in $((SECONDS - start)) s" >&2
+  appended_pass "the large models' exchanges (llama2_7b:fsdp, mixtral_8x7b:moe) on $large_np ranks" \
+    large "${large_launcher[@]}" -- "${large_flags[@]}"
 fi
 
 echo

@@ -270,18 +270,18 @@ class BadInput(unittest.TestCase):
         edit_csv(self.path("collbench.csv"), lambda rows: rows[5].update(ranks_per_node=""))
         self.refused("collbench.csv: data row 6: ranks_per_node is empty")
 
-    def test_a_boundary_without_its_margin(self):
+    def first_boundary_with_margin(self, margin):
         self.fit()
         def damage(rows):
-            next(r for r in rows if r["boundary"] == "1")["margin"] = ""
+            next(r for r in rows if r["boundary"] == "1")["margin"] = margin
         edit_csv(self.path("fit", "selections.csv"), damage)
+
+    def test_a_boundary_without_its_margin(self):
+        self.first_boundary_with_margin("")
         self.refused("selections.csv: data row")
 
     def test_a_margin_that_is_not_a_number(self):
-        self.fit()
-        def damage(rows):
-            next(r for r in rows if r["boundary"] == "1")["margin"] = "nan"
-        edit_csv(self.path("fit", "selections.csv"), damage)
+        self.first_boundary_with_margin("nan")
         self.refused("margin is 'nan'")
 
     def test_a_fit_of_no_rank_count(self):

@@ -371,34 +371,41 @@ std::string boundary_text(const SelectionRow& row) {
                      bytes_label(row.bytes), c.chosen, c.previous, c.margin, c.gap);
 }
 
+// One line of a selection's table, its header included: the columns in one place.
+template <typename... Cells>
+std::string selection_line(const Cells&... cells) {
+  return fmt::format("  {:>10}  {:<19} {:>10} {:>21}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}",
+                     cells...);
+}
+
+// A named algorithm's time in µs for the report; "-" where none was named.
+std::string report_microseconds(const std::string& name, double seconds) {
+  return name.empty() ? std::string("-") : fmt::format("{:.2f}", seconds * 1e6);
+}
+
 void report_selection(Report& report, const FitResults& results, const Selection& s) {
   report.line("");
   report.line(
       fmt::format("Selection {} ranks={} transport={} provider={} placement={} dtype={} op={}",
                   s.collective, s.ranks, s.transport, dash_if_empty(s.provider),
                   dash_if_empty(s.placement), s.dtype, dash_if_empty(s.op)));
-  report.line(
-      fmt::format("  {:>10}  {:<19} {:>10} {:>21}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}",
-                  "bytes", "chosen", "µs", "IQR µs", "lowest median", "µs", "predicted fastest",
-                  "µs", "fitted fastest", "µs"));
+  report.line(selection_line("bytes", "chosen", "µs", "IQR µs", "lowest median", "µs",
+                             "predicted fastest", "µs", "fitted fastest", "µs"));
   int agree = 0, compared = 0;
   const std::set<std::string> predictable = predictable_algorithms(results, s);
   std::vector<std::string> boundaries;
   for (const SelectionRow& row : s.rows) {
-    const auto time = [](const std::string& name, double seconds) {
-      return name.empty() ? std::string("-") : fmt::format("{:.2f}", seconds * 1e6);
-    };
     const std::string& chosen = row.choice.chosen;
     const std::string spread =
         chosen.empty()
             ? std::string("-")
             : fmt::format("{:.2f}-{:.2f}", row.chosen_time.q1 * 1e6, row.chosen_time.q3 * 1e6);
-    report.line(fmt::format(
-        "  {:>10}  {:<19} {:>10} {:>21}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}",
-        bytes_label(row.bytes), dash_if_empty(chosen), time(chosen, row.chosen_time.median), spread,
-        dash_if_empty(row.measured), time(row.measured, row.measured_seconds),
-        dash_if_empty(row.predicted), time(row.predicted, row.predicted_seconds),
-        dash_if_empty(row.fitted), time(row.fitted, row.fitted_seconds)));
+    report.line(selection_line(
+        bytes_label(row.bytes), dash_if_empty(chosen),
+        report_microseconds(chosen, row.chosen_time.median), spread, dash_if_empty(row.measured),
+        report_microseconds(row.measured, row.measured_seconds), dash_if_empty(row.predicted),
+        report_microseconds(row.predicted, row.predicted_seconds), dash_if_empty(row.fitted),
+        report_microseconds(row.fitted, row.fitted_seconds)));
     if (row.choice.changed()) boundaries.push_back(boundary_text(row));
     // Only where the measured winner has a model of its own can the
     // bottom-up prediction pick it (mpi has none).
@@ -490,13 +497,17 @@ std::vector<std::string> selections_csv_columns() {
           "predicted",    "predicted_us", "fitted",      "fitted_us"};
 }
 
+namespace {
+// A named algorithm's time in µs for selections.csv; empty where none was named.
+std::string csv_microseconds(const std::string& name, double seconds) {
+  return name.empty() ? std::string() : number(seconds * 1e6);
+}
+}  // namespace
+
 void write_selections_csv(const std::string& path, const FitResults& results) {
   write_csv(path, selections_csv_columns(), [&](CsvWriter& writer) {
     for (const Selection& s : results.selections) {
       for (const SelectionRow& row : s.rows) {
-        const auto us_if = [](const std::string& name, double seconds) {
-          return name.empty() ? std::string() : number(seconds * 1e6);
-        };
         writer.write_row({s.collective,
                           s.transport,
                           s.provider,
@@ -506,21 +517,21 @@ void write_selections_csv(const std::string& path, const FitResults& results) {
                           std::to_string(s.ranks),
                           bytes_text(row.bytes),
                           row.choice.chosen,
-                          us_if(row.choice.chosen, row.chosen_time.median),
-                          us_if(row.choice.chosen, row.chosen_time.q1),
-                          us_if(row.choice.chosen, row.chosen_time.q3),
+                          csv_microseconds(row.choice.chosen, row.chosen_time.median),
+                          csv_microseconds(row.choice.chosen, row.chosen_time.q1),
+                          csv_microseconds(row.choice.chosen, row.chosen_time.q3),
                           std::to_string(row.chosen_time.repetitions),
                           row.measured,
-                          us_if(row.measured, row.measured_seconds),
+                          csv_microseconds(row.measured, row.measured_seconds),
                           row.choice.changed() ? "1" : "0",
                           row.choice.previous,
                           number(row.choice.margin),
                           number(row.choice.gap),
                           number(row.mpi_seconds * 1e6),
                           row.predicted,
-                          us_if(row.predicted, row.predicted_seconds),
+                          csv_microseconds(row.predicted, row.predicted_seconds),
                           row.fitted,
-                          us_if(row.fitted, row.fitted_seconds)});
+                          csv_microseconds(row.fitted, row.fitted_seconds)});
       }
     }
   });
