@@ -403,13 +403,15 @@ def model_error_section(models, machine):
                    "top-down"], lines, ["l", "l", "l", "r", "r", "r"]), ""]
 
 
-def detail_links(run):
+def detail_links(run, scaling):
+    """Links to RUN's files; `scaling`: the folder that is, or is about to
+    become, RUN/scaling/."""
     files = sorted(f for f in os.listdir(run) if f.endswith((".png", ".csv", ".md", ".txt"))
                    and f != "report.md")
     plots = sorted(f for f in os.listdir(os.path.join(run, "fit"))
                    if f.endswith(".png")) if os.path.isdir(os.path.join(run, "fit")) else []
     scaling = [f"scaling/{f}" for f in ("scaling.csv", "predict.txt")
-               if os.path.exists(os.path.join(run, "scaling", f))]
+               if os.path.exists(os.path.join(scaling, f))]
     return (["### Files", ""] + [f"- [{f}]({f})" for f in files + scaling]
             + [f"- [fit/{f}](fit/{f})" for f in plots] + [""])
 
@@ -463,7 +465,7 @@ class Inputs:
                 when=lambda row: row["boundary"] == "1")
 
 
-def report(run, inputs, elapsed, scaling_rows, predict_failure=None):
+def report(run, inputs, elapsed, scaling, scaling_rows, predict_failure=None):
     machine = inputs.machine
     return "\n".join(
         header(inputs.rows, inputs.facts, machine, elapsed)
@@ -478,7 +480,7 @@ def report(run, inputs, elapsed, scaling_rows, predict_failure=None):
            "summary.md: every algorithm against mpi per size and per workload, the "
            "libfabric comparisons, collbench-fit's brief report.", ""]
         + model_error_section(inputs.models, machine)
-        + detail_links(run))
+        + detail_links(run, scaling))
 
 
 def replace_folder(new, destination):
@@ -515,7 +517,8 @@ def main(argv):
                                     if args.predict else (None, None))
     try:
         scaling_rows = read_scaling(os.path.join(new_scaling or scaling, "scaling.csv"))
-        text = report(args.run, inputs, elapsed, scaling_rows, predict_failure)
+        text = report(args.run, inputs, elapsed, new_scaling or scaling, scaling_rows,
+                      predict_failure)
         with ReplaceTogether(args.run, inputs=[], option="RUN") as outputs:
             with open(outputs.add("report.md"), "w", encoding="utf-8") as handle:
                 handle.write(text + "\n")

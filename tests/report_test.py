@@ -122,6 +122,8 @@ class RecordedRun(unittest.TestCase):
         self.assertIn(NOT_MEANINGFUL, scaling)
         self.assertIn("model resnet50", scaling)
         self.assertEqual(len(table_after(scaling, "## How far")), 6)  # six allreduce algorithms
+        # The prediction of this report, linked though it lands in scaling/ after the report.
+        self.assertIn("\n- [scaling/scaling.csv](scaling/scaling.csv)\n", self.reports[2])
 
     def test_only_the_exchanges_that_shared_cores_are_marked(self):
         rows = table_after(self.reports[2], "## One training iteration")
