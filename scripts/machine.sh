@@ -2,6 +2,8 @@
 # run.sh and perf.sh (bash). Ranks that share a core take turns on it, so
 # their times include waiting for the core: the scripts bind a rank to a
 # core while there are enough, and say when there are not.
+# MACHINE_SYS and MACHINE_STATUS name another /sys and /proc/self/status
+# (tests/machine_test.sh gives it a machine with two threads per core).
 
 # machine_cores: the physical cores this process may run on: distinct
 # (package, core) pairs of the CPUs its affinity mask allows (Cpus_allowed_list
@@ -10,7 +12,8 @@
 machine_cores() {
   local cpus list part cpu pairs="" topology
   cpus=$(nproc)
-  list=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status 2>/dev/null) || list=""
+  list=$(awk '/^Cpus_allowed_list:/ { print $2 }' "${MACHINE_STATUS:-/proc/self/status}" \
+    2>/dev/null) || list=""
   local allowed=()
   for part in ${list//,/ }; do
     if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
@@ -20,7 +23,7 @@ machine_cores() {
     fi
   done
   for cpu in "${allowed[@]}"; do
-    topology=/sys/devices/system/cpu/cpu$cpu/topology
+    topology=${MACHINE_SYS:-/sys}/devices/system/cpu/cpu$cpu/topology
     [[ -r $topology/core_id && -r $topology/physical_package_id ]] || continue
     pairs+="$(<"$topology/physical_package_id"):$(<"$topology/core_id")"$'\n'
   done
@@ -35,7 +38,8 @@ machine_cores() {
 # machine_numa_nodes: NUMA nodes the kernel reports (1 without /sys/.../node).
 machine_numa_nodes() {
   local nodes
-  nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l) || nodes=0
+  nodes=$(ls -d "${MACHINE_SYS:-/sys}"/devices/system/node/node[0-9]* 2>/dev/null | wc -l) ||
+    nodes=0
   echo $((nodes > 0 ? nodes : 1))
 }
 

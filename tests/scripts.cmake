@@ -20,3 +20,9 @@ add_test(NAME report
                  ${PROJECT_SOURCE_DIR} $<TARGET_FILE:collbench-fit>
                  $<TARGET_FILE:collbench-predict>)
 set_tests_properties(report PROPERTIES LABELS unit)
+
+# scripts/machine.sh, which run.sh and perf.sh take cores, NUMA nodes and
+# binding from: under taskset here, and on a made-up /sys with two threads
+# per core (MACHINE_SYS, MACHINE_STATUS).
+add_test(NAME machine COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/machine_test.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(machine PROPERTIES LABELS unit)
