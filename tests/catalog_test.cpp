@@ -135,6 +135,92 @@ INSTANTIATE_TEST_SUITE_P(Catalog, PublishedModelTest, ::testing::ValuesIn(kPubli
                            return std::string(param_info.param.name);
                          });
 
+// The GEMM layers are where the FLOPs come from: their multiply-adds are
+// all of the model's, and every gradient is ready after one of them.
+TEST_P(PublishedModelTest, GemmLayersCarryEveryMultiplyAddAndEveryGradient) {
+  const Model& model = find_model(GetParam().name);
+  ASSERT_FALSE(model.gemm_layers.empty());
+  std::int64_t multiply_adds = 0;
+  for (const GemmLayer& layer : model.gemm_layers) {
+    multiply_adds += layer.per_sample.multiply_adds();
+    EXPECT_EQ(layer.at_batch(GemmPass::forward, 3).multiply_adds(),
+              3 * layer.per_sample.multiply_adds())
+        << layer.name;
+    EXPECT_EQ(layer.at_batch(GemmPass::weight_gradient, 3).multiply_adds(),
+              3 * layer.per_sample.multiply_adds())
+        << layer.name;
+  }
+  EXPECT_EQ(2 * multiply_adds, model.forward_flops_per_sample);
+  for (const ParamTensor& tensor : model.tensors_backprop_order) {
+    EXPECT_LT(tensor.ready_after_gemm_layer, model.gemm_layers.size()) << tensor.name;
+  }
+  // Backprop order: a later tensor is never ready before an earlier one.
+  for (std::size_t i = 1; i < model.tensors_backprop_order.size(); ++i) {
+    EXPECT_LE(model.tensors_backprop_order[i].ready_after_gemm_layer,
+              model.tensors_backprop_order[i - 1].ready_after_gemm_layer)
+        << model.tensors_backprop_order[i].name;
+  }
+  int represented = 0;
+  for (const DistinctGemm& distinct : distinct_gemm_layers(model)) {
+    represented += distinct.multiplicity;
+  }
+  EXPECT_EQ(represented, static_cast<int>(model.gemm_layers.size()));
+}
+
+TEST(Catalog, ResNet50GemmLayersAreIm2colProducts) {
+  const Model& model = find_model("resnet50");
+  ASSERT_EQ(model.gemm_layers.size(), 54u);  // 53 convolutions and fc
+  const GemmLayer& conv1 = model.gemm_layers.front();
+  EXPECT_EQ(conv1.name, "conv1");
+  // 3x224x224 -> 64x112x112 by a 7x7 kernel, stride 2.
+  EXPECT_EQ(conv1.per_sample.m, 112 * 112);
+  EXPECT_EQ(conv1.per_sample.n, 64);
+  EXPECT_EQ(conv1.per_sample.k, 3 * 7 * 7);
+  EXPECT_FALSE(conv1.input_gradient);  // the image needs no gradient
+  EXPECT_EQ(conv1.at_batch(GemmPass::data_gradient, 2).count, 0);
+  const GemmLayer& fc = model.gemm_layers.back();
+  EXPECT_EQ(fc.name, "fc");
+  EXPECT_TRUE(fc.input_gradient);
+  const GemmShape fc_weight = fc.at_batch(GemmPass::weight_gradient, 32);
+  EXPECT_EQ(fc_weight.m, 2048);  // dW = Xᵀ·dY: k x n, inner the 32 rows
+  EXPECT_EQ(fc_weight.n, 1000);
+  EXPECT_EQ(fc_weight.k, 32);
+  const GemmShape fc_data = fc.at_batch(GemmPass::data_gradient, 32);
+  EXPECT_EQ(fc_data.m, 32);
+  EXPECT_EQ(fc_data.n, 2048);
+  EXPECT_EQ(fc_data.k, 1000);
+  // fc.bias and fc.weight come first in backprop order, after fc's backward;
+  // bn1 (after conv1) is ready after conv1's.
+  EXPECT_EQ(model.tensors_backprop_order.front().ready_after_gemm_layer, 53u);
+  EXPECT_EQ(model.tensors_backprop_order.back().name, "conv1.weight");
+  EXPECT_EQ(model.tensors_backprop_order.back().ready_after_gemm_layer, 0u);
+  // The three repeats of each stage's later blocks share products.
+  const std::vector<DistinctGemm> distinct = distinct_gemm_layers(model);
+  EXPECT_LT(distinct.size(), model.gemm_layers.size() / 2);
+  const std::vector<std::size_t> groups = gemm_layer_groups(model);
+  ASSERT_EQ(groups.size(), model.gemm_layers.size());
+  for (std::size_t layer = 0; layer < groups.size(); ++layer) {
+    EXPECT_TRUE(
+        model.gemm_layers[distinct[groups[layer]].layer].same_products(model.gemm_layers[layer]));
+  }
+}
+
+TEST(Catalog, BertAttentionProductsScaleTheirCountWithTheBatch) {
+  const Model& model = find_model("bert_base");
+  const auto scores = std::find_if(
+      model.gemm_layers.begin(), model.gemm_layers.end(),
+      [](const GemmLayer& layer) { return layer.name == "encoder.layer.0.attention.self.scores"; });
+  ASSERT_NE(scores, model.gemm_layers.end());
+  const GemmShape batched = scores->at_batch(GemmPass::forward, 4);
+  EXPECT_EQ(batched.m, 128);
+  EXPECT_EQ(batched.n, 128);
+  EXPECT_EQ(batched.k, 64);
+  EXPECT_EQ(batched.count, 12 * 4);
+  // 12 layers of query, key, value, attention output, intermediate,
+  // output, scores and weighted values; the pooler (one row) apart.
+  EXPECT_EQ(distinct_gemm_layers(model).size(), 6u);
+}
+
 TEST(Catalog, ListsEveryPublishedModelInCatalogOrder) {
   std::vector<std::string> expected;
   for (const PublishedModel& published : kPublished) expected.emplace_back(published.name);

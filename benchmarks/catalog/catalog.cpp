@@ -23,6 +23,67 @@ std::uint64_t Model::gradient_bytes(std::size_t element_bytes) const {
   return static_cast<std::uint64_t>(parameters()) * element_bytes;
 }
 
+std::string_view to_string(GemmPass pass) {
+  switch (pass) {
+    case GemmPass::forward:
+      return "forward";
+    case GemmPass::data_gradient:
+      return "data_gradient";
+    case GemmPass::weight_gradient:
+      return "weight_gradient";
+  }
+  return "?";
+}
+
+GemmShape GemmLayer::at_batch(GemmPass pass, std::int64_t batch) const {
+  GemmShape batched = per_sample;
+  if (batch_in_rows) {
+    batched.m *= batch;
+  } else {
+    batched.count *= batch;
+  }
+  switch (pass) {
+    case GemmPass::forward:
+      return batched;
+    case GemmPass::data_gradient:
+      if (!input_gradient) return {batched.m, batched.k, batched.n, 0};
+      return {batched.m, batched.k, batched.n, batched.count};
+    case GemmPass::weight_gradient:
+      return {batched.k, batched.n, batched.m, batched.count};
+  }
+  return batched;
+}
+
+bool GemmLayer::same_products(const GemmLayer& other) const {
+  return per_sample.m == other.per_sample.m && per_sample.n == other.per_sample.n &&
+         per_sample.k == other.per_sample.k && per_sample.count == other.per_sample.count &&
+         batch_in_rows == other.batch_in_rows && input_gradient == other.input_gradient;
+}
+
+std::vector<std::size_t> gemm_layer_groups(const Model& model) {
+  std::vector<std::size_t> first_of_group;  // layer index of each group's first layer
+  std::vector<std::size_t> groups;
+  groups.reserve(model.gemm_layers.size());
+  for (const GemmLayer& layer : model.gemm_layers) {
+    const auto found = std::find_if(
+        first_of_group.begin(), first_of_group.end(),
+        [&](std::size_t first) { return model.gemm_layers[first].same_products(layer); });
+    groups.push_back(static_cast<std::size_t>(found - first_of_group.begin()));
+    if (found == first_of_group.end()) first_of_group.push_back(groups.size() - 1);
+  }
+  return groups;
+}
+
+std::vector<DistinctGemm> distinct_gemm_layers(const Model& model) {
+  std::vector<DistinctGemm> distinct;
+  const std::vector<std::size_t> groups = gemm_layer_groups(model);
+  for (std::size_t layer = 0; layer < groups.size(); ++layer) {
+    if (groups[layer] == distinct.size()) distinct.push_back({layer, 0});
+    ++distinct[groups[layer]].multiplicity;
+  }
+  return distinct;
+}
+
 const std::vector<Model>& all_models() {
   // A function-local static is built once, thread-safely, and only by the
   // programs that ask for the catalog.

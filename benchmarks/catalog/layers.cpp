@@ -96,7 +96,10 @@ void ModelBuilder::parameter(const std::string& name, std::vector<std::int64_t> 
         fmt::format("model {}: parameter \"{}\" is registered twice", model_.name, name));
   }
   const std::int64_t elements = checked_product(shape, fmt::format("parameter \"{}\"", name));
-  model_.tensors_backprop_order.push_back({name, std::move(shape), elements, unit_});
+  // Registered after GEMM layer L (its own layer's weights are registered
+  // after its product): ready once L's backward has run (catalog.h).
+  const std::size_t ready_after = model_.gemm_layers.empty() ? 0 : model_.gemm_layers.size() - 1;
+  model_.tensors_backprop_order.push_back({name, std::move(shape), elements, unit_, ready_after});
 }
 
 void ModelBuilder::unit(std::string name) {
@@ -125,12 +128,16 @@ void ModelBuilder::transformer(const TransformerShape& shape) {
   model_.transformer = shape;
 }
 
-void ModelBuilder::multiply_adds(std::int64_t count) {
-  if (count < 0 || __builtin_add_overflow(multiply_adds_, count, &multiply_adds_)) {
+void ModelBuilder::gemm(const std::string& name, const GemmShape& per_sample, bool batch_in_rows) {
+  const std::int64_t count = checked_product(
+      {per_sample.m, per_sample.n, per_sample.k, per_sample.count}, name + " multiply-adds");
+  if (__builtin_add_overflow(multiply_adds_, count, &multiply_adds_)) {
     throw std::invalid_argument(
-        fmt::format("model {}: adding {} multiply-adds to {} is negative or overflows", model_.name,
-                    count, multiply_adds_));
+        fmt::format("model {}: multiply-adds overflow at {}", model_.name, name));
   }
+  // PyTorch computes no gradient for the image a first convolution reads.
+  const bool input_gradient = !(model_.gemm_layers.empty() && image_input_);
+  model_.gemm_layers.push_back({name, per_sample, batch_in_rows, input_gradient});
 }
 
 FeatureMap ModelBuilder::conv2d(const std::string& name, const FeatureMap& in, const Conv2d& conv) {
@@ -145,13 +152,16 @@ FeatureMap ModelBuilder::conv2d(const std::string& name, const FeatureMap& in, c
                        output_length(in.width, conv.kernel.width, conv.stride.width,
                                      conv.padding.width, false, "conv " + name + " width")};
   const std::int64_t in_per_group = in.channels / conv.groups;
+  if (model_.gemm_layers.empty()) image_input_ = true;
+  // im2col: every output position is a row, every group's input window a
+  // column of the product.
+  gemm(name, {.m = out.height * out.width,
+              .n = conv.out_channels / conv.groups,
+              .k = in_per_group * conv.kernel.height * conv.kernel.width,
+              .count = conv.groups});
   parameter(name + ".weight",
             {conv.out_channels, in_per_group, conv.kernel.height, conv.kernel.width});
   if (conv.bias) parameter(name + ".bias", {conv.out_channels});
-  // Every output element is a dot product over one group's input window.
-  multiply_adds(checked_product(
-      {out.channels, out.height, out.width, in_per_group, conv.kernel.height, conv.kernel.width},
-      "conv " + name + " multiply-adds"));
   return out;
 }
 
@@ -163,16 +173,16 @@ FeatureMap ModelBuilder::batch_norm2d(const std::string& name, const FeatureMap&
 
 void ModelBuilder::linear(const std::string& name, std::int64_t in_features,
                           std::int64_t out_features, std::int64_t rows, bool bias) {
+  gemm(name, {.m = rows, .n = out_features, .k = in_features});
   parameter(name + ".weight", {out_features, in_features});
   if (bias) parameter(name + ".bias", {out_features});
-  multiply_adds(checked_product({rows, in_features, out_features}, "linear " + name));
 }
 
 void ModelBuilder::conv1d_transposed_linear(const std::string& name, std::int64_t in_features,
                                             std::int64_t out_features, std::int64_t rows) {
+  gemm(name, {.m = rows, .n = out_features, .k = in_features});
   parameter(name + ".weight", {in_features, out_features});
   parameter(name + ".bias", {out_features});
-  multiply_adds(checked_product({rows, in_features, out_features}, "Conv1D " + name));
 }
 
 void ModelBuilder::embedding(const std::string& name, std::int64_t count, std::int64_t dim) {
@@ -210,16 +220,18 @@ FeatureMap conv_bn(ModelBuilder& builder, const std::string& name, const Feature
   return builder.batch_norm2d(name + ".bn", convolved);
 }
 
-void attention_products(ModelBuilder& builder, std::int64_t sequence, std::int64_t hidden,
-                        std::int64_t heads) {
+void attention_products(ModelBuilder& builder, const std::string& prefix, std::int64_t sequence,
+                        std::int64_t hidden, std::int64_t heads) {
   if (heads <= 0 || hidden % heads != 0) {
     throw std::invalid_argument(
         fmt::format("attention: {} heads must divide the hidden size {}", heads, hidden));
   }
   const std::int64_t head_dim = hidden / heads;
-  const std::int64_t scores = checked_product({heads, sequence, sequence, head_dim}, "scores");
-  const std::int64_t weighted_values = scores;
-  builder.multiply_adds(scores + weighted_values);
+  builder.gemm(prefix + "scores", {.m = sequence, .n = sequence, .k = head_dim, .count = heads},
+               /*batch_in_rows=*/false);
+  builder.gemm(prefix + "weighted_values",
+               {.m = sequence, .n = head_dim, .k = sequence, .count = heads},
+               /*batch_in_rows=*/false);
 }
 
 }  // namespace collbench::catalog_detail

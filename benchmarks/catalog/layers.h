@@ -77,9 +77,11 @@ class ModelBuilder {
   void unit(std::string name);
   // Marks the model a transformer, for tensor-parallel workloads.
   void transformer(const TransformerShape& shape);
-  // Multiply-adds of one sample's forward pass that no layer below records,
-  // e.g. attention's score and value products.
-  void multiply_adds(std::int64_t count);
+  // A matrix product of one sample's forward pass (catalog.h, GemmLayer)
+  // that no layer below records, e.g. attention's score and value products
+  // or a tied head's logits; the tensors registered after it are ready
+  // after its backward.
+  void gemm(const std::string& name, const GemmShape& per_sample, bool batch_in_rows = true);
 
   FeatureMap conv2d(const std::string& name, const FeatureMap& in, const Conv2d& conv);
   // BatchNorm2d: weight and bias (gamma, beta) of `in.channels` each; the
@@ -106,6 +108,7 @@ class ModelBuilder {
  private:
   Model model_;
   std::int64_t multiply_adds_ = 0;
+  bool image_input_ = false;  // the first GEMM layer reads the image (a convolution)
   std::string unit_;
   std::vector<std::string> closed_units_;
 };
@@ -114,7 +117,8 @@ class ModelBuilder {
 // head multiplies s x d and d x s, then s x s and s x d, with d = h/heads.
 // Grouped-query attention shares keys and values between heads but every
 // head still computes its own scores, so the count is the same.
-void attention_products(ModelBuilder& builder, std::int64_t sequence, std::int64_t hidden,
-                        std::int64_t heads);
+// They are GEMM layers PREFIX + "scores" and PREFIX + "weighted_values".
+void attention_products(ModelBuilder& builder, const std::string& prefix, std::int64_t sequence,
+                        std::int64_t hidden, std::int64_t heads);
 
 }  // namespace collbench::catalog_detail

@@ -47,7 +47,7 @@ void attention(ModelBuilder& b, const std::string& prefix, const DecoderShape& s
   b.linear(prefix + "self_attn.q_proj", h, h, s, /*bias=*/false);
   b.linear(prefix + "self_attn.k_proj", h, kv_dim, s, /*bias=*/false);
   b.linear(prefix + "self_attn.v_proj", h, kv_dim, s, /*bias=*/false);
-  attention_products(b, s, h, shape.heads);
+  attention_products(b, prefix + "self_attn.", s, h, shape.heads);
   b.linear(prefix + "self_attn.o_proj", h, h, s, /*bias=*/false);
 }
 

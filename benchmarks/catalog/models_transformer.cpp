@@ -55,7 +55,7 @@ Model make_bert(std::string name, std::string variant, std::string reference,
     b.linear(prefix + "attention.self.query", h, h, s);
     b.linear(prefix + "attention.self.key", h, h, s);
     b.linear(prefix + "attention.self.value", h, h, s);
-    attention_products(b, s, h, shape.heads);
+    attention_products(b, prefix + "attention.self.", s, h, shape.heads);
     b.linear(prefix + "attention.output.dense", h, h, s);
     b.layer_norm(prefix + "attention.output.LayerNorm", h);
     b.linear(prefix + "intermediate.dense", h, shape.intermediate, s);
@@ -118,7 +118,7 @@ Model make_gpt2() {
     b.unit(fmt::format("h.{}", layer));
     b.layer_norm(prefix + "ln_1", kHidden);
     b.conv1d_transposed_linear(prefix + "attn.c_attn", kHidden, 3 * kHidden, kContext);
-    attention_products(b, kContext, kHidden, kHeads);
+    attention_products(b, prefix + "attn.", kContext, kHidden, kHeads);
     b.conv1d_transposed_linear(prefix + "attn.c_proj", kHidden, kHidden, kContext);
     b.layer_norm(prefix + "ln_2", kHidden);
     b.conv1d_transposed_linear(prefix + "mlp.c_fc", kHidden, kInner, kContext);
@@ -132,7 +132,7 @@ Model make_gpt2() {
                  .kv_heads = kHeads,
                  .sequence = kContext});
   // lm_head: logits = hidden · wteᵀ, reusing wte (no new parameter).
-  b.multiply_adds(kContext * kHidden * kVocabulary);
+  b.gemm("lm_head", {.m = kContext, .n = kVocabulary, .k = kHidden});
   return std::move(b).finish();
 }
 
@@ -171,10 +171,10 @@ Model make_vit_b16() {
     b.layer_norm(prefix + "ln_1", kHidden);
     // nn.MultiheadAttention: its own in_proj_weight and in_proj_bias, then
     // its out_proj child.
+    b.gemm(prefix + "self_attention.in_proj", {.m = kTokens, .n = 3 * kHidden, .k = kHidden});
     b.parameter(prefix + "self_attention.in_proj_weight", {3 * kHidden, kHidden});
     b.parameter(prefix + "self_attention.in_proj_bias", {3 * kHidden});
-    b.multiply_adds(kTokens * kHidden * 3 * kHidden);
-    attention_products(b, kTokens, kHidden, kHeads);
+    attention_products(b, prefix + "self_attention.", kTokens, kHidden, kHeads);
     b.linear(prefix + "self_attention.out_proj", kHidden, kHidden, kTokens);
     b.layer_norm(prefix + "ln_2", kHidden);
     b.linear(prefix + "mlp.0", kHidden, kMlp, kTokens);
