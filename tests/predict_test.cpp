@@ -1,6 +1,7 @@
 // collbench-predict's library: the Keuper & Pfreundt iteration model against
-// hand-computed speedup tables, overlap and weak scaling, network presets,
-// models.csv round trip, and the paper's scenario.
+// hand-computed speedup tables, overlap and weak scaling, measured compute
+// (per-node batch, bucket readiness from the layers' backward), network
+// presets, models.csv round trip, and the paper's scenario.
 #include "collbench/models/predict.h"
 
 #include <fmt/format.h>
@@ -13,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "collbench/catalog/workload.h"
+#include "compute_synthetic.h"
 #include "models_synthetic.h"
 
 namespace collbench {
@@ -180,6 +183,160 @@ TEST(PredictScaling, RejectsWhatItCannotModel) {
     EXPECT_LE(row_of(rows, "lower_bound", p).iteration_seconds,
               row_of(rows, "ring", p).iteration_seconds);
   }
+}
+
+// ------------------------------------------------------- measured compute
+
+MeasuredCompute synthetic_compute(const std::string& model,
+                                  std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+  testing::GemmTruth truth;
+  truth.models = {model};
+  truth.batches = std::move(batches);
+  const NamedTable named{"gemm.csv", testing::synthetic_gemm_table(truth)};
+  return measured_compute(read_gemm_measurements(std::span(&named, 1)), find_model(model));
+}
+
+ScalingScenario measured_scenario(const std::string& model, int batch, MeasuredCompute compute) {
+  ScalingScenario s;
+  s.label = model + " measured";
+  s.model = model;
+  s.parameters = static_cast<double>(find_model(model).parameters());
+  s.messages = whole_gradient(find_model(model), 4);
+  s.batch = batch;
+  use_measured_compute(s, std::move(compute));
+  return s;
+}
+
+// Strong scaling runs each node at B/p samples: the measured compute there,
+// interpolated where B/p is not whole, one sample's beyond the batch limit.
+TEST(PredictScaling, MeasuredComputeRunsAtThePerNodeBatch) {
+  const MeasuredCompute compute = synthetic_compute("alexnet");
+  const ScalingScenario s = measured_scenario("alexnet", 256, compute);
+  EXPECT_DOUBLE_EQ(s.compute_seconds, compute_at(compute, 256).iteration_seconds);
+  const std::vector<std::string> ring = {"ring"};
+  const std::vector<ScalingRow> rows = predict_scaling(s, test_network(), ring, 300);
+  for (int p : {1, 2, 3, 256}) {
+    EXPECT_DOUBLE_EQ(row_of(rows, "ring", p).compute_seconds,
+                     compute_at(compute, 256.0 / p).iteration_seconds)
+        << p;
+  }
+  // Falling GEMM efficiency: 1/p of the work takes more than 1/p of the time.
+  EXPECT_GT(row_of(rows, "ring", 64).compute_seconds, s.compute_seconds / 64);
+  EXPECT_FALSE(row_of(rows, "ring", 300).within_batch_limit);
+  EXPECT_DOUBLE_EQ(row_of(rows, "ring", 300).compute_seconds,
+                   compute_at(compute, 1).iteration_seconds);
+}
+
+TEST(PredictScaling, MeasuredComputeBelowTheMeasuredBatchesIsRefused) {
+  const ScalingScenario s = measured_scenario("alexnet", 64, synthetic_compute("alexnet", {8, 64}));
+  const std::vector<std::string> ring = {"ring"};
+  EXPECT_NO_THROW(predict_scaling(s, test_network(), ring, 8));
+  try {
+    predict_scaling(s, test_network(), ring, 16);
+    FAIL() << "64/9 samples per node were predicted from batches 8 and 64";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("gemm.csv: model alexnet at batch 7.11111: below the smallest "
+                                   "measured batch (8); batches there: 8, 64"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PredictScaling, WeakScalingMeasuresThePerNodeBatch) {
+  const MeasuredCompute compute = synthetic_compute("alexnet");
+  ScalingScenario s = measured_scenario("alexnet", 32, compute);
+  s.weak = true;
+  const std::vector<std::string> ring = {"ring"};
+  const std::vector<ScalingRow> rows = predict_scaling(s, test_network(), ring, 4);
+  for (int p = 1; p <= 4; ++p) {
+    EXPECT_DOUBLE_EQ(row_of(rows, "ring", p).compute_seconds,
+                     compute_at(compute, 32).iteration_seconds);
+  }
+}
+
+// Two GEMM layers measured by hand: forward 0.1 s each, backward 0.2 s
+// (layer 0) and 0.4 s (layer 1, run first). With α = γ = 0 and 1 MB/s a
+// ring allreduce at p = 2 costs n·β: bucket 0 (ready after layer 1's
+// backward, 0.2 + 0.4 = 0.6 s) takes 0.3 s, to 0.9; bucket 1 (ready after
+// layer 0's, at the end of compute, 0.8 s) waits for it and ends at 0.95.
+// Hidden: 0.8 + 0.35 − 0.95 = 0.2 s. (Ready fractions 0.5 and 1 of the
+// backward pass would give 0.5 and 0.8: 0.3 s hidden.)
+MeasuredCompute two_layers() {
+  MeasuredCompute c;
+  c.source = "hand";
+  c.model = "two_layers";
+  c.batches = {1};
+  c.group_seconds = {{{0.1, 0.2}}, {{0.1, 0.4}}};
+  c.layer_groups = {0, 1};
+  c.forward_flops_per_sample = 1;
+  c.backward_flops_per_sample = 2;
+  return c;
+}
+
+ScalingScenario two_layer_scenario(Overlap overlap) {
+  ScalingScenario s;
+  s.label = "two layers";
+  s.model = "two_layers";
+  s.parameters = 87500;
+  s.messages = {{3e5, 0.5, 1}, {5e4, 1.0, 0}};
+  s.batch = 1;
+  s.weak = true;
+  s.overlap = overlap;
+  use_measured_compute(s, two_layers());
+  return s;
+}
+
+Network megabyte_per_second() {
+  Network network;
+  network.name = "1 MB/s";
+  network.params = {0, 1e-6, 0};
+  return network;
+}
+
+TEST(PredictScaling, MeasuredBucketsAreReadyAfterTheirLayersBackward) {
+  const ScalingScenario s = two_layer_scenario(Overlap::buckets);
+  EXPECT_DOUBLE_EQ(s.compute_seconds, 0.8);
+  const std::vector<std::string> ring = {"ring"};
+  const ScalingRow row = row_of(predict_scaling(s, megabyte_per_second(), ring, 2), "ring", 2);
+  EXPECT_NEAR(row.compute_seconds, 0.8, 1e-15);
+  EXPECT_NEAR(row.exchange_seconds, 0.35, 1e-15);
+  EXPECT_NEAR(row.iteration_seconds, 0.95, 1e-15);
+  EXPECT_NEAR(row.hidden_seconds, 0.2, 1e-15);
+}
+
+// --overlap-fraction hides at most the measured backward pass (0.6 s), not
+// 2/3 of the compute (0.533 s).
+TEST(PredictScaling, MeasuredBackwardCapsTheOverlapFraction) {
+  ScalingScenario s = two_layer_scenario(Overlap::fraction);
+  s.overlap_fraction = 1;
+  s.messages = {{3e6, 1.0, 0}};
+  const std::vector<std::string> ring = {"ring"};
+  const ScalingRow row = row_of(predict_scaling(s, megabyte_per_second(), ring, 2), "ring", 2);
+  EXPECT_NEAR(row.hidden_seconds, 0.6, 1e-15);
+  EXPECT_NEAR(row.iteration_seconds, 0.8 + 3 - 0.6, 1e-12);
+}
+
+// A DDP bucket is ready once all of its gradients are: after the backward
+// of the smallest ready layer among its tensors (backprop runs last layer
+// first).
+TEST(DdpMessages, EachBucketIsReadyAfterItsEarliestLayer) {
+  const Model& resnet50 = find_model("resnet50");
+  const std::vector<ExchangeMessage> messages = ddp_messages(resnet50, 4, kDdpBucketBytes);
+  const std::vector<Bucket> buckets = ddp_buckets(resnet50, 4);
+  ASSERT_EQ(messages.size(), buckets.size());
+  ASSERT_GT(messages.size(), 2u);
+  for (std::size_t k = 0; k < buckets.size(); ++k) {
+    std::size_t earliest = resnet50.gemm_layers.size();
+    for (std::size_t t = buckets[k].first_tensor;
+         t < buckets[k].first_tensor + buckets[k].tensor_count; ++t) {
+      earliest = std::min(earliest, resnet50.tensors_backprop_order[t].ready_after_gemm_layer);
+    }
+    EXPECT_EQ(messages[k].ready_after_gemm_layer, earliest) << "bucket " << k;
+  }
+  EXPECT_GT(messages.front().ready_after_gemm_layer, messages.back().ready_after_gemm_layer);
+  EXPECT_EQ(messages.back().ready_after_gemm_layer, 0u);
+  EXPECT_EQ(whole_gradient(resnet50, 4).front().ready_after_gemm_layer, 0u);
 }
 
 // A value that is not finite (β at the edge of double's range) fails the
@@ -376,6 +533,69 @@ TEST(Keuper2016, TableIScenarios) {
   EXPECT_EQ(scenarios[6].label, "googlenet B=32 KNL");
   EXPECT_EQ(scenarios[6].batch, 32);
   EXPECT_DOUBLE_EQ(scenarios[6].compute_seconds, 0.32);
+}
+
+// With measured compute the paper's models run beside Table I, each with a
+// twin whose measured T_compute(B) falls as 1/p, and the README sets the
+// three beside each other.
+TEST(Keuper2016, MeasuredScenariosBesideTableI) {
+  testing::GemmTruth truth;
+  truth.models = {"alexnet_caffe", "googlenet"};
+  const NamedTable named{"gemm.csv", testing::synthetic_gemm_table(truth)};
+  const GemmMeasurements measurements = read_gemm_measurements(std::span(&named, 1));
+  const std::vector<ScalingScenario> measured = keuper2016_measured_scenarios(measurements);
+  ASSERT_EQ(measured.size(), 4u);
+  EXPECT_EQ(measured[0].label, "alexnet_caffe B=256 measured");
+  EXPECT_EQ(measured[1].label, "alexnet_caffe B=256 measured-linear");
+  EXPECT_EQ(measured[3].label, "googlenet B=32 measured-linear");
+  EXPECT_DOUBLE_EQ(measured[0].compute_seconds,
+                   compute_at(*measured[0].measured_compute, 256).iteration_seconds);
+  EXPECT_DOUBLE_EQ(measured[1].compute_seconds, measured[0].compute_seconds);
+  EXPECT_FALSE(measured[1].measured_compute.has_value());
+  EXPECT_DOUBLE_EQ(measured[0].messages.at(0).bytes, 4.0 * 60965224);
+
+  const Network fdr = preset_network("fdr", kDefaultGammaSecondsPerByte);
+  const std::vector<std::string> algorithms = {"ps_central", "tree", "ring"};
+  std::vector<ScalingResult> results;
+  std::vector<ScalingScenario> scenarios = keuper2016_scenarios();
+  scenarios.insert(scenarios.end(), measured.begin(), measured.end());
+  for (const ScalingScenario& s : scenarios) {
+    ScalingResult r{s, predict_scaling(s, fdr, algorithms, 256), {}};
+    r.summary = summarize_scaling(r.rows);
+    results.push_back(std::move(r));
+  }
+  const std::string readme = keuper2016_readme(results, fdr, "x");
+  EXPECT_NE(readme.find("## Measured compute on this machine"), std::string::npos);
+  EXPECT_NE(readme.find("**alexnet_caffe B=256.** Measured T_compute(B) = "), std::string::npos)
+      << readme;
+  EXPECT_NE(readme.find("| p | ps_central E, Table I CPU | ps_central E, measured-linear | "
+                        "ps_central E, measured |"),
+            std::string::npos);
+  // The 50% row of the table: the summaries' numbers, in column order.
+  const ScalingResult& cpu = results[0];
+  const ScalingResult& alexnet_measured = results[7];
+  const ScalingResult& alexnet_linear = results[8];
+  ASSERT_EQ(alexnet_measured.scenario.label, "alexnet_caffe B=256 measured");
+  const auto largest = [](const ScalingResult& r, std::size_t a) {
+    const ScalingSummary& s = r.summary[a];
+    return s.half_efficiency_nodes > 0 ? s.half_efficiency_nodes - 1 : -1;
+  };
+  const std::string row50 =
+      fmt::format("| largest p with E ≥ 50% | {} | {} | {} | {} |", largest(cpu, 0),
+                  largest(alexnet_linear, 0), largest(alexnet_measured, 0), largest(cpu, 1));
+  EXPECT_NE(readme.find(row50), std::string::npos) << row50 << "\n" << readme;
+  EXPECT_NE(readme.find(fmt::format("ring p = {} -> {} -> {}", largest(cpu, 2),
+                                    largest(alexnet_linear, 2), largest(alexnet_measured, 2))),
+            std::string::npos)
+      << readme;
+  // The verdict stays the Table I scenarios': the same as without the others.
+  const std::vector<ScalingResult> paper_only(results.begin(), results.begin() + 7);
+  const std::string paper_readme = keuper2016_readme(paper_only, fdr, "x");
+  const auto conclusion = [](const std::string& text) {
+    const std::size_t start = text.find("## Conclusion");
+    return text.substr(start, text.find(" The model assumes", start) - start);
+  };
+  EXPECT_EQ(conclusion(readme), conclusion(paper_readme));
 }
 
 TEST(Keuper2016, ReadmeConclusionFollowsTheNumbers) {

@@ -69,6 +69,61 @@ struct CostFunction {
   }
 };
 
+// The GEMM layer after whose backward all of `tensors` exist: backprop runs
+// from the last layer down, so the smallest of their ready layers.
+std::size_t first_ready_layer(std::span<const ParamTensor> tensors) {
+  std::size_t layer = std::numeric_limits<std::size_t>::max();
+  for (const ParamTensor& tensor : tensors) layer = std::min(layer, tensor.ready_after_gemm_layer);
+  return tensors.empty() ? 0 : layer;
+}
+
+// One node's compute in a row: the forward pass, the backward pass in all
+// and (measured compute) per GEMM layer, forward order, and their sum (kept,
+// not re-added: linear compute's total is the given time exactly).
+struct RowCompute {
+  double forward = 0;
+  double backward = 0;
+  double total = 0;
+  std::vector<double> backward_per_layer;
+};
+
+RowCompute row_compute(const ScalingScenario& s, int p, double samples_per_node) {
+  RowCompute c;
+  if (s.measured_compute) {
+    // Beyond the batch limit (p > B) a node still processes one sample.
+    for (const PassSeconds& layer :
+         layer_seconds(*s.measured_compute, std::max(samples_per_node, 1.0))) {
+      c.forward += layer.forward;
+      c.backward += layer.backward;
+      c.backward_per_layer.push_back(layer.backward);
+    }
+    c.total = c.forward + c.backward;
+    return c;
+  }
+  c.total = s.weak ? s.compute_seconds : s.compute_seconds / p;
+  c.forward = (1 - kBackwardShare) * c.total;
+  c.backward = kBackwardShare * c.total;
+  return c;
+}
+
+// The bucket timeline of a row: ready after the layers' backward (measured
+// compute) or after their share of the backward pass (linear).
+IterationTimeline bucket_timeline(const ScalingScenario& s, const RowCompute& compute,
+                                  std::span<const double> costs) {
+  if (s.measured_compute) {
+    std::vector<TimelineBucket> buckets;
+    for (std::size_t k = 0; k < s.messages.size(); ++k) {
+      buckets.push_back({s.messages[k].ready_after_gemm_layer, costs[k]});
+    }
+    return simulate_iteration(compute.forward, compute.backward_per_layer, buckets);
+  }
+  std::vector<double> ready;
+  for (const ExchangeMessage& message : s.messages) {
+    ready.push_back(compute.forward + message.ready_fraction * compute.backward);
+  }
+  return schedule_exchanges(compute.total, ready, costs);
+}
+
 }  // namespace
 
 std::span<const NetworkPreset> network_presets() { return kPresets; }
@@ -241,7 +296,8 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
 
 std::vector<ExchangeMessage> whole_gradient(const Model& model, std::size_t element_bytes) {
   if (element_bytes == 0) throw std::invalid_argument("whole_gradient: element size 0");
-  return {{static_cast<double>(model.gradient_bytes(element_bytes)), 1.0}};
+  return {{static_cast<double>(model.gradient_bytes(element_bytes)), 1.0,
+           first_ready_layer(model.tensors_backprop_order)}};
 }
 
 std::vector<ExchangeMessage> ddp_messages(const Model& model, std::size_t element_bytes,
@@ -256,7 +312,11 @@ std::vector<ExchangeMessage> ddp_messages(const Model& model, std::size_t elemen
     for (; tensor < bucket.first_tensor + bucket.tensor_count; ++tensor) {
       done += static_cast<double>(model.tensors_backprop_order[tensor].elements);
     }
-    messages.push_back({static_cast<double>(bucket.bytes), total > 0 ? done / total : 1.0});
+    const std::span tensors(
+        model.tensors_backprop_order.begin() + static_cast<std::ptrdiff_t>(bucket.first_tensor),
+        bucket.tensor_count);
+    messages.push_back({static_cast<double>(bucket.bytes), total > 0 ? done / total : 1.0,
+                        first_ready_layer(tensors)});
   }
   return messages;
 }
@@ -271,6 +331,15 @@ double compute_seconds_from_flops(const Model& model, int batch, double flops_pe
         fmt::format("model {} has no forward FLOP count; give --compute-seconds", model.name));
   }
   return 3.0 * static_cast<double>(model.forward_flops_per_sample) * batch / flops_per_second;
+}
+
+void use_measured_compute(ScalingScenario& scenario, MeasuredCompute compute) {
+  if (compute.model != scenario.model) {
+    throw std::invalid_argument(fmt::format("scenario {} is of model {}, its compute of {}",
+                                            scenario.label, scenario.model, compute.model));
+  }
+  scenario.compute_seconds = compute_at(compute, scenario.batch).iteration_seconds;
+  scenario.measured_compute = std::move(compute);
 }
 
 std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const Network& network,
@@ -326,11 +395,10 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
       row.nodes = p;
       row.samples_per_node =
           scenario.weak ? scenario.batch : static_cast<double>(scenario.batch) / p;
-      row.compute_seconds = scenario.weak ? scenario.compute_seconds : scenario.compute_seconds / p;
       row.within_batch_limit = scenario.weak || p <= scenario.batch;
-      const double forward = (1 - kBackwardShare) * row.compute_seconds;
-      const double backward = kBackwardShare * row.compute_seconds;
-      double finish = forward;  // when the network is free, from the start of the iteration
+      const RowCompute compute = row_compute(scenario, p, row.samples_per_node);
+      row.compute_seconds = compute.total;
+      std::vector<double> costs;
       for (const ExchangeMessage& message : scenario.messages) {
         if (cost.info != nullptr) {
           const auto count = static_cast<std::size_t>(message.bytes / scenario.element_bytes);
@@ -340,20 +408,19 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
                 fmt::format("{} cannot run {} elements on {} nodes: {}", algorithm, count, p, why));
           }
         }
-        const double seconds =
-            cost(p, message.bytes).seconds(params.alpha, params.beta, params.gamma);
-        row.exchange_seconds += seconds;
-        finish = std::max(finish, forward + message.ready_fraction * backward) + seconds;
+        costs.push_back(cost(p, message.bytes).seconds(params.alpha, params.beta, params.gamma));
+        row.exchange_seconds += costs.back();
       }
       switch (scenario.overlap) {
         case Overlap::none:
           break;
         case Overlap::fraction:
-          row.hidden_seconds = std::min(scenario.overlap_fraction * row.exchange_seconds, backward);
+          row.hidden_seconds =
+              std::min(scenario.overlap_fraction * row.exchange_seconds, compute.backward);
           break;
         case Overlap::buckets:
-          row.hidden_seconds =
-              row.compute_seconds + row.exchange_seconds - std::max(row.compute_seconds, finish);
+          row.hidden_seconds = row.compute_seconds + row.exchange_seconds -
+                               bucket_timeline(scenario, compute, costs).iteration_seconds;
           break;
       }
       row.iteration_seconds = row.compute_seconds + row.exchange_seconds - row.hidden_seconds;
@@ -407,6 +474,7 @@ std::vector<std::string> scaling_csv_columns() {
           "batch",
           "scaling",
           "compute_s_1node",
+          "compute_model",
           "overlap",
           "overlap_fraction",
           "network",
@@ -460,6 +528,7 @@ void write_scaling_csv(const std::string& path, std::span<const ScalingResult> r
       line.push_back(std::to_string(s.batch));
       line.push_back(s.weak ? "weak" : "strong");
       number(s.compute_seconds, "{:.6g}");
+      line.push_back(s.measured_compute ? "measured" : "linear");
       line.push_back(std::string(to_string(s.overlap)));
       number(s.overlap_fraction, "{:.6g}");
       line.push_back(network.name);
@@ -481,6 +550,29 @@ void write_scaling_csv(const std::string& path, std::span<const ScalingResult> r
   for (const std::vector<std::string>& line : lines) writer.write_row(line);
 }
 
+namespace {
+
+// Where measured compute comes from and how its GFLOP/s fall from the
+// scenario's batch to one sample per node.
+std::string compute_line(const MeasuredCompute& compute, int batch) {
+  const ComputeAtBatch large = compute_at(compute, batch);
+  std::string small;
+  if (batch > 1 && compute.batches.front() <= 1) {
+    const ComputeAtBatch one = compute_at(compute, 1);
+    small = fmt::format(", {:.1f} GFLOP/s at 1", one.gflops);
+  }
+  return fmt::format(
+      "compute measured per GEMM layer at the per-node batch ({}{}; batches {}..{}): {:.1f} "
+      "GFLOP/s at {}{}{}\n",
+      compute.source, compute.blas.empty() ? "" : ", " + compute.blas, compute.batches.front(),
+      compute.batches.back(), large.gflops, batch, small,
+      std::isnan(compute.peak_flops_per_second)
+          ? std::string()
+          : fmt::format(" (peak {:.1f})", compute.peak_flops_per_second / 1e9));
+}
+
+}  // namespace
+
 std::string format_scaling_report(const ScalingResult& result, const Network& network) {
   const ScalingScenario& s = result.scenario;
   std::string out;
@@ -493,6 +585,7 @@ std::string format_scaling_report(const ScalingResult& result, const Network& ne
       s.messages.size() == 1 ? "" : "s", s.compute_seconds, s.batch, s.weak ? "weak" : "strong",
       to_string(s.overlap),
       s.overlap == Overlap::fraction ? fmt::format(" ({:.0f}%)", 100 * s.overlap_fraction) : "");
+  if (s.measured_compute) out += compute_line(*s.measured_compute, s.batch);
   out += fmt::format("network {}: {}; α = {:.3f} µs, β = {:.5f} ns/B ({:.3f} GB/s), γ {}\n",
                      network.name, network.description, network.params.alpha * 1e6,
                      network.params.beta * 1e9, 1e-9 / network.params.beta, network.gamma_origin);

@@ -12,6 +12,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@ struct Options {
   int batch = 0;
   double compute_seconds = 0;
   double flops_per_second = 0;
+  std::string compute_from;
   std::string network_name = "fdr";
   std::string network_from;
   collbench::NetworkSelection selection;
@@ -101,6 +103,7 @@ void add_workload_options(CLI::App& app, Options& options) {
   app.add_option("--preset", options.preset,
                  "keuper2016: Keuper & Pfreundt (2016) Table I (AlexNet B=256 on CPU/K80/TitanX/"
                  "KNL, GoogLeNet B=32 on CPU/K80/KNL) on FDR, ps_central vs tree vs ring; with "
+                 "--compute-from also both models with this machine's measured compute; with "
                  "--out-dir also writes README.md with the conclusion")
       ->check(CLI::IsMember({"keuper2016"}));
   app.add_option("--model", options.model_name, "catalog model (collbench-catalog list)");
@@ -117,6 +120,18 @@ void add_workload_options(CLI::App& app, Options& options) {
                      "B / this")
           ->check(collbench::cli::number_at_least(kMinFlops, false, "FLOP/s", kMaxFlops));
   compute_opt->excludes(flops_opt);
+  auto* measured_opt =
+      app.add_option(
+             "--compute-from", options.compute_from,
+             "the harness CSV with gemm rows (results/README.md): compute is each GEMM layer's "
+             "measured forward and backward time at the per-node batch, B/p (interpolated "
+             "log-log between measured batches, so B/p need not be whole; refused below the "
+             "smallest measured batch) or --batch with --weak; with --overlap-buckets a bucket "
+             "is ready after its layers' measured backward; keuper2016: adds the paper's models "
+             "with this machine's compute beside Table I")
+          ->check(CLI::ExistingFile);
+  measured_opt->excludes(compute_opt);
+  measured_opt->excludes(flops_opt);
 }
 
 void add_network_options(CLI::App& app, Options& options) {
@@ -171,7 +186,8 @@ void add_exchange_options(CLI::App& app, Options& options) {
   auto* fraction_opt =
       app.add_option("--overlap-fraction", options.overlap_fraction,
                      "fraction of the exchange hidden behind backprop (at most the backward "
-                     "time, 2/3 of compute); default 0")
+                     "time: 2/3 of linear compute, the measured backward with --compute-from); "
+                     "default 0")
           ->check(collbench::cli::number_at_least(0, false, "", 1));
   auto* buckets_opt = app.add_flag("--overlap-buckets", options.overlap_buckets,
                                    "overlap bucket by bucket as DDP does (implies --exchange ddp)");
@@ -201,10 +217,12 @@ void check_outputs(const Options& options) {
   if (options.plot) collbench::require_plotting(options.python, options.plot_script);
   if (options.out_dir.empty()) return;
   collbench::require_writable_folder(options.out_dir, "--out-dir");
-  if (!options.network_from.empty()) {
-    collbench::require_outputs_not_inputs(options.out_dir, {"scaling.csv", "README.md"},
-                                          {options.network_from}, "--out-dir");
+  std::vector<std::string> inputs;
+  for (const std::string& input : {options.network_from, options.compute_from}) {
+    if (!input.empty()) inputs.push_back(input);
   }
+  collbench::require_outputs_not_inputs(options.out_dir, {"scaling.csv", "README.md"}, inputs,
+                                        "--out-dir");
 }
 
 // The --network preset or the --network-from fits, with the α and β overrides.
@@ -229,7 +247,10 @@ collbench::Network load_network(const Options& options) {
 
 // --preset keuper2016: the paper's scenarios, which fix everything a
 // scenario is made of, so any option that would change one is refused.
-Plan plan_preset(const Options& options) {
+// With --compute-from, the same models and batches with measured compute
+// follow Table I's.
+Plan plan_preset(const Options& options,
+                 const std::optional<collbench::GemmMeasurements>& measured) {
   if (!options.model_name.empty() || options.batch != 0 || options.compute_seconds != 0 ||
       options.flops_per_second != 0 || options.weak || options.overlap_buckets ||
       options.overlap_fraction >= 0 || options.exchange != "whole" || options.dtype != "f32") {
@@ -237,10 +258,15 @@ Plan plan_preset(const Options& options) {
         "--preset keuper2016 is the paper's setting (model, batch, compute times, f32, one "
         "whole-gradient allreduce, no overlap, strong scaling); do not combine it with "
         "--model, --batch, --compute-seconds, --flops-per-second, --dtype, --exchange, "
-        "--overlap-* or --weak");
+        "--overlap-* or --weak (--compute-from adds measured compute beside it)");
   }
   Plan plan;
   plan.scenarios = collbench::keuper2016_scenarios();
+  if (measured) {
+    for (collbench::ScalingScenario& s : collbench::keuper2016_measured_scenarios(*measured)) {
+      plan.scenarios.push_back(std::move(s));
+    }
+  }
   plan.algorithms = split(options.algorithm_list);
   if (plan.algorithms.empty()) plan.algorithms = {"ps_central", "tree", "ring"};
   plan.max_nodes = options.max_nodes == 0 ? 256 : options.max_nodes;
@@ -249,7 +275,9 @@ Plan plan_preset(const Options& options) {
 
 // The one scenario of --model, --batch and the compute, exchange and
 // overlap options.
-collbench::ScalingScenario model_scenario(const Options& options, std::uint64_t bucket_cap_bytes) {
+collbench::ScalingScenario model_scenario(
+    const Options& options, std::uint64_t bucket_cap_bytes,
+    const std::optional<collbench::GemmMeasurements>& measured) {
   const collbench::Model& model = collbench::find_model(options.model_name);
   const std::size_t element_bytes = collbench::dtype_element_bytes(options.dtype);
   collbench::ScalingScenario s;
@@ -258,10 +286,14 @@ collbench::ScalingScenario model_scenario(const Options& options, std::uint64_t 
   s.dtype = options.dtype;
   s.element_bytes = static_cast<double>(element_bytes);
   s.batch = options.batch;
-  s.compute_seconds =
-      options.compute_seconds > 0
-          ? options.compute_seconds
-          : collbench::compute_seconds_from_flops(model, options.batch, options.flops_per_second);
+  if (measured) {
+    collbench::use_measured_compute(s, collbench::measured_compute(*measured, model));
+  } else if (options.compute_seconds > 0) {
+    s.compute_seconds = options.compute_seconds;
+  } else {
+    s.compute_seconds =
+        collbench::compute_seconds_from_flops(model, options.batch, options.flops_per_second);
+  }
   s.weak = options.weak;
   if (options.exchange == "ddp" || options.overlap_buckets) {
     s.messages = collbench::ddp_messages(model, element_bytes, bucket_cap_bytes);
@@ -278,16 +310,17 @@ collbench::ScalingScenario model_scenario(const Options& options, std::uint64_t 
   return s;
 }
 
-Plan plan_model(const Options& options, std::uint64_t bucket_cap_bytes) {
+Plan plan_model(const Options& options, std::uint64_t bucket_cap_bytes,
+                const std::optional<collbench::GemmMeasurements>& measured) {
   if (options.model_name.empty() || options.batch == 0 ||
-      (options.compute_seconds == 0 && options.flops_per_second == 0)) {
+      (options.compute_seconds == 0 && options.flops_per_second == 0 && !measured)) {
     throw std::invalid_argument(
-        "give --model, --batch and --compute-seconds (or --flops-per-second), or "
-        "--preset keuper2016");
+        "give --model, --batch and --compute-seconds (or --flops-per-second, or "
+        "--compute-from), or --preset keuper2016");
   }
   Plan plan;
   plan.algorithms = split(options.algorithm_list);
-  plan.scenarios.push_back(model_scenario(options, bucket_cap_bytes));
+  plan.scenarios.push_back(model_scenario(options, bucket_cap_bytes, measured));
   plan.max_nodes = options.max_nodes == 0 ? 128 : options.max_nodes;
   return plan;
 }
@@ -362,7 +395,10 @@ void predict_and_report(const Options& options, int argc, char** argv) {
   // Checked even where no DDP bucket uses it: a bad value is a mistake.
   const std::uint64_t bucket_cap_bytes = collbench::parse_byte_size(options.bucket_cap);
   const collbench::Network network = load_network(options);
-  Plan plan = options.preset.empty() ? plan_model(options, bucket_cap_bytes) : plan_preset(options);
+  std::optional<collbench::GemmMeasurements> measured;
+  if (!options.compute_from.empty()) measured = collbench::read_gemm_file(options.compute_from);
+  Plan plan = options.preset.empty() ? plan_model(options, bucket_cap_bytes, measured)
+                                     : plan_preset(options, measured);
   if (plan.algorithms.empty()) plan.algorithms = default_algorithms(network);
   const std::vector<collbench::ScalingResult> results = predict(plan, network);
   print_reports(results, network);
@@ -377,7 +413,8 @@ int main(int argc, char** argv) {
       "allreduce algorithm: T_iter(p) = T_compute(B/p) + T_exchange(p, |W|) (minus what "
       "backprop hides), S(p) = T_iter(1)/T_iter(p).\n"
       "Network from a preset or collbench-fit's models.csv; exchange costs from each "
-      "algorithm's own cost terms.\n"
+      "algorithm's own cost terms; compute linear in the batch (a time or FLOP rate) or "
+      "measured per GEMM layer (--compute-from).\n"
       "Example: collbench-predict --model alexnet --batch 256 --compute-seconds 2 --network fdr "
       "--algorithms ps_central,tree,ring --max-nodes 128",
       "collbench-predict"};

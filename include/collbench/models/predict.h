@@ -6,24 +6,34 @@
 // With global batch B split over p nodes, one iteration takes
 //   T_iter(p) = T_compute(B/p) + T_exchange(p, |W|) − T_hidden(p)
 // and the speedup is S(p) = T_iter(1) / T_iter(p), the efficiency S(p)/p.
-// Compute time is linear in the samples a node processes (T_compute(B/p) =
-// T_compute(B)/p): the falling GEMM efficiency at small B/p that the paper
-// also discusses is not modelled, so the predictions are upper bounds in
-// that respect. Backpropagation is taken as 2/3 of the compute time (the
-// backward pass costs about twice the forward pass), and only it can hide
-// communication. The exchange is one allreduce per message of the gradient —
-// the whole gradient as one message unless buckets are asked for — each
-// costing the algorithm's CostTerms (algorithm.h) on the network's α, β, γ.
+// The exchange is one allreduce per message of the gradient — the whole
+// gradient as one message unless buckets are asked for — each costing the
+// algorithm's CostTerms (algorithm.h) on the network's α, β, γ.
+//
+// Compute, one of:
+//   linear    T_compute(B/p) = T_compute(B)/p, from a given time or FLOP
+//             rate: the GEMM efficiency that falls at small B/p (the
+//             paper's second limit) is not modelled, so these predictions
+//             are upper bounds in that respect. Backpropagation is taken as
+//             2/3 of it (the backward pass costs about twice the forward).
+//   measured  each GEMM layer's forward and backward time at the per-node
+//             batch B/p (strong) or the batch per node (weak), from the
+//             harness's gemm rows (compute.h: measured batches exactly,
+//             log-log interpolation between them, B/p need not be whole).
+//             Beyond the batch limit (p > B) a node still processes one
+//             sample: one sample's time.
+// Only the backward pass can hide communication.
 //
 // Overlap:
 //   none       T_hidden = 0
 //   fraction f T_hidden = min(f·T_exchange, T_backward)
 //   buckets    messages (DDP buckets) start when their last gradient is ready
-//              and run one after another; T_iter = max(T_compute, end of the
-//              last message). Gradient i is taken to be ready after the
-//              share of the backward pass proportional to the parameters of
-//              tensors 0..i in backprop order (the catalog gives FLOPs per
-//              model, not per tensor).
+//              and run one after another (compute.h, schedule_exchanges);
+//              T_iter = max(T_compute, end of the last message). With
+//              measured compute a bucket is ready after the backward of its
+//              ready GEMM layer (simulate_iteration); with linear compute,
+//              after the share of the backward pass proportional to the
+//              parameters of tensors 0..i in backprop order.
 // Weak scaling keeps B/p fixed (the given batch per node): T_compute is
 // constant, S(p) = p·T_iter(1)/T_iter(p) is the throughput ratio and there is
 // no batch limit. Strong scaling marks p > B as beyond the batch limit: a
@@ -31,6 +41,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +49,7 @@
 
 #include "collbench/catalog/catalog.h"
 #include "collbench/collectives/algorithm.h"
+#include "collbench/models/compute.h"
 #include "collbench/models/fit.h"
 
 namespace collbench {
@@ -93,11 +105,14 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
 enum class Overlap { none, fraction, buckets };
 std::string_view to_string(Overlap overlap);
 
-// One message of the exchange: its bytes, and the fraction of the backward
-// pass after which all of its gradients exist.
+// One message of the exchange: its bytes, and when all of its gradients
+// exist: after this fraction of the backward pass (linear compute) or after
+// the backward of this GEMM layer (measured compute; the smallest
+// ready_after_gemm_layer of its tensors, 0 = the end of backprop).
 struct ExchangeMessage {
   double bytes = 0;
   double ready_fraction = 1;
+  std::size_t ready_after_gemm_layer = 0;
 };
 
 struct ScalingScenario {
@@ -109,20 +124,28 @@ struct ScalingScenario {
   std::vector<ExchangeMessage> messages;  // per iteration, backprop order
   int batch = 1;                          // B (global, strong) or per node (weak)
   double compute_seconds = 0;             // one iteration of `batch` samples on one node
+  // Set: measured compute (compute_seconds is its iteration at `batch`);
+  // empty: linear compute.
+  std::optional<MeasuredCompute> measured_compute;
   bool weak = false;
   Overlap overlap = Overlap::none;
   double overlap_fraction = 0;
 };
 
 // The gradient of `model` as one message, or as its DDP buckets (cap in
-// bytes) with their ready fractions; throws std::invalid_argument for a zero
-// element size or cap.
+// bytes) with their ready fractions and layers; throws std::invalid_argument
+// for a zero element size or cap.
 std::vector<ExchangeMessage> whole_gradient(const Model& model, std::size_t element_bytes);
 std::vector<ExchangeMessage> ddp_messages(const Model& model, std::size_t element_bytes,
                                           std::uint64_t cap_bytes);
 
 // 3 × forward FLOPs (forward + backward) × batch / sustained FLOP/s.
 double compute_seconds_from_flops(const Model& model, int batch, double flops_per_second);
+
+// A scenario's compute: measured from `compute` (its iteration at the
+// scenario's batch) instead of linear. Throws std::runtime_error when that
+// batch is below the measured ones.
+void use_measured_compute(ScalingScenario& scenario, MeasuredCompute compute);
 
 struct ScalingRow {
   std::string algorithm;
@@ -140,7 +163,9 @@ struct ScalingRow {
 // Rows for p = 1..max_nodes per algorithm (registry names, or "lower_bound"
 // for the allreduce lower bound). Throws std::invalid_argument for an
 // unknown algorithm, an algorithm without a cost model of its own and no
-// per-algorithm fit (mpi), max_nodes < 1, batch < 1 or compute_seconds <= 0.
+// per-algorithm fit (mpi), max_nodes < 1, batch < 1 or compute_seconds <= 0;
+// std::runtime_error when measured compute has no time for a node's batch
+// (below the smallest measured one).
 std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const Network& network,
                                         std::span<const std::string> algorithms, int max_nodes);
 
@@ -175,8 +200,18 @@ std::string format_scaling_report(const ScalingResult& result, const Network& ne
 // The Keuper & Pfreundt (2016) Table I settings: AlexNet (alexnet_caffe) at
 // B=256 on CPU, K80, TitanX, KNL; GoogLeNet at B=32 on CPU, K80, KNL.
 std::vector<ScalingScenario> keuper2016_scenarios();
+// The same models and batches with the compute measured on this machine:
+// per model "MODEL B=N measured" (per GEMM layer at B/p) and "MODEL B=N
+// measured-linear" (its T_compute(B), divided by p as Table I's are: this
+// machine's speed without the falling GEMM efficiency). Throws
+// std::runtime_error naming the file when a model's gemm rows are missing
+// (predict_scaling, when they do not reach down to the per-node batches).
+std::vector<ScalingScenario> keuper2016_measured_scenarios(const GemmMeasurements& measurements);
 // The README of results/paper: setting, summary table, and one paragraph
-// that says which of the paper's conclusions the numbers support.
+// that says which of the paper's conclusions the numbers support (from the
+// Table I scenarios); with measured scenarios among the results, also a
+// section setting each beside the paper's CPU time and its measured-linear
+// twin: efficiency against p per compute model and the p at 50% of each.
 std::string keuper2016_readme(std::span<const ScalingResult> results, const Network& network,
                               std::string_view command_line);
 
