@@ -17,6 +17,10 @@ Subcommands:
                                        ping-pong (fit_p2p_*) and local reduce (fit_reduce_*)
   scaling CSV --out DIR                collbench-predict's scaling.csv: speedup and efficiency
                                        vs nodes per algorithm, the batch limit p <= B marked
+  compute CSV --out DIR                collbench-fit's compute.csv: GFLOP/s of a training
+                                       iteration's GEMMs against the batch per rank, one line
+                                       per model, the peak GEMM's rate as a horizontal line,
+                                       compute_gflops.png
   check                                exit 0 when this Python imports matplotlib (what
                                        collbench-fit and collbench-predict ask first)
 
@@ -399,6 +403,46 @@ def draw_scaling(plt, FuncFormatter, scenarios, palette, outputs, written):
         plt.close(fig)
 
 
+# ------------------------------------------------------------------------- compute
+
+def cmd_compute(args):
+    path = args.csv
+    rows = read_rows(path, ["model", "batch", "gflops", "peak_gflops"], "plot.py compute")
+    if not rows:
+        raise InputError(f"{path}: no data rows")
+    curves = collections.OrderedDict()  # model -> [(batch, GFLOP/s)], in the file's order
+    peaks = set()
+    for i, row in enumerate(rows, start=1):
+        curves.setdefault(row["model"], []).append((number(row, "batch", path, i, whole=True),
+                                                    number(row, "gflops", path, i)))
+        if row["peak_gflops"] != "":  # empty: the input had no peak row
+            peaks.add(number(row, "peak_gflops", path, i))
+    plt, FuncFormatter = pyplot()
+    written = []
+    with ReplaceTogether(args.out, inputs=[args.csv]) as outputs:
+        draw_compute(plt, FuncFormatter, curves, peaks, outputs, written)
+    return written
+
+
+def draw_compute(plt, FuncFormatter, curves, peaks, outputs, written):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for model, curve in curves.items():
+        curve = sorted(curve)
+        ax.plot([b for b, _ in curve], [g for _, g in curve], marker="o", ms=3, label=model)
+    for peak in sorted(peaks):
+        ax.axhline(peak, color="black", lw=0.8, ls=":", label=f"peak GEMM {peak:.1f} GFLOP/s")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:g}"))
+    ax.set_xlabel("batch per rank (samples)")
+    ax.set_ylabel("GFLOP/s of the iteration's GEMMs")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.suptitle("Training GEMMs (forward + backward) against the batch per rank")
+    save(fig, outputs, "compute_gflops.png", written)
+    plt.close(fig)
+
+
 ALGORITHMS_HELP = ("the output of collbench --list-algorithms --csv: the algorithms' order and "
                    "colours follow the registry (default: the order the input lists them)")
 
@@ -429,6 +473,11 @@ def build_parser():
     scaling.add_argument("--algorithms", metavar="LISTING",
                         help=ALGORITHMS_HELP)
     scaling.set_defaults(run=cmd_scaling)
+    compute = sub.add_parser("compute", help="GFLOP/s against batch from collbench-fit's "
+                             "compute.csv")
+    compute.add_argument("csv", help="compute.csv of collbench-fit")
+    compute.add_argument("--out", required=True, help="folder for the PNG (created if missing)")
+    compute.set_defaults(run=cmd_compute)
     check = sub.add_parser("check", help="exit 0 when this Python can plot (imports matplotlib); "
                            "collbench-fit and collbench-predict ask before their work")
     check.set_defaults(run=cmd_check, out=None)

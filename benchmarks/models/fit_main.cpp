@@ -14,9 +14,44 @@
 #include <vector>
 
 #include "cli_checks.h"
+#include "collbench/catalog/catalog.h"
+#include "collbench/models/compute.h"
 #include "collbench/models/fit.h"
 #include "plot_runner.h"
 #include "replace_on_commit.h"
+
+namespace {
+
+// The measured compute of every model with gemm rows in `tables`, by name.
+std::vector<collbench::MeasuredCompute> measured_models(
+    const std::vector<collbench::NamedTable>& tables) {
+  const collbench::GemmMeasurements gemm = collbench::read_gemm_measurements(tables);
+  std::vector<collbench::MeasuredCompute> models;
+  for (const std::string& name : gemm.models()) {
+    const collbench::Model* model = nullptr;
+    try {
+      model = &collbench::find_model(name);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(fmt::format("{}: gemm rows of {}", gemm.source, e.what()));
+    }
+    models.push_back(collbench::measured_compute(gemm, *model));
+  }
+  return models;
+}
+
+// A compute.csv of an earlier run, when this run has no gemm rows: left
+// beside this run's models.csv it would read as this run's.
+void remove_earlier_compute(const std::string& path) {
+  std::error_code error;
+  std::filesystem::remove(path, error);
+  if (error) {
+    throw std::runtime_error(
+        fmt::format("cannot remove {}, an earlier run's (this input has no gemm rows): {}", path,
+                    error.message()));
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -48,7 +83,14 @@ int main(int argc, char** argv) {
       "point) and OUT_DIR/selections.csv (per selection and size: the choice with its median "
       "and quartiles, the lowest median, the boundary margin, the MPI library's time), all "
       "replaced together or none, prints a report, and with --plot-dir draws PNGs through "
-      "scripts/plot.py.",
+      "scripts/plot.py.\n"
+      "Where the input has gemm rows (family local, algorithm gemm: each GEMM layer of a "
+      "catalog model timed at batches per rank, and a peak GEMM), also OUT_DIR/compute.csv: "
+      "per model and batch the forward, backward and iteration seconds of its GEMMs, their "
+      "GFLOP/s and efficiency against the peak (and with --plot-dir compute_gflops.png), "
+      "replaced with the others; a compute.csv of an earlier run is removed when the input "
+      "has none, so that the folder never mixes runs. An input of gemm rows only writes the "
+      "other three files with their headers alone.",
       "collbench-fit"};
   std::vector<std::string> inputs;
   std::string out_dir = ".";
@@ -96,12 +138,19 @@ int main(int argc, char** argv) {
     collbench::require_writable_folder(out_dir, "--out-dir");
     if (!plot_dir.empty()) collbench::require_writable_folder(plot_dir, "--plot-dir");
     collbench::require_outputs_not_inputs(
-        out_dir, {"models.csv", "predictions.csv", "selections.csv"}, inputs, "--out-dir");
+        out_dir, {"models.csv", "predictions.csv", "selections.csv", "compute.csv"}, inputs,
+        "--out-dir");
     if (!plot_dir.empty()) collbench::require_plotting(python, plot_script);
+    std::vector<collbench::NamedTable> tables;
+    for (const std::string& path : inputs) tables.push_back({path, collbench::read_csv_file(path)});
     collbench::LoadSummary summary;
     const std::vector<collbench::Measurement> measurements =
-        collbench::load_measurements(inputs, &summary);
-    const collbench::FitResults results = collbench::fit_measurements(measurements, options);
+        collbench::aggregate_measurements(tables, &summary);
+    const std::vector<collbench::MeasuredCompute> compute = measured_models(tables);
+    // gemm rows alone: nothing for the network fits, which then write no row.
+    const collbench::FitResults results = measurements.empty() && !compute.empty()
+                                              ? collbench::FitResults{}
+                                              : collbench::fit_measurements(measurements, options);
     // Both files (and the plots) of this run or all of the one before, never a mix.
     std::optional<collbench::ReplaceTogether> plot_folder;  // creates it, removes it on failure
     if (!plot_dir.empty()) plot_folder.emplace(plot_dir);
@@ -112,27 +161,42 @@ int main(int argc, char** argv) {
     const std::string models_path = outputs.path("models.csv");
     const std::string predictions_path = outputs.path("predictions.csv");
     const std::string selections_path = outputs.path("selections.csv");
+    const std::string compute_path = outputs.path("compute.csv");
     std::vector<std::string> plots;
     try {
       collbench::write_models_csv(models_temp, results);
       collbench::write_predictions_csv(predictions_temp, results);
       collbench::write_selections_csv(selections_temp, results);
-      if (!plot_dir.empty()) {
+      std::string compute_temp;
+      if (!compute.empty()) {
+        compute_temp = outputs.add("compute.csv");
+        collbench::write_compute_csv(compute_temp, compute);
+      }
+      if (!plot_dir.empty() && !results.fits.empty()) {
         plots = collbench::plot_together(outputs, plot_dir, python, plot_script,
                                          {"fit", "--predictions", predictions_temp});
+      }
+      if (!plot_dir.empty() && !compute.empty()) {
+        for (std::string& plot : collbench::plot_together(outputs, plot_dir, python, plot_script,
+                                                          {"compute", compute_temp})) {
+          plots.push_back(std::move(plot));
+        }
       }
       outputs.commit();
     } catch (const std::runtime_error& e) {
       throw std::runtime_error(fmt::format(
-          "{}; {} keeps the models.csv, predictions.csv and selections.csv it had (none "
-          "replaced, no plot)",
+          "{}; {} keeps the models.csv, predictions.csv, selections.csv and compute.csv it had "
+          "(none replaced, no plot)",
           e.what(), out_dir));
     }
+    if (compute.empty()) remove_earlier_compute(compute_path);
     std::fputs(brief ? collbench::format_brief(results).c_str()
                      : collbench::format_report(results, summary, residuals).c_str(),
                stdout);
+    std::fputs(collbench::format_compute_report(compute).c_str(), stdout);
     std::printf("\nwrote %s\nwrote %s\nwrote %s\n", models_path.c_str(), predictions_path.c_str(),
                 selections_path.c_str());
+    if (!compute.empty()) std::printf("wrote %s\n", compute_path.c_str());
     for (const std::string& plot : plots) std::printf("wrote %s\n", plot.c_str());
   } catch (const std::exception& e) {
     std::fflush(stdout);
