@@ -126,9 +126,10 @@ void add_workload_options(CLI::App& app, Options& options) {
              "the harness CSV with gemm rows (results/README.md): compute is each GEMM layer's "
              "measured forward and backward time at the per-node batch, B/p (interpolated "
              "log-log between measured batches, so B/p need not be whole; refused below the "
-             "smallest measured batch) or --batch with --weak; with --overlap-buckets a bucket "
-             "is ready after its layers' measured backward; keuper2016: adds the paper's models "
-             "with this machine's compute beside Table I")
+             "smallest measured batch; p > B: one sample's time) or --batch with --weak; with "
+             "--overlap-buckets a bucket is ready after its layers' measured backward; "
+             "keuper2016: adds the paper's models with this machine's compute beside Table I "
+             "(measured, and measured-linear: its time at B divided by p)")
           ->check(CLI::ExistingFile);
   measured_opt->excludes(compute_opt);
   measured_opt->excludes(flops_opt);
