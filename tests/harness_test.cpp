@@ -25,6 +25,7 @@
 #include "collbench/core/reduce.h"
 #include "collbench/transport/inproc_transport.h"
 #include "families.h"
+#include "gemm_family.h"
 #include "metadata.h"
 #include "options.h"
 #include "reporter.h"
@@ -184,6 +185,23 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
        "unknown family 'bogus' in --families; accepted: allreduce, reduce_scatter, allgather, "
        "broadcast, reduce, alltoall, alltoallv, "
        "p2p, local, exchange"},
+      {{"--gemm-batches", "0"},
+       "--gemm-batches: '0' is not a batch; accepted: whole numbers from 1"},
+      {{"--families", "gemm", "--gemm-batches", "8:2"}, "range 8:2 ends below its start"},
+      {{"--families", "gemm", "--gemm-batches", "1e3"}, "'1e3' is not a batch"},
+      {{"--families", "gemm", "--gemm-models", "resnet51"}, "--gemm-models: "},
+      {{"--gemm-models", "resnet50"}, "only act on --families gemm; add gemm"},
+      {{"--blas-threads", "0"}, "--blas-threads"},
+      {{"--families", "train"}, "--families train needs a --workload"},
+      {{"--families", "train", "--workload", "resnet50:ddp", "--compute-scale", "0"},
+       "--compute-scale 0 is not a fraction of the compute; accepted: 0 < X <= 1"},
+      {{"--families", "train", "--workload", "resnet50:ddp", "--compute-scale", "1.5"},
+       "--compute-scale 1.5 is not a fraction"},
+      {{"--families", "train", "--workload", "resnet50:ddp", "--compute-scale", "nan"},
+       "--compute-scale nan is not a fraction"},
+      {{"--train-batch", "4"}, "only act on --families train; add train"},
+      {{"--families", "train", "--workload", "resnet50:ddp", "--train-batch", "0"},
+       "--train-batch"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"--warmup", "-1"}, "--warmup"},
       {{"--append"}, "--append needs --csv PATH"},
@@ -978,6 +996,197 @@ TEST(CsvRow, P2pHasPeerAndPlacementLocalHasNoTransport) {
   EXPECT_EQ(fixture.metadata.placement(0, 1), "intra");
 }
 
+// The gemm check compares sampled outputs with exact dot products: a right
+// pass passes, and outputs never computed, stale or of the other pass fail.
+TEST(GemmProducts, CheckPassesTheProductsAndCatchesWhatWasNotComputed) {
+  const GemmShape shape{.m = 37, .n = 19, .k = 23, .count = 3};
+  GemmProducts forward(shape, /*data_gradient=*/true, /*backward=*/false);
+  forward.fill();
+  forward.forward();
+  const CheckResult right = forward.check(false);
+  EXPECT_EQ(right.wrong, 0u) << right.first_mismatch;
+  EXPECT_EQ(right.checked, 3u * 16u);
+  forward.fill();  // C back to its inputs: a pass that never ran
+  EXPECT_GT(forward.check(false).wrong, 0u);
+
+  GemmProducts backward(shape, /*data_gradient=*/true, /*backward=*/true);
+  backward.fill();
+  backward.backward();
+  const CheckResult both = backward.check(true);
+  EXPECT_EQ(both.wrong, 0u) << both.first_mismatch;
+  EXPECT_EQ(both.checked, 2u * 3u * 16u);  // dB and dA
+  backward.fill();
+  backward.forward();  // the wrong pass: dB untouched, A refilled
+  EXPECT_GT(backward.check(true).wrong, 0u);
+
+  // A first convolution's backward computes dB alone; dA is not checked.
+  GemmProducts first_layer(shape, /*data_gradient=*/false, /*backward=*/true);
+  first_layer.fill();
+  first_layer.backward();
+  const CheckResult weight_only = first_layer.check(true);
+  EXPECT_EQ(weight_only.wrong, 0u) << weight_only.first_mismatch;
+  EXPECT_EQ(weight_only.checked, 3u * 16u);
+}
+
+TEST(Options, GemmBatchesAreSortedPowersOfTwoOrAsListed) {
+  const Options defaults = parse_options({"--families", "gemm"});
+  EXPECT_EQ(defaults.gemm_batches, (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256}));
+  const Options listed = parse_options({"--families", "gemm", "--gemm-batches", "12,3,4:16,3",
+                                        "--gemm-models", "bert_base,alexnet,bert_base"});
+  EXPECT_EQ(listed.gemm_batches, (std::vector<int>{3, 4, 8, 12, 16}));
+  EXPECT_EQ(listed.gemm_models, (std::vector<std::string>{"bert_base", "alexnet"}));
+}
+
+TEST(Plan, GemmIsThePeakThenEachDistinctLayerPerBatchAndPass) {
+  const Options options =
+      parse_options({"--families", "gemm", "--gemm-models", "resnet50", "--gemm-batches", "1,4"});
+  const CasePlan plan = plan_cases(options, {}, "mpi", 2, 0);
+  const Model& model = find_model("resnet50");
+  const std::vector<DistinctGemm> distinct = distinct_gemm_layers(model);
+  ASSERT_EQ(plan.cases.size(), 1 + 2 * 2 * distinct.size());
+  EXPECT_EQ(plan.cases.front().name, "local/gemm/peak/2048");
+  EXPECT_EQ(plan.cases.front().pass, "peak");
+  int layers = 0;
+  for (const BenchmarkCase& entry : plan.cases) {
+    EXPECT_EQ(entry.family, Family::local_gemm);
+    if (entry.pass != "forward" || entry.batch != 4) continue;
+    layers += entry.multiplicity;
+    const GemmLayer& layer =
+        *std::find_if(model.gemm_layers.begin(), model.gemm_layers.end(),
+                      [&](const GemmLayer& candidate) { return candidate.name == entry.item; });
+    // The case runs the layer's products at the batch as they are.
+    EXPECT_EQ(entry.gemm.per_sample.m, 4 * layer.per_sample.m) << entry.name;
+    EXPECT_EQ(entry.flops(), 2.0 * 4 * static_cast<double>(layer.per_sample.multiply_adds()));
+    EXPECT_EQ(entry.name, fmt::format("local/gemm/resnet50/4/forward/{}", layer.name));
+  }
+  EXPECT_EQ(layers, static_cast<int>(model.gemm_layers.size()));
+  const auto conv1_backward =
+      std::find_if(plan.cases.begin(), plan.cases.end(), [](const BenchmarkCase& entry) {
+        return entry.name == "local/gemm/resnet50/1/backward/conv1";
+      });
+  ASSERT_NE(conv1_backward, plan.cases.end());
+  // No data gradient for the image: the weight gradient's FLOPs alone.
+  EXPECT_EQ(conv1_backward->flops(),
+            2.0 * static_cast<double>(model.gemm_layers.front().per_sample.multiply_adds()));
+}
+
+TEST(Plan, TrainIsComputeOnlyThenEveryAlgorithmWithTheExchangesBefore) {
+  const std::vector<Workload> workloads = {parse_workload("resnet50:ddp", 4),
+                                           parse_workload("resnet50:fsdp", 4)};
+  const Options options =
+      parse_options({"--families", "train", "--workload", "resnet50:ddp", "--workload",
+                     "resnet50:fsdp", "--algorithms", "ring,mpi", "--train-batch", "8"});
+  const CasePlan plan = plan_cases(options, workloads, "mpi", 2, 0);
+  std::vector<std::string> names;
+  for (const BenchmarkCase& entry : plan.cases) names.push_back(entry.name);
+  const std::string ddp = workloads.front().spec;
+  const std::string fsdp = workloads.back().spec;
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       fmt::format("exchange/ring/{}", ddp), fmt::format("exchange/mpi/{}", ddp),
+                       fmt::format("exchange/ring/{}", fsdp), fmt::format("exchange/mpi/{}", fsdp),
+                       fmt::format("train/none/{}", ddp), fmt::format("train/ring/{}", ddp),
+                       fmt::format("train/mpi/{}", ddp)}));
+  EXPECT_NE(std::find_if(plan.notes.begin(), plan.notes.end(),
+                         [&](const std::string& note) {
+                           return note.find("skipping train/" + fsdp) != std::string::npos;
+                         }),
+            plan.notes.end());
+  const Model& model = find_model("resnet50");
+  const std::vector<Bucket> buckets = ddp_buckets(model, 4);
+  for (const BenchmarkCase& entry : plan.cases) {
+    if (entry.family != Family::train) continue;
+    EXPECT_EQ(entry.compute_only, entry.name.find("/none/") != std::string::npos);
+    EXPECT_EQ(entry.batch, 8);
+    ASSERT_EQ(entry.bucket_ready_layers.size(), buckets.size());
+    ASSERT_EQ(entry.message_bytes.size(), buckets.size());
+    for (std::size_t k = 0; k < buckets.size(); ++k) {
+      EXPECT_EQ(entry.message_bytes[k], buckets[k].bytes);
+      // Ready after the earliest layer of its tensors; later buckets never earlier.
+      std::size_t ready = model.gemm_layers.size();
+      for (std::size_t t = buckets[k].first_tensor;
+           t < buckets[k].first_tensor + buckets[k].tensor_count; ++t) {
+        ready = std::min(ready, model.tensors_backprop_order[t].ready_after_gemm_layer);
+      }
+      EXPECT_EQ(entry.bucket_ready_layers[k], ready);
+      if (k > 0) {
+        EXPECT_LE(entry.bucket_ready_layers[k], entry.bucket_ready_layers[k - 1]);
+      }
+    }
+    EXPECT_EQ(entry.bucket_ready_layers.back(), 0u);  // conv1's gradient comes last
+    // Its GEMM buffers count against the memory guard.
+    EXPECT_GT(entry.memory_bytes(2), entry.compute_bytes);
+    EXPECT_GT(entry.compute_bytes, std::uint64_t{100} << 20);
+  }
+}
+
+TEST(CsvRow, GemmRowsCarryBatchPassRateAndEfficiency) {
+  RowFixture fixture;
+  fixture.context.blas = "OpenBLAS test";
+  const Options options =
+      parse_options({"--families", "gemm", "--gemm-models", "alexnet", "--gemm-batches", "2"});
+  const CasePlan plan = plan_cases(options, {}, "mpi", 2, 0);
+  const BenchmarkCase& entry = plan.cases.at(1);
+  EarlierRows earlier;
+  earlier.peak_gflops = 100;
+  // flops / (median 1000 µs) = flops / 1e6 GFLOP/s.
+  const auto row = csv_row(entry, make_run(entry.name, 0, 1000), fixture.context, "t", earlier);
+  const double gflops = entry.flops() / 1e6;
+  EXPECT_EQ(fixture.field(row, "family"), "local");
+  EXPECT_EQ(fixture.field(row, "algorithm"), "gemm");
+  EXPECT_EQ(fixture.field(row, "dtype"), "f32");
+  EXPECT_EQ(fixture.field(row, "batch"), "2");
+  EXPECT_EQ(fixture.field(row, "pass"), "forward");
+  EXPECT_EQ(fixture.field(row, "model"), "alexnet");
+  EXPECT_EQ(fixture.field(row, "blas"), "OpenBLAS test");
+  EXPECT_EQ(fixture.field(row, "reduce_kernel"), "");
+  EXPECT_DOUBLE_EQ(std::stod(fixture.field(row, "flops")), entry.flops());
+  EXPECT_NEAR(std::stod(fixture.field(row, "gflops")), gflops, gflops * 1e-5);
+  EXPECT_NEAR(std::stod(fixture.field(row, "efficiency")), gflops / 100, gflops * 1e-6);
+  // No peak yet: no efficiency.
+  EXPECT_EQ(fixture.field(csv_row(entry, make_run(entry.name, 0, 1000), fixture.context, "t"),
+                          "efficiency"),
+            "");
+}
+
+TEST(CsvRow, TrainRowsTakeComputeAndCommunicationFromTheirEarlierRows) {
+  RowFixture fixture;
+  BenchmarkCase entry;
+  entry.family = Family::train;
+  entry.collective = &allreduce();
+  entry.algorithm = allreduce().find_algorithm("ring");
+  entry.name = "train/ring/resnet50:ddp=25MiB";
+  entry.workload = "resnet50:ddp=25MiB";
+  entry.message_bytes = {1024, 2048};
+  EarlierRows earlier;
+  earlier.median_us["train/none/resnet50:ddp=25MiB"] = 800;
+  earlier.median_us["exchange/ring/resnet50:ddp=25MiB"] = 400;
+  earlier.median_us["exchange/tree/resnet50:ddp=25MiB"] = 1;  // another algorithm's
+  // 900 µs: 100 of the 400 exposed, 3/4 hidden.
+  const auto row = csv_row(entry, make_run(entry.name, 0, 900), fixture.context, "t", earlier);
+  EXPECT_EQ(fixture.field(row, "family"), "train");
+  EXPECT_EQ(fixture.field(row, "algorithm"), "ring");
+  EXPECT_EQ(fixture.field(row, "collective"), "allreduce");
+  EXPECT_EQ(fixture.field(row, "compute_us"), "800");
+  EXPECT_EQ(fixture.field(row, "communication_us"), "400");
+  EXPECT_EQ(fixture.field(row, "exposed_us"), "100");
+  EXPECT_EQ(fixture.field(row, "overlap"), "0.75");
+  // Nothing hidden, and slower than compute + communication: overlap < 0.
+  const auto serial = csv_row(entry, make_run(entry.name, 0, 1300), fixture.context, "t", earlier);
+  EXPECT_EQ(fixture.field(serial, "overlap"), "-0.25");
+  // Without its exchange row the shares are unknown, not made up.
+  earlier.median_us.erase("exchange/ring/resnet50:ddp=25MiB");
+  const auto alone = csv_row(entry, make_run(entry.name, 0, 900), fixture.context, "t", earlier);
+  EXPECT_EQ(fixture.field(alone, "communication_us"), "");
+  EXPECT_EQ(fixture.field(alone, "overlap"), "");
+  BenchmarkCase none = entry;
+  none.compute_only = true;
+  none.name = "train/none/resnet50:ddp=25MiB";
+  const auto compute = csv_row(none, make_run(none.name, 0, 800), fixture.context, "t", earlier);
+  EXPECT_EQ(fixture.field(compute, "algorithm"), "none");
+  EXPECT_EQ(fixture.field(compute, "compute_us"), "800");
+  EXPECT_EQ(fixture.field(compute, "exposed_us"), "");
+}
+
 TEST(CsvRow, EveryFamilyNamesItsFamilyAndAlgorithmColumns) {
   // family_runner is the one table from a Family to its file's runner; a
   // family mapped to another's runner shows here as the other's names.
@@ -990,7 +1199,8 @@ TEST(CsvRow, EveryFamilyNamesItsFamilyAndAlgorithmColumns) {
        {Expected{Family::p2p, "p2p", "pingpong"}, Expected{Family::p2p_sendrecv, "p2p", "sendrecv"},
         Expected{Family::local_reduce, "local", "reduce"},
         Expected{Family::local_reduce_all, "local", "reduce_all"},
-        Expected{Family::local_memcpy, "local", "memcpy"}}) {
+        Expected{Family::local_memcpy, "local", "memcpy"},
+        Expected{Family::local_gemm, "local", "gemm"}}) {
     BenchmarkCase entry;
     entry.family = expected.family;
     entry.message_bytes = {8};

@@ -40,7 +40,7 @@ namespace {
 // Generation of the inputs the timed calls run on when --check is off.
 constexpr std::uint64_t kUncheckedGeneration = 0;
 
-class PreparedCollective final : public PreparedCase {
+class PreparedCollective final : public PreparedMessages {
  public:
   PreparedCollective(const BenchmarkCase& benchmark_case, RunContext& context)
       : context_(context),
@@ -78,7 +78,9 @@ class PreparedCollective final : public PreparedCase {
   }
 
   bool adopt(const BenchmarkCase& next) override {
-    if (!is_collective(next.family) || next.collective != &collective_ ||
+    // A train case has compute of its own (train_family.cpp).
+    const bool messages_only = next.family == Family::collective || next.family == Family::exchange;
+    if (!messages_only || next.collective != &collective_ ||
         next.message_collectives != message_collectives_ ||
         next.message_bytes != owner->message_bytes ||
         next.message_routings != owner->message_routings) {
@@ -105,6 +107,9 @@ class PreparedCollective final : public PreparedCase {
     }
     return worse;
   }
+
+  std::size_t message_count() const override { return sequence_.size(); }
+  void run_message(std::size_t index) override { messages_[sequence_[index]].algorithm->run(); }
 
   double call(const BenchmarkCase& benchmark_case) override {
     if (benchmark_case.bare) return call_bare(benchmark_case);
@@ -256,6 +261,11 @@ class CollectiveFamily final : public FamilyRunner {
 };
 
 }  // namespace
+
+std::unique_ptr<PreparedMessages> prepare_messages(const BenchmarkCase& benchmark_case,
+                                                   RunContext& context) {
+  return std::make_unique<PreparedCollective>(benchmark_case, context);
+}
 
 const FamilyRunner& collective_family() {
   static const CollectiveFamily family;
@@ -476,7 +486,10 @@ void plan_collective_cases(Planner& planner, const std::vector<std::uint64_t>& s
     }
     if (with_algorithms) add_workload_sizes(planner, collective, workloads);
   }
-  if (options.has_family("exchange")) add_exchanges(planner, workloads);
+  // train's rows need the exchange's, its communication alone.
+  if (options.has_family("exchange") || options.has_family("train")) {
+    add_exchanges(planner, workloads);
+  }
 }
 
 }  // namespace collbench::harness

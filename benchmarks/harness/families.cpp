@@ -64,6 +64,10 @@ const FamilyRunner& family_runner(Family family) {
       return local_reduce_all_family();
     case Family::local_memcpy:
       return local_memcpy_family();
+    case Family::local_gemm:
+      return local_gemm_family();
+    case Family::train:
+      return train_family();
   }
   throw std::logic_error("a Family without a FamilyRunner");
 }
@@ -168,7 +172,9 @@ std::uint64_t routed_share_bytes(const BenchmarkCase& benchmark_case, std::size_
 }  // namespace
 
 std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
-  std::uint64_t total = 0;
+  // A gemm case's one message is its operand buffers.
+  if (family == Family::local_gemm) return bytes();
+  std::uint64_t total = compute_bytes;
   const std::vector<std::size_t> slots = message_slots();
   for (std::size_t k = 0; k < message_bytes.size(); ++k) {
     if (slots[k] != k) continue;  // on an earlier message's buffers

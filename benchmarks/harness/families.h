@@ -25,6 +25,15 @@
 //   local/reduce_all/<dtype>/<bytes>            (--families reduce_all) the same on every
 //                                               rank at once
 //   local/memcpy/<bytes>                        memcpy on rank 0
+//   local/gemm/peak/<side>                      gemm_family.cpp: (--families gemm) a square
+//                                               f32 GEMM on rank 0, the peak
+//   local/gemm/<model>/<batch>/<pass>/<layer>   one GEMM layer's forward or backward
+//                                               products at a per-rank batch, on rank 0
+//   train/<algorithm>/<workload>                train_family.cpp: (--families train) one
+//                                               training iteration, each bucket's allreduce
+//                                               on a communication thread as soon as
+//                                               backprop has made it; train/none: the
+//                                               same compute without the exchange
 //
 // Lock-step: every rank registers the same list in the same order and runs
 // the same iterations; each iteration's time is the slowest rank's
@@ -106,22 +115,26 @@ enum class Family {
   p2p_sendrecv,
   local_reduce,
   local_reduce_all,
-  local_memcpy
+  local_memcpy,
+  local_gemm,
+  train
 };
 // Collective: every rank runs an algorithm object on message buffers.
+// (train: its buckets' allreduces, between its GEMMs.)
 inline bool is_collective(Family family) {
-  return family == Family::collective || family == Family::exchange;
+  return family == Family::collective || family == Family::exchange || family == Family::train;
 }
 // Local: a kernel on rank 0 alone (on every rank for local_reduce_all);
 // nothing goes through the transport.
 inline bool is_local(Family family) {
   return family == Family::local_reduce || family == Family::local_reduce_all ||
-         family == Family::local_memcpy;
+         family == Family::local_memcpy || family == Family::local_gemm;
 }
 // Every rank's time counts (the sample is the slowest rank's): all but the
 // ping-pong and the local kernels of rank 0 alone, whose time is rank 0's.
 inline bool every_rank_timed(Family family) {
-  return family != Family::p2p && family != Family::local_reduce && family != Family::local_memcpy;
+  return family != Family::p2p && family != Family::local_reduce &&
+         family != Family::local_memcpy && family != Family::local_gemm;
 }
 
 struct BenchmarkCase {
@@ -148,6 +161,20 @@ struct BenchmarkCase {
   std::string model;
   std::string item;
   int multiplicity = 0;
+  // local_gemm: the per-rank batch (0 for the peak), "forward", "backward"
+  // or "peak", and the layer's forward product at that batch (a square one
+  // for the peak), from which the pass's products follow (GemmLayer).
+  int batch = 0;
+  std::string pass;
+  GemmLayer gemm;
+  // The pass's multiply-adds x 2 (local_gemm), for the flops column.
+  double flops() const;
+  // train: each bucket's ready layer (the GEMM layer, forward index, after
+  // whose backward the bucket's gradients all exist), in bucket order; and
+  // whether the exchange is switched off (train/none: the compute alone).
+  std::vector<std::size_t> bucket_ready_layers;
+  bool compute_only = false;
+  std::uint64_t compute_bytes = 0;  // train: the GEMM layers' buffers
   // allreduce/mpi_bare: `algorithm` is mpi (its buffers), but each call is
   // MPI_Allreduce on them directly and the timed loop has no barrier.
   bool bare = false;

@@ -8,6 +8,9 @@
 //   p2p_family.cpp          the ping-pong and the periodic sendrecv chain
 //   local_family.cpp        the kernels of rank 0 alone or of every rank at
 //                           once: reduce, reduce_all, memcpy
+//   gemm_family.cpp         training's GEMM layers through OpenBLAS, on rank 0
+//   train_family.cpp        one training iteration: the GEMM layers, and each
+//                           bucket's allreduce on a communication thread
 //
 // The Runner keeps what every family shares (the timed loop, the barrier,
 // the timeouts, the agreement on check results, the warm-up and the batch
@@ -89,6 +92,15 @@ class PreparedCase {
   bool warmed_up = false;
 };
 
+// A prepared exchange whose messages can also run one at a time: the train
+// family's communication thread runs each bucket when backprop has made it.
+class PreparedMessages : public PreparedCase {
+ public:
+  virtual std::size_t message_count() const = 0;
+  // Message `index` of the sequence, by its algorithm (no barrier, not timed).
+  virtual void run_message(std::size_t index) = 0;
+};
+
 class FamilyRunner {
  public:
   virtual ~FamilyRunner() = default;
@@ -104,6 +116,11 @@ class FamilyRunner {
 // The table: the FamilyRunner of each Family.
 const FamilyRunner& family_runner(Family family);
 
+// The collective family's buffers and algorithm objects for the messages
+// of `benchmark_case` (an exchange's, or a train case's buckets).
+std::unique_ptr<PreparedMessages> prepare_messages(const BenchmarkCase& benchmark_case,
+                                                   RunContext& context);
+
 // The families, one per file.
 const FamilyRunner& collective_family();  // collective and exchange
 const FamilyRunner& pingpong_family();
@@ -111,5 +128,7 @@ const FamilyRunner& sendrecv_family();
 const FamilyRunner& local_reduce_family();
 const FamilyRunner& local_reduce_all_family();
 const FamilyRunner& local_memcpy_family();
+const FamilyRunner& local_gemm_family();
+const FamilyRunner& train_family();
 
 }  // namespace collbench::harness

@@ -28,49 +28,21 @@
 #include "collbench/core/reduce.h"
 #include "families.h"
 #include "family.h"
+#include "local_kernel.h"
 #include "planner.h"
 
 namespace collbench::harness {
 namespace {
 
-class PreparedLocal : public PreparedCase {
+// dst and src, the kernels' two buffers.
+class PreparedLocal : public LocalKernelCase {
  public:
   PreparedLocal(const BenchmarkCase& benchmark_case, RunContext& context, bool every_rank)
-      : context_(context),
-        options_(context.options()),
-        rank_(context.rank()),
-        every_rank_(every_rank),
+      : LocalKernelCase(context, every_rank),
         dst_(benchmark_case.message_bytes.front()),
         src_(benchmark_case.message_bytes.front()) {}
 
  protected:
-  // `calls` calls of `kernel` where it runs (inlined: no call through a
-  // pointer inside the timed loop), then the sleeping barrier when rank 0
-  // runs alone. A sample makes calls_per_sample calls; a check one (its
-  // result is that of one call, and --interleave checks again in every
-  // round, after calibration).
-  template <typename Kernel>
-  double time_calls(std::uint64_t calls, Kernel kernel) {
-    double elapsed = 0;
-    if (runs_kernel()) {
-      const double start = MPI_Wtime();
-      for (std::uint64_t i = 0; i < calls; ++i) {
-        kernel();
-        benchmark::ClobberMemory();
-      }
-      elapsed = MPI_Wtime() - start;
-    }
-    if (!every_rank_) context_.wait_for_all_ranks_sleeping();
-    return elapsed;
-  }
-
-  // Whether this rank runs the kernel, and so has a result to check.
-  bool runs_kernel() const { return rank_ == 0 || every_rank_; }
-
-  RunContext& context_;
-  const Options& options_;
-  const int rank_;
-  const bool every_rank_;
   AlignedBuffer dst_;
   AlignedBuffer src_;
 };

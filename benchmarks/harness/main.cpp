@@ -31,11 +31,13 @@
 #include "collbench/transport/mpi_transport.h"
 #include "collbench/transport/transport_factory.h"
 #include "families.h"
+#include "gemm_family.h"
 #include "metadata.h"
 #include "options.h"
 #include "process_signals.h"
 #include "progress.h"
 #include "reporter.h"
+#include "train_family.h"
 #ifdef COLLBENCH_HAVE_OFI
 #include "collbench/transport/ofi_transport.h"
 #endif
@@ -68,6 +70,9 @@ struct World {
   MPI_Comm comm = MPI_COMM_NULL;  // the harness's own: barriers, timing, agreement
   int rank = 0;
   int size = 1;
+  // What MPI_Init_thread provided: the train family's communication thread
+  // needs MPI_THREAD_SERIALIZED (train_family.cpp).
+  int thread_level = MPI_THREAD_SINGLE;
 };
 
 // True when no rank reports an error. Otherwise the lowest rank that has one
@@ -232,8 +237,8 @@ std::string benchmark_out_problem(const std::vector<std::string>& args, const Op
                          path.string());
     }
   }
-  if (options.force && !given && options.csv_path.empty()) {
-    return "--force needs --csv PATH or --benchmark_out=PATH";
+  if (options.force && !given && options.csv_path.empty() && options.timeline_path.empty()) {
+    return "--force needs --csv PATH, --benchmark_out=PATH or --timeline PATH";
   }
   return {};
 }
@@ -286,6 +291,51 @@ std::string finish_benchmark_out(const std::string& target, const std::string& f
     std::remove(partial.c_str());
     return fmt::format("--benchmark_out={}: cannot rename the finished report into place: {}",
                        target, reason);
+  }
+  return {};
+}
+
+// --timeline is checked before anything runs, as --csv is: its folder must
+// exist and be writable, and an existing file is kept unless --force.
+std::string timeline_problem(const Options& options) {
+  namespace fs = std::filesystem;
+  if (options.timeline_path.empty()) return {};
+  const fs::path path(options.timeline_path);
+  const fs::path directory = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(directory) || access(directory.c_str(), W_OK) != 0) {
+    return fmt::format("--timeline {}: cannot write a file there (folder missing or not writable)",
+                       options.timeline_path);
+  }
+  std::error_code status_error;
+  const fs::file_status status = fs::status(path, status_error);
+  if (!fs::exists(status)) return {};
+  if (!fs::is_regular_file(status)) {
+    return fmt::format("--timeline {}: not a regular file (a device, pipe or folder); name a file",
+                       options.timeline_path);
+  }
+  if (!options.force) {
+    return fmt::format("--timeline {}: already exists; choose another path, or pass --force",
+                       options.timeline_path);
+  }
+  return {};
+}
+
+// After the benchmarks, on rank 0: every train benchmark's timeline,
+// written to a temporary file and renamed over --timeline once whole.
+std::string write_timeline(const Options& options) {
+  if (options.timeline_path.empty()) return {};
+  const std::string json = chrome_trace_json(take_train_timelines());
+  const std::string partial =
+      fmt::format("{}.collbench-partial-{}", options.timeline_path, ::getpid());
+  std::FILE* file = std::fopen(partial.c_str(), "wb");
+  const bool written =
+      file != nullptr && std::fwrite(json.data(), 1, json.size(), file) == json.size();
+  const bool closed = file != nullptr && std::fclose(file) == 0;
+  if (!written || !closed || std::rename(partial.c_str(), options.timeline_path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(partial.c_str());
+    return fmt::format("--timeline {}: cannot write the timeline ({}); no file written",
+                       options.timeline_path, reason);
   }
   return {};
 }
@@ -413,8 +463,10 @@ std::string parse_and_check_options(const World& world, const std::vector<std::s
   try {
     options = parse_options(remaining);
     validate_for_ranks(options, world.size);
+    configure_blas(options.blas_threads);
     if (world.rank == 0) error = shared_output_problem(options, args);
     if (world.rank == 0 && error.empty()) error = benchmark_out_problem(args, options);
+    if (world.rank == 0 && error.empty()) error = timeline_problem(options);
     setup.rounds = options.interleave ? benchmark_repetitions(setup.benchmark_flags) : 1;
   } catch (const UsageError& usage) {
     error = usage.what();
@@ -509,6 +561,15 @@ std::string plan_benchmarks(const World& world, RunSetup& setup) {
                       agreed_memory_limit(world, setup.metadata));
   } catch (const UsageError& usage) {
     return usage.what();
+  }
+  const bool trains = std::any_of(plan.cases.begin(), plan.cases.end(),
+                                  [](const auto& entry) { return entry.family == Family::train; });
+  if (trains && world.thread_level < MPI_THREAD_SERIALIZED) {
+    return fmt::format(
+        "--families train runs each bucket's exchange on a thread of its own and needs "
+        "MPI_THREAD_SERIALIZED; this MPI library provides thread level {} (0 single, 1 "
+        "funneled, 2 serialized, 3 multiple)",
+        world.thread_level);
   }
   const std::string name_suffix = registered_name_suffix(options);
   try {
@@ -629,6 +690,7 @@ void run_reporting(RunSetup& setup, Progress& progress, bool display_aggregates_
   context.transport = std::string(setup.transport->kind());
   context.provider = setup.transport->provider();
   context.reduce_kernel = std::string(active_reduce_variant());
+  if (setup.options.has_family("gemm")) context.blas = blas_description();
   context.options = &setup.options;
   context.metadata = &setup.metadata;
   // Google Benchmark's console reporter prints the run's context (CPU,
@@ -679,6 +741,9 @@ std::string finish_outputs(const World& world, const RunSetup& setup) {
     keep_file_of_normal_end();
     return {};
   }
+  if (const std::string timeline_error = write_timeline(setup.options); !timeline_error.empty()) {
+    return timeline_error;
+  }
   if (setup.out.target.empty()) return {};
   const std::string out_error = finish_benchmark_out(setup.out.target, setup.out.format);
   keep_file_of_normal_end();
@@ -724,8 +789,8 @@ int run(const World& world, int argc, char** argv) {
 int main(int argc, char** argv) {
   collbench::harness::set_process_signals();
   collbench::harness::World world;
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    std::fputs("collbench: MPI_Init failed\n", stderr);
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &world.thread_level) != MPI_SUCCESS) {
+    std::fputs("collbench: MPI_Init_thread failed\n", stderr);
     return 1;
   }
   int status = 0;

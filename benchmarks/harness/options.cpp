@@ -15,6 +15,7 @@
 #include <set>
 
 #include "cli_checks.h"
+#include "collbench/catalog/catalog.h"
 #include "collbench/catalog/sizes.h"
 #include "collbench/collectives/algorithm.h"
 #include "collbench/collectives/collective.h"
@@ -41,6 +42,8 @@ struct RawOptions {
   std::string op = "sum";
   std::string sync = "barrier";
   std::string families = "allreduce,p2p,local,exchange";
+  std::string gemm_models;
+  std::string gemm_batches = kDefaultGemmBatches;
 };
 
 // The collectives (each a --families name) and their algorithms.
@@ -118,6 +121,23 @@ std::string footer() {
                                            at once, as in an allreduce step: the gamma of ranks
                                            that share a node's caches and memory (slowest rank)
   local/memcpy/<bytes>                     memcpy on rank 0: this node's memory-bandwidth ceiling
+  train/<algorithm>/<workload>             (--families train) one training iteration of a
+                                           --workload (DDP buckets, fusion buffers or tensors):
+                                           forward GEMMs, then backward layer by layer, each
+                                           bucket's allreduce on a communication thread once its
+                                           gradients exist; the iteration ends with the last
+                                           exchange. train/none: the same without the exchange.
+                                           Rows add compute_us (train/none), communication_us
+                                           (exchange/<algorithm>/<workload>, run before),
+                                           exposed_us and overlap
+  local/gemm/peak/<side>                   (--families gemm) a square f32 GEMM through OpenBLAS on
+                                           rank 0: the peak every gemm row's efficiency is against
+  local/gemm/<model>/<batch>/<pass>/<layer>
+                                           one GEMM layer of a model's training at a per-rank
+                                           batch (--gemm-models, --gemm-batches), on rank 0: its
+                                           forward product, or its backward (data-gradient and
+                                           weight-gradient) products; layers with the same
+                                           products share a row (multiplicity)
   allreduce/mpi_bare/<bytes>               (--families mpi_bare) MPI_Allreduce in a bare loop, no
                                            barrier, no algorithm object: the harness-overhead
                                            reference for allreduce/mpi (f32/f64; sum, min, max)
@@ -178,6 +198,40 @@ struct App {
                                "reduce_all; 'collectives' names every collective)",
                                collectives_beside_allreduce()))
         ->type_name("LIST");
+    app.add_option("--gemm-models", raw.gemm_models,
+                   fmt::format("--families gemm: comma-separated catalog models whose GEMM layers "
+                               "to time (default: the --workload models, else {})",
+                               fmt::join(kDefaultGemmModels, ",")))
+        ->type_name("LIST");
+    app.add_option("--gemm-batches", raw.gemm_batches,
+                   fmt::format("--families gemm: per-rank batches (samples), comma-separated "
+                               "whole numbers or A:B for the powers of two from A to B (default: "
+                               "{}; at most {})",
+                               kDefaultGemmBatches, kMaxGemmBatch))
+        ->type_name("LIST");
+    app.add_option("--blas-threads", options.blas_threads,
+                   "--families gemm: OpenBLAS threads per rank (default: 1, one core per rank)")
+        ->type_name("N")
+        ->check(cli::whole_number(1, 1024, "threads"));
+    app.add_option("--train-batch", options.train_batch,
+                   fmt::format("--families train: samples per rank of each iteration's GEMMs "
+                               "(default: {})",
+                               kDefaultTrainBatch))
+        ->type_name("N")
+        ->check(cli::whole_number(1, kMaxGemmBatch, "samples"));
+    app.add_option("--compute-scale", options.compute_scale,
+                   "--families train: shrink every GEMM of the iteration to this fraction of "
+                   "its rows (attention: of its products), for quick runs (default: 1; "
+                   "0 < X <= 1). The gradients, and so the exchange, keep their size")
+        ->type_name("X");
+    app.add_option("--timeline", options.timeline_path,
+                   "--families train: write one timed iteration of every train benchmark "
+                   "(rank 0: each layer's forward and backward, each bucket's ready time, "
+                   "start and end of its exchange) to PATH as Chrome trace JSON, viewable in "
+                   "chrome://tracing or Perfetto, and drawn by scripts/plot.py timeline. "
+                   "Written whole at the end; an existing file is refused unless --force")
+        ->type_name("PATH")
+        ->check(collbench::cli::path());
     app.add_option("--workload", options.workloads,
                    "DNN workload whose message sizes to benchmark, e.g. resnet50:ddp or "
                    "llama2_7b:fsdp (repeatable). Adds, for each collective asked for, its "
@@ -399,6 +453,79 @@ constexpr std::string_view kAllCollectivesFamily = "collectives";
 std::string family_names() {
   return fmt::format("{}, {}, {}", collective_names(), fmt::join(kOtherFamilyNames, ", "),
                      kAllCollectivesFamily);
+}
+
+int parse_gemm_batch(const std::string& text) {
+  int batch = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), batch);
+  if (error != std::errc() || end != text.data() + text.size() || batch < 1 ||
+      batch > kMaxGemmBatch) {
+    throw UsageError(fmt::format(
+        "--gemm-batches: '{}' is not a batch; accepted: whole numbers from 1 to {}, comma-"
+        "separated, or A:B for the powers of two from A to B (e.g. 1:256)",
+        text, kMaxGemmBatch));
+  }
+  return batch;
+}
+
+// --gemm-batches: "1,3,8" as given, "A:B" as A, 2A, 4A, ... up to B.
+void validate_gemm(const RawOptions& raw, Options& options) {
+  for (const std::string& item : split_list(raw.gemm_batches)) {
+    const std::size_t colon = item.find(':');
+    if (colon == std::string::npos) {
+      options.gemm_batches.push_back(parse_gemm_batch(item));
+      continue;
+    }
+    const int first = parse_gemm_batch(item.substr(0, colon));
+    const int last = parse_gemm_batch(item.substr(colon + 1));
+    if (last < first) {
+      throw UsageError(fmt::format("--gemm-batches: range {} ends below its start", item));
+    }
+    for (int batch = first; batch <= last; batch *= 2) options.gemm_batches.push_back(batch);
+  }
+  if (options.gemm_batches.empty()) {
+    throw UsageError("--gemm-batches is empty; accepted: e.g. 1:256 or 1,4,32");
+  }
+  std::sort(options.gemm_batches.begin(), options.gemm_batches.end());
+  options.gemm_batches.erase(std::unique(options.gemm_batches.begin(), options.gemm_batches.end()),
+                             options.gemm_batches.end());
+  for (const std::string& name : split_list(raw.gemm_models)) {
+    try {
+      static_cast<void>(find_model(name));
+    } catch (const std::invalid_argument& error) {
+      throw UsageError(fmt::format("--gemm-models: {}", error.what()));
+    }
+    if (std::find(options.gemm_models.begin(), options.gemm_models.end(), name) ==
+        options.gemm_models.end()) {
+      options.gemm_models.push_back(name);
+    }
+  }
+  const bool gemm_options = !raw.gemm_models.empty() || raw.gemm_batches != kDefaultGemmBatches ||
+                            options.blas_threads != 1;
+  if (gemm_options && !options.has_family("gemm")) {
+    throw UsageError(
+        "--gemm-models, --gemm-batches and --blas-threads only act on --families gemm; add gemm "
+        "to --families");
+  }
+}
+
+void validate_train(Options& options) {
+  if (!(options.compute_scale > 0 && options.compute_scale <= 1)) {
+    throw UsageError(
+        fmt::format("--compute-scale {} is not a fraction of the compute; accepted: 0 < X <= 1",
+                    options.compute_scale));
+  }
+  const bool train_options = options.train_batch != kDefaultTrainBatch ||
+                             options.compute_scale != 1 || !options.timeline_path.empty();
+  if (train_options && !options.has_family("train")) {
+    throw UsageError(
+        "--train-batch, --compute-scale and --timeline only act on --families train; add train "
+        "to --families");
+  }
+  if (options.has_family("train") && options.workloads.empty()) {
+    throw UsageError(
+        "--families train needs a --workload whose gradients it exchanges, e.g. resnet50:ddp");
+  }
 }
 
 void validate_families(const RawOptions& raw, Options& options) {
@@ -680,6 +807,8 @@ Options parse_options(const std::vector<std::string>& args) {
   validate_algorithms(raw, options);
   validate_sizes(raw, options);
   validate_families(raw, options);
+  validate_gemm(raw, options);
+  validate_train(options);
   validate_run_id(options.run_id);
   if (options.debug_slow_us > 0 && options.debug_slow_rank < 0) {
     throw UsageError("--debug-slow-us needs --debug-slow-rank R to say which rank is slow");
@@ -826,6 +955,12 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--op", std::string(to_string(options.op))},
       {"--families", fmt::format("{}", fmt::join(options.families, ","))},
       {"--workload", fmt::format("{}", fmt::join(options.workloads, " "))},
+      {"--gemm-models", fmt::format("{}", fmt::join(options.gemm_models, ","))},
+      {"--gemm-batches", fmt::format("{}", fmt::join(options.gemm_batches, ","))},
+      {"--blas-threads", std::to_string(options.blas_threads)},
+      {"--train-batch", std::to_string(options.train_batch)},
+      {"--compute-scale", fmt::format("{}", options.compute_scale)},
+      {"--timeline", options.timeline_path},
       {"--transport", options.transport},
       {"--ofi-provider", options.ofi_provider},
       {"--list-providers", options.list_providers ? "yes" : "no"},

@@ -29,8 +29,25 @@ enum class SyncMode { barrier, none };
 // p2p/sendrecv/<bytes>, the all-ranks-busy β, and reduce_all
 // local/reduce_all/<dtype>/<bytes>, the all-ranks-busy γ (see families.h);
 // none is in the default list.
-inline constexpr const char* kOtherFamilyNames[] = {"p2p",      "local",    "exchange",
-                                                    "mpi_bare", "sendrecv", "reduce_all"};
+// gemm registers local/gemm/..., the GEMM layers of training's forward and
+// backward passes at each per-rank batch (gemm_family.cpp); train
+// train/<algorithm>/<workload>, a training iteration whose buckets are
+// exchanged while backprop goes on (train_family.cpp).
+inline constexpr const char* kOtherFamilyNames[] = {
+    "p2p", "local", "exchange", "mpi_bare", "sendrecv", "reduce_all", "gemm", "train"};
+
+// --train-batch by default: a per-rank batch at which ResNet-50's compute
+// and its gradient's exchange are of one order on a 10 GbE-class link.
+inline constexpr int kDefaultTrainBatch = 32;
+
+// --gemm-models when neither it nor --workload names a model: a CNN of the
+// paper, the ResNet that replaced it, and a transformer.
+inline constexpr const char* kDefaultGemmModels[] = {"alexnet", "resnet50", "bert_base"};
+// --gemm-batches by default: the per-rank batches of the paper's range.
+inline constexpr const char* kDefaultGemmBatches = "1:256";
+// The largest per-rank batch --gemm-batches accepts: beyond it the products
+// of one layer need tens of GB.
+inline constexpr int kMaxGemmBatch = 4096;
 
 // Timed samples per benchmark and repetition unless --min-samples says
 // otherwise: enough for a median and a spread, never one or two.
@@ -74,7 +91,19 @@ struct Options {
   // --interleave: the --benchmark_repetitions run in rounds, each round every
   // benchmark once (see main.cpp).
   bool interleave = false;
-  std::vector<std::string> families;   // subset of kFamilyNames
+  std::vector<std::string> families;  // subset of kFamilyNames
+  // --families gemm: the catalog models whose GEMM layers run (empty: the
+  // --workload models, or kDefaultGemmModels without any), at these
+  // per-rank batches, with OpenBLAS on this many threads per rank.
+  std::vector<std::string> gemm_models;
+  std::vector<int> gemm_batches;
+  int blas_threads = 1;
+  // --families train: the per-rank batch of its GEMMs, the factor that
+  // shrinks them (--compute-scale: rows, or attention's products, times it),
+  // and where to write one iteration's timeline per train benchmark.
+  int train_batch = kDefaultTrainBatch;
+  double compute_scale = 1;
+  std::string timeline_path;
   std::vector<std::string> workloads;  // --workload specs, as given
   bool quiet = false;
   bool progress = false;  // --progress: show it even when stderr is not a terminal

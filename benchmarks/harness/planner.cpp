@@ -103,6 +103,8 @@ CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloa
   plan_collective_cases(planner, sizes, workloads);
   plan_p2p_cases(planner, sizes);
   plan_local_cases(planner, sizes);
+  plan_gemm_cases(planner, workloads);
+  plan_train_cases(planner, workloads);
   return planner.finish(memory_limit_per_rank);
 }
 

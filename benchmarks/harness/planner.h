@@ -73,5 +73,9 @@ void plan_collective_cases(Planner& planner, const std::vector<std::uint64_t>& s
 void plan_p2p_cases(Planner& planner, const std::vector<std::uint64_t>& sizes);
 //   local_family.cpp: local (reduce, memcpy), reduce_all
 void plan_local_cases(Planner& planner, const std::vector<std::uint64_t>& sizes);
+//   gemm_family.cpp: gemm (the peak, then each model's layers per batch)
+void plan_gemm_cases(Planner& planner, const std::vector<Workload>& workloads);
+//   train_family.cpp: train (per allreduce workload: none, then each algorithm)
+void plan_train_cases(Planner& planner, const std::vector<Workload>& workloads);
 
 }  // namespace collbench::harness

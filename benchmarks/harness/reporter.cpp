@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "collbench/core/dtype.h"
+#include "gemm_family.h"
+#include "train_family.h"
 
 namespace collbench::harness {
 namespace {
@@ -61,6 +63,8 @@ const std::vector<std::string>& csv_columns() {
                                                    "model",
                                                    "item",
                                                    "multiplicity",
+                                                   "batch",
+                                                   "pass",
                                                    "sync",
                                                    "repetition",
                                                    "iterations",
@@ -78,9 +82,17 @@ const std::vector<std::string>& csv_columns() {
                                                    "algbw_GBps",
                                                    "busbw_GBps",
                                                    "sent_bytes_per_rank",
+                                                   "flops",
+                                                   "gflops",
+                                                   "efficiency",
+                                                   "compute_us",
+                                                   "communication_us",
+                                                   "exposed_us",
+                                                   "overlap",
                                                    "check",
                                                    "wrong_elements",
                                                    "reduce_kernel",
+                                                   "blas",
                                                    "core_handoff_ns",
                                                    "run_id",
                                                    "utc_time",
@@ -92,9 +104,36 @@ const std::vector<std::string>& csv_columns() {
   return columns;
 }
 
+double EarlierRows::median(const std::string& name) const {
+  const auto found = median_us.find(name);
+  return found == median_us.end() ? 0 : found->second;
+}
+
+std::optional<TrainShares> train_shares(const BenchmarkCase& benchmark_case, double iteration_us,
+                                        const EarlierRows& earlier) {
+  if (benchmark_case.family != Family::train || benchmark_case.compute_only) return std::nullopt;
+  TrainShares shares;
+  shares.compute_us =
+      earlier.median(fmt::format("train/{}/{}", kComputeOnlyAlgorithm, benchmark_case.workload));
+  shares.communication_us = earlier.median(
+      fmt::format("exchange/{}/{}", benchmark_case.algorithm->name, benchmark_case.workload));
+  if (shares.compute_us <= 0 || shares.communication_us <= 0) return std::nullopt;
+  shares.exposed_us = iteration_us - shares.compute_us;
+  shares.overlap = 1 - shares.exposed_us / shares.communication_us;
+  return shares;
+}
+
+double gemm_gflops(const BenchmarkCase& benchmark_case,
+                   const benchmark::BenchmarkReporter::Run& run) {
+  const auto median = run.counters.find("median_us");
+  if (median == run.counters.end() || median->second.value <= 0) return 0;
+  return benchmark_case.flops() / (median->second.value * 1e3);
+}
+
 std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
                                  const benchmark::BenchmarkReporter::Run& run,
-                                 const RowContext& context, const std::string& utc_time) {
+                                 const RowContext& context, const std::string& utc_time,
+                                 const EarlierRows& earlier) {
   const Options& options = *context.options;
   const RunMetadata& metadata = *context.metadata;
   const Family family = benchmark_case.family;
@@ -104,6 +143,7 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
   const bool local = is_local(family);
   // The op column is empty where nothing is reduced (p2p, memcpy, allgather).
   const bool reduces = has_dtype && (!collective || benchmark_case.reduces());
+  const bool gemm = family == Family::local_gemm;
 
   const std::uint64_t bytes = benchmark_case.bytes();
   std::string check = "skipped";
@@ -116,6 +156,14 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
   auto timing = [&](const std::string& name, const char* format) {
     return timed ? counter(run, name, format) : std::string();
   };
+  const double gflops = gemm && timed ? gemm_gflops(benchmark_case, run) : 0;
+  const double peak_gflops = earlier.peak_gflops;
+  const std::optional<TrainShares> shares =
+      timed ? train_shares(benchmark_case, run.counters.at("median_us").value, earlier)
+            : std::nullopt;
+  const auto share = [&](double TrainShares::*field, const char* format) {
+    return shares ? fmt::format(fmt::runtime(format), (*shares).*field) : std::string();
+  };
 
   std::vector<std::string> row = {
       benchmark_case.name,
@@ -127,10 +175,14 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       std::to_string(metadata.ranks),
       std::to_string(metadata.ranks_per_node),
       std::to_string(metadata.nodes),
-      has_dtype ? std::string(to_string(options.dtype)) : "",
+      gemm        ? "f32"
+      : has_dtype ? std::string(to_string(options.dtype))
+                  : "",
       reduces ? std::string(to_string(options.op)) : "",
       std::to_string(bytes),
-      has_dtype ? std::to_string(bytes / dtype_size(options.dtype)) : "",
+      gemm        ? std::to_string(bytes / sizeof(float))
+      : has_dtype ? std::to_string(bytes / dtype_size(options.dtype))
+                  : "",
       family == Family::p2p ? std::to_string(benchmark_case.peer) : "",
       family == Family::p2p            ? metadata.placement(0, benchmark_case.peer)
       : family == Family::p2p_sendrecv ? metadata.chain_placement()
@@ -139,6 +191,8 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       benchmark_case.model,
       benchmark_case.item,
       benchmark_case.multiplicity > 0 ? std::to_string(benchmark_case.multiplicity) : "",
+      benchmark_case.batch > 0 ? std::to_string(benchmark_case.batch) : "",
+      benchmark_case.pass,
       options.sync == SyncMode::barrier ? "barrier" : "none",
       std::to_string(std::max<std::int64_t>(run.repetition_index, 0)),
       timed ? std::to_string(run.iterations) : "",
@@ -156,9 +210,18 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       timing("algbw_GBps", "{:.6g}"),
       timing("busbw_GBps", "{:.6g}"),
       timing("sent_bytes_per_rank", "{:.0f}"),
+      gemm ? fmt::format("{:.0f}", benchmark_case.flops()) : "",
+      gemm && timed ? fmt::format("{:.6g}", gflops) : "",
+      gemm && timed && peak_gflops > 0 ? fmt::format("{:.4g}", gflops / peak_gflops) : "",
+      benchmark_case.compute_only && timed ? timing("median_us", "{:.9g}")
+                                           : share(&TrainShares::compute_us, "{:.9g}"),
+      share(&TrainShares::communication_us, "{:.9g}"),
+      share(&TrainShares::exposed_us, "{:.9g}"),
+      share(&TrainShares::overlap, "{:.4g}"),
       check,
       wrong,
-      local || collective ? context.reduce_kernel : "",
+      (local && !gemm) || collective ? context.reduce_kernel : "",
+      gemm ? context.blas : "",
       timing("core_handoff_ns", "{:.1f}"),
       metadata.run_id,
       utc_time,
@@ -228,7 +291,15 @@ void RankZeroReporter::ReportRuns(const std::vector<Run>& runs) {
     if (context_.options != nullptr && context_.options->interleave) {
       row.repetition_index = rounds_reported_[run.run_name.function_name]++;
     }
-    csv_->write_row(csv_row(*found->second, row, context_, utc_now_iso8601()));
+    const BenchmarkCase& benchmark_case = *found->second;
+    if (!run.error_occurred) {
+      if (benchmark_case.pass == kGemmPeak) earlier_.peak_gflops = gemm_gflops(benchmark_case, run);
+      const auto median = run.counters.find("median_us");
+      if (median != run.counters.end()) {
+        earlier_.median_us[benchmark_case.name] = median->second.value;
+      }
+    }
+    csv_->write_row(csv_row(benchmark_case, row, context_, utc_now_iso8601(), earlier_));
     ++rows_written_;
   }
 }

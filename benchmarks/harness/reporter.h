@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -45,14 +46,44 @@ struct RowContext {
   std::string transport;  // transport kind
   std::string provider;   // libfabric provider, empty for MPI
   std::string reduce_kernel;
+  std::string blas;  // gemm rows: blas_description()
   const Options* options = nullptr;
   const RunMetadata* metadata = nullptr;
 };
 
+// What rows of this run written before a row tell it: the rate of the
+// latest local/gemm/peak row, which gemm rows' efficiency is against (0:
+// none yet, the efficiency is left empty), and each benchmark's latest
+// median, from which a train row takes its compute-only (train/none) and
+// communication-only (exchange) times.
+struct EarlierRows {
+  double peak_gflops = 0;
+  std::map<std::string, double> median_us;  // by benchmark name
+  // The latest median of `name`; 0 when it has not run (or failed).
+  double median(const std::string& name) const;
+};
+
+// A train row's shares: compute alone, communication alone (0: unknown),
+// and what of the communication the iteration did not hide.
+struct TrainShares {
+  double compute_us = 0;
+  double communication_us = 0;
+  double exposed_us = 0;  // iteration − compute alone
+  double overlap = 0;     // 1 − exposed / communication alone
+};
+// For a train row (not train/none) whose train/none and exchange rows ran
+// earlier in the run; nothing otherwise.
+std::optional<TrainShares> train_shares(const BenchmarkCase& benchmark_case, double iteration_us,
+                                        const EarlierRows& earlier);
+
 // One CSV row for one run of `benchmark_case`.
 std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
                                  const benchmark::BenchmarkReporter::Run& run,
-                                 const RowContext& context, const std::string& utc_time);
+                                 const RowContext& context, const std::string& utc_time,
+                                 const EarlierRows& earlier = {});
+// A gemm run's GFLOP/s at its median (0 without one).
+double gemm_gflops(const BenchmarkCase& benchmark_case,
+                   const benchmark::BenchmarkReporter::Run& run);
 
 // Rank 0's display reporter: forwards everything to `display` (Google
 // Benchmark's console or --benchmark_format reporter) and, when `csv` is
@@ -91,6 +122,7 @@ class RankZeroReporter final : public benchmark::BenchmarkReporter {
   // display_aggregates_only_: the last benchmark's runs, shown only if no
   // aggregates follow (Google Benchmark reports runs, then aggregates).
   std::vector<Run> held_runs_;
+  EarlierRows earlier_;
 };
 
 }  // namespace collbench::harness

@@ -1,0 +1,454 @@
+// The train family (--families train): one training iteration of a
+// --workload on every rank, the way PyTorch DDP's reducer and Horovod's
+// background thread overlap the gradient exchange with backprop.
+//
+//   train/<algorithm>/<workload>   phases of one call, every rank:
+//     1. forward   every GEMM layer's forward product, first layer first;
+//     2. backward  last layer first, each layer's weight- and data-gradient
+//                  products; when a layer's backward ends, the buckets whose
+//                  gradients are now all there (BenchmarkCase::
+//                  bucket_ready_layers) are handed to the communication
+//                  thread, which runs them one after another, in bucket
+//                  order, by the allreduce algorithm of that name;
+//     3. the call ends when the last bucket's allreduce has returned.
+//   train/none/<workload>          phases 1 and 2 alone: the compute-only
+//                                  time of the same iteration.
+//
+// Cost: T_iter = T_forward + max(T_backward, end of the last exchange),
+// where exchange k starts at max(ready_k, end_{k-1}); the predictor
+// simulates this timeline (collbench-predict --compute-from).
+//
+// GEMMs are the catalog's layers at --train-batch samples per rank, each
+// scaled by --compute-scale, on the gemm family's GemmProducts (layers with
+// the same products share buffers: the time is the same, the memory is
+// not). Buckets: DDP's (MODEL:ddp), Horovod's fusion buffers (MODEL:fusion),
+// one per tensor (MODEL) or the whole gradient (MODEL:total); the exchange's
+// buffers and algorithm objects are the collective family's
+// (prepare_messages), so --check checks every bucket's allreduce as the
+// exchange family does.
+//
+// Threads: the communication thread makes every transport call of the
+// iteration while the main thread computes, and the main thread makes none
+// until the thread is idle again, so MPI needs MPI_THREAD_SERIALIZED (main
+// asks for it and refuses train benchmarks without it). Its times are
+// std::chrono::steady_clock's, not MPI_Wtime's, for the same reason.
+#include "train_family.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "collbench/catalog/catalog.h"
+#include "families.h"
+#include "family.h"
+#include "gemm_family.h"
+#include "planner.h"
+
+namespace collbench::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point start, Clock::time_point end) {
+  return std::chrono::duration<double>(end - start).count();
+}
+
+// A layer's products at `batch` samples shrunk by `scale`, as one forward
+// product (GemmLayer::at_batch with the batch in m or count).
+GemmShape scaled_products(const GemmLayer& layer, int batch, double scale) {
+  GemmShape shape = layer.at_batch(GemmPass::forward, batch);
+  std::int64_t& scaled = layer.batch_in_rows ? shape.m : shape.count;
+  scaled = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(std::llround(static_cast<double>(scaled) * scale)));
+  return shape;
+}
+
+// One iteration as the timeline records it: seconds from its start.
+struct IterationTimes {
+  std::vector<double> forward_end;   // per layer, forward order
+  std::vector<double> backward_end;  // per layer, forward order
+  std::vector<double> bucket_ready;  // per bucket
+  std::vector<double> bucket_start;
+  std::vector<double> bucket_end;
+  double end = 0;
+};
+
+class TimelineSink {
+ public:
+  static TimelineSink& instance() {
+    static TimelineSink sink;
+    return sink;
+  }
+  void add(TrainTimeline timeline) {
+    const std::lock_guard lock(mutex_);
+    timelines_.push_back(std::move(timeline));
+  }
+  std::vector<TrainTimeline> take() {
+    const std::lock_guard lock(mutex_);
+    return std::move(timelines_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<TrainTimeline> timelines_;
+};
+
+class PreparedTrain final : public PreparedCase {
+ public:
+  PreparedTrain(const BenchmarkCase& benchmark_case, RunContext& context)
+      : context_(context),
+        name_(benchmark_case.name),
+        model_(find_model(benchmark_case.model)),
+        layer_groups_(gemm_layer_groups(model_)),
+        ready_layers_(benchmark_case.bucket_ready_layers),
+        exchange_(prepare_messages(benchmark_case, context)),
+        compute_only_(benchmark_case.compute_only),
+        library_(benchmark_case.algorithm->name == kMpiLibraryAlgorithm) {
+    const Options& options = context.options();
+    for (const DistinctGemm& group : distinct_gemm_layers(model_)) {
+      const GemmLayer& layer = model_.gemm_layers[group.layer];
+      products_.emplace_back(scaled_products(layer, options.train_batch, options.compute_scale),
+                             layer.input_gradient, /*backward=*/true);
+      products_.back().fill();
+    }
+    const std::size_t layers = model_.gemm_layers.size();
+    const std::size_t buckets = ready_layers_.size();
+    times_.forward_end.resize(layers);
+    times_.backward_end.resize(layers);
+    times_.bucket_ready.resize(buckets);
+    times_.bucket_start.resize(buckets);
+    times_.bucket_end.resize(buckets);
+    if (!compute_only_) communication_ = std::thread([this] { communicate(); });
+  }
+
+  ~PreparedTrain() override {
+    if (communication_.joinable()) {
+      {
+        const std::lock_guard lock(mutex_);
+        stopping_ = true;
+      }
+      work_.notify_one();
+      communication_.join();
+    }
+    if (timed_ && context_.rank() == 0 && !context_.options().timeline_path.empty()) {
+      TimelineSink::instance().add(timeline());
+    }
+  }
+
+  CheckResult check(const BenchmarkCase& benchmark_case) override {
+    return exchange_->check(benchmark_case);
+  }
+
+  double call(const BenchmarkCase& benchmark_case) override {
+    if (library_ && !compute_only_) context_.library_call_started(benchmark_case);
+    start_ = Clock::now();
+    {
+      const std::lock_guard lock(mutex_);
+      handed_ = 0;
+      finished_ = 0;
+    }
+    forward();
+    backward();
+    if (!compute_only_) wait_for_exchanges();
+    const Clock::time_point end = Clock::now();
+    if (library_ && !compute_only_) context_.library_call_returned();
+    times_.end = seconds_between(start_, end);
+    timed_ = true;
+    return times_.end;
+  }
+
+ private:
+  void forward() {
+    for (std::size_t layer = 0; layer < layer_groups_.size(); ++layer) {
+      products_[layer_groups_[layer]].forward();
+      times_.forward_end[layer] = seconds_between(start_, Clock::now());
+    }
+  }
+
+  // Last layer first; after each layer, the buckets it completed go to the
+  // communication thread.
+  void backward() {
+    std::size_t next_bucket = 0;
+    for (std::size_t layer = layer_groups_.size(); layer-- > 0;) {
+      products_[layer_groups_[layer]].backward();
+      const double now = seconds_between(start_, Clock::now());
+      times_.backward_end[layer] = now;
+      const std::size_t first_new = next_bucket;
+      while (next_bucket < ready_layers_.size() && ready_layers_[next_bucket] >= layer) {
+        times_.bucket_ready[next_bucket++] = now;
+      }
+      if (compute_only_ || next_bucket == first_new) continue;
+      {
+        const std::lock_guard lock(mutex_);
+        handed_ = next_bucket;
+      }
+      work_.notify_one();
+    }
+  }
+
+  void wait_for_exchanges() {
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return finished_ == ready_layers_.size() || failure_; });
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+  // The communication thread: each handed bucket's allreduce, in order.
+  void communicate() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      work_.wait(lock, [&] { return stopping_ || finished_ < handed_; });
+      if (stopping_) return;
+      const std::size_t bucket = finished_;
+      lock.unlock();
+      const double start = seconds_between(start_, Clock::now());
+      try {
+        exchange_->run_message(bucket);
+      } catch (...) {
+        lock.lock();
+        failure_ = std::current_exception();
+        done_.notify_one();
+        return;
+      }
+      const double end = seconds_between(start_, Clock::now());
+      lock.lock();
+      times_.bucket_start[bucket] = start;
+      times_.bucket_end[bucket] = end;
+      ++finished_;
+      if (finished_ == ready_layers_.size()) done_.notify_one();
+    }
+  }
+
+  // The last timed call's timeline, in microseconds.
+  TrainTimeline timeline() const {
+    TrainTimeline result;
+    result.benchmark = name_;
+    double previous = 0;
+    for (std::size_t layer = 0; layer < layer_groups_.size(); ++layer) {
+      result.compute.push_back({"forward " + model_.gemm_layers[layer].name, previous * 1e6,
+                                (times_.forward_end[layer] - previous) * 1e6});
+      previous = times_.forward_end[layer];
+    }
+    for (std::size_t layer = layer_groups_.size(); layer-- > 0;) {
+      result.compute.push_back({"backward " + model_.gemm_layers[layer].name, previous * 1e6,
+                                (times_.backward_end[layer] - previous) * 1e6});
+      previous = times_.backward_end[layer];
+    }
+    if (compute_only_) return result;
+    for (std::size_t bucket = 0; bucket < ready_layers_.size(); ++bucket) {
+      result.buckets.push_back({times_.bucket_ready[bucket] * 1e6,
+                                times_.bucket_start[bucket] * 1e6,
+                                times_.bucket_end[bucket] * 1e6});
+    }
+    return result;
+  }
+
+  RunContext& context_;
+  const std::string name_;
+  const Model& model_;
+  const std::vector<std::size_t> layer_groups_;
+  const std::vector<std::size_t> ready_layers_;
+  std::vector<GemmProducts> products_;  // per distinct group of layers
+  std::unique_ptr<PreparedMessages> exchange_;
+  const bool compute_only_;
+  const bool library_;
+  IterationTimes times_;
+  bool timed_ = false;
+  Clock::time_point start_;
+
+  // Between the two threads: buckets handed over and finished this call.
+  std::mutex mutex_;
+  std::condition_variable work_;
+  std::condition_variable done_;
+  std::size_t handed_ = 0;
+  std::size_t finished_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr failure_;
+  // Last: started once everything it reads exists, joined first.
+  std::thread communication_;
+};
+
+class TrainFamily final : public FamilyRunner {
+ public:
+  std::string family_column(const BenchmarkCase&) const override { return "train"; }
+  std::string algorithm_column(const BenchmarkCase& benchmark_case) const override {
+    return benchmark_case.compute_only ? std::string(kComputeOnlyAlgorithm)
+                                       : std::string(benchmark_case.algorithm->name);
+  }
+  std::unique_ptr<PreparedCase> prepare(const BenchmarkCase& benchmark_case,
+                                        RunContext& context) const override {
+    return std::make_unique<PreparedTrain>(benchmark_case, context);
+  }
+};
+
+// JSON string contents: layer names are ASCII, but a quote or backslash
+// would end the string.
+std::string json_escaped(const std::string& text) {
+  std::string escaped;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  return escaped;
+}
+
+}  // namespace
+
+const FamilyRunner& train_family() {
+  static const TrainFamily family;
+  return family;
+}
+
+std::vector<TrainTimeline> take_train_timelines() { return TimelineSink::instance().take(); }
+
+std::string chrome_trace_json(const std::vector<TrainTimeline>& timelines) {
+  std::string json = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  bool first = true;
+  const auto event = [&](const std::string& text) {
+    json += first ? "  " : ",\n  ";
+    json += text;
+    first = false;
+  };
+  for (std::size_t process = 0; process < timelines.size(); ++process) {
+    const TrainTimeline& timeline = timelines[process];
+    event(
+        fmt::format(R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "{}"}}}})",
+                    process, json_escaped(timeline.benchmark)));
+    event(fmt::format(
+        R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": 0, "args": {{"name": "compute"}}}})",
+        process));
+    event(fmt::format(
+        R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": 1, "args": {{"name": "communication"}}}})",
+        process));
+    for (const TrainTimeline::Span& span : timeline.compute) {
+      event(fmt::format(
+          R"({{"name": "{}", "cat": "compute", "ph": "X", "pid": {}, "tid": 0, "ts": {:.3f}, "dur": {:.3f}}})",
+          json_escaped(span.name), process, span.start_us, span.duration_us));
+    }
+    for (std::size_t bucket = 0; bucket < timeline.buckets.size(); ++bucket) {
+      const TrainTimeline::Bucket& times = timeline.buckets[bucket];
+      event(fmt::format(
+          R"({{"name": "bucket {} ready", "cat": "ready", "ph": "i", "s": "t", "pid": {}, "tid": 1, "ts": {:.3f}}})",
+          bucket, process, times.ready_us));
+      event(fmt::format(
+          R"({{"name": "bucket {}", "cat": "exchange", "ph": "X", "pid": {}, "tid": 1, "ts": {:.3f}, "dur": {:.3f}}})",
+          bucket, process, times.start_us, times.end_us - times.start_us));
+    }
+  }
+  json += "\n]}\n";
+  return json;
+}
+
+// Planning (planner.h).
+
+namespace {
+
+// The tensor runs the workload's allreduces carry, in its order; empty for
+// a workload train cannot run (not an allreduce of a model's gradients).
+std::vector<Bucket> gradient_buckets(const Workload& workload, const Model& model) {
+  switch (workload.kind) {
+    case WorkloadKind::ddp:
+      return ddp_buckets(model, workload.element_bytes, workload.cap_bytes);
+    case WorkloadKind::fusion:
+      return fusion_buckets(model, workload.element_bytes, workload.cap_bytes);
+    case WorkloadKind::total:
+      return {Bucket{0, model.tensors_backprop_order.size(),
+                     static_cast<std::uint64_t>(model.parameters()),
+                     model.gradient_bytes(workload.element_bytes), 0}};
+    case WorkloadKind::tensors: {
+      std::vector<Bucket> buckets;
+      for (std::size_t t = 0; t < model.tensors_backprop_order.size(); ++t) {
+        const ParamTensor& tensor = model.tensors_backprop_order[t];
+        buckets.push_back({t, 1, static_cast<std::uint64_t>(tensor.elements),
+                           tensor.bytes(workload.element_bytes), 0});
+      }
+      return buckets;
+    }
+    default:
+      return {};
+  }
+}
+
+// A bucket's gradients all exist after the backward of the earliest (in
+// forward order) of its tensors' ready layers, which backprop reaches last.
+std::size_t ready_layer(const Model& model, const Bucket& bucket) {
+  std::size_t ready = model.gemm_layers.size();
+  for (std::size_t t = bucket.first_tensor; t < bucket.first_tensor + bucket.tensor_count; ++t) {
+    ready = std::min(ready, model.tensors_backprop_order[t].ready_after_gemm_layer);
+  }
+  return ready;
+}
+
+std::uint64_t compute_bytes(const Model& model, const Options& options) {
+  std::uint64_t total = 0;
+  for (const DistinctGemm& group : distinct_gemm_layers(model)) {
+    const GemmLayer& layer = model.gemm_layers[group.layer];
+    total += gemm_operand_bytes(scaled_products(layer, options.train_batch, options.compute_scale),
+                                /*backward=*/true);
+  }
+  return total;
+}
+
+}  // namespace
+
+void plan_train_cases(Planner& planner, const std::vector<Workload>& workloads) {
+  const Options& options = planner.options();
+  if (!options.has_family("train")) return;
+  const CollectiveInfo& allreduce = *find_collective("allreduce");
+  for (const Workload& workload : workloads) {
+    const std::vector<Bucket> buckets =
+        workload.model.empty() ? std::vector<Bucket>{}
+                               : gradient_buckets(workload, find_model(workload.model));
+    if (buckets.empty()) {
+      planner.note(
+          fmt::format("skipping train/{}: train exchanges a model's gradients by allreduce (MODEL, "
+                      "MODEL:total, MODEL:ddp, MODEL:fusion)",
+                      workload.spec));
+      continue;
+    }
+    const Model& model = find_model(workload.model);
+    BenchmarkCase base;
+    base.family = Family::train;
+    base.collective = &allreduce;
+    base.workload = workload.spec;
+    base.model = workload.model;
+    base.item = fmt::format("{} buckets", buckets.size());
+    base.multiplicity = 1;
+    base.batch = options.train_batch;
+    base.compute_bytes = compute_bytes(model, options);
+    base.shared_message_bytes = options.debug_share_messages_from;
+    for (const Bucket& bucket : buckets) {
+      base.message_bytes.push_back(bucket.bytes);
+      base.bucket_ready_layers.push_back(ready_layer(model, bucket));
+    }
+    std::vector<const AlgorithmInfo*> algorithms;
+    for (const AlgorithmInfo* algorithm : planner.selected(allreduce)) {
+      const bool runnable = std::all_of(
+          base.message_bytes.begin(), base.message_bytes.end(),
+          [&](std::uint64_t bytes) { return planner.runnable(allreduce, *algorithm, bytes); });
+      if (runnable) algorithms.push_back(algorithm);
+    }
+    if (algorithms.empty()) continue;
+    BenchmarkCase compute_only = base;
+    compute_only.name = fmt::format("train/{}/{}", kComputeOnlyAlgorithm, workload.spec);
+    compute_only.algorithm = algorithms.front();  // its buffers only: nothing is exchanged
+    compute_only.compute_only = true;
+    planner.add(std::move(compute_only));
+    for (const AlgorithmInfo* algorithm : algorithms) {
+      BenchmarkCase entry = base;
+      entry.name = fmt::format("train/{}/{}", algorithm->name, workload.spec);
+      entry.algorithm = algorithm;
+      planner.add(std::move(entry));
+    }
+  }
+}
+
+}  // namespace collbench::harness

@@ -1,0 +1,40 @@
+// The train family's names and timeline (train_family.cpp), for main and
+// the reporter.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace collbench::harness {
+
+// The algorithm column of train/none/<workload>: the exchange switched off.
+inline constexpr const char* kComputeOnlyAlgorithm = "none";
+
+// One timed iteration of a train benchmark on rank 0, microseconds from its
+// start: the compute thread's layers, and per bucket its ready time and its
+// exchange on the communication thread.
+struct TrainTimeline {
+  struct Span {
+    std::string name;  // "forward conv1", "backward fc"
+    double start_us = 0;
+    double duration_us = 0;
+  };
+  struct Bucket {
+    double ready_us = 0;
+    double start_us = 0;
+    double end_us = 0;
+  };
+  std::string benchmark;
+  std::vector<Span> compute;
+  std::vector<Bucket> buckets;  // empty for train/none
+};
+
+// The last timed iteration of every train benchmark that ran on this rank
+// with --timeline, in the order they finished; emptied.
+std::vector<TrainTimeline> take_train_timelines();
+// Chrome's trace event format (chrome://tracing, Perfetto): one process
+// per benchmark, thread 0 the compute, thread 1 the communication; "X"
+// events for layers and exchanges, "i" events for the ready times.
+std::string chrome_trace_json(const std::vector<TrainTimeline>& timelines);
+
+}  // namespace collbench::harness
