@@ -26,6 +26,14 @@
 #                sendrecv); unknown provider
 #   errors       bad input: exit 2, one line from rank 0, no output file
 #   progress     progress line with --progress, none on a pipe without it
+#   gemm         --families gemm: the peak first, then every distinct layer of
+#                alexnet per batch and pass, checked, with rate and efficiency
+#                that follow from flops and the medians
+#   train        --families train on googlenet:ddp: the exchange, compute-only
+#                and train rows, their shares computed from each other, the
+#                bookkeeping (iteration >= compute alone, exposed <=
+#                communication alone, within their spreads), and a --timeline
+#                whose buckets start when ready, in order, within the iteration
 # Environment: COLLBENCH_MPIRUN, the mpirun command with its options.
 set -euo pipefail
 
@@ -688,6 +696,135 @@ progress)
     { cat "$work/stderr" >&2; fail "the progress count ignores the filter"; }
   run 2 "${args[@]}" --progress --quiet
   [[ $status -eq 2 ]] || fail "--progress --quiet accepted"
+  ;;
+
+gemm)
+  run 2 --families gemm --gemm-models alexnet --gemm-batches 1,2 --check --samples 2 \
+    --csv "$work/gemm.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
+  check_csv "$work/gemm.csv" <<'PYTHON'
+if rows[0]["benchmark"] != "local/gemm/peak/2048" or rows[0]["pass"] != "peak":
+    fail(f"the first row is {rows[0]['benchmark']}, not the peak")
+peak = float(rows[0]["gflops"])
+groups = {}
+for row in rows:
+    name = row["benchmark"]
+    if row["check"] != "ok" or row["family"] != "local" or row["algorithm"] != "gemm":
+        fail(f"{name}: check {row['check']}, family {row['family']}")
+    if "OpenBLAS" not in row["blas"] or "OPENBLAS_CORETYPE=" not in row["blas"]:
+        fail(f"{name}: blas column {row['blas']!r}")
+    flops, median, gflops = float(row["flops"]), float(row["median_us"]), float(row["gflops"])
+    if abs(gflops - flops / median / 1e3) > 1e-4 * gflops:
+        fail(f"{name}: {gflops} GFLOP/s is not {flops} FLOP in {median} us")
+    if abs(float(row["efficiency"]) - gflops / peak) > 1e-3 * gflops / peak + 1e-4:
+        fail(f"{name}: efficiency {row['efficiency']} is not {gflops} / {peak}")
+    if row["pass"] == "peak":
+        continue
+    if row["model"] != "alexnet" or not name.startswith(f"local/gemm/alexnet/{row['batch']}/{row['pass']}/"):
+        fail(f"{name}: model {row['model']}, batch {row['batch']}, pass {row['pass']}")
+    key = (row["batch"], row["pass"])
+    groups[key] = groups.get(key, 0) + int(row["multiplicity"])
+# AlexNet: 5 convolutions and 3 linear layers, at 2 batches, forward and backward.
+if groups != {(b, p): 8 for b in ("1", "2") for p in ("forward", "backward")}:
+    fail(f"layers per batch and pass: {groups}")
+PYTHON
+  ;;
+
+train)
+  spec=googlenet:ddp=25MiB
+  args=(--families train --workload googlenet:ddp --algorithms ring,mpi --train-batch 1
+    --compute-scale 0.5 --check --samples 5)
+  run 2 "${args[@]}" --csv "$work/train.csv" --timeline "$work/timeline.json"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
+  check_csv "$work/train.csv" <<'PYTHON'
+spec = "googlenet:ddp=25MiB"
+names = [row["benchmark"] for row in rows]
+expected = [f"exchange/ring/{spec}", f"exchange/mpi/{spec}", f"train/none/{spec}",
+            f"train/ring/{spec}", f"train/mpi/{spec}"]
+if names != expected:
+    fail(f"rows {names}, expected {expected}")
+by_name = {row["benchmark"]: row for row in rows}
+none = by_name[f"train/none/{spec}"]
+for row in rows:
+    if row["check"] != "ok":
+        fail(f"{row['benchmark']}: check {row['check']}")
+for algorithm in ("ring", "mpi"):
+    row = by_name[f"train/{algorithm}/{spec}"]
+    exchange = by_name[f"exchange/{algorithm}/{spec}"]
+    if row["family"] != "train" or row["algorithm"] != algorithm or row["batch"] != "1":
+        fail(f"{algorithm}: family {row['family']}, algorithm {row['algorithm']}")
+    iteration, compute = float(row["median_us"]), float(row["compute_us"])
+    communication = float(row["communication_us"])
+    if compute != float(none["median_us"]) or communication != float(exchange["median_us"]):
+        fail(f"{algorithm}: compute {compute} / communication {communication} are not the "
+             f"train/none and exchange medians")
+    exposed, overlap = float(row["exposed_us"]), float(row["overlap"])
+    if abs(exposed - (iteration - compute)) > 1e-6 * iteration:
+        fail(f"{algorithm}: exposed {exposed} is not {iteration} - {compute}")
+    if abs(overlap - (1 - exposed / communication)) > 1e-3:
+        fail(f"{algorithm}: overlap {overlap} is not 1 - {exposed} / {communication}")
+    # The bookkeeping, within the rows own spreads: an iteration is never
+    # faster than its compute alone, and never exposes more than its
+    # communication alone takes.
+    if float(row["max_us"]) < float(none["min_us"]):
+        fail(f"{algorithm}: every iteration ({row['max_us']} us at most) is faster than "
+             f"every compute-only one ({none['min_us']} us at least)")
+    if float(row["min_us"]) - float(none["max_us"]) > float(exchange["max_us"]):
+        fail(f"{algorithm}: even the fastest iteration exposes more than the slowest "
+             f"exchange alone takes")
+PYTHON
+  "$python" - "$work/timeline.json" <<'PYTHON' || fail "timeline check failed"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+spec = "googlenet:ddp=25MiB"
+if sorted(names.values()) != sorted(f"train/{a}/{spec}" for a in ("none", "ring", "mpi")):
+    sys.exit(f"timeline processes {names}")
+for pid, name in names.items():
+    mine = [e for e in events if e["pid"] == pid and e["ph"] != "M"]
+    compute = [e for e in mine if e["tid"] == 0]
+    iteration = [e for e in mine if e["tid"] == 2]
+    starts = [e for e in mine if e.get("cat") == "exchange"]
+    ready = [e for e in mine if e.get("cat") == "ready"]
+    if len(iteration) != 1:
+        sys.exit(f"{name}: {len(iteration)} iteration events")
+    end = iteration[0]["dur"]
+    # Forward first layer first, then backward last layer first, back to back.
+    forward = [e for e in compute if e["name"].startswith("forward ")]
+    backward = [e for e in compute if e["name"].startswith("backward ")]
+    if not forward or [e["name"][8:] for e in forward] != [e["name"][9:] for e in backward][::-1]:
+        sys.exit(f"{name}: forward and backward do not mirror each other")
+    for before, after in zip(compute, compute[1:]):
+        if abs(before["ts"] + before["dur"] - after["ts"]) > 1:
+            sys.exit(f"{name}: a gap between {before['name']} and {after['name']}")
+    backward_end = compute[-1]["ts"] + compute[-1]["dur"]
+    if name.startswith("train/none/"):
+        if starts or ready:
+            sys.exit(f"{name}: the compute alone exchanged buckets")
+        continue
+    if not starts or len(starts) != len(ready):
+        sys.exit(f"{name}: {len(starts)} exchanges for {len(ready)} ready buckets")
+    ends = {e["name"]: e["ts"] + e["dur"] for e in backward}
+    previous_end = 0
+    for bucket, (made, sent) in enumerate(zip(ready, starts)):
+        # Handed over when the backward of its ready layer ended, not a layer sooner or later.
+        after = made["args"]["after"]
+        if after not in ends or abs(made["ts"] - ends[after]) > 1:
+            sys.exit(f"{name}: bucket {bucket} ready at {made['ts']}, not at the end of {after}")
+        if sent["ts"] + 1 < made["ts"] or sent["ts"] + 1 < previous_end:
+            sys.exit(f"{name}: bucket {bucket} started before it was ready or before the "
+                     f"one before it ended")
+        previous_end = sent["ts"] + sent["dur"]
+    if previous_end > end + 1:
+        sys.exit(f"{name}: the iteration ({end} us) ended before its last exchange ({previous_end})")
+    if ready[0]["ts"] < backward_end - 1 and starts[0]["ts"] >= backward_end:
+        sys.exit(f"{name}: bucket 0 was ready during backprop but sent only after it")
+PYTHON
+  # An existing timeline is kept unless --force.
+  run 2 "${args[@]}" --timeline "$work/timeline.json"
+  [[ $status -eq 2 ]] || fail "status $status for an existing --timeline"
+  grep -qF -- "--timeline $work/timeline.json: already exists" "$work/stderr" ||
+    { cat "$work/stderr" >&2; fail "existing --timeline not named"; }
   ;;
 
 *)

@@ -231,6 +231,7 @@ class PreparedTrain final : public PreparedCase {
   TrainTimeline timeline() const {
     TrainTimeline result;
     result.benchmark = name_;
+    result.iteration_us = times_.end * 1e6;
     double previous = 0;
     for (std::size_t layer = 0; layer < layer_groups_.size(); ++layer) {
       result.compute.push_back({"forward " + model_.gemm_layers[layer].name, previous * 1e6,
@@ -244,9 +245,9 @@ class PreparedTrain final : public PreparedCase {
     }
     if (compute_only_) return result;
     for (std::size_t bucket = 0; bucket < ready_layers_.size(); ++bucket) {
-      result.buckets.push_back({times_.bucket_ready[bucket] * 1e6,
-                                times_.bucket_start[bucket] * 1e6,
-                                times_.bucket_end[bucket] * 1e6});
+      result.buckets.push_back(
+          {model_.gemm_layers[ready_layers_[bucket]].name, times_.bucket_ready[bucket] * 1e6,
+           times_.bucket_start[bucket] * 1e6, times_.bucket_end[bucket] * 1e6});
     }
     return result;
   }
@@ -328,6 +329,12 @@ std::string chrome_trace_json(const std::vector<TrainTimeline>& timelines) {
     event(fmt::format(
         R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": 1, "args": {{"name": "communication"}}}})",
         process));
+    event(fmt::format(
+        R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": 2, "args": {{"name": "iteration"}}}})",
+        process));
+    event(fmt::format(
+        R"({{"name": "iteration", "cat": "iteration", "ph": "X", "pid": {}, "tid": 2, "ts": 0, "dur": {:.3f}}})",
+        process, timeline.iteration_us));
     for (const TrainTimeline::Span& span : timeline.compute) {
       event(fmt::format(
           R"({{"name": "{}", "cat": "compute", "ph": "X", "pid": {}, "tid": 0, "ts": {:.3f}, "dur": {:.3f}}})",
@@ -336,8 +343,8 @@ std::string chrome_trace_json(const std::vector<TrainTimeline>& timelines) {
     for (std::size_t bucket = 0; bucket < timeline.buckets.size(); ++bucket) {
       const TrainTimeline::Bucket& times = timeline.buckets[bucket];
       event(fmt::format(
-          R"({{"name": "bucket {} ready", "cat": "ready", "ph": "i", "s": "t", "pid": {}, "tid": 1, "ts": {:.3f}}})",
-          bucket, process, times.ready_us));
+          R"({{"name": "bucket {} ready", "cat": "ready", "ph": "i", "s": "t", "pid": {}, "tid": 1, "ts": {:.3f}, "args": {{"after": "backward {}"}}}})",
+          bucket, process, times.ready_us, json_escaped(times.ready_after)));
       event(fmt::format(
           R"({{"name": "bucket {}", "cat": "exchange", "ph": "X", "pid": {}, "tid": 1, "ts": {:.3f}, "dur": {:.3f}}})",
           bucket, process, times.start_us, times.end_us - times.start_us));

@@ -20,11 +20,13 @@ struct TrainTimeline {
     double duration_us = 0;
   };
   struct Bucket {
+    std::string ready_after;  // the layer whose backward completes it, e.g. "conv1"
     double ready_us = 0;
     double start_us = 0;
     double end_us = 0;
   };
   std::string benchmark;
+  double iteration_us = 0;  // the call, start to its last exchange's end
   std::vector<Span> compute;
   std::vector<Bucket> buckets;  // empty for train/none
 };
@@ -33,8 +35,9 @@ struct TrainTimeline {
 // with --timeline, in the order they finished; emptied.
 std::vector<TrainTimeline> take_train_timelines();
 // Chrome's trace event format (chrome://tracing, Perfetto): one process
-// per benchmark, thread 0 the compute, thread 1 the communication; "X"
-// events for layers and exchanges, "i" events for the ready times.
+// per benchmark, thread 0 the compute, thread 1 the communication, thread 2
+// the whole iteration; "X" events for layers, exchanges and the iteration,
+// "i" events for the ready times.
 std::string chrome_trace_json(const std::vector<TrainTimeline>& timelines);
 
 }  // namespace collbench::harness
