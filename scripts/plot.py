@@ -16,7 +16,12 @@ Subcommands:
                                        placement, dtype, op, ranks), fit_<collective>_<...>.png;
                                        ping-pong (fit_p2p_*) and local reduce (fit_reduce_*)
   scaling CSV --out DIR                collbench-predict's scaling.csv: speedup and efficiency
-                                       vs nodes per algorithm, the batch limit p <= B marked
+                                       vs nodes per algorithm, the batch limit p <= B marked,
+                                       scaling_<scenario>.png; per model and batch with
+                                       measured compute beside linear (--compute-from with
+                                       --preset keuper2016), efficiency vs nodes with a line
+                                       per scenario and a panel per algorithm,
+                                       efficiency_<model>_B<batch>.png
   compute CSV --out DIR                collbench-fit's compute.csv: GFLOP/s of a training
                                        iteration's GEMMs against the batch per rank, one line
                                        per model, the peak GEMM's rate as a horizontal line,
@@ -352,39 +357,47 @@ def cmd_scaling(args):
     rows = read_rows(path, required, "plot.py scaling")
     if not rows:
         raise InputError(f"{path}: no data rows")
+    # The compute comparison needs these; a scaling.csv without them gets
+    # the per-scenario figures alone.
+    compared = all(c in rows[0] for c in ("model", "compute_model", "compute_s_1node"))
     scenarios = collections.OrderedDict()
     for i, row in enumerate(rows, start=1):
         s = scenarios.setdefault(row["scenario"], {"batch": int(number(row, "batch", path, i)),
                                                    "weak": row["scaling"] == "weak",
                                                    "network": row["network"],
                                                    "curves": collections.defaultdict(list)})
+        if compared:
+            s.update(model=row["model"], compute_model=row["compute_model"],
+                     compute_s=number(row, "compute_s_1node", path, i))
         s["curves"][row["algorithm"]].append((int(number(row, "nodes", path, i)),
                                               number(row, "speedup", path, i),
-                                              number(row, "efficiency", path, i)))
+                                              number(row, "efficiency", path, i),
+                                              row["within_batch_limit"] == "1"))
     plt, FuncFormatter = pyplot()
     written = []
     with ReplaceTogether(args.out, inputs=[args.csv]) as outputs:
         palette = Palette(listing, [row["algorithm"] for row in rows])
         draw_scaling(plt, FuncFormatter, scenarios, palette, outputs, written)
+        if compared:
+            draw_compute_comparison(plt, FuncFormatter, scenarios, palette, outputs, written)
     return written
 
 
 def draw_scaling(plt, FuncFormatter, scenarios, palette, outputs, written):
     for label, s in scenarios.items():
         fig, (ax_s, ax_e) = plt.subplots(1, 2, figsize=(12, 4.5))
-        max_nodes = max(p for curve in s["curves"].values() for p, _, _ in curve)
+        max_nodes = max(point[0] for curve in s["curves"].values() for point in curve)
         for algorithm in palette.ordered(s["curves"]):
             curve = sorted(s["curves"][algorithm])
-            ps = [p for p, _, _ in curve]
-            ax_s.plot(ps, [x for _, x, _ in curve], label=algorithm, color=palette.color(algorithm))
-            ax_e.plot(ps, [100 * e for _, _, e in curve], label=algorithm,
+            ps = [point[0] for point in curve]
+            ax_s.plot(ps, [point[1] for point in curve], label=algorithm,
+                      color=palette.color(algorithm))
+            ax_e.plot(ps, [100 * point[2] for point in curve], label=algorithm,
                       color=palette.color(algorithm))
         ax_s.plot([1, max_nodes], [1, max_nodes], ":", color="black", lw=0.8, label="ideal")
         ax_e.axhline(50, color="black", lw=0.8, ls=":", label="50% efficiency")
         if not s["weak"] and s["batch"] < max_nodes:
-            for ax in (ax_s, ax_e):
-                ax.axvline(s["batch"], color="red", lw=1, ls="--")
-                ax.axvspan(s["batch"], max_nodes, color="red", alpha=0.07)
+            mark_batch_limit((ax_s, ax_e), s["batch"], max_nodes)
             ax_s.text(s["batch"], ax_s.get_ylim()[1] * 0.95, f" p = B = {s['batch']}\n"
                       " beyond: < 1 sample/node", color="red", fontsize=8, va="top")
         for ax in (ax_s, ax_e):
@@ -400,6 +413,106 @@ def draw_scaling(plt, FuncFormatter, scenarios, palette, outputs, written):
         ax_s.legend(fontsize=8)
         fig.suptitle(f"{label} ({'weak' if s['weak'] else 'strong'} scaling) on {s['network']}")
         save(fig, outputs, f"scaling_{slug(label)}.png", written)
+        plt.close(fig)
+
+
+def mark_batch_limit(axes, batch, max_nodes):
+    for ax in axes:
+        ax.axvline(batch, color="red", lw=1, ls="--")
+        ax.axvspan(batch, max_nodes, color="red", alpha=0.07)
+
+
+def largest_half_efficiency(curve):
+    """The largest p with efficiency >= 50% before it first falls below
+    (within the batch limit), as collbench-predict's summary counts it."""
+    last = None
+    for p, _, e, within in curve:
+        if not within:
+            break
+        if e < 0.5:
+            break
+        last = (p, e)
+    return last
+
+
+def comparison_groups(scenarios):
+    """(model, batch, weak, network) -> its scenarios' labels, for every group
+    that has measured compute beside linear compute (a time falling as 1/p)."""
+    groups = collections.OrderedDict()
+    for label, s in scenarios.items():
+        groups.setdefault((s["model"], s["batch"], s["weak"], s["network"]), []).append(label)
+    return collections.OrderedDict(
+        (key, labels) for key, labels in groups.items()
+        if {scenarios[l]["compute_model"] for l in labels} >= {"linear", "measured"})
+
+
+def comparison_name(model, batch, weak):
+    """efficiency_<model>_B<batch>[_node].png: the name collbench-predict's
+    keuper2016 README links (keuper2016.cpp, comparison_plot)."""
+    return f"efficiency_{slug(model, f'B{batch}', 'node' if weak else '')}.png"
+
+
+def draw_compute_comparison(plt, FuncFormatter, scenarios, palette, outputs, written):
+    """Per model and batch with measured and linear compute: efficiency
+    against p, a panel per algorithm, a line per scenario: measured compute
+    solid black, the linear twin of a measured one (the same time at B,
+    falling as 1/p) dashed black, the other linear ones dashed in colour;
+    a dot at each line's largest p with efficiency >= 50%, its value in the
+    panel's legend."""
+    for (model, batch, weak, network), labels in comparison_groups(scenarios).items():
+        algorithms = palette.ordered({a for l in labels for a in scenarios[l]["curves"]})
+        fig, axes = plt.subplots(1, len(algorithms), figsize=(4.6 * len(algorithms), 4.2),
+                                 sharey=True, squeeze=False)
+        axes = axes[0]
+        prefix = f"{model} B={batch}{'/node' if weak else ''} "
+        max_nodes = max(point[0] for l in labels for curve in scenarios[l]["curves"].values()
+                        for point in curve)
+        measured_times = {scenarios[l]["compute_s"] for l in labels
+                          if scenarios[l]["compute_model"] == "measured"}
+        others = iter(CYCLE)
+        styles = {}  # label -> (colour, line style, width)
+        for label in labels:
+            s = scenarios[label]
+            if s["compute_model"] == "measured":
+                styles[label] = ("black", "-", 2.2)
+            elif s["compute_s"] in measured_times:
+                styles[label] = ("black", "--", 1.4)
+            else:
+                styles[label] = (next(others, None), "--", 1.2)
+        for ax, algorithm in zip(axes, algorithms):
+            for label in labels:
+                s = scenarios[label]
+                curve = sorted(s["curves"].get(algorithm, []))
+                if not curve:
+                    continue
+                color, style, width = styles[label]
+                name = label[len(prefix):] if label.startswith(prefix) else label
+                compute = (f"at B/p ({s['compute_s']:.3g} s at B)"
+                           if s["compute_model"] == "measured" else f"{s['compute_s']:.3g} s / p")
+                half = largest_half_efficiency(curve)
+                line, = ax.plot([point[0] for point in curve],
+                                [100 * point[2] for point in curve], ls=style, lw=width,
+                                color=color,
+                                label=f"{name}, {compute}: {format(half[0], 'g') if half else '-'}")
+                if half:
+                    ax.plot(half[0], 100 * half[1], "o", ms=5, color=line.get_color())
+            ax.axhline(50, color="black", lw=0.8, ls=":")
+            if not weak and batch < max_nodes:
+                mark_batch_limit([ax], batch, max_nodes)
+                ax.text(batch, 103, f" p = B = {batch}", color="red", fontsize=8, va="top")
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:g}"))
+            ax.set_xlabel("nodes p")
+            ax.set_title(algorithm)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                      title="scenario, compute: largest p with E ≥ 50%", title_fontsize=7)
+        axes[0].set_ylabel("efficiency (%)")
+        axes[0].set_ylim(0, 105)
+        fig.suptitle(f"{model} B={batch}{'/node' if weak else ''} "
+                     f"({'weak' if weak else 'strong'} scaling) on {network}: constant compute "
+                     "falling as 1/p (dashed) and measured at B/p (solid)", fontsize=10)
+        save(fig, outputs, comparison_name(model, batch, weak), written)
         plt.close(fig)
 
 

@@ -568,8 +568,8 @@ TEST(Keuper2016, MeasuredScenariosBesideTableI) {
   EXPECT_NE(readme.find("## Measured compute on this machine"), std::string::npos);
   EXPECT_NE(readme.find("**alexnet_caffe B=256.** Measured T_compute(B) = "), std::string::npos)
       << readme;
-  EXPECT_NE(readme.find("| p | ps_central E, Table I CPU | ps_central E, measured-linear | "
-                        "ps_central E, measured |"),
+  EXPECT_NE(readme.find("| p | measured T_compute ÷ T_compute(B)/p | ps_central E, Table I CPU | "
+                        "ps_central E, measured-linear | ps_central E, measured |"),
             std::string::npos);
   // The 50% row of the table: the summaries' numbers, in column order.
   const ScalingResult& cpu = results[0];
@@ -581,13 +581,61 @@ TEST(Keuper2016, MeasuredScenariosBesideTableI) {
     return s.half_efficiency_nodes > 0 ? s.half_efficiency_nodes - 1 : -1;
   };
   const std::string row50 =
-      fmt::format("| largest p with E ≥ 50% | {} | {} | {} | {} |", largest(cpu, 0),
+      fmt::format("| largest p with E ≥ 50% | | {} | {} | {} | {} |", largest(cpu, 0),
                   largest(alexnet_linear, 0), largest(alexnet_measured, 0), largest(cpu, 1));
   EXPECT_NE(readme.find(row50), std::string::npos) << row50 << "\n" << readme;
   EXPECT_NE(readme.find(fmt::format("ring p = {} -> {} -> {}", largest(cpu, 2),
                                     largest(alexnet_linear, 2), largest(alexnet_measured, 2))),
             std::string::npos)
       << readme;
+  // The compute column: measured over T_compute(B)/p. At p = B that is one
+  // sample's rate against B's, efficiency(B) / efficiency(1) of the truth.
+  const double at_b = testing::gemm_efficiency(truth, 256) / testing::gemm_efficiency(truth, 1);
+  EXPECT_NE(readme.find(fmt::format("| 256 | {:.2f} |", at_b)), std::string::npos) << readme;
+  EXPECT_NE(
+      readme.find(fmt::format("at one sample per node {:.3g} s",
+                              compute_at(*measured[0].measured_compute, 1).iteration_seconds)),
+      std::string::npos)
+      << readme;
+  // Where the GEMM limit bites: the first p whose compute is 10% above 1/p.
+  int bites = 0;
+  for (const ScalingRow& row : alexnet_measured.rows) {
+    if (row.compute_seconds >= 1.1 * alexnet_measured.scenario.compute_seconds / row.nodes) {
+      bites = row.nodes;
+      break;
+    }
+  }
+  ASSERT_GT(bites, 1);
+  EXPECT_NE(readme.find(fmt::format("the measured compute is 10% or more above T_compute(B)/p "
+                                    "from p = {} (B/p = {:.3g}) and {:.2f}× it at p = 256",
+                                    bites, 256.0 / bites, at_b)),
+            std::string::npos)
+      << readme;
+  // The conclusion says how far the measured compute moves each 50% point
+  // from the measured-linear twin's (the truth's GEMMs slow down at small
+  // batches: down, so the 1/p limits are optimistic).
+  const auto points = [&](const ScalingResult& r) {
+    return fmt::format("{}, {}, {}", largest(r, 0), largest(r, 1), largest(r, 2));
+  };
+  ASSERT_NE(points(alexnet_linear), points(alexnet_measured));
+  EXPECT_NE(readme.find(fmt::format("moves the largest p at 50% efficiency of ps_central, tree "
+                                    "and ring from {} to {} for alexnet_caffe B=256",
+                                    points(alexnet_linear), points(alexnet_measured))),
+            std::string::npos)
+      << readme;
+  EXPECT_NE(readme.find("where it moves, the limits above are optimistic."), std::string::npos);
+  // No plots asked for: none linked.
+  EXPECT_EQ(readme.find(".png"), std::string::npos);
+  // With plots: every scenario's figure and each model's comparison, by
+  // the names plot.py scaling gives them (slug of the label).
+  const std::string plotted = keuper2016_readme(results, fdr, "x", true);
+  EXPECT_NE(plotted.find("[alexnet_caffe B=256 CPU](scaling_alexnet_caffe_B256_CPU.png)"),
+            std::string::npos);
+  EXPECT_NE(
+      plotted.find("[googlenet B=32 measured-linear](scaling_googlenet_B32_measured-linear.png)"),
+      std::string::npos);
+  EXPECT_NE(plotted.find("](efficiency_alexnet_caffe_B256.png)"), std::string::npos) << plotted;
+  EXPECT_NE(plotted.find("](efficiency_googlenet_B32.png)"), std::string::npos);
   // The verdict stays the Table I scenarios': the same as without the others.
   const std::vector<ScalingResult> paper_only(results.begin(), results.begin() + 7);
   const std::string paper_readme = keuper2016_readme(paper_only, fdr, "x");
@@ -596,6 +644,46 @@ TEST(Keuper2016, MeasuredScenariosBesideTableI) {
     return text.substr(start, text.find(" The model assumes", start) - start);
   };
   EXPECT_EQ(conclusion(readme), conclusion(paper_readme));
+}
+
+// GEMMs at the peak rate whatever the batch: the measured compute falls as
+// 1/p, so it moves no 50% point, and the README says so instead of calling
+// the 1/p limits optimistic.
+TEST(Keuper2016, MeasuredComputeAtFullRateMovesNothing) {
+  testing::GemmTruth truth;
+  truth.models = {"alexnet_caffe", "googlenet"};
+  truth.half_batch = 1e-9;
+  const NamedTable named{"gemm.csv", testing::synthetic_gemm_table(truth)};
+  const GemmMeasurements measurements = read_gemm_measurements(std::span(&named, 1));
+  const Network fdr = preset_network("fdr", kDefaultGammaSecondsPerByte);
+  const std::vector<std::string> algorithms = {"ps_central", "tree", "ring"};
+  std::vector<ScalingScenario> scenarios = keuper2016_scenarios();
+  for (ScalingScenario& s : keuper2016_measured_scenarios(measurements)) scenarios.push_back(s);
+  std::vector<ScalingResult> results;
+  for (const ScalingScenario& s : scenarios) {
+    ScalingResult r{s, predict_scaling(s, fdr, algorithms, 256), {}};
+    r.summary = summarize_scaling(r.rows);
+    results.push_back(std::move(r));
+  }
+  const std::string readme = keuper2016_readme(results, fdr, "x");
+  EXPECT_NE(readme.find("the measured compute stays within 0.0% of T_compute(B)/p up to p = 256, "
+                        "which moves no 50% point."),
+            std::string::npos)
+      << readme;
+  EXPECT_NE(readme.find("leaves the largest p at 50% efficiency of ps_central, tree and ring at "),
+            std::string::npos)
+      << readme;
+  EXPECT_NE(readme.find("here the 1/p assumption does not change the limits above."),
+            std::string::npos);
+  EXPECT_EQ(readme.find("optimistic"), std::string::npos) << readme;
+  // googlenet B=32 with ring stays above 50% up to p = B: the batch limit ends it.
+  const ScalingResult& googlenet = results.at(9);
+  ASSERT_EQ(googlenet.scenario.label, "googlenet B=32 measured");
+  ASSERT_EQ(googlenet.summary.at(2).half_efficiency_nodes, 0);
+  EXPECT_NE(readme.find("ring keep efficiency at or above 50% up to p = B = 32: the batch limit, "
+                        "not the network or the GEMMs, ends their scaling."),
+            std::string::npos)
+      << readme;
 }
 
 TEST(Keuper2016, ReadmeConclusionFollowsTheNumbers) {

@@ -40,6 +40,10 @@ constexpr TableEntry kTableI[] = {
 constexpr std::string_view kMeasuredDevice = "measured";
 constexpr std::string_view kMeasuredLinearDevice = "measured-linear";
 
+// Where the falling GEMM efficiency counts: the measured compute at B/p is
+// this much of T_compute(B)/p or more.
+constexpr double kComputeBites = 1.1;
+
 // "A few dozen nodes": the paper's bound on effective scaling. Efficiency at
 // or above 50% beyond this many nodes would contradict it.
 constexpr int kFewDozen = 64;
@@ -55,6 +59,47 @@ int effective_nodes(const ScalingResult& result, const ScalingSummary& summary) 
 }
 
 std::string device_of(const ScalingScenario& s) { return s.label.substr(s.label.rfind(' ') + 1); }
+
+// scripts/plot.py's slug(): '=' dropped, every run of characters other
+// than [A-Za-z0-9_.-] one '_', none at either end; the PNG names the README
+// links are plot.py scaling's.
+std::string plot_slug(std::string_view text) {
+  std::string out;
+  bool gap = false;
+  for (const char c : text) {
+    if (c == '=') continue;
+    const bool kept = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '.' || c == '-';
+    if (!kept) {
+      gap = true;
+      continue;
+    }
+    if (gap && !out.empty()) out += '_';
+    gap = false;
+    out += c;
+  }
+  const std::size_t first = out.find_first_not_of('_');
+  if (first == std::string::npos) return "";
+  return out.substr(first, out.find_last_not_of('_') - first + 1);
+}
+
+// "a", "a and b", "a, b and c".
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    s += (i == 0 ? "" : (i + 1 == items.size() ? " and " : ", ")) + items[i];
+  }
+  return s;
+}
+
+// plot.py scaling's figure of one scenario, and the comparison of one
+// model's compute models (comparison_name there).
+std::string scenario_plot(const ScalingScenario& s) {
+  return fmt::format("scaling_{}.png", plot_slug(s.label));
+}
+std::string comparison_plot(const ScalingScenario& s) {
+  return fmt::format("efficiency_{}.png", plot_slug(fmt::format("{}_B{}", s.model, s.batch)));
+}
 
 enum class ComputeKind { table_i, measured, measured_linear };
 
@@ -111,7 +156,7 @@ namespace {
 // The conclusion from the Table I scenarios: the paper's claim, then what
 // each algorithm's numbers say.
 std::string paper_conclusion(std::span<const ScalingResult> paper, int max_nodes,
-                             bool measured_follows) {
+                             const std::string& measured_sentence) {
   std::map<std::string, std::pair<int, std::string>> best;  // algorithm -> (max eff p, where)
   std::map<std::string, std::pair<int, int>> peak_range;    // algorithm -> (min, max) peak p
   for (const ScalingResult& r : paper) {
@@ -186,13 +231,6 @@ std::string paper_conclusion(std::span<const ScalingResult> paper, int max_nodes
       break;
     }
   }
-  const auto names = [](const std::vector<std::string>& v) {
-    std::string s;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      s += (i == 0 ? "" : (i + 1 == v.size() ? " and " : ", ")) + v[i];
-    }
-    return s;
-  };
   std::string verdict;
   if (contradicting.empty()) {
     verdict = fmt::format(
@@ -211,16 +249,15 @@ std::string paper_conclusion(std::span<const ScalingResult> paper, int max_nodes
         "These numbers support the paper's conclusion that effective scaling stops at a few "
         "dozen nodes (taken here as efficiency ≥ 50% at no more than {} nodes) for {}, and "
         "contradict it for {}: ",
-        kFewDozen, names(supporting), names(contradicting));
+        kFewDozen, joined(supporting), joined(contradicting));
   }
   std::string out = "## Conclusion\n\n";
   out += verdict + per_algorithm + "." + device_sentence + batch_sentence +
-         " The model assumes compute time falls as 1/p at any per-node batch; the falling GEMM "
-         "efficiency at small B/p that the paper also names would lower every curve further, "
-         "so these limits are optimistic.";
-  out += measured_follows ? " The next section puts the GEMM times measured on this machine in its "
-                            "place.\n\n"
-                          : "\n";
+         " The model assumes compute time falls as 1/p at any per-node batch";
+  out += measured_sentence.empty()
+             ? "; the falling GEMM efficiency at small B/p that the paper also names would lower "
+               "the curves further, so these limits are optimistic.\n"
+             : ". " + measured_sentence + "\n\n";
   return out;
 }
 
@@ -271,6 +308,37 @@ struct ComputeColumns {
   }
 };
 
+// The measured compute at p nodes over T_compute(B)/p: 1 where the GEMMs
+// keep their rate at B/p, above 1 where they slow down (NaN: no row at p).
+double compute_ratio_at(const ScalingResult& measured, int nodes) {
+  for (const ScalingRow& row : measured.rows) {
+    if (row.nodes == nodes) {
+      return row.compute_seconds / (measured.scenario.compute_seconds / nodes);
+    }
+  }
+  return std::nan("");
+}
+
+// Where the falling GEMM efficiency starts to count: the smallest p within
+// the batch limit whose compute_ratio_at is kComputeBites or more (0:
+// none), and the ratio farthest from 1 there.
+struct ComputeBite {
+  int nodes = 0;
+  double farthest = 1;
+};
+
+ComputeBite compute_bite(const ScalingResult& measured) {
+  ComputeBite bite;
+  std::set<int> seen;
+  for (const ScalingRow& row : measured.rows) {
+    if (!row.within_batch_limit || !seen.insert(row.nodes).second) continue;
+    const double ratio = compute_ratio_at(measured, row.nodes);
+    if (std::abs(ratio - 1) > std::abs(bite.farthest - 1)) bite.farthest = ratio;
+    if (bite.nodes == 0 && ratio >= kComputeBites) bite.nodes = row.nodes;
+  }
+  return bite;
+}
+
 // What one measured scenario's compute is: its time and rate at B and at
 // one sample per node.
 std::string measured_compute_sentence(const ScalingScenario& s, const ScalingResult* cpu) {
@@ -282,24 +350,26 @@ std::string measured_compute_sentence(const ScalingScenario& s, const ScalingRes
                            ? std::string()
                            : fmt::format(", {:.0f}% of the peak GEMM's", 100 * at.efficiency));
   };
+  const double one = compute_at(compute, 1).iteration_seconds;
+  const double share = s.compute_seconds / s.batch;
   return fmt::format(
-      "Measured T_compute(B) = {:.3g} s ({}); at one sample per node {:.3g} s ({}), where "
-      "T_compute(B)/B would be {:.3g} s.{}",
-      s.compute_seconds, rate(s.batch), compute_at(compute, 1).iteration_seconds, rate(1),
-      s.compute_seconds / s.batch,
+      "Measured T_compute(B) = {:.3g} s ({}); at one sample per node {:.3g} s ({}), {:.2f}× "
+      "T_compute(B)/B = {:.3g} s.{}",
+      s.compute_seconds, rate(s.batch), one, rate(1), one / share, share,
       cpu == nullptr
           ? std::string()
           : fmt::format(" Table I's CPU: T_compute(B) = {:.2g} s.", cpu->scenario.compute_seconds));
 }
 
-// Efficiency against p (powers of two up to B) per algorithm and compute
-// model, and the largest p at 50% efficiency of each.
+// Per p (powers of two up to B): the measured compute over T_compute(B)/p,
+// and efficiency per algorithm and compute model; then the largest p at 50%
+// efficiency of each.
 std::string measured_table(const ComputeColumns& compute) {
   const std::vector<std::pair<std::string_view, const ScalingResult*>> columns = compute.present();
   std::vector<std::string> algorithms;
   for (const ScalingSummary& s : compute.measured->summary) algorithms.push_back(s.algorithm);
-  std::string out = "| p |";
-  std::string rule = "|---:|";
+  std::string out = "| p | measured T_compute ÷ T_compute(B)/p |";
+  std::string rule = "|---:|---:|";
   for (const std::string& a : algorithms) {
     for (const auto& [name, result] : columns) {
       out += fmt::format(" {} E, {} |", a, name);
@@ -312,7 +382,9 @@ std::string measured_table(const ComputeColumns& compute) {
   for (int p = 1; p <= last; p *= 2) shown.insert(p);
   shown.insert(last);
   for (int p : shown) {
-    out += fmt::format("| {} |", p);
+    const double ratio = compute_ratio_at(*compute.measured, p);
+    out += fmt::format("| {} | {} |", p,
+                       std::isnan(ratio) ? std::string("-") : fmt::format("{:.2f}", ratio));
     for (const std::string& a : algorithms) {
       for (const auto& [name, result] : columns) {
         out += fmt::format(" {} |", percent_or_dash(efficiency_at(*result, a, p)));
@@ -320,7 +392,7 @@ std::string measured_table(const ComputeColumns& compute) {
     }
     out += "\n";
   }
-  out += "| largest p with E ≥ 50% |";
+  out += "| largest p with E ≥ 50% | |";
   for (const std::string& a : algorithms) {
     for (const auto& [name, result] : columns) {
       const int nodes = effective_nodes_of(*result, a);
@@ -330,29 +402,57 @@ std::string measured_table(const ComputeColumns& compute) {
   return out + "\n";
 }
 
-// Where the 50% point moves from Table I's CPU time to this machine's time
-// (still falling as 1/p), and from there to the measured per-batch compute.
+// Where each limit bites for one model: the 50% point from Table I's CPU
+// time to this machine's time (still falling as 1/p) to the measured
+// per-batch compute, where the measured compute leaves 1/p, and which
+// algorithms only the batch limit stops.
 std::string measured_shift(const ComputeColumns& compute) {
   if (compute.table_i_cpu == nullptr || compute.measured_linear == nullptr) return "";
-  std::vector<std::string> moves;
+  const ScalingScenario& s = compute.measured->scenario;
+  std::vector<std::string> moves, moved, batch_bound;
   for (const ScalingSummary& m : compute.measured->summary) {
     const int cpu = effective_nodes_of(*compute.table_i_cpu, m.algorithm);
     const int linear = effective_nodes_of(*compute.measured_linear, m.algorithm);
     const int measured = effective_nodes(*compute.measured, m);
     moves.push_back(fmt::format("{} p = {} -> {} -> {}", m.algorithm, cpu, linear, measured));
+    if (measured != linear) moved.push_back(m.algorithm);
+    if (!s.weak && m.half_efficiency_nodes == 0) batch_bound.push_back(m.algorithm);
   }
-  const bool slower =
-      compute.measured->scenario.compute_seconds > compute.table_i_cpu->scenario.compute_seconds;
+  const double cpu_seconds = compute.table_i_cpu->scenario.compute_seconds;
+  const bool slower = s.compute_seconds > cpu_seconds;
+  const ComputeBite bite = compute_bite(*compute.measured);
+  std::string gemm;
+  if (bite.nodes > 0) {
+    gemm = fmt::format(
+        "the measured compute is {:.0f}% or more above T_compute(B)/p from p = {} (B/p = {:.3g}) "
+        "and {:.2f}× it at p = {}",
+        100 * (kComputeBites - 1), bite.nodes, static_cast<double>(s.batch) / bite.nodes,
+        compute_ratio_at(*compute.measured, s.batch), s.batch);
+  } else {
+    gemm = fmt::format("the measured compute stays within {:.1f}% of T_compute(B)/p up to p = {}",
+                       100 * std::abs(bite.farthest - 1), s.batch);
+  }
+  gemm += moved.empty() ? ", which moves no 50% point"
+                        : fmt::format(", which moves the 50% point of {}", joined(moved));
+  std::string batch;
+  if (!batch_bound.empty()) {
+    batch = fmt::format(
+        " With measured compute, {} {} efficiency at or above 50% up to p = B = {}: the batch "
+        "limit, not the network or the GEMMs, ends {} scaling.",
+        joined(batch_bound), batch_bound.size() == 1 ? "keeps" : "keep", s.batch,
+        batch_bound.size() == 1 ? "its" : "their");
+  }
   return fmt::format(
       "Largest p at 50% efficiency, Table I CPU -> this machine's T_compute(B) falling as 1/p "
-      "-> measured at B/p: {}. The first step is this machine's speed ({} than Table I's CPU: "
-      "{} compute to hide the same exchange behind), the second the GEMM efficiency falling "
-      "with B/p.\n\n",
-      fmt::join(moves, "; "), slower ? "slower" : "faster", slower ? "more" : "less");
+      "-> measured at B/p: {}. The first step is this machine's speed: T_compute(B) = {:.3g} s "
+      "against Table I's {:.2g} s, {} compute for the same exchange. The second is the GEMM "
+      "efficiency falling with B/p: {}.{}\n\n",
+      fmt::join(moves, "; "), s.compute_seconds, cpu_seconds, slower ? "more" : "less", gemm,
+      batch);
 }
 
-// The measured scenarios beside the paper's CPU time.
-std::string measured_section(std::span<const ScalingResult> results) {
+// Every measured scenario with its Table I CPU and measured-linear twins.
+std::vector<ComputeColumns> measured_models(std::span<const ScalingResult> results) {
   std::vector<ComputeColumns> models;
   for (const ScalingResult& r : results) {
     if (compute_kind(r.scenario) != ComputeKind::measured) continue;
@@ -360,6 +460,52 @@ std::string measured_section(std::span<const ScalingResult> results) {
     models.push_back({result_of(results, s.model, s.batch, ComputeKind::table_i),
                       result_of(results, s.model, s.batch, ComputeKind::measured_linear), &r});
   }
+  return models;
+}
+
+// The conclusion's sentence on the measured compute: per model, how the
+// falling GEMM efficiency moves the largest p at 50% efficiency from the
+// measured-linear twin's; empty without twins.
+std::string measured_conclusion(const std::vector<ComputeColumns>& models) {
+  std::vector<std::string> per_model;
+  bool down = false, up = false;
+  for (const ComputeColumns& model : models) {
+    if (model.measured_linear == nullptr) continue;
+    std::vector<std::string> linear, measured, names;
+    for (const ScalingSummary& m : model.measured->summary) {
+      const int from = effective_nodes_of(*model.measured_linear, m.algorithm);
+      const int to = effective_nodes(*model.measured, m);
+      linear.push_back(std::to_string(from));
+      measured.push_back(std::to_string(to));
+      names.push_back(m.algorithm);
+      down = down || to < from;
+      up = up || to > from;
+    }
+    // The first model names what moves; the others say "it".
+    const std::string what =
+        per_model.empty() ? fmt::format("the largest p at 50% efficiency of {}", joined(names))
+                          : "it";
+    const ScalingScenario& s = model.measured->scenario;
+    per_model.push_back(linear == measured
+                            ? fmt::format("leaves {} at {} for {} B={}", what,
+                                          fmt::join(linear, ", "), s.model, s.batch)
+                            : fmt::format("moves {} from {} to {} for {} B={}", what,
+                                          fmt::join(linear, ", "), fmt::join(measured, ", "),
+                                          s.model, s.batch));
+  }
+  if (per_model.empty()) return "";
+  std::string verdict;
+  if (down && !up) verdict = ": where it moves, the limits above are optimistic";
+  if (up && !down) verdict = ": where it moves, the limits above are pessimistic";
+  if (!up && !down) verdict = ": here the 1/p assumption does not change the limits above";
+  return fmt::format(
+      "Measured on this machine (next section) and set against the same T_compute(B) falling "
+      "as 1/p, the GEMM efficiency falling at small B/p {}{}.",
+      joined(per_model), verdict);
+}
+
+// The measured scenarios beside the paper's CPU time.
+std::string measured_section(const std::vector<ComputeColumns>& models, bool plots) {
   if (models.empty()) return "";
   const MeasuredCompute& first = *models.front().measured->scenario.measured_compute;
   std::string out = "## Measured compute on this machine\n\n";
@@ -368,17 +514,26 @@ std::string measured_section(std::span<const ScalingResult> results) {
       "backward time measured on this machine at the per-node batch B/p ({}{}; log-log "
       "interpolation between the measured batches, so B/p need not be whole; p > B: one "
       "sample's time). Only the GEMMs are timed (convolutions as im2col products, linear "
-      "layers), as the catalog counts FLOPs. A GEMM's efficiency falls as B/p shrinks, so "
-      "compute no longer falls as 1/p: the paper's second limit, which Table I's constant times "
+      "layers), as the catalog counts FLOPs. Where a GEMM's efficiency falls as B/p shrinks, "
+      "compute falls slower than 1/p: the paper's second limit, which Table I's constant times "
       "leave out. The `{}` scenarios take the measured T_compute(B) and divide it by p as "
       "Table I's are, which separates this machine's speed from that limit. The network, "
-      "exchange and overlap are the same as above.\n\n",
+      "exchange and overlap are the same as above.{}\n\n",
       kMeasuredDevice, first.source, first.blas.empty() ? "" : ", BLAS " + first.blas,
-      kMeasuredLinearDevice);
+      kMeasuredLinearDevice,
+      plots ? " Each model's figure: efficiency against p per algorithm, Table I's devices and "
+              "measured-linear dashed (constant compute falling as 1/p), measured solid, a dot "
+              "at each line's largest p with E ≥ 50% (its value in the legend), p > B shaded."
+            : "");
   for (const ComputeColumns& model : models) {
     const ScalingScenario& s = model.measured->scenario;
     out += fmt::format("**{} B={}.** {}\n\n", s.model, s.batch,
                        measured_compute_sentence(s, model.table_i_cpu));
+    if (plots) {
+      out +=
+          fmt::format("![{} B={}: efficiency against p with constant and measured compute]({})\n\n",
+                      s.model, s.batch, comparison_plot(s));
+    }
     out += measured_table(model) + "\n" + measured_shift(model);
   }
   return out;
@@ -387,14 +542,13 @@ std::string measured_section(std::span<const ScalingResult> results) {
 }  // namespace
 
 std::string keuper2016_readme(std::span<const ScalingResult> results, const Network& network,
-                              std::string_view command_line) {
+                              std::string_view command_line, bool plots) {
   if (results.empty()) throw std::invalid_argument("keuper2016_readme: no results");
   std::string out;
   out += "# Keuper & Pfreundt (2016), Table I, on a modelled network\n\n";
   out += fmt::format(
-      "Generated by `{}`. Do not edit by hand: rerun the command (it rewrites this file, "
-      "`scaling.csv` and the plots).\n\n",
-      command_line);
+      "Generated by `{}`. Do not edit by hand: rerun the command (it rewrites this file{}).\n\n",
+      command_line, plots ? ", `scaling.csv` and the plots" : " and `scaling.csv`");
   std::map<std::string, std::pair<double, double>> models;  // name -> (|W|, bytes)
   int max_nodes = 1;
   bool any_measured = false;
@@ -420,8 +574,9 @@ std::string keuper2016_readme(std::span<const ScalingResult> results, const Netw
       "α = {:.2f} µs, β = {:.4f} ns/B ({:.3f} GB/s); γ {}. Exchange costs are the "
       "algorithms' own cost terms (collectives/allreduce/<name>.cpp).\n\n",
       max_nodes,
-      any_measured ? " (scenarios marked `measured` and `measured-linear`: this machine's "
-                     "GEMMs, see below)"
+      any_measured ? "; the `measured` scenarios take T_compute(B/p) measured on this machine's "
+                     "GEMMs in place of T_compute(B)/p, the `measured-linear` ones its "
+                     "T_compute(B) over p (see below)"
                    : "",
       model_list, network.description, network.params.alpha * 1e6, network.params.beta * 1e9,
       1e-9 / network.params.beta, network.gamma_origin);
@@ -442,17 +597,26 @@ std::string keuper2016_readme(std::span<const ScalingResult> results, const Netw
   }
   out +=
       "\n\"(limit)\": speedup still rising at the largest p considered (B or the node "
-      "range). Every p is in `scaling.csv`; the plots `scaling_*.png` show speedup and "
-      "efficiency against p with p = B marked.\n\n";
+      "range). Every p is in `scaling.csv`";
+  if (plots) {
+    std::vector<std::string> links;
+    for (const ScalingResult& r : results) {
+      links.push_back(fmt::format("[{}]({})", r.scenario.label, scenario_plot(r.scenario)));
+    }
+    out += fmt::format(". Speedup and efficiency against p per scenario, p = B marked: {}.\n\n",
+                       fmt::join(links, ", "));
+  } else {
+    out += " (`--plot` draws speedup and efficiency against p per scenario).\n\n";
+  }
 
   std::vector<ScalingResult> paper;
   for (const ScalingResult& r : results) {
     if (compute_kind(r.scenario) == ComputeKind::table_i) paper.push_back(r);
   }
   if (paper.empty()) throw std::invalid_argument("keuper2016_readme: no Table I results");
-  const std::string measured = measured_section(results);
-  out += paper_conclusion(paper, max_nodes, !measured.empty());
-  return out + measured;
+  const std::vector<ComputeColumns> measured = measured_models(results);
+  out += paper_conclusion(paper, max_nodes, measured_conclusion(measured));
+  return out + measured_section(measured, plots);
 }
 
 }  // namespace collbench

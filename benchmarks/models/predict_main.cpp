@@ -374,7 +374,8 @@ void write_outputs(const Options& options, const std::vector<collbench::ScalingR
     if (!options.preset.empty()) {
       std::string command = "collbench-predict";
       for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-      write_text(outputs.add("README.md"), collbench::keuper2016_readme(results, network, command));
+      write_text(outputs.add("README.md"),
+                 collbench::keuper2016_readme(results, network, command, options.plot));
     }
     if (options.plot) {
       plots = collbench::plot_together(outputs, options.out_dir, options.python,

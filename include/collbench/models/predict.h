@@ -211,8 +211,12 @@ std::vector<ScalingScenario> keuper2016_measured_scenarios(const GemmMeasurement
 // that says which of the paper's conclusions the numbers support (from the
 // Table I scenarios); with measured scenarios among the results, also a
 // section setting each beside the paper's CPU time and its measured-linear
-// twin: efficiency against p per compute model and the p at 50% of each.
+// twin: the measured compute over T_compute(B)/p, efficiency against p per
+// compute model and the p at 50% of each, and where each limit bites. With
+// `plots` (collbench-predict --plot) it links the PNGs plot.py scaling
+// draws: scaling_<scenario>.png per scenario, efficiency_<model>_B<batch>.png
+// per measured model.
 std::string keuper2016_readme(std::span<const ScalingResult> results, const Network& network,
-                              std::string_view command_line);
+                              std::string_view command_line, bool plots = false);
 
 }  // namespace collbench

@@ -1,0 +1,25 @@
+# Checks that DIR/README.md links every PNG in DIR and that every PNG it
+# links is there (a results folder's README and its plots agree):
+#   cmake -DDIR=folder -P readme_links.cmake
+cmake_policy(SET CMP0057 NEW)  # if(IN_LIST)
+file(READ "${DIR}/README.md" readme)
+# Square brackets would keep CMake from splitting the list of matches.
+string(REPLACE "[" "<" readme "${readme}")
+string(REPLACE "]" ">" readme "${readme}")
+string(REGEX MATCHALL ">\\([^)]+\\.png\\)" links "${readme}")
+set(linked "")
+foreach(link IN LISTS links)
+  string(REGEX REPLACE "^>\\(|\\)$" "" name "${link}")
+  list(APPEND linked "${name}")
+  if(NOT EXISTS "${DIR}/${name}")
+    message(FATAL_ERROR "README.md links ${name}, which ${DIR} does not hold")
+  endif()
+endforeach()
+file(GLOB pngs RELATIVE "${DIR}" "${DIR}/*.png")
+foreach(png IN LISTS pngs)
+  if(NOT png IN_LIST linked)
+    message(FATAL_ERROR "${DIR}/${png} is not linked from README.md")
+  endif()
+endforeach()
+list(LENGTH linked count)
+message(STATUS "${DIR}: README.md links its ${count} PNGs")
