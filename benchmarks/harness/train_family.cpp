@@ -31,7 +31,13 @@
 // iteration while the main thread computes, and the main thread makes none
 // until the thread is idle again, so MPI needs MPI_THREAD_SERIALIZED (main
 // asks for it and refuses train benchmarks without it). Its times are
-// std::chrono::steady_clock's, not MPI_Wtime's, for the same reason.
+// std::chrono::steady_clock's, not MPI_Wtime's, for the same reason. The
+// two threads share the rank's core (one core per rank: --bind-to core),
+// so the transport's waits yield it after a few empty polls
+// (Transport::set_yield_while_waiting) instead of taking half of it from
+// the GEMMs while a bucket waits for a peer that is still computing; the
+// MPI library's own allreduce (`mpi`) waits inside MPI as Open MPI does
+// (spinning, unless --mca mpi_yield_when_idle 1).
 #include "train_family.h"
 
 #include <fmt/format.h>
@@ -127,7 +133,10 @@ class PreparedTrain final : public PreparedCase {
     times_.bucket_ready.resize(buckets);
     times_.bucket_start.resize(buckets);
     times_.bucket_end.resize(buckets);
-    if (!compute_only_) communication_ = std::thread([this] { communicate(); });
+    if (!compute_only_) {
+      context.transport().set_yield_while_waiting(true);
+      communication_ = std::thread([this] { communicate(); });
+    }
   }
 
   ~PreparedTrain() override {
@@ -138,6 +147,7 @@ class PreparedTrain final : public PreparedCase {
       }
       work_.notify_one();
       communication_.join();
+      context_.transport().set_yield_while_waiting(false);
     }
     if (timed_ && context_.rank() == 0 && !context_.options().timeline_path.empty()) {
       TimelineSink::instance().add(timeline());

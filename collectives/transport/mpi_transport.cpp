@@ -1,6 +1,7 @@
 #include "collbench/transport/mpi_transport.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -157,6 +158,7 @@ void MpiTransport::wait_all(std::span<const RequestId> requests) {
       check_mpi(MPI_Testall(count, scratch_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall",
                 "rank {}, {} requests", this->rank(), count);
       if (done) break;
+      if (yield_while_waiting() && spins >= kPollsBeforeYield) sched_yield();
       if ((spins & 255) == 0 && std::chrono::steady_clock::now() > deadline) {
         for (std::size_t i = 0; i < requests.size(); ++i) requests_[requests[i]] = scratch_[i];
         throw_timeout(requests);

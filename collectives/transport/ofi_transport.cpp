@@ -65,14 +65,6 @@ constexpr RequestId kNoRequest = std::numeric_limits<RequestId>::max();
 constexpr std::size_t kMaxChunkWindow = 64;
 constexpr std::size_t kReceiveWindows = 2;
 constexpr int kCqBatch = 16;
-// Empty polls after which a waiting rank yields its core between polls:
-// with more ranks than cores (the tests run 5 ranks on 2 cores) spinning
-// starves the peer it waits for until the scheduler's time slice ends. On
-// this shared 2-core machine shm's 8-byte ping-pong took 3 us yielding
-// after 32 empty polls, 50 us spinning 50 us first, and 0.5 to 260 us
-// never yielding, depending on the other load; on a dedicated core
-// sched_yield returns at once.
-constexpr unsigned kPollsBeforeYield = 32;
 
 std::string_view file_name(const std::source_location& where) {
   const std::string_view path = where.file_name();

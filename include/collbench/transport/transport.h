@@ -49,6 +49,15 @@ class TimeoutError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Empty polls after which a waiting rank yields its core between polls:
+// with more ranks than cores (the tests run 5 ranks on 2 cores) spinning
+// starves the peer it waits for until the scheduler's time slice ends. On
+// this shared 2-core machine shm's 8-byte ping-pong took 3 us yielding
+// after 32 empty polls, 50 us spinning 50 us first, and 0.5 to 260 us
+// never yielding, depending on the other load; on a dedicated core
+// sched_yield returns at once.
+inline constexpr unsigned kPollsBeforeYield = 32;
+
 class Transport {
  public:
   Transport(int rank, int size)
@@ -80,6 +89,13 @@ class Transport {
   // it; libfabric providers that require FI_MR_LOCAL (verbs) need it.
   virtual void register_memory(std::span<std::byte> region) { (void)region; }
   virtual void deregister_memory(std::span<std::byte> region) { (void)region; }
+
+  // Whether a wait that polls yields its core after kPollsBeforeYield empty
+  // polls. The train family sets it while its communication thread shares
+  // a rank's core with the compute thread, which spinning would halve;
+  // libfabric's waits always yield (they poll to make progress).
+  void set_yield_while_waiting(bool yield) { yield_while_waiting_ = yield; }
+  bool yield_while_waiting() const { return yield_while_waiting_; }
 
   // Bound on every blocking wait; zero means wait forever.
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
@@ -140,6 +156,7 @@ class Transport {
  private:
   int rank_;
   int size_;
+  bool yield_while_waiting_ = false;
   std::chrono::milliseconds timeout_{0};
   TimeoutHandler timeout_handler_;
   std::uint64_t bytes_sent_ = 0;
