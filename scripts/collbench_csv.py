@@ -72,6 +72,12 @@ COLUMN_RULES = {
     "min_samples": (True, 1, True, "samples"),
     "slowest_rank": (True, 0, True, "rank"),
     "slowest_rank_share": (False, 0, False, "the samples", 1),
+    "batch": (True, 1, True, "samples"),
+    "flops": (False, 0, False, "FLOP"),
+    "gflops": (False, 0, False, "GFLOP/s"),
+    "efficiency": (False, 0, False, "the peak"),
+    "compute_us": (False, 0, False, "µs"),
+    "communication_us": (False, 0, False, "µs"),
 }
 
 

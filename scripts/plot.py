@@ -26,6 +26,11 @@ Subcommands:
                                        iteration's GEMMs against the batch per rank, one line
                                        per model, the peak GEMM's rate as a horizontal line,
                                        compute_gflops.png
+  timeline JSON --out DIR              collbench --timeline's Chrome trace: one iteration per
+                                       algorithm, the compute thread's forward and backward
+                                       layers above the communication thread's bucket
+                                       exchanges and their ready times, one PNG per workload,
+                                       timeline_<workload>.png
   check                                exit 0 when this Python imports matplotlib (what
                                        collbench-fit and collbench-predict ask first)
 
@@ -51,7 +56,7 @@ import sys
 
 from collbench_csv import (MPI_ALGORITHM, InputError, ReplaceTogether, algorithm_order,
                            collective_order, median_per_key, number, read_algorithm_listing,
-                           read_rows, size_label, sweep_collective, writable_folder)
+                           read_rows, read_text, size_label, sweep_collective, writable_folder)
 
 # The baselines' colours, the same in every figure: the MPI library's own
 # allreduce, its bare loop (--families mpi_bare) and collbench-predict's
@@ -556,6 +561,78 @@ def draw_compute(plt, FuncFormatter, curves, peaks, outputs, written):
     plt.close(fig)
 
 
+def read_timeline(path):
+    """{workload: [(benchmark, events)]} of collbench --timeline's Chrome trace,
+    benchmarks in file order; checked before anything is drawn."""
+    import json
+    try:
+        trace = json.loads(read_text(path))
+        events = trace["traceEvents"]
+        names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+        per_workload = collections.OrderedDict()
+        for pid, name in names.items():
+            parts = name.split("/")
+            if len(parts) != 3 or parts[0] != "train":
+                raise InputError(f"{path}: process '{name}' is not a train/<algorithm>/<workload>")
+            mine = [e for e in events if e["pid"] == pid and e["ph"] in ("X", "i")]
+            for e in mine:
+                if not (float(e["ts"]) >= 0 and float(e.get("dur", 0)) >= 0):
+                    raise InputError(f"{path}: {name}: event {e['name']} has a negative time")
+            per_workload.setdefault(parts[2], []).append((parts[1], mine))
+    except (ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{path}: not collbench's --timeline trace ({e})") from e
+    if not per_workload:
+        raise InputError(f"{path}: no train benchmark in the trace")
+    return per_workload
+
+
+def cmd_timeline(args):
+    per_workload = read_timeline(args.timeline)
+    plt, _ = pyplot()
+    written = []
+    with ReplaceTogether(args.out, inputs=[args.timeline]) as outputs:
+        for workload, benchmarks in per_workload.items():
+            draw_timeline(plt, workload, benchmarks, outputs, written)
+    return written
+
+
+def draw_timeline(plt, workload, benchmarks, outputs, written):
+    """One iteration per algorithm: the compute thread's forward (light) and
+    backward (dark) layers, and the communication thread's buckets, each
+    from its ready time (a tick) through its exchange."""
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.75 * len(benchmarks)))
+    labels = []
+    for lane, (algorithm, events) in enumerate(benchmarks):
+        y = len(benchmarks) - 1 - lane
+        for e in events:
+            start, length = float(e["ts"]) / 1e3, float(e.get("dur", 0)) / 1e3
+            if e.get("cat") == "compute":
+                color = "#c6dbef" if e["name"].startswith("forward ") else "#6baed6"
+                ax.broken_barh([(start, length)], (y + 0.05, 0.4), color=color, lw=0)
+            elif e.get("cat") == "exchange":
+                ax.broken_barh([(start, length)], (y - 0.45, 0.4), color="tab:orange",
+                               edgecolor="black", lw=0.4)
+            elif e.get("cat") == "ready":
+                ax.plot([start, start], [y - 0.45, y - 0.05], color="black", lw=0.8)
+        labels.append(algorithm)
+    ax.set_yticks(range(len(benchmarks)))
+    ax.set_yticklabels(list(reversed(labels)))
+    ax.set_xlabel("ms from the iteration's start")
+    ax.set_xlim(left=0)
+    ax.grid(True, axis="x", alpha=0.3)
+    from matplotlib.patches import Patch
+    from matplotlib.lines import Line2D
+    ax.legend(handles=[Patch(color="#c6dbef", label="forward"),
+                       Patch(color="#6baed6", label="backward"),
+                       Patch(facecolor="tab:orange", edgecolor="black", label="bucket exchange"),
+                       Line2D([], [], color="black", lw=0.8, label="bucket ready")],
+              fontsize=7, loc="upper left", ncol=4)
+    fig.suptitle(f"One training iteration of {workload}: compute (upper) and exchanges (lower)")
+    fig.tight_layout()
+    save(fig, outputs, f"timeline_{re.sub(r'[^A-Za-z0-9_.-]', '_', workload)}.png", written)
+    plt.close(fig)
+
+
 ALGORITHMS_HELP = ("the output of collbench --list-algorithms --csv: the algorithms' order and "
                    "colours follow the registry (default: the order the input lists them)")
 
@@ -591,6 +668,11 @@ def build_parser():
     compute.add_argument("csv", help="compute.csv of collbench-fit")
     compute.add_argument("--out", required=True, help="folder for the PNG (created if missing)")
     compute.set_defaults(run=cmd_compute)
+    timeline = sub.add_parser("timeline", help="one training iteration per algorithm from "
+                              "collbench --timeline's trace")
+    timeline.add_argument("timeline", help="the Chrome trace JSON of collbench --timeline")
+    timeline.add_argument("--out", required=True, help="folder for the PNGs (created if missing)")
+    timeline.set_defaults(run=cmd_timeline)
     check = sub.add_parser("check", help="exit 0 when this Python can plot (imports matplotlib); "
                            "collbench-fit and collbench-predict ask before their work")
     check.set_defaults(run=cmd_check, out=None)

@@ -307,6 +307,54 @@ def exchange_section(run, rows, machine):
                for line in plot_links(run, ["exchange_"], ranks)])
 
 
+def train_section(run, rows, machine):
+    """Per workload and rank count: one training iteration with its exchange
+    overlapped (collbench --families train), against the compute alone and
+    the exchange alone."""
+    trains = [r for r in rows if r["family"] == "train" and r["median_us"]]
+    if not trains:
+        return []
+    key = lambda r: (r["workload"], int(r["ranks"]), r["algorithm"])  # noqa: E731
+    iteration = median_per_key(trains, key)
+    shares = {column: median_per_key([r for r in trains if r.get(column, "") != ""], key, column)
+              for column in ("communication_us", "exposed_us", "overlap")}
+    spread = {(r["workload"], int(r["ranks"])): float(r["max_us"]) - float(r["min_us"])
+              for r in trains if r["algorithm"] == "none"}
+    lines = []
+    for (workload, ranks, algorithm), median in iteration.items():
+        if algorithm == "none":
+            lines.append([workload, str(ranks), "none (compute alone)", format_time(median),
+                          "–", "–", "–", NOT_MEANINGFUL if machine.shared(ranks) else ""])
+            continue
+        communication = shares["communication_us"].get((workload, ranks, algorithm))
+        if communication is None:
+            continue
+        exposed = shares["exposed_us"][(workload, ranks, algorithm)]
+        overlap = shares["overlap"][(workload, ranks, algorithm)]
+        note = (NOT_MEANINGFUL if machine.shared(ranks) else
+                "communication below the compute's spread" if
+                communication < spread.get((workload, ranks), 0) else "")
+        exposed_text = ("−" if exposed < 0 else "") + format_time(abs(exposed))
+        lines.append([workload, str(ranks), algorithm, format_time(median),
+                      format_time(communication), exposed_text, f"{overlap:.2f}", note])
+    timeline = (["One iteration of each, as Chrome trace JSON (chrome://tracing, Perfetto): "
+                 "[timeline.json](timeline.json)"]
+                + [f"![{f}]({f})" for f in sorted(os.listdir(run))
+                   if f.startswith("timeline_") and f.endswith(".png")] + [""]
+                if os.path.exists(os.path.join(run, "timeline.json")) else [])
+    return (["## One training iteration: how much of the exchange hides behind backprop", "",
+             "collbench --families train: the GEMM layers forward, then backward last layer "
+             "first, each DDP bucket allreduced on a communication thread as soon as its "
+             "gradients exist; *exposed* is the iteration minus the compute alone "
+             "(train/none), *hidden* 1 − exposed / the exchange alone (1: all of it hid; "
+             "below 0: exchanging also slowed the compute). Where the exchange alone is "
+             "shorter than the compute's own spread over samples, the hidden share is noise.",
+             "",
+             table(["workload", "ranks", "algorithm", "iteration", "exchange alone", "exposed",
+                    "hidden", "note"], lines, ["l", "r", "l", "r", "r", "r", "r", "l"]), ""]
+            + timeline)
+
+
 # The scaling scenario of the report; `--network-from` and `--out-dir` are
 # added per run.
 PREDICT_FLAGS = ["--batch", "256", "--flops-per-second", "1e13", "--placement", "intra",
@@ -406,7 +454,8 @@ def model_error_section(models, machine):
 def detail_links(run, scaling):
     """Links to RUN's files; `scaling`: the folder that is, or is about to
     become, RUN/scaling/."""
-    files = sorted(f for f in os.listdir(run) if f.endswith((".png", ".csv", ".md", ".txt"))
+    files = sorted(f for f in os.listdir(run)
+                   if f.endswith((".png", ".csv", ".md", ".txt", ".json"))
                    and f != "report.md")
     plots = sorted(f for f in os.listdir(os.path.join(run, "fit"))
                    if f.endswith(".png")) if os.path.isdir(os.path.join(run, "fit")) else []
@@ -473,6 +522,7 @@ def report(run, inputs, elapsed, scaling, scaling_rows, predict_failure=None):
         + network_section(inputs.models, machine)
         + selection_section(run, inputs.selections, machine)
         + exchange_section(run, inputs.rows, machine)
+        + train_section(run, inputs.rows, machine)
         + (["## How far training scales on such links", "",
             f"collbench-predict failed: {predict_failure} (scaling/predict.txt)", ""]
            if predict_failure else scaling_section(scaling_rows, machine, inputs.models))

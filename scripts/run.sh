@@ -33,6 +33,12 @@
 #     to hold on 4 ranks here): llama2_7b under FSDP and mixtral_8x7b's
 #     expert parallelism on 4096 tokens, uniform and with a Zipf skew of 1.2
 #     (alltoallv dispatches and combines; LARGE=0 skips them, --quick too)
+#   - one training iteration of the first workload (resnet50:ddp; --quick
+#     googlenet:ddp) at 2 samples per rank: the GEMM layers
+#     forward and backward through OpenBLAS, each DDP bucket allreduced on a
+#     communication thread once backprop has made it, by every algorithm
+#     (--families train; rows with compute_us, communication_us, exposed_us
+#     and overlap), and the compute alone (train/none)
 #   - p2p ping-pong between rank 0 and every other rank (the alpha-beta fit),
 #     and the sendrecv chain (every rank sending and receiving at once, as in
 #     a collective: the alpha-beta the bottom-up predictions use)
@@ -65,8 +71,11 @@
 #   console.txt      Google Benchmark's console table; console_<fabric>.txt
 #                    the output of each allreduce sweep of a CSV above,
 #                    console_exchange.txt the per-iteration exchanges' and
-#                    console_large.txt the large models' (their rows are in
-#                    collbench.csv, not in collbench.json)
+#                    console_large.txt the large models' and console_train.txt
+#                    the training iteration's (their rows are in collbench.csv,
+#                    not in collbench.json)
+#   timeline.json    one training iteration per algorithm as Chrome trace JSON
+#                    (chrome://tracing, Perfetto); timeline_<workload>.png draws it
 #   report.md        the answers: alpha, beta and gamma with their fit
 #                    quality; per collective the best algorithm per size
 #                    range, its margin and its speedup over the MPI library;
@@ -286,12 +295,24 @@ large_flags=(--families exchange --algorithms all --min-samples 3
   --benchmark_min_time=0.01
   --workload llama2_7b:fsdp --workload mixtral_8x7b:moe:seq=4096
   --workload mixtral_8x7b:moe:seq=4096:skew=1.2)
+# One training iteration of the first workload with its exchange overlapped
+# (--families train): forward and backward GEMMs at 2 samples per rank,
+# every DDP bucket allreduced on a communication thread as soon as backprop
+# has made it, by every algorithm; train/none is the compute alone, and the
+# pass's own exchange rows (the same buckets back to back, run first) its
+# communication alone. Three interleaved rounds: the first round of a
+# process ran 20-50% slower here (exchanges and GEMMs alike), and the
+# medians over rounds keep it out. One iteration of each goes to
+# timeline.json.
+train_workload=${workloads[1]}
+train_flags=(--families train --algorithms all --check --workload "$train_workload"
+  --train-batch 2 --samples 3 --benchmark_repetitions=3 --interleave)
 large=${LARGE:-$((1 - quick))}
 if [[ $large != 0 && $large != 1 ]]; then
   echo "run.sh: LARGE='$large' must be 1 (run the large models' exchanges) or 0" >&2
   exit 2
 fi
-for flags_name in sweep_flags exchange_flags large_flags; do
+for flags_name in sweep_flags exchange_flags train_flags large_flags; do
   [[ $flags_name == large_flags && $large == 0 ]] && continue
   declare -n dry_flags=$flags_name
   if ((${#passthrough[@]} > 0)) &&
@@ -358,6 +379,8 @@ appended_pass() {
 
 appended_pass "one training iteration's exchanges ($(printf '%s\n' "${workloads[@]}" |
   grep -v '^--workload$' | paste -sd ' '))" exchange "${launcher[@]}" -- "${exchange_flags[@]}"
+appended_pass "one training iteration of $train_workload, its exchange overlapped with backprop" \
+  train "${launcher[@]}" -- "${train_flags[@]}" --timeline "$out/timeline.json"
 if [[ $large == 1 ]]; then
   large_np=$((np < cores ? np : cores))
   large_launcher=("${launcher[@]}")
@@ -375,6 +398,8 @@ echo
 echo
 echo "Plots:"
 /usr/bin/python3 "$repository/scripts/plot.py" sweep "$out/collbench.csv" --out "$out" | sed 's/^/  /'
+/usr/bin/python3 "$repository/scripts/plot.py" timeline "$out/timeline.json" --out "$out" |
+  sed 's/^/  /'
 
 # The same algorithms over raw libfabric (tcp and shm here), smaller sweep
 # (x4 steps, allreduce only) to stay within the time budget; then the same

@@ -207,6 +207,68 @@ class HandMadeSelection(unittest.TestCase):
                          [["8 B – 1 MiB", "ring"]])
 
 
+class TrainIteration(unittest.TestCase):
+    """Hand-made train rows (collbench --families train): the iteration, the
+    exchange alone, what was exposed and hidden, and where the exchange is
+    too short to tell from the compute's noise."""
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="report_test.")
+        with open(RECORDED, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            columns = reader.fieldnames + ["compute_us", "communication_us", "exposed_us",
+                                           "overlap"]
+            template = next(r for r in reader if r["ranks"] == "2")
+        workload = "googlenet:ddp=25MiB"
+
+        def row(algorithm, median, spread, **shares):
+            made = dict(template, family="train", algorithm=algorithm, workload=workload,
+                        benchmark=f"train/{algorithm}/{workload}", median_us=str(median),
+                        min_us=str(median - spread / 2), max_us=str(median + spread / 2))
+            made.update({k: str(v) for k, v in shares.items()})
+            return made
+        rows = [row("none", 1000, 20, compute_us=1000),
+                row("ring", 1100, 30, compute_us=1000, communication_us=400, exposed_us=100,
+                    overlap=0.75),
+                row("tree", 995, 30, compute_us=1000, communication_us=5, exposed_us=-5,
+                    overlap=2)]
+        with open(os.path.join(self.folder, "collbench.csv"), "w", newline="",
+                  encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=columns, restval="")
+            writer.writeheader()
+            writer.writerows(rows)
+        os.mkdir(os.path.join(self.folder, "fit"))
+        for name, text in (("selections.csv", SELECTIONS), ("models.csv", MODELS)):
+            with open(os.path.join(self.folder, "fit", name), "w", encoding="utf-8") as f:
+                f.write(text)
+        with open(os.path.join(self.folder, "timeline.json"), "w", encoding="utf-8") as f:
+            f.write('{"traceEvents": []}')
+
+    def tearDown(self):
+        shutil.rmtree(self.folder)
+
+    def test_exposed_and_hidden_per_algorithm(self):
+        done = run_report(self.folder, "--cores", "2")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(self.folder, "report.md"), encoding="utf-8") as f:
+            text = f.read()
+        rows = table_after(text, "## One training iteration: how much")
+        self.assertEqual(
+            [row[2:] for row in rows],
+            [["none (compute alone)", "1 ms", "–", "–", "–", ""],
+             ["ring", "1.1 ms", "400 µs", "100 µs", "0.75", ""],
+             ["tree", "995 µs", "5 µs", "−5 µs", "2.00", "communication below the compute's spread"]])
+        self.assertIn("[timeline.json](timeline.json)", section(text, "## One training iteration: how"))
+        # Four ranks on these 2 cores: marked.
+        edit_csv(os.path.join(self.folder, "collbench.csv"),
+                 lambda rows: [r.update(ranks="4", ranks_per_node="4") for r in rows])
+        done = run_report(self.folder, "--cores", "2")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(self.folder, "report.md"), encoding="utf-8") as f:
+            rows = table_after(f.read(), "## One training iteration: how much")
+        self.assertEqual({row[-1] for row in rows}, {NOT_MEANINGFUL})
+
+
 def edit_csv(path, change):
     """Rewrites the CSV at `path` with change(rows) applied (rows as dicts)."""
     with open(path, newline="", encoding="utf-8") as f:

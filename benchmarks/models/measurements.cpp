@@ -73,6 +73,12 @@ constexpr ColumnRule kColumnRules[] = {
     {"min_samples", true, 1, true, "samples"},
     {"slowest_rank", true, 0, true, "rank"},
     {"slowest_rank_share", false, 0, false, "the samples", 1},
+    {"batch", true, 1, true, "samples"},
+    {"flops", false, 0, false, "FLOP"},
+    {"gflops", false, 0, false, "GFLOP/s"},
+    {"efficiency", false, 0, false, "the peak"},
+    {"compute_us", false, 0, false, "µs"},
+    {"communication_us", false, 0, false, "µs"},
 };
 
 const ColumnRule& rule_of(std::string_view column) {
