@@ -578,7 +578,10 @@ def read_timeline(path):
             for e in mine:
                 if not (float(e["ts"]) >= 0 and float(e.get("dur", 0)) >= 0):
                     raise InputError(f"{path}: {name}: event {e['name']} has a negative time")
-            per_workload.setdefault(parts[2], []).append((parts[1], mine))
+            # An algorithm twice (traces of older builds kept every round): the last.
+            benchmarks = per_workload.setdefault(parts[2], [])
+            benchmarks[:] = [b for b in benchmarks if b[0] != parts[1]]
+            benchmarks.append((parts[1], mine))
     except (ValueError, KeyError, TypeError) as e:
         raise InputError(f"{path}: not collbench's --timeline trace ({e})") from e
     if not per_workload:
@@ -626,8 +629,9 @@ def draw_timeline(plt, workload, benchmarks, outputs, written):
                        Patch(color="#6baed6", label="backward"),
                        Patch(facecolor="tab:orange", edgecolor="black", label="bucket exchange"),
                        Line2D([], [], color="black", lw=0.8, label="bucket ready")],
-              fontsize=7, loc="upper left", ncol=4)
-    fig.suptitle(f"One training iteration of {workload}: compute (upper) and exchanges (lower)")
+              fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=4)
+    ax.set_title(f"One training iteration of {workload}: compute (upper) and exchanges (lower)",
+                 fontsize=10)
     fig.tight_layout()
     save(fig, outputs, f"timeline_{re.sub(r'[^A-Za-z0-9_.-]', '_', workload)}.png", written)
     plt.close(fig)

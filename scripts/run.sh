@@ -57,8 +57,9 @@
 # fits the cost models of every collective's algorithms (collbench-fit),
 # predicts the scaling of one model's training (collbench-predict) and
 # writes report.md (scripts/report.py), whose answers it prints last, with
-# how long the run took. Here (2 cores, NP=2) the full job took 8 minutes,
-# --quick 48 s (results/README.md, the reference run).
+# how long the run took. Here (2 cores, NP=2) the full job took 13 minutes,
+# --quick 2 (2026-12-03; the reference run of results/README.md, made
+# before the training pass, 8 minutes).
 #
 # Output, in results/<run_id>/ under the current folder, or under RESULTS
 # (run_id: UTC time and a random suffix):
@@ -347,7 +348,7 @@ display=(--benchmark_color=false)
 # min_time 0.01 s gives small messages hundreds of timed samples, and the
 # large ones collbench's floor (--min-samples, 10) per repetition: on 2
 # cores at NP=2 the main sweep of every collective (three repetitions) took
-# 281 s and the whole job 8 minutes (results/README.md, the reference run).
+# 281 to 369 s and the whole job 13 minutes.
 sweep=(
   "${sweep_flags[@]}"
   --run-id "$run_id" --csv "$out/collbench.csv"

@@ -32,7 +32,8 @@ struct TrainTimeline {
 };
 
 // The last timed iteration of every train benchmark that ran on this rank
-// with --timeline, in the order they finished; emptied.
+// with --timeline (of its last round under --interleave), in the order they
+// first finished; emptied.
 std::vector<TrainTimeline> take_train_timelines();
 // Chrome's trace event format (chrome://tracing, Perfetto): one process
 // per benchmark, thread 0 the compute, thread 1 the communication, thread 2
