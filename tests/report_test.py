@@ -156,6 +156,14 @@ hockney,p2p,mpi,,intra,,,pingpong,alpha+n*beta,2,8,8,1048576,0.5,0.1,10,,,,0.1,0
 """
 
 
+def write_fit(folder):
+    """FOLDER/fit/ with the hand-made selections.csv and models.csv above."""
+    os.mkdir(os.path.join(folder, "fit"))
+    for name, text in (("selections.csv", SELECTIONS), ("models.csv", MODELS)):
+        with open(os.path.join(folder, "fit", name), "w", encoding="utf-8") as f:
+            f.write(text)
+
+
 class HandMadeSelection(unittest.TestCase):
     def setUp(self):
         self.folder = tempfile.mkdtemp(prefix="report_test.")
@@ -163,10 +171,7 @@ class HandMadeSelection(unittest.TestCase):
             header, first = f.readline(), f.readline()
         with open(os.path.join(self.folder, "collbench.csv"), "w", encoding="utf-8") as f:
             f.write(header + first.replace(",4,4,1,", ",2,2,1,", 1))
-        os.mkdir(os.path.join(self.folder, "fit"))
-        for name, text in (("selections.csv", SELECTIONS), ("models.csv", MODELS)):
-            with open(os.path.join(self.folder, "fit", name), "w", encoding="utf-8") as f:
-                f.write(text)
+        write_fit(self.folder)
         # plot.py's names: the 2-rank allreduce plots are linked, the 4-rank one not.
         for plot in ("sweep_allreduce_mpi_p2_f32.png", "sweep_allreduce_mpi_p4_f32.png",
                      "fit/fit_allreduce_mpi_intra_f32_sum_p2.png"):
@@ -237,10 +242,7 @@ class TrainIteration(unittest.TestCase):
             writer = csv.DictWriter(f, fieldnames=columns, restval="")
             writer.writeheader()
             writer.writerows(rows)
-        os.mkdir(os.path.join(self.folder, "fit"))
-        for name, text in (("selections.csv", SELECTIONS), ("models.csv", MODELS)):
-            with open(os.path.join(self.folder, "fit", name), "w", encoding="utf-8") as f:
-                f.write(text)
+        write_fit(self.folder)
         with open(os.path.join(self.folder, "timeline.json"), "w", encoding="utf-8") as f:
             f.write('{"traceEvents": []}')
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -58,6 +59,12 @@ bool GemmLayer::same_products(const GemmLayer& other) const {
   return per_sample.m == other.per_sample.m && per_sample.n == other.per_sample.n &&
          per_sample.k == other.per_sample.k && per_sample.count == other.per_sample.count &&
          batch_in_rows == other.batch_in_rows && input_gradient == other.input_gradient;
+}
+
+std::size_t first_ready_layer(std::span<const ParamTensor> tensors) {
+  std::size_t layer = std::numeric_limits<std::size_t>::max();
+  for (const ParamTensor& tensor : tensors) layer = std::min(layer, tensor.ready_after_gemm_layer);
+  return tensors.empty() ? 0 : layer;
 }
 
 std::vector<std::size_t> gemm_layer_groups(const Model& model) {

@@ -404,11 +404,8 @@ std::vector<Bucket> gradient_buckets(const Workload& workload, const Model& mode
 // A bucket's gradients all exist after the backward of the earliest (in
 // forward order) of its tensors' ready layers, which backprop reaches last.
 std::size_t ready_layer(const Model& model, const Bucket& bucket) {
-  std::size_t ready = model.gemm_layers.size();
-  for (std::size_t t = bucket.first_tensor; t < bucket.first_tensor + bucket.tensor_count; ++t) {
-    ready = std::min(ready, model.tensors_backprop_order[t].ready_after_gemm_layer);
-  }
-  return ready;
+  return first_ready_layer(
+      std::span(model.tensors_backprop_order).subspan(bucket.first_tensor, bucket.tensor_count));
 }
 
 std::uint64_t compute_bytes(const Model& model, const Options& options) {

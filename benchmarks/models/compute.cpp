@@ -10,6 +10,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "finite_number.h"
+
 namespace collbench {
 namespace {
 
@@ -28,14 +30,7 @@ std::string batch_list(const std::vector<int>& batches) {
   return batches.empty() ? std::string("none") : fmt::to_string(fmt::join(batches, ", "));
 }
 
-// A number as std::from_chars reads it, finite; NaN otherwise.
-double finite_or_nan(std::string_view text) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) return NAN;
-  return value;
-}
+using models_detail::finite_or_nan;
 
 // A row of one table, and where it is for messages.
 struct RowReader {

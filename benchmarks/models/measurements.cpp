@@ -19,6 +19,7 @@
 
 #include "collbench/collectives/collective.h"
 #include "collbench/models/fit.h"
+#include "finite_number.h"
 
 namespace collbench {
 namespace {
@@ -95,14 +96,7 @@ std::string accepted(const ColumnRule& rule) {
                      std::isinf(rule.highest) ? "" : fmt::format(" and <= {:g}", rule.highest));
 }
 
-// A number as std::from_chars reads it, finite; NaN otherwise.
-double finite_or_nan(std::string_view text) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) return NAN;
-  return value;
-}
+using models_detail::finite_or_nan;
 
 bool satisfies(const ColumnRule& rule, double value) {
   return std::isfinite(value) && (!rule.whole || value == std::floor(value)) &&

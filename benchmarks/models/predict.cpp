@@ -69,14 +69,6 @@ struct CostFunction {
   }
 };
 
-// The GEMM layer after whose backward all of `tensors` exist: backprop runs
-// from the last layer down, so the smallest of their ready layers.
-std::size_t first_ready_layer(std::span<const ParamTensor> tensors) {
-  std::size_t layer = std::numeric_limits<std::size_t>::max();
-  for (const ParamTensor& tensor : tensors) layer = std::min(layer, tensor.ready_after_gemm_layer);
-  return tensors.empty() ? 0 : layer;
-}
-
 // One node's compute in a row: the forward pass, the backward pass in all
 // and (measured compute) per GEMM layer, forward order, and their sum (kept,
 // not re-added: linear compute's total is the given time exactly).

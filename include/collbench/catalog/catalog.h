@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,6 +121,11 @@ struct Model {
   std::int64_t parameters() const;
   std::uint64_t gradient_bytes(std::size_t element_bytes) const;
 };
+
+// The GEMM layer after whose backward all of `tensors` (a run of
+// Model::tensors_backprop_order: a bucket's) exist: backprop runs from the
+// last layer down, so the smallest of their ready layers; 0 for none.
+std::size_t first_ready_layer(std::span<const ParamTensor> tensors);
 
 // The distinct products of a model's GEMM layers: for each group of layers
 // with the same products (GemmLayer::same_products), the index of its first
