@@ -18,7 +18,10 @@
 # Where the hosts are (one of; default: --slurm inside a Slurm allocation):
 #   --netsim ID           hosts of scripts/netsim.sh cluster ID ('auto': the only one)
 #   --hostfile FILE       OpenMPI hostfile (one host per line; 'slots=' is ignored, see --ppn)
-#   --slurm               the nodes of this Slurm allocation ($SLURM_JOB_NODELIST)
+#   --slurm               the nodes of this Slurm allocation ($SLURM_JOB_NODELIST); ranks
+#                         start as --launcher says
+# One host is enough with --ppn 2 or more: the matrix step is skipped (no host pairs), every
+# sweep runs intra-node, and the report says so.
 # Options:
 #   --out DIR             output folder (created; an existing non-empty one is refused
 #                         unless --force)
@@ -55,6 +58,12 @@
 #                         an earlier step's files from OUT
 #   --mpirun-args "ARGS"  extra mpirun arguments (hostfile/Slurm modes), split on spaces,
 #                         e.g. "--mca pml ucx" or "--mca btl self,vader,tcp"
+#   --launcher NAME       how --slurm starts ranks: srun (srun --mpi=pmix: Slurm's PMIx plugin
+#                         starts them, as users do on the cluster), mpirun (mpirun inside the
+#                         allocation), auto (default: srun where `srun --mpi=list` names pmix,
+#                         else mpirun)
+#   --srun-args "ARGS"    extra srun arguments (--launcher srun), split on spaces, e.g.
+#                         "--cpu-bind=cores"; MPI settings go in OMPI_MCA_* variables then
 #   --title TEXT          title of the report
 #   --force               write into an existing non-empty OUT
 #   -h, --help            this text
@@ -82,6 +91,7 @@ local_sizes="4KiB:64MiB:x4" collectives=all collective_sizes="" min_samples=""
 repetitions=3 min_time=0.2 check=0 matrix_size=4MiB matrix_iterations=5 threshold=0.25
 exclude_slow=0 hosts_filter="" predict="alexnet:256:0.2,googlenet:32:0.36,resnet50:256:0.8"
 max_nodes=64 steps="matrix,sweep,fit,report" mpirun_args="" title="" force=0
+launcher=auto srun_args=""
 
 need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
 while [[ $# -gt 0 ]]; do
@@ -115,6 +125,8 @@ while [[ $# -gt 0 ]]; do
     --max-nodes) need_value "$@"; max_nodes=$2; shift 2 ;;
     --steps) need_value "$@"; steps=$2; shift 2 ;;
     --mpirun-args) need_value "$@"; mpirun_args=$2; shift 2 ;;
+    --launcher) need_value "$@"; launcher=$2; shift 2 ;;
+    --srun-args) need_value "$@"; srun_args=$2; shift 2 ;;
     --title) need_value "$@"; title=$2; shift 2 ;;
     --force) force=1; shift ;;
     *) die "unknown argument '$1' (see --help)" ;;
@@ -148,6 +160,18 @@ if [[ -z $mode ]] && ((measuring)); then
   [[ -n ${SLURM_JOB_NODELIST:-} ]] || die "say where the hosts are: --netsim ID, --hostfile FILE or --slurm (inside an allocation)"
   mode=slurm
 fi
+case $launcher in
+  auto | srun | mpirun) ;;
+  *) die "--launcher $launcher; accepted: auto, srun, mpirun" ;;
+esac
+if [[ $mode != slurm ]]; then
+  [[ $launcher == auto ]] || die "--launcher $launcher is for --slurm (the other modes start ranks with mpirun)"
+  [[ -z $srun_args ]] || die "--srun-args is for --slurm with --launcher srun"
+  launcher=mpirun
+fi
+[[ $launcher == mpirun && -n $srun_args ]] && die "--srun-args needs --launcher srun (the launcher is mpirun)"
+[[ $launcher == srun && -n $mpirun_args ]] &&
+  die "--mpirun-args is for mpirun; with --launcher srun pass srun's arguments in --srun-args and MPI settings as OMPI_MCA_* variables"
 IFS=, read -ra transport_items <<<"$transports"
 for t in "${transport_items[@]}"; do
   [[ $t == mpi || $t == ofi ]] || die "unknown transport '$t' in --transports; accepted: mpi, ofi"
@@ -293,6 +317,25 @@ if ((measuring)); then
       [[ -n ${SLURM_JOB_NODELIST:-} ]] || die "--slurm needs a Slurm allocation (SLURM_JOB_NODELIST is unset)"
       command -v scontrol >/dev/null || die "--slurm needs scontrol"
       mapfile -t hosts < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
+      # srun --mpi=pmix where Slurm has the PMIx plugin (OpenMPI 4.1 talks PMIx to it), else
+      # mpirun inside the allocation (it starts its daemons through Slurm).
+      mpi_plugins=""
+      if [[ $launcher != mpirun ]] && command -v srun >/dev/null; then
+        mpi_plugins=$(srun --mpi=list 2>&1 | awk '/^[ \t]/ { printf "%s%s", sep, $1; sep = ", " }') || mpi_plugins=""
+      fi
+      has_pmix=0
+      [[ ,${mpi_plugins// /}, == *,pmix,* ]] && has_pmix=1
+      if [[ $launcher == auto ]]; then
+        launcher=mpirun
+        ((has_pmix)) && launcher=srun
+      fi
+      if [[ $launcher == srun ]]; then
+        ((has_pmix)) || die "--launcher srun needs Slurm's pmix MPI plugin; srun --mpi=list names: ${mpi_plugins:-nothing} (use --launcher mpirun)"
+        [[ -z $mpirun_args ]] || die "--mpirun-args is for mpirun; with --launcher srun pass srun's arguments in --srun-args and MPI settings as OMPI_MCA_* variables"
+      else
+        [[ -z $srun_args ]] || die "--srun-args needs --launcher srun (the launcher is mpirun)"
+      fi
+      log "ranks start with $launcher${mpi_plugins:+ (srun --mpi=list: $mpi_plugins)}"
       ;;
   esac
   if [[ -n $hosts_filter ]]; then
@@ -305,7 +348,10 @@ if ((measuring)); then
     done
     hosts=("${wanted[@]}")
   fi
-  ((${#hosts[@]} >= 2)) || die "needs at least 2 hosts; got ${#hosts[@]} (${hosts[*]:-none})"
+  ((${#hosts[@]} >= 2 || (${#hosts[@]} == 1 && ppn >= 2))) ||
+    die "needs at least 2 hosts; got ${#hosts[@]} (${hosts[*]:-none}); one host needs --ppn 2 or more (an intra-node sweep)"
+  ((${#hosts[@]} >= 2 || !exclude_slow)) ||
+    die "--exclude-slow needs the link matrix, and one host (${hosts[*]}) has no host pairs"
   # --ranks against the hosts now; --exclude-slow may leave fewer after the
   # matrix, which is checked again then.
   check_ranks() { # check_ranks HOSTS
@@ -318,6 +364,7 @@ if ((measuring)); then
   [[ -z $ranks_list ]] || check_ranks "${#hosts[@]}"
 fi
 read -ra extra_mpirun <<<"$mpirun_args"
+read -ra extra_srun <<<"$srun_args"
 # launch PPN HOST... -- COMMAND...: one job of PPN ranks on each HOST.
 launch() {
   local k=$1 list=() spec=""
@@ -335,7 +382,15 @@ launch() {
         "${extra_mpirun[@]}" "$@"
       ;;
     hostfile | slurm)
-      mpirun -np "$np" --host "$spec" --map-by slot "${extra_mpirun[@]}" "$@"
+      if [[ $launcher == srun ]]; then
+        # A job step of K tasks on each listed node, in blocks (as --map-by slot); one
+        # failing rank ends the step.
+        srun --mpi=pmix --nodes="${#list[@]}" --ntasks="$np" --ntasks-per-node="$k" \
+          --nodelist="$(IFS=,; echo "${list[*]}")" --distribution=block --kill-on-bad-exit=1 \
+          "${extra_srun[@]}" "$@"
+      else
+        mpirun -np "$np" --host "$spec" --map-by slot "${extra_mpirun[@]}" "$@"
+      fi
       ;;
   esac
 }
@@ -357,6 +412,7 @@ run_env=$out/run.env
   echo "netsim_id=$netsim_id"
   echo "hosts=${hosts[*]}"
   echo "ppn=$ppn"
+  echo "launcher=$launcher"
   echo "transports=$transports"
   echo "ofi_provider=$ofi_provider"
   echo "algorithms=$algorithms"
@@ -383,7 +439,9 @@ start_seconds=$SECONDS
 step_time() { echo "$1 $((SECONDS - $2))" >>"$out/timings.txt"; }
 
 # ---------------------------------------------------------------- 1. matrix
-if [[ -n ${want_step[matrix]:-} ]]; then
+if [[ -n ${want_step[matrix]:-} ]] && ((${#hosts[@]} == 1)); then
+  log "1/4 matrix: skipped: one host (${hosts[0]}), no host pairs to measure; the sweep runs intra-node ($ppn ranks on ${hosts[0]})"
+elif [[ -n ${want_step[matrix]:-} ]]; then
   log "1/4 matrix: ${#hosts[@]} hosts (${hosts[*]})"
   t0=$SECONDS
   launch 1 "${hosts[@]}" -- "$linkmatrix" "${matrix_transport[@]}" --size "$matrix_size" \

@@ -516,6 +516,13 @@ def cmd_report(args):
                 lines.append(f"![{png}](matrix/{png})")
         lines += ["", "Data: [matrix/links.csv](matrix/links.csv), "
                   "[matrix/hosts.csv](matrix/hosts.csv).", ""]
+    elif len(env.get("hosts", "").split()) == 1:
+        host = env["hosts"].strip()
+        lines += ["## 1. Point-to-point matrix", "",
+                  f"Skipped: one host ({host}), so no host pairs to measure. Every sweep below "
+                  f"is intra-node ({env.get('ppn', '?')} ranks on {host}): it measures the path "
+                  "between ranks that share a host (shared memory or loopback, as the MPI "
+                  "stack picks), not a network.", ""]
 
     # 2. sweep
     sweep = Sweep(out)
