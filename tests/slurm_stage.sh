@@ -14,8 +14,9 @@
 #   2. the same with MPI_STACK=tcp TCP_IF=lo LAUNCHER=mpirun (mpirun inside
 #      the allocation), sweep only.
 # It checks the jobs' CSVs (rows at p = 2, 2 ranks per node, every median
-# > 0, every check ok), run.env (the launcher) and report.md (it says the
-# sweep is intra-node), then stops every daemon it started, by pid, whatever
+# > 0, every allreduce check ok and no other check wrong), run.env (the
+# launcher) and report.md (it says the matrix was skipped and the sweep is
+# intra-node), then stops every daemon it started, by pid, whatever
 # happens (trap on EXIT, INT and TERM; running jobs are cancelled first).
 #
 # Usage: tests/slurm_stage.sh [--build DIR] [--job-timeout S] [--keep] [--no-install]
