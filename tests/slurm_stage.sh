@@ -14,8 +14,8 @@
 #   2. the same with MPI_STACK=tcp TCP_IF=lo LAUNCHER=mpirun (mpirun inside
 #      the allocation), sweep only.
 # It checks the jobs' CSVs (rows at p = 2, 2 ranks per node, every median
-# > 0, every allreduce check ok and no other check wrong), run.env (the
-# launcher) and report.md (it says the matrix was skipped and the sweep is
+# > 0, every allreduce check ok and no other check wrong), the launcher (in
+# run.env, and job 1's srun steps in slurmd's log, job 2's none) and report.md (it says the matrix was skipped and the sweep is
 # intra-node), then stops every daemon it started, by pid, whatever
 # happens (trap on EXIT, INT and TERM; running jobs are cancelled first).
 #
@@ -369,6 +369,10 @@ log "CSV checked: $rows rows (job $j: ranks 2 on one node, medians > 0, allreduc
 grep -qx 'launcher=srun' "$tmp/jobs/shm/run.env" ||
   fail "job $j: run.env says $(grep '^launcher=' "$tmp/jobs/shm/run.env"), expected launcher=srun (srun --mpi=list names pmix)"
 grep -q 'matrix: skipped: one host' "$tmp/jobs/shm.out" || fail "job $j: no 'matrix: skipped' line in its log"
+# srun started the ranks: every launch is a job step slurmd logs (local, p2p, allreduce, sendrecv).
+steps=$(grep -c "launch task StepId=$j\." "$tmp/log/slurmd.log" || true)
+((steps >= 4)) || fail "job $j: $steps srun job steps in slurmd.log, expected 4 or more (one per launch)"
+log "job $j: $steps srun steps launched by slurmd"
 report=$tmp/jobs/shm/report.md
 [[ -s $report ]] || fail "job $j wrote no report.md"
 if ! grep -q 'Skipped: one host' "$report" || ! grep -q 'intra-node' "$report"; then
@@ -385,5 +389,8 @@ wait_job "$j" tcp
 rows=$(check_csvs "$tmp/jobs/tcp") || fail "job $j's CSVs (above)"
 log "CSV checked: $rows rows (job $j: ranks 2 on one node, medians > 0, allreduce checks ok)"
 grep -qx 'launcher=mpirun' "$tmp/jobs/tcp/run.env" || fail "job $j: run.env does not say launcher=mpirun"
+# mpirun started them on its own node: no job step.
+steps=$(grep -c "launch task StepId=$j\." "$tmp/log/slurmd.log" || true)
+((steps == 0)) || fail "job $j: $steps srun job steps in slurmd.log; mpirun on one node needs none"
 
 passed=1
