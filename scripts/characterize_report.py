@@ -10,8 +10,13 @@ Subcommands:
                                      collbench-fit's bottom-up predictions of every modelled
                                      algorithm of every collective at >= 1 MiB with the
                                      measured times (allreduce within 20%, the others 10%: the
-                                     checks of the CTest netsim_e2e test); prints a table, exit
-                                     status 1 when a check fails
+                                     checks of the CTest netsim_e2e test; over the ofi transport
+                                     every collective within 10%); prints a table, exit status 1
+                                     when a check fails
+  side-by-side --out DIR [--out DIR]...
+                                     every point the folders' sweeps measured over both mpi and
+                                     ofi: both medians and their ratio, a Markdown table per
+                                     collective
   report --out DIR                   OUT/report.md from everything characterize.sh wrote
 
 Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Bad input (an --out
@@ -150,6 +155,7 @@ class Sweep:
     def __init__(self, out):
         timed, collectives_in_files, algorithms_in_files = [], [], collections.defaultdict(list)
         self.busbw_factor = {}
+        self.providers = collections.defaultdict(set)  # transport -> provider column values
         for path in sorted(glob.glob(os.path.join(out, "sweep", "*.csv"))):
             rows = [r for r in read_rows(path, ["family", "algorithm", "ranks", "bytes",
                                                 "median_us"], "report")
@@ -159,6 +165,7 @@ class Sweep:
             by_collective = collections.defaultdict(list)
             for r in rows:
                 by_collective[sweep_collective(r)].append(r["algorithm"])
+                self.providers[r.get("transport", "")].add(r.get("provider", ""))
                 algbw, busbw = number(r.get("algbw_GBps")), number(r.get("busbw_GBps"))
                 if algbw > 0 and busbw > 0:
                     self.busbw_factor[(sweep_collective(r), int(float(r["ranks"])))] = busbw / algbw
@@ -245,12 +252,14 @@ def netsim_rates(out):
 
 
 def netsim_checks(out, bw_tolerance=0.10, ring_fraction=0.85, ps_factor=0.75,
-                  prediction_tolerance=0.20, other_prediction_tolerance=0.10, min_bytes=2**20,
-                  big_bytes=4 * 2**20):
+                  prediction_tolerance=0.20, other_prediction_tolerance=0.10,
+                  ofi_prediction_tolerance=0.10, min_bytes=2**20, big_bytes=4 * 2**20):
     """[(check, measured, expected, ok)] comparing a netsim run with its
-    configuration. The bottom-up error of allreduce's algorithms is held to
-    prediction_tolerance, every other collective's to
-    other_prediction_tolerance (issue 18: within 10% at >= 1 MiB)."""
+    configuration. The bottom-up error of allreduce's algorithms over the mpi
+    transport is held to prediction_tolerance, every other collective's to
+    other_prediction_tolerance (issue 18: within 10% at >= 1 MiB), and every
+    collective's over the ofi transport to ofi_prediction_tolerance (issue 21:
+    within 10%)."""
     env = read_env(os.path.join(out, "run.env"))
     rates = netsim_rates(out)
     if not rates:
@@ -287,6 +296,14 @@ def netsim_checks(out, bw_tolerance=0.10, ring_fraction=0.85, ps_factor=0.75,
         checks.append(("sweep hosts share one link rate", str(sorted(sweep_rates)), "one rate",
                        False))
         return checks
+    # The libfabric provider the ofi rows name: the one asked for (fi_getinfo
+    # names a core provider under a utility one, e.g. tcp as "tcp;ofi_rxm").
+    asked = env.get("ofi_provider", "")
+    if sweep.providers.get("ofi"):
+        named = sorted(sweep.providers["ofi"])
+        checks.append(("ofi provider, as libfabric names it", " ".join(named) or "none",
+                       f"{asked or '(default)'}, with a utility provider or without",
+                       not asked or all(n.split(";")[0] == asked.split(";")[0] for n in named)))
     rate_bps = sweep_rates.pop()
     link_Bps = rate_bps / 8
     payload_Bps = link_Bps * PAYLOAD_PER_FRAME / FRAME_BYTES
@@ -333,12 +350,17 @@ def netsim_checks(out, bw_tolerance=0.10, ring_fraction=0.85, ps_factor=0.75,
     errors = bottom_up_errors(out, min_bytes)
     collectives = algorithm_order(sweep.collectives, [k[0] for k in errors])
     for collective in collectives:
-        tolerance = prediction_tolerance if collective == "allreduce" else other_prediction_tolerance
         judged = [(k, points) for k, points in errors.items()
                   if k[0] == collective and (collective, k[2]) in modelled]
         order = algorithm_order(sweep.algorithms.get(collective, []), [k[2] for k, _ in judged])
         for (_, transport, algorithm), points in sorted(judged, key=lambda e: (
                 e[0][1], order.index(e[0][2]))):
+            if transport == "ofi":
+                tolerance = ofi_prediction_tolerance
+            elif collective == "allreduce":
+                tolerance = prediction_tolerance
+            else:
+                tolerance = other_prediction_tolerance
             worst = max(points, key=lambda x: abs(x[4]))
             checks.append((f"{transport} {collective} {algorithm}: bottom-up error at >= "
                            f"{size_label(min_bytes)}",
@@ -366,19 +388,83 @@ def checks_table(checks):
 # check fail. ps_central is p x slower than ring in the model, so (p-1) x
 # the factor is within it up to a factor of p/(p-1) <= 2.
 NETSIM_LIMITS = {"bandwidth_tolerance": 1, "ring_fraction": 1, "ps_factor": 2,
-                 "prediction_tolerance": 1, "other_prediction_tolerance": 1}
+                 "prediction_tolerance": 1, "other_prediction_tolerance": 1,
+                 "ofi_prediction_tolerance": 1}
 
 
 def cmd_netsim_check(args):
     checks = netsim_checks(args.out, args.bandwidth_tolerance, args.ring_fraction,
                            args.ps_factor, args.prediction_tolerance,
-                           args.other_prediction_tolerance)
+                           args.other_prediction_tolerance, args.ofi_prediction_tolerance)
     print(checks_table(checks))
     failed = [c for c in checks if not c[3]]
     if failed:
         print(f"{len(failed)} of {len(checks)} checks failed", file=sys.stderr)
         return 1
     print(f"all {len(checks)} checks passed", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- transports
+
+def time_label(us):
+    return f"{us / 1e3:.2f} ms" if us >= 1e3 else f"{us:.1f} µs"
+
+
+def side_by_side(outs, baseline="mpi", other="ofi", min_bytes=0):
+    """Markdown lines: every (collective, algorithm, p, size >= min_bytes) of
+    the sweeps of the folders `outs` measured over both transports, with both
+    medians (of the repetitions' medians) and other / baseline; per collective
+    and p, the median ratio at >= 1 MiB. The folders' sweeps must not measure
+    the same point twice."""
+    medians, algorithms, collectives = {}, collections.defaultdict(list), []
+    for out in outs:
+        if not glob.glob(os.path.join(out, "sweep", "*.csv")):
+            raise InputError(f"{out}: no sweep/*.csv; side-by-side needs characterize.sh "
+                             "folders with a sweep")
+        sweep = Sweep(out)
+        twice = sorted(set(medians) & set(sweep.medians))
+        if twice:
+            c, t, a, p, b = twice[0]
+            raise InputError(f"{out}: {c} {a} over {t} at p={p}, {size_label(b)} is measured "
+                             "in an earlier --out folder too")
+        medians.update(sweep.medians)
+        collectives = algorithm_order(collectives, sweep.collectives)
+        for c in sweep.collectives:
+            algorithms[c] = algorithm_order(algorithms[c], sweep.algorithms[c])
+    points = sorted({(c, a, p, b) for (c, t, a, p, b) in medians
+                     if t == baseline and b >= min_bytes and (c, other, a, p, b) in medians},
+                    key=lambda k: (collectives.index(k[0]), algorithms[k[0]].index(k[1]),
+                                   k[2], k[3]))
+    if not points:
+        found = sorted({k[1] for k in medians})
+        raise InputError(f"no point measured over both {baseline} and {other} (transports "
+                         f"found: {', '.join(found) or 'none'})")
+    lines = []
+    for collective in [c for c in collectives if any(k[0] == c for k in points)]:
+        rows = [k for k in points if k[0] == collective]
+        lines += [f"**{collective}**: median time over {baseline} and over {other} on the same "
+                  "links", "",
+                  f"| algorithm | p | size | {baseline} median | {other} median | "
+                  f"{other} / {baseline} |", "|---|---|---|---|---|---|"]
+        for _, a, p, b in rows:
+            t0, t1 = medians[(collective, baseline, a, p, b)], medians[(collective, other, a, p, b)]
+            lines.append(f"| {a} | {p} | {size_label(b)} | {time_label(t0)} | {time_label(t1)} "
+                         f"| {t1 / t0:.2f} |")
+        lines.append("")
+        for p in sorted({k[2] for k in rows}):
+            big = [medians[(collective, other, a, q, b)] / medians[(collective, baseline, a, q, b)]
+                   for _, a, q, b in rows if q == p and b >= 2**20]
+            if big:
+                lines.append(f"- p = {p}: median {other} / {baseline} at >= 1 MiB "
+                             f"{statistics.median(big):.2f} over {len(big)} points "
+                             f"(range {min(big):.2f}-{max(big):.2f})")
+        lines.append("")
+    return lines
+
+
+def cmd_side_by_side(args):
+    print("\n".join(side_by_side(args.out, min_bytes=args.min_bytes)).rstrip())
     return 0
 
 
@@ -603,10 +689,17 @@ def main():
                    help="ps_central must be at least (p-1) x this slower than ring (> 0, <= 2)")
     c.add_argument("--prediction-tolerance", default=0.20,
                    help="largest relative error of the fit's bottom-up predictions of "
-                   "allreduce at >= 1 MiB (> 0, <= 1)")
+                   "allreduce over mpi at >= 1 MiB (> 0, <= 1)")
     c.add_argument("--other-prediction-tolerance", default=0.10,
                    help="the same for every other collective (> 0, <= 1; default: issue 18's "
                    "10%%)")
+    c.add_argument("--ofi-prediction-tolerance", default=0.10,
+                   help="the same for every collective over the ofi transport (> 0, <= 1; "
+                   "default: issue 21's 10%%)")
+    b = sub.add_parser("side-by-side", help="the times over mpi and over ofi, point by point")
+    b.add_argument("--out", required=True, action="append",
+                   help="a characterize.sh folder (repeatable; their sweeps together)")
+    b.add_argument("--min-bytes", default=0, help="smallest size shown (bytes, default 0)")
     r = sub.add_parser("report", help="OUT/report.md")
     r.add_argument("--out", required=True)
     args = parser.parse_args()
@@ -618,6 +711,10 @@ def main():
                 option = "--" + name.replace("_", "-")
                 setattr(args, name, option_number(getattr(args, name), option, 0, highest,
                                                   lowest_included=False))
+        if args.command == "side-by-side":
+            args.min_bytes = option_number(args.min_bytes, "--min-bytes", 0, 2**62, "bytes",
+                                           whole=True)
+            return cmd_side_by_side(args)
         if args.command == "matrix":
             cmd_matrix(args)
         elif args.command == "slow-hosts":
