@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -273,6 +274,78 @@ CostTerms pairwise_exchange_cost(int p, double n);
 std::unique_ptr<Collective> build_mpi_alltoallv(Transport& transport, const CollectiveSpec& spec,
                                                 std::span<const std::byte> in,
                                                 std::span<std::byte> out);
+
+// ------------------------------------------------ costs over a Layout
+// What AlgorithmInfo::placed_cost is written with: a step is a set of
+// messages every rank sends at once; add_steps prices it on the layout as
+// CostTerms says (all inside nodes: the intra terms, at the busiest rank's
+// messages and bytes; else the network terms, at the most off-node messages
+// of one rank and the most off-node bytes of one node's NIC).
+
+// The ranks of a job split into groups, each in group order: the whole job,
+// or the ranks of each node, or the ranks of equal local index on every
+// node (the hierarchical algorithms' inner and outer groups).
+struct RankGroups {
+  std::vector<std::vector<int>> groups;
+  std::vector<int> group_of;  // by rank
+  std::vector<int> position;  // by rank: its index in its group
+  const std::vector<int>& members_with(int rank) const {
+    return groups[static_cast<std::size_t>(group_of[static_cast<std::size_t>(rank)])];
+  }
+};
+// Ranks with equal key(rank) form a group (groups in order of their lowest
+// rank, members ascending).
+RankGroups group_by(int ranks, const std::function<int(int)>& key);
+RankGroups whole_job(int ranks);
+// Groups of ranks by node_of(rank) (nodes in order of their lowest rank,
+// ranks ascending), or, across nodes, by index within the node.
+RankGroups same_node(int ranks, const std::function<int(int)>& node_of);
+RankGroups same_local_index(int ranks, const std::function<int(int)>& node_of);
+
+// A job's ranks grouped by node, across nodes by local index, and the
+// nodes' first ranks (their leaders) as one group with every other rank
+// alone: the hierarchical algorithms' groups, of a transport (throwing
+// std::invalid_argument, the message starting with `algorithm`, unless
+// every node runs as many ranks) or of a Layout.
+struct NodeGroups {
+  NodeGroups(const Transport& transport, std::string_view algorithm);
+  explicit NodeGroups(const Layout& layout);
+  RankGroups node, across, leaders;
+};
+// The spec the phases of a hierarchical algorithm run with: an average
+// summed, to be divided once at the end.
+CollectiveSpec summing(CollectiveSpec spec);
+
+// The ranks `rank` sends one message to in a step (none: empty).
+using StepPeers = std::function<std::vector<int>(int rank)>;
+void add_steps(CostTerms& terms, const Layout& layout, double steps, double bytes,
+               const StepPeers& peers);
+// `steps` steps in which every member of a group of two or more sends
+// `bytes` to the next member around its group's ring.
+void add_ring_steps(CostTerms& terms, const Layout& layout, const RankGroups& groups, double steps,
+                    double bytes);
+// The rounds of a binomial reduce (up, toward each group's member 0) and
+// broadcast (down) within each group (phases.h's BinomialTree, root 0), the
+// whole vector of `bytes` in each message.
+void add_binomial_reduce(CostTerms& terms, const Layout& layout, const RankGroups& groups,
+                         double bytes);
+void add_binomial_broadcast(CostTerms& terms, const Layout& layout, const RankGroups& groups,
+                            double bytes);
+
+// phases.h's Fold of a job that is not a power of two: its fold step (each
+// even rank below 2·rem sends `bytes` to the odd one above it), its unfold
+// step (back), and a round among the 2^⌊lg p⌋ participants in which each
+// sends `bytes` to the participant whose number differs in `distance`.
+// Nothing for a power of two, whose ranks all participate.
+void add_fold_step(CostTerms& terms, const Layout& layout, double bytes);
+void add_unfold_step(CostTerms& terms, const Layout& layout, double bytes);
+void add_participant_round(CostTerms& terms, const Layout& layout, int distance, double bytes);
+
+// AlgorithmInfo::cost of an algorithm whose formula is its placed_cost.
+template <CostTerms (*placed)(const Layout&, double)>
+CostTerms flat_cost(int ranks, double bytes) {
+  return placed(Layout::flat(ranks), bytes);
+}
 
 // AlgorithmInfo::build for an algorithm class constructed from the build
 // arguments.

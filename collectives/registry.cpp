@@ -396,7 +396,8 @@ CheckResult check_alltoallv(const CheckPattern& pattern, const CollectiveSpec& s
 
 // Every algorithm, defined in its own file (collectives/<collective>/<name>.cpp).
 extern const AlgorithmInfo kRingAllreduce, kTreeAllreduce, kRecursiveDoublingAllreduce,
-    kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce, kMpiAllreduce;
+    kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce, kHierarchicalAllreduce,
+    kHierarchicalTreeAllreduce, kMpiAllreduce;
 extern const AlgorithmInfo kRingReduceScatter, kRecursiveHalvingReduceScatter,
     kPairwiseReduceScatter, kMpiReduceScatter;
 extern const AlgorithmInfo kRingAllgather, kRecursiveDoublingAllgather, kBruckAllgather,
@@ -418,6 +419,8 @@ std::span<const CollectiveInfo> collectives() {
       kRabenseifnerAllreduce,
       kPsCentralAllreduce,
       kPsShardedAllreduce,
+      kHierarchicalAllreduce,
+      kHierarchicalTreeAllreduce,
       kMpiAllreduce,
   });
   static const auto reduce_scatter = std::to_array<AlgorithmInfo>({

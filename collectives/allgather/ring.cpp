@@ -52,9 +52,11 @@ class RingAllgather final : public detail::AllgatherBase, detail::RingBuffers {
   detail::RingRelay relay_;
 };
 
-CostTerms ring_cost(int p, double n) {
-  const double steps = p - 1;
-  return {steps, steps / p * n, 0};
+CostTerms ring_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  CostTerms terms;
+  detail::add_ring_steps(terms, layout, detail::whole_job(p), p - 1, n / p);
+  return terms;
 }
 
 }  // namespace
@@ -63,10 +65,11 @@ extern const AlgorithmInfo kRingAllgather = {
     "ring",
     "p−1 steps around a ring, each forwarding one block, pipelined in segments; bandwidth-optimal",
     detail::common_unsupported_reason,
-    ring_cost,
+    detail::flat_cost<ring_cost>,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,
     detail::build_as<RingAllgather>,
+    ring_cost,
 };
 
 }  // namespace collbench

@@ -72,9 +72,22 @@ class PsCentralAllreduce final : public detail::AllreduceBase {
   std::vector<RequestId> requests_;
 };
 
-CostTerms ps_central_cost(int p, double n) {
-  const double workers = p - 1;
-  return {2 * workers, 2 * workers * n, workers * n};
+CostTerms ps_central_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  CostTerms terms;
+  detail::add_steps(terms, layout, 1, n, [](int rank) -> std::vector<int> {
+    if (rank == 0) return {};
+    return {0};
+  });
+  detail::add_steps(terms, layout, 1, n, [p](int rank) {
+    std::vector<int> workers;
+    if (rank == 0) {
+      for (int worker = 1; worker < p; ++worker) workers.push_back(worker);
+    }
+    return workers;
+  });
+  terms.reduce_bytes = (p - 1) * n;
+  return terms;
 }
 
 std::size_t ps_central_workspace(int p, std::size_t n) {
@@ -87,10 +100,11 @@ extern const AlgorithmInfo kPsCentralAllreduce = {
     "ps_central",
     "parameter server on rank 0: all push, rank 0 reduces, all pull; server link bound",
     detail::common_unsupported_reason,
-    ps_central_cost,
+    detail::flat_cost<ps_central_cost>,
     /*reduces_on_every_rank=*/false,  // the server alone
     ps_central_workspace,
     detail::build_as<PsCentralAllreduce>,
+    ps_central_cost,
 };
 
 }  // namespace collbench

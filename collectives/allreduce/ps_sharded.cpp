@@ -117,9 +117,27 @@ class PsShardedAllreduce final : public detail::AllreduceBase {
   std::vector<RequestId> receives_;
 };
 
-CostTerms ps_sharded_cost(int p, double n) {
-  const double peers = p - 1;
-  return {2 * peers, 2 * peers / p * n, peers / p * n};
+// Priced as the large shards travel: p−1 steps each way, the k-th from
+// every rank r to rank r+k (the small ones, all at once, cost the same
+// bytes per node and as many messages per rank).
+// One phase is priced in shards (whole numbers, summed exactly) and then
+// scaled, so that on a flat network the cost is ring's to the last bit, as
+// its formula is: selection then breaks the tie by registry order.
+CostTerms ps_sharded_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  CostTerms phase;
+  for (int step = 1; step < p; ++step) {
+    detail::add_steps(phase, layout, 1, 1.0,
+                      [p, step](int rank) -> std::vector<int> { return {(rank + step) % p}; });
+  }
+  const double shard = n / p;
+  CostTerms terms;
+  terms.messages = 2 * phase.messages;
+  terms.bytes = 2 * phase.bytes * shard;
+  terms.intra_messages = 2 * phase.intra_messages;
+  terms.intra_bytes = 2 * phase.intra_bytes * shard;
+  terms.reduce_bytes = static_cast<double>(p - 1) / p * n;
+  return terms;
 }
 
 std::size_t ps_sharded_workspace(int p, std::size_t n) {
@@ -133,10 +151,11 @@ extern const AlgorithmInfo kPsShardedAllreduce = {
     "sharded parameter server: rank j serves block j; push, reduce, pull; large shards one peer at "
     "a time",
     detail::common_unsupported_reason,
-    ps_sharded_cost,
+    detail::flat_cost<ps_sharded_cost>,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     ps_sharded_workspace,
     detail::build_as<PsShardedAllreduce>,
+    ps_sharded_cost,
 };
 
 }  // namespace collbench

@@ -105,12 +105,21 @@ class RabenseifnerAllreduce final : public detail::AllreduceBase {
   std::vector<RequestId> requests_;
 };
 
-CostTerms rabenseifner_cost(int p, double n) {
-  const int pof2 = 1 << floor_log2(p);
-  const double rounds = floor_log2(p);
-  const double share = static_cast<double>(pof2 - 1) / pof2;
-  const double fold = pof2 == p ? 0 : 1;
-  return {2 * rounds + 2 * fold, 2 * share * n + 2 * fold * n, share * n + fold * n};
+CostTerms rabenseifner_cost(const Layout& layout, double n) {
+  const detail::Fold fold(layout.ranks(), 0);
+  CostTerms terms;
+  detail::add_fold_step(terms, layout, n);
+  // Halving: the round at distance d gives away half of a window of n·/d.
+  for (int distance = 1; distance < fold.pof2; distance <<= 1) {
+    detail::add_participant_round(terms, layout, distance, n / (2 * distance));
+  }
+  for (int distance = fold.pof2 / 2; distance >= 1; distance >>= 1) {
+    detail::add_participant_round(terms, layout, distance, n / (2 * distance));
+  }
+  detail::add_unfold_step(terms, layout, n);
+  const double share = static_cast<double>(fold.pof2 - 1) / fold.pof2;
+  terms.reduce_bytes = share * n + (fold.rem > 0 ? n : 0);
+  return terms;
 }
 
 std::size_t rabenseifner_workspace(int p, std::size_t n) { return p > 1 ? n : 0; }
@@ -121,10 +130,11 @@ extern const AlgorithmInfo kRabenseifnerAllreduce = {
     "rabenseifner",
     "recursive-halving reduce-scatter + recursive-doubling allgather; log latency, ring bandwidth",
     detail::common_unsupported_reason,
-    rabenseifner_cost,
+    detail::flat_cost<rabenseifner_cost>,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     rabenseifner_workspace,
     detail::build_as<RabenseifnerAllreduce>,
+    rabenseifner_cost,
 };
 
 }  // namespace collbench

@@ -66,10 +66,16 @@ class RecursiveDoublingAllreduce final : public detail::AllreduceBase {
   std::vector<RequestId> requests_;
 };
 
-CostTerms recursive_doubling_cost(int p, double n) {
-  const double rounds = floor_log2(p);
-  const double fold = (p & (p - 1)) == 0 ? 0 : 1;
-  return {rounds + 2 * fold, (rounds + 2 * fold) * n, (rounds + fold) * n};
+CostTerms recursive_doubling_cost(const Layout& layout, double n) {
+  const detail::Fold fold(layout.ranks(), 0);
+  CostTerms terms;
+  detail::add_fold_step(terms, layout, n);
+  for (int distance = 1; distance < fold.pof2; distance <<= 1) {
+    detail::add_participant_round(terms, layout, distance, n);
+  }
+  detail::add_unfold_step(terms, layout, n);
+  terms.reduce_bytes = (floor_log2(layout.ranks()) + (fold.rem > 0 ? 1 : 0)) * n;
+  return terms;
 }
 
 std::size_t recursive_doubling_workspace(int p, std::size_t n) { return p > 1 ? n : 0; }
@@ -80,10 +86,11 @@ extern const AlgorithmInfo kRecursiveDoublingAllreduce = {
     "recursive_doubling",
     "lg p rounds of pairwise whole-vector exchange; fewest rounds, for small messages",
     detail::common_unsupported_reason,
-    recursive_doubling_cost,
+    detail::flat_cost<recursive_doubling_cost>,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     recursive_doubling_workspace,
     detail::build_as<RecursiveDoublingAllreduce>,
+    recursive_doubling_cost,
 };
 
 }  // namespace collbench

@@ -77,9 +77,13 @@ class RingAllreduce final : public detail::AllreduceBase, detail::RingBuffers {
   detail::RingRelay relay_;
 };
 
-CostTerms ring_cost(int p, double n) {
+CostTerms ring_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
   const double steps = p - 1;
-  return {2 * steps, 2 * steps / p * n, steps / p * n};
+  CostTerms terms;
+  detail::add_ring_steps(terms, layout, detail::whole_job(p), 2 * steps, n / p);
+  terms.reduce_bytes = steps / p * n;
+  return terms;
 }
 
 std::size_t ring_workspace(int p, std::size_t n) {
@@ -92,10 +96,11 @@ extern const AlgorithmInfo kRingAllreduce = {
     "ring",
     "reduce-scatter + allgather around a ring, pipelined in segments; bandwidth-optimal",
     detail::common_unsupported_reason,
-    ring_cost,
+    detail::flat_cost<ring_cost>,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     ring_workspace,
     detail::build_as<RingAllreduce>,
+    ring_cost,
 };
 
 }  // namespace collbench

@@ -47,9 +47,13 @@ class TreeAllreduce final : public detail::AllreduceBase {
   std::byte* staging_ = nullptr;
 };
 
-CostTerms tree_cost(int p, double n) {
-  const double rounds = ceil_log2(p);
-  return {2 * rounds, 2 * rounds * n, rounds * n};
+CostTerms tree_cost(const Layout& layout, double n) {
+  const detail::RankGroups job = detail::whole_job(layout.ranks());
+  CostTerms terms;
+  detail::add_binomial_reduce(terms, layout, job, n);
+  detail::add_binomial_broadcast(terms, layout, job, n);
+  terms.reduce_bytes = ceil_log2(layout.ranks()) * n;
+  return terms;
 }
 
 std::size_t tree_workspace(int p, std::size_t n) { return p > 1 ? n : 0; }
@@ -60,10 +64,11 @@ extern const AlgorithmInfo kTreeAllreduce = {
     "tree",
     "binomial-tree reduce to rank 0 + binomial broadcast; log-latency, for small messages",
     detail::common_unsupported_reason,
-    tree_cost,
+    detail::flat_cost<tree_cost>,
     /*reduces_on_every_rank=*/false,  // at most half the ranks at once, the root alone last
     tree_workspace,
     detail::build_as<TreeAllreduce>,
+    tree_cost,
 };
 
 }  // namespace collbench

@@ -64,9 +64,13 @@ class RingReduceScatter final : public detail::ReduceScatterBase, detail::RingBu
   detail::RingRelay relay_;
 };
 
-CostTerms ring_cost(int p, double n) {
+CostTerms ring_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
   const double steps = p - 1;
-  return {steps, steps / p * n, steps / p * n};
+  CostTerms terms;
+  detail::add_ring_steps(terms, layout, detail::whole_job(p), steps, n / p);
+  terms.reduce_bytes = steps / p * n;
+  return terms;
 }
 
 std::size_t ring_workspace(int p, std::size_t n) { return detail::ring_sum_rotation_bytes(p, n); }
@@ -77,10 +81,11 @@ extern const AlgorithmInfo kRingReduceScatter = {
     "ring",
     "p−1 steps around a ring, each reducing one block, pipelined in segments; bandwidth-optimal",
     detail::common_unsupported_reason,
-    ring_cost,
+    detail::flat_cost<ring_cost>,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     ring_workspace,
     detail::build_as<RingReduceScatter>,
+    ring_cost,
 };
 
 }  // namespace collbench

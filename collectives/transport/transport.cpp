@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace collbench {
 
 void Transport::check_and_note_peer(int peer, int tag) {
@@ -17,6 +19,14 @@ void Transport::check_and_note_peer(int peer, int tag) {
     contacted_[static_cast<std::size_t>(peer)] = true;
     ++peers_contacted_;
   }
+}
+
+void Transport::set_nodes(std::vector<int> node_of_rank) {
+  if (node_of_rank.size() != static_cast<std::size_t>(size_)) {
+    throw std::invalid_argument(
+        fmt::format("set_nodes: {} node ids for {} ranks", node_of_rank.size(), size_));
+  }
+  nodes_ = std::move(node_of_rank);
 }
 
 void Transport::timed_out(const TimeoutError& error) const {

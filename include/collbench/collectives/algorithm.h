@@ -23,15 +23,56 @@
 
 namespace collbench {
 
+// Where the ranks of a job run: `nodes` nodes of `per_node` ranks each,
+// numbered by slot (OpenMPI's --map-by slot: ranks 0..K−1 on the first node)
+// or by node (--map-by node: rank r on node r mod N). One rank per node is
+// the flat network every one-level cost assumes.
+enum class MapBy { slot, node };
+struct Layout {
+  int nodes = 1;
+  int per_node = 1;
+  MapBy map_by = MapBy::slot;
+  static Layout flat(int ranks) { return {ranks, 1, MapBy::slot}; }
+  int ranks() const { return nodes * per_node; }
+  int node_of(int rank) const { return map_by == MapBy::slot ? rank / per_node : rank % nodes; }
+};
+std::string_view to_string(MapBy map_by);
+// Empty when every node runs as many ranks (`node_of_rank`: each rank's
+// node id, Transport::set_nodes); otherwise how many each runs and what to
+// do (AlgorithmInfo::needs_equal_ranks_per_node).
+std::string uneven_nodes_reason(std::span<const int> node_of_rank);
+
+// α and β of the two levels of a cluster: shared memory inside a node, the
+// network between nodes.
+struct TwoLevelLinks {
+  double intra_alpha = 0, intra_beta = 0;
+  double inter_alpha = 0, inter_beta = 0;
+};
+
 // Coefficients of the Hockney/α-β-γ model along the critical path:
 //   t = messages·α + bytes·β + reduce_bytes·γ
-// with α in s per message, β in s per byte, γ in s per byte reduced.
+// with α in s per message, β in s per byte, γ in s per byte reduced. On a
+// Layout of several ranks per node (AlgorithmInfo::placed_cost) the steps
+// whose messages all stay inside a node count in intra_messages and
+// intra_bytes, priced with the node's own α and β; a step with any message
+// between nodes counts in messages and bytes, its bytes being the most any
+// one node's NIC sends or receives in it (its ranks' messages share it). On
+// Layout::flat every step is a network step and the intra terms are zero.
 struct CostTerms {
   double messages = 0;
   double bytes = 0;
   double reduce_bytes = 0;
+  double intra_messages = 0;
+  double intra_bytes = 0;
+  // One level: α and β price every message and byte alike.
   double seconds(double alpha, double beta, double gamma) const {
-    return messages * alpha + bytes * beta + reduce_bytes * gamma;
+    return (messages + intra_messages) * alpha + (bytes + intra_bytes) * beta +
+           reduce_bytes * gamma;
+  }
+  double seconds(const TwoLevelLinks& links, double gamma) const {
+    return messages * links.inter_alpha + bytes * links.inter_beta +
+           intra_messages * links.intra_alpha + intra_bytes * links.intra_beta +
+           reduce_bytes * gamma;
   }
 };
 
@@ -90,6 +131,13 @@ struct AlgorithmInfo {
   // when one span lies inside the other at its block's place.
   std::unique_ptr<Collective> (*build)(Transport& transport, const CollectiveSpec& spec,
                                        std::span<const std::byte> in, std::span<std::byte> out);
+  // The cost over both levels of a Layout (CostTerms), or null when the
+  // algorithm has none; where it is set, `cost` is placed_cost on
+  // Layout::flat (detail::flat_cost), so that one formula is written once.
+  CostTerms (*placed_cost)(const Layout& layout, double bytes) = nullptr;
+  // Needs the same number of ranks on every node (the hierarchical
+  // algorithms); the harness refuses it on any other placement.
+  bool needs_equal_ranks_per_node = false;
 };
 
 // ⌈lg p⌉ and ⌊lg p⌋ for p >= 1.

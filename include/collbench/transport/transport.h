@@ -118,9 +118,19 @@ class Transport {
     bytes_sent_ = 0;
     messages_sent_ = 0;
   }
+  // The node each rank runs on, by rank (small ids; equal = one node): what
+  // the hierarchical algorithms group ranks by. The harness sets it from
+  // the ranks' hostnames; until then every rank is a node of its own.
+  // Throws std::invalid_argument unless there is one entry per rank.
+  void set_nodes(std::vector<int> node_of_rank);
+  int node_of(int rank) const {
+    return nodes_.empty() ? rank : nodes_.at(static_cast<std::size_t>(rank));
+  }
   // The first tag of the next slot (see kFirstSlotTag); slots wrap after
-  // kTagSlots, by when the slot's earlier owner has long finished.
-  int take_tag_slot() {
+  // kTagSlots, by when the slot's earlier owner has long finished. Virtual
+  // for views of a transport (a subgroup's), whose algorithms must take
+  // their slots from the transport they share.
+  virtual int take_tag_slot() {
     const auto slot = static_cast<int>(slots_taken_++ % kTagSlots);
     return kFirstSlotTag + slot * kTagsPerSlot;
   }
@@ -164,6 +174,7 @@ class Transport {
   std::vector<bool> contacted_;  // by peer
   std::uint64_t peers_contacted_ = 0;
   std::uint64_t slots_taken_ = 0;
+  std::vector<int> nodes_;  // empty: one node per rank
 };
 
 // Registers a region for the lifetime of the guard.

@@ -1,0 +1,45 @@
+// A subgroup of a transport's ranks seen as a transport of its own, so that
+// a hierarchical algorithm can run the flat algorithms on the ranks of one
+// node, or on one rank of every node: rank i of the subgroup is member i of
+// the parent. Sends, receives, waits and memory registration go to the
+// parent (whose counters, timeout and yielding apply), and so do tag slots:
+// the subgroup's algorithms take theirs from the parent's sequence, which
+// every rank advances in the same order, so no two algorithm objects on the
+// parent ever share a tag. Internal to the library.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collbench/transport/transport.h"
+
+namespace collbench::detail {
+
+class SubgroupTransport final : public Transport {
+ public:
+  // `members`: parent ranks in subgroup order, the parent's own rank among them.
+  SubgroupTransport(Transport& parent, std::vector<int> members);
+
+  std::string_view kind() const override { return parent_.kind(); }
+  std::string provider() const override { return parent_.provider(); }
+  RequestId isend(std::span<const std::byte> data, int peer, int tag) override;
+  RequestId irecv(std::span<std::byte> data, int peer, int tag) override;
+  void wait(RequestId request) override { parent_.wait(request); }
+  void wait_all(std::span<const RequestId> requests) override { parent_.wait_all(requests); }
+  // Not a barrier of the subgroup: the algorithms never call it, and a
+  // parent barrier would need every parent rank.
+  void barrier() override;
+  void register_memory(std::span<std::byte> region) override { parent_.register_memory(region); }
+  void deregister_memory(std::span<std::byte> region) override {
+    parent_.deregister_memory(region);
+  }
+  int take_tag_slot() override { return parent_.take_tag_slot(); }
+
+ private:
+  Transport& parent_;
+  std::vector<int> members_;
+};
+
+}  // namespace collbench::detail

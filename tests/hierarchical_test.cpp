@@ -1,0 +1,275 @@
+// The hierarchical allreduces on in-process ranks told which node they run
+// on (Transport::set_nodes), for node counts and ranks per node, both
+// placements, awkward counts, every op, in place and out; the uneven
+// placements they refuse; and the placed costs (AlgorithmInfo::placed_cost)
+// against the bytes the algorithms really send across nodes and inside them.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collbench/collectives/collective.h"
+#include "collbench/transport/inproc_transport.h"
+#include "collective_case.h"
+
+namespace collbench {
+namespace {
+
+const CollectiveInfo& allreduce() { return *find_collective("allreduce"); }
+const AlgorithmInfo& allreduce_algorithm(std::string_view name) {
+  return *allreduce().find_algorithm(name);
+}
+
+std::vector<int> node_ids(const Layout& layout) {
+  std::vector<int> ids;
+  for (int rank = 0; rank < layout.ranks(); ++rank) ids.push_back(layout.node_of(rank));
+  return ids;
+}
+
+std::string describe(const Layout& layout) {
+  return fmt::format("{} nodes x {} by {}", layout.nodes, layout.per_node,
+                     to_string(layout.map_by));
+}
+
+std::vector<Layout> layouts() {
+  std::vector<Layout> result;
+  for (const auto& [nodes, per_node] : std::vector<std::pair<int, int>>{
+           {1, 2}, {1, 3}, {2, 1}, {2, 2}, {2, 3}, {3, 2}, {4, 2}, {3, 3}, {2, 4}}) {
+    for (MapBy map_by : {MapBy::slot, MapBy::node}) result.push_back({nodes, per_node, map_by});
+  }
+  return result;
+}
+
+TEST(Hierarchical, EveryLayoutCountOpAndPlacement) {
+  for (const std::string_view name : {"hierarchical", "hierarchical_tree"}) {
+    const AlgorithmInfo& algorithm = allreduce_algorithm(name);
+    for (const Layout& layout : layouts()) {
+      const int p = layout.ranks();
+      for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t(p - 1),
+                                      std::size_t(p + 1), std::size_t{4099}}) {
+        for (const ReduceOp op : kAllReduceOps) {
+          for (const bool in_place : {false, true}) {
+            for (const DType dtype : {DType::f32, DType::bf16}) {
+              std::atomic<std::uint64_t> wrong{0};
+              run_in_process(p, [&](Transport& transport) {
+                transport.set_nodes(node_ids(layout));
+                wrong += testing::run_checked_calls(transport, allreduce(), algorithm, count, dtype,
+                                                    op, in_place);
+              });
+              EXPECT_EQ(wrong.load(), 0u)
+                  << name << " on " << describe(layout) << ", count " << count << " "
+                  << to_string(dtype) << " " << to_string(op) << (in_place ? " in place" : "");
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Hierarchical, LaterAlgorithmsStillShareTagSlots) {
+  // Only a node's leader runs hierarchical_tree's phase 2; the others must
+  // still take its tag slot, or a ring built after it would use different
+  // tags on different ranks and never match (the bounded wait times out).
+  const Layout layout{2, 3, MapBy::slot};
+  const std::size_t count = 1000;
+  std::atomic<std::uint64_t> wrong{0};
+  run_in_process(
+      layout.ranks(),
+      [&](Transport& transport) {
+        transport.set_nodes(node_ids(layout));
+        const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, 0, {}};
+        std::vector<std::byte> in(count * sizeof(float)), out(count * sizeof(float));
+        auto first = allreduce_algorithm("hierarchical_tree").build(transport, spec, in, out);
+        wrong += testing::run_checked_calls(transport, allreduce(), allreduce_algorithm("ring"),
+                                            count, DType::f32, ReduceOp::sum, false);
+        first->run();
+      },
+      std::chrono::seconds(10));
+  EXPECT_EQ(wrong.load(), 0u);
+}
+
+TEST(Hierarchical, UnevenNodesAreRefused) {
+  for (const std::string_view name : {"hierarchical", "hierarchical_tree"}) {
+    std::atomic<int> refused{0};
+    run_in_process(3, [&](Transport& transport) {
+      transport.set_nodes({0, 0, 1});
+      std::vector<std::byte> in(64), out(64);
+      try {
+        allreduce_algorithm(name).build(transport, {DType::f32, ReduceOp::sum, 16, 0, {}}, in, out);
+      } catch (const std::invalid_argument& error) {
+        if (std::string(error.what()).find("same number of ranks on every node") !=
+            std::string::npos) {
+          ++refused;
+        }
+      }
+    });
+    EXPECT_EQ(refused.load(), 3) << name;
+  }
+}
+
+TEST(Hierarchical, SetNodesNeedsOneIdPerRank) {
+  run_in_process(2, [](Transport& transport) {
+    EXPECT_THROW(transport.set_nodes({0}), std::invalid_argument);
+  });
+}
+
+// A transport that counts the bytes each rank sends to each peer.
+class CountingTransport final : public Transport {
+ public:
+  CountingTransport(Transport& parent, std::vector<double>& sent_to)
+      : Transport(parent.rank(), parent.size()), parent_(parent), sent_to_(sent_to) {}
+  std::string_view kind() const override { return parent_.kind(); }
+  RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
+    sent_to_[static_cast<std::size_t>(peer)] += static_cast<double>(data.size());
+    return parent_.isend(data, peer, tag);
+  }
+  RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
+    return parent_.irecv(data, peer, tag);
+  }
+  void wait(RequestId request) override { parent_.wait(request); }
+  void wait_all(std::span<const RequestId> requests) override { parent_.wait_all(requests); }
+  void barrier() override { parent_.barrier(); }
+  int take_tag_slot() override { return parent_.take_tag_slot(); }
+
+ private:
+  Transport& parent_;
+  std::vector<double>& sent_to_;
+};
+
+struct Traffic {
+  double busiest_nic = 0;   // bytes one node sends to other nodes, at most
+  double busiest_rank = 0;  // bytes one rank sends inside its node, at most
+};
+
+Traffic measure_traffic(const AlgorithmInfo& algorithm, const Layout& layout, std::size_t count) {
+  const int p = layout.ranks();
+  std::vector<std::vector<double>> sent(static_cast<std::size_t>(p),
+                                        std::vector<double>(static_cast<std::size_t>(p)));
+  run_in_process(p, [&](Transport& inproc) {
+    std::vector<double>& mine = sent[static_cast<std::size_t>(inproc.rank())];
+    CountingTransport transport(inproc, mine);
+    transport.set_nodes(node_ids(layout));
+    std::vector<std::byte> in(count * sizeof(float)), out(count * sizeof(float));
+    auto call = algorithm.build(transport, {DType::f32, ReduceOp::sum, count, 0, {}}, in, out);
+    call->run();
+  });
+  Traffic traffic;
+  std::vector<double> nic(static_cast<std::size_t>(layout.nodes));
+  for (int from = 0; from < p; ++from) {
+    double inside = 0;
+    for (int to = 0; to < p; ++to) {
+      const double bytes = sent[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)];
+      if (layout.node_of(from) == layout.node_of(to)) {
+        inside += bytes;
+      } else {
+        nic[static_cast<std::size_t>(layout.node_of(from))] += bytes;
+      }
+    }
+    traffic.busiest_rank = std::max(traffic.busiest_rank, inside);
+  }
+  for (const double bytes : nic) traffic.busiest_nic = std::max(traffic.busiest_nic, bytes);
+  return traffic;
+}
+
+TEST(PlacedCost, NetworkBytesAreWhatTheBusiestNicSends) {
+  // Where every step loads the nodes' NICs alike, the placed cost's network
+  // bytes (the busiest NIC's, step by step) are the bytes one node really
+  // sends to the others; on counts p divides, exactly.
+  const std::size_t count = 4 * 3 * 64;
+  int checked = 0;
+  for (const std::string_view name :
+       {"ring", "recursive_doubling", "rabenseifner", "ps_sharded", "hierarchical"}) {
+    const AlgorithmInfo& algorithm = allreduce_algorithm(name);
+    for (const Layout& layout :
+         {Layout{2, 2, MapBy::slot}, Layout{2, 2, MapBy::node}, Layout{4, 2, MapBy::slot},
+          Layout{2, 4, MapBy::node}, Layout{4, 1, MapBy::slot}}) {
+      const double n = count * sizeof(float);
+      const CostTerms terms = algorithm.placed_cost(layout, n);
+      const Traffic traffic = measure_traffic(algorithm, layout, count);
+      EXPECT_DOUBLE_EQ(terms.bytes, traffic.busiest_nic) << name << " on " << describe(layout);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 25);
+}
+
+TEST(PlacedCost, IntraBytesOfTheHierarchicalAreWhatEachRankSendsInside) {
+  const std::size_t count = 4 * 3 * 64;
+  for (const Layout& layout : {Layout{2, 2, MapBy::slot}, Layout{2, 3, MapBy::node},
+                               Layout{3, 4, MapBy::slot}, Layout{1, 4, MapBy::slot}}) {
+    const CostTerms terms =
+        allreduce_algorithm("hierarchical").placed_cost(layout, count * sizeof(float));
+    EXPECT_DOUBLE_EQ(
+        terms.intra_bytes,
+        measure_traffic(allreduce_algorithm("hierarchical"), layout, count).busiest_rank)
+        << describe(layout);
+  }
+}
+
+TEST(PlacedCost, TwoNodesOfTwoByHand) {
+  const double n = 1 << 20;
+  const Layout slot{2, 2, MapBy::slot}, node{2, 2, MapBy::node};
+  // Flat ring: 6 steps of n/4. By slot one flow per NIC each step, by node two.
+  const CostTerms ring_slot = allreduce_algorithm("ring").placed_cost(slot, n);
+  EXPECT_DOUBLE_EQ(ring_slot.messages, 6);
+  EXPECT_DOUBLE_EQ(ring_slot.bytes, 1.5 * n);
+  EXPECT_DOUBLE_EQ(ring_slot.intra_messages, 0);
+  EXPECT_DOUBLE_EQ(allreduce_algorithm("ring").placed_cost(node, n).bytes, 3 * n);
+  // Hierarchical: one intra step each side of two network steps of n/4 per
+  // flow, two flows per NIC.
+  for (const Layout& layout : {slot, node}) {
+    const CostTerms hierarchical = allreduce_algorithm("hierarchical").placed_cost(layout, n);
+    EXPECT_DOUBLE_EQ(hierarchical.messages, 2) << describe(layout);
+    EXPECT_DOUBLE_EQ(hierarchical.bytes, n) << describe(layout);
+    EXPECT_DOUBLE_EQ(hierarchical.intra_messages, 2) << describe(layout);
+    EXPECT_DOUBLE_EQ(hierarchical.intra_bytes, n) << describe(layout);
+    EXPECT_DOUBLE_EQ(hierarchical.reduce_bytes, 0.75 * n) << describe(layout);
+    const CostTerms tree = allreduce_algorithm("hierarchical_tree").placed_cost(layout, n);
+    EXPECT_DOUBLE_EQ(tree.messages, 2) << describe(layout);
+    EXPECT_DOUBLE_EQ(tree.bytes, 2 * n) << describe(layout);
+    EXPECT_DOUBLE_EQ(tree.intra_messages, 2) << describe(layout);
+    EXPECT_DOUBLE_EQ(tree.intra_bytes, 2 * n) << describe(layout);
+  }
+  // Flat tree: by slot round 0 (1→0, 3→2) stays inside the nodes and round
+  // 1 (2→0) crosses; by node (0, 2 on one node) the other way round, and
+  // round 0's two messages leave the same node.
+  for (const Layout& layout : {slot, node}) {
+    const CostTerms tree = allreduce_algorithm("tree").placed_cost(layout, n);
+    EXPECT_DOUBLE_EQ(tree.intra_messages, 2) << describe(layout);
+    EXPECT_DOUBLE_EQ(tree.messages, 2) << describe(layout);
+    EXPECT_DOUBLE_EQ(tree.bytes, (layout.map_by == MapBy::slot ? 2 : 4) * n) << describe(layout);
+  }
+  const CostTerms tree_four = allreduce_algorithm("tree").placed_cost({4, 2, MapBy::node}, n);
+  EXPECT_DOUBLE_EQ(tree_four.messages, 4);  // distances 1 and 2 cross, 4 stays in
+  EXPECT_DOUBLE_EQ(tree_four.intra_messages, 2);
+  // Central server on rank 0: by slot its node's NIC takes the two remote
+  // pushes; the local one goes by shared memory alongside.
+  const CostTerms central = allreduce_algorithm("ps_central").placed_cost(slot, n);
+  EXPECT_DOUBLE_EQ(central.bytes, 4 * n);
+  EXPECT_DOUBLE_EQ(central.messages, 4);
+}
+
+TEST(PlacedCost, FlatLayoutIsTheOneLevelCost) {
+  // One rank per node: no intra terms, and cost() is placed_cost on it.
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const AlgorithmInfo& algorithm : collective.algorithms) {
+      if (algorithm.placed_cost == nullptr) continue;
+      for (int p : {1, 2, 3, 5, 6, 8, 13}) {
+        const CostTerms placed = algorithm.placed_cost(Layout::flat(p), 1000);
+        const CostTerms flat = algorithm.cost(p, 1000);
+        EXPECT_EQ(placed.intra_messages, 0) << algorithm.name << " p=" << p;
+        EXPECT_EQ(placed.intra_bytes, 0) << algorithm.name << " p=" << p;
+        EXPECT_EQ(placed.messages, flat.messages) << algorithm.name << " p=" << p;
+        EXPECT_EQ(placed.bytes, flat.bytes) << algorithm.name << " p=" << p;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace collbench
