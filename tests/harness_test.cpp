@@ -586,6 +586,49 @@ TEST(Plan, UnsupportedIsANoteInAllAndAnErrorWhenNamed) {
             alone.notes.end());
 }
 
+TEST(Plan, HierarchicalNeedsAsManyRanksOnEveryNode) {
+  // 3 ranks on 2 nodes (2 + 1): a note in an `all` sweep, an error when named.
+  const std::vector<int> uneven = {0, 0, 1};
+  const CasePlan plan = plan_cases(parse_options({"--sizes", "64B"}), {}, "mpi", 3, 0, uneven);
+  const auto noted = [&](std::string_view algorithm) {
+    return std::any_of(plan.notes.begin(), plan.notes.end(), [&](const std::string& note) {
+      return note.find(fmt::format("skipping allreduce/{} on 3 ranks", algorithm)) == 0 &&
+             note.find("the 2 nodes run 2, 1 ranks") != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(noted("hierarchical"));
+  EXPECT_TRUE(noted("hierarchical_tree"));
+  for (const BenchmarkCase& entry : plan.cases) {
+    EXPECT_EQ(entry.name.find("hierarchical"), std::string::npos) << entry.name;
+  }
+  EXPECT_THROW(plan_cases(parse_options({"--sizes", "64B", "--algorithms", "hierarchical"}), {},
+                          "mpi", 3, 0, uneven),
+               UsageError);
+  // 2 + 2, by node: planned.
+  const CasePlan even =
+      plan_cases(parse_options({"--sizes", "64B", "--algorithms", "hierarchical"}), {}, "mpi", 4, 0,
+                 {0, 1, 0, 1});
+  EXPECT_FALSE(even.cases.empty());
+}
+
+TEST(Metadata, MapByNamesThePlacement) {
+  RunMetadata metadata;
+  const auto map_by = [&](std::vector<int> nodes, int node_count, int per_node) {
+    metadata.rank_nodes = std::move(nodes);
+    metadata.ranks = static_cast<int>(metadata.rank_nodes.size());
+    metadata.nodes = node_count;
+    metadata.ranks_per_node = per_node;
+    return metadata.map_by();
+  };
+  EXPECT_EQ(map_by({0, 0, 1, 1}, 2, 2), "slot");
+  EXPECT_EQ(map_by({0, 1, 0, 1}, 2, 2), "node");
+  EXPECT_EQ(map_by({0, 1, 2}, 3, 1), "slot");
+  EXPECT_EQ(map_by({0, 0, 0}, 1, 3), "slot");
+  EXPECT_EQ(map_by({0, 0, 1}, 2, 2), "other");
+  EXPECT_EQ(map_by({0, 1, 1, 0}, 2, 2), "other");
+  EXPECT_EQ(map_by({0, 0, 1, 1, 0, 1}, 2, 3), "other");
+}
+
 TEST(Plan, MemoryGuardNamesTheBenchmarkAndTheNumbers) {
   const Options options = parse_options({"--sizes", "1KiB,4MiB", "--algorithms", "ring"});
   const BenchmarkCase probe = [] {

@@ -237,10 +237,12 @@ struct CasePlan {
 // The benchmarks `options` asks for on `ranks` ranks of `transport_kind`,
 // in registration order. Throws UsageError when an explicitly named
 // algorithm cannot run here, or when a benchmark needs more than
-// `memory_limit_per_rank` bytes per rank (0: no limit).
+// `memory_limit_per_rank` bytes per rank (0: no limit). `rank_nodes`: each
+// rank's node, for the algorithms that need as many ranks on every node
+// (empty: one node per rank).
 CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloads,
-                    std::string_view transport_kind, int ranks,
-                    std::uint64_t memory_limit_per_rank);
+                    std::string_view transport_kind, int ranks, std::uint64_t memory_limit_per_rank,
+                    std::vector<int> rank_nodes = {});
 
 // Target duration of one timed sample (a batch of calls) of p2p and local.
 inline constexpr double kBatchSeconds = 100e-6;

@@ -558,7 +558,7 @@ std::string plan_benchmarks(const World& world, RunSetup& setup) {
   CasePlan& plan = setup.plan;
   try {
     plan = plan_cases(options, setup.workloads, setup.transport->kind(), world.size,
-                      agreed_memory_limit(world, setup.metadata));
+                      agreed_memory_limit(world, setup.metadata), setup.metadata.rank_nodes);
   } catch (const UsageError& usage) {
     return usage.what();
   }
@@ -651,6 +651,7 @@ std::optional<int> set_up(const World& world, int argc, char** argv,
   if (!all_ranks_ok(world, open_transport(world, setup))) return kUsageStatus;
   setup.metadata =
       gather_metadata(world.comm, setup.options.run_id, setup.options.transport == "ofi");
+  setup.transport->set_nodes(setup.metadata.rank_nodes);
   if (!all_ranks_ok(world, plan_benchmarks(world, setup))) return kUsageStatus;
   print_notes(world, setup.plan);
   setup.list_only = lists_tests_only(setup.benchmark_flags);

@@ -18,6 +18,19 @@
 
 namespace collbench::harness {
 
+std::string RunMetadata::map_by() const {
+  const auto placed = [this](auto node_of) {
+    for (std::size_t rank = 0; rank < rank_nodes.size(); ++rank) {
+      if (rank_nodes[rank] != node_of(static_cast<int>(rank))) return false;
+    }
+    return true;
+  };
+  const bool even = ranks == nodes * ranks_per_node;
+  if (even && placed([this](int rank) { return rank / ranks_per_node; })) return "slot";
+  if (even && placed([this](int rank) { return rank % nodes; })) return "node";
+  return "other";
+}
+
 std::string RunMetadata::placement(int rank_a, int rank_b) const {
   return rank_hosts.at(static_cast<std::size_t>(rank_a)) ==
                  rank_hosts.at(static_cast<std::size_t>(rank_b))
@@ -112,6 +125,8 @@ RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, 
     } else {
       ++per_host[static_cast<std::size_t>(found - distinct.begin())];
     }
+    metadata.rank_nodes.push_back(
+        static_cast<int>(std::find(distinct.begin(), distinct.end(), host) - distinct.begin()));
     metadata.rank_hosts.push_back(std::move(host));
   }
   metadata.nodes = static_cast<int>(distinct.size());

@@ -18,6 +18,7 @@ struct RunMetadata {
   std::string run_id;
   std::string git_revision;
   std::vector<std::string> rank_hosts;  // hostname of every rank, by rank
+  std::vector<int> rank_nodes;          // node of every rank: its host's index in `hosts`
   std::string hosts;                    // distinct hostnames, ';'-separated, first-seen order
   int ranks = 0;
   int nodes = 0;
@@ -27,6 +28,11 @@ struct RunMetadata {
   std::string libfabric_version;  // fi_version() when the OFI transport is used
   std::string mpi_mca;            // open_mpi_transport_selection() of rank 0
 
+  // How the ranks are placed on the nodes: "slot" (ranks 0..K−1 on the
+  // first node, OpenMPI's --map-by slot; also any job of one node, or one
+  // rank per node), "node" (round robin, rank r on node r mod N: --map-by
+  // node) or "other".
+  std::string map_by() const;
   // "intra" when ranks a and b share a host, "inter" otherwise.
   std::string placement(int rank_a, int rank_b) const;
   // The periodic chain of p2p/sendrecv (rank r sends to r+1 mod p): "inter"

@@ -19,10 +19,12 @@ std::string size_range(const std::vector<std::uint64_t>& sizes) {
 
 }  // namespace
 
-Planner::Planner(const Options& options, std::string_view transport_kind, int ranks)
+Planner::Planner(const Options& options, std::string_view transport_kind, int ranks,
+                 std::vector<int> rank_nodes)
     : options_(options),
       transport_kind_(transport_kind),
       ranks_(ranks),
+      rank_nodes_(std::move(rank_nodes)),
       element_bytes_(dtype_size(options.dtype)),
       dtype_name_(to_string(options.dtype)) {}
 
@@ -51,8 +53,11 @@ bool Planner::runnable(const CollectiveInfo& collective, const AlgorithmInfo& al
   CollectiveSpec spec;
   spec.count = bytes / element_bytes_;
   spec.routing = routing;
-  const std::string reason = algorithm.unsupported_reason(
+  std::string reason = algorithm.unsupported_reason(
       transport_kind_, ranks_, largest_buffer_elements(collective, spec, ranks_));
+  if (reason.empty() && algorithm.needs_equal_ranks_per_node && !rank_nodes_.empty()) {
+    reason = uneven_nodes_reason(rank_nodes_);
+  }
   if (reason.empty()) return true;
   const std::string name = fmt::format("{}/{}", collective.name, algorithm.name);
   if (!options_.all_algorithms) {
@@ -93,9 +98,9 @@ void Planner::check_memory(const BenchmarkCase& entry, std::uint64_t memory_limi
 }
 
 CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloads,
-                    std::string_view transport_kind, int ranks,
-                    std::uint64_t memory_limit_per_rank) {
-  Planner planner(options, transport_kind, ranks);
+                    std::string_view transport_kind, int ranks, std::uint64_t memory_limit_per_rank,
+                    std::vector<int> rank_nodes) {
+  Planner planner(options, transport_kind, ranks, std::move(rank_nodes));
   // --sizes applies unless only workloads were asked for.
   const bool use_sizes = options.sizes_given || workloads.empty();
   const std::vector<std::uint64_t> no_sizes;

@@ -20,7 +20,10 @@ namespace collbench::harness {
 
 class Planner {
  public:
-  Planner(const Options& options, std::string_view transport_kind, int ranks);
+  // `rank_nodes`: each rank's node (RunMetadata::rank_nodes); empty = one
+  // node per rank.
+  Planner(const Options& options, std::string_view transport_kind, int ranks,
+          std::vector<int> rank_nodes = {});
 
   const Options& options() const { return options_; }
   std::string_view transport_kind() const { return transport_kind_; }
@@ -55,6 +58,7 @@ class Planner {
   const Options& options_;
   const std::string_view transport_kind_;
   const int ranks_;
+  const std::vector<int> rank_nodes_;
   const std::size_t element_bytes_;
   const std::string dtype_name_;
   CasePlan plan_;

@@ -53,6 +53,7 @@ const std::vector<std::string>& csv_columns() {
                                                    "ranks",
                                                    "ranks_per_node",
                                                    "nodes",
+                                                   "map_by",
                                                    "dtype",
                                                    "op",
                                                    "bytes",
@@ -175,6 +176,7 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       std::to_string(metadata.ranks),
       std::to_string(metadata.ranks_per_node),
       std::to_string(metadata.nodes),
+      metadata.map_by(),
       gemm        ? "f32"
       : has_dtype ? std::string(to_string(options.dtype))
                   : "",
