@@ -1278,3 +1278,129 @@ TEST(ModelsCsv, ABetaOfZeroIsWrittenAsZero) {
 
 }  // namespace
 }  // namespace collbench
+
+namespace collbench {
+namespace {
+
+Measurement point(std::string family, std::string placement, std::string algorithm, int ranks,
+                  double bytes, double seconds, std::string dtype = "", std::string op = "") {
+  Measurement m;
+  m.family = std::move(family);
+  m.transport = family == "local" ? "local" : "mpi";
+  m.placement = std::move(placement);
+  m.dtype = std::move(dtype);
+  m.op = std::move(op);
+  m.algorithm = std::move(algorithm);
+  m.ranks = ranks;
+  m.bytes = bytes;
+  m.seconds = m.q1_seconds = m.q3_seconds = seconds;
+  m.samples = 1;
+  m.sources = {"synthetic.csv"};
+  return m;
+}
+
+TEST(TwoLevel, PlacementNamesItsLayoutAndNothingElse) {
+  EXPECT_EQ(layout_placement(2, 4, "node"), "2x4:node");
+  const std::optional<Layout> layout = placement_layout("3x2:slot");
+  ASSERT_TRUE(layout.has_value());
+  EXPECT_EQ(layout->nodes, 3);
+  EXPECT_EQ(layout->per_node, 2);
+  EXPECT_EQ(layout->map_by, MapBy::slot);
+  EXPECT_EQ(placement_layout("2x2:node")->map_by, MapBy::node);
+  for (const char* other : {"inter", "intra", "", "2x2:other", "2x2:unknown", "2x2:slotx",
+                            "0x2:slot", "2x:slot", "2x2slot"}) {
+    EXPECT_FALSE(placement_layout(other).has_value()) << other;
+  }
+}
+
+TEST(TwoLevel, CollectiveRowsOnSeveralNodesOfSeveralRanksCarryTheirLayout) {
+  CsvTable t;
+  t.header = {"family", "transport", "provider", "algorithm",      "ranks",  "dtype",    "op",
+              "bytes",  "placement", "nodes",    "ranks_per_node", "map_by", "median_us"};
+  t.rows = {
+      {"allreduce", "mpi", "", "ring", "4", "f32", "sum", "64", "", "2", "2", "node", "50"},
+      {"allreduce", "mpi", "", "ring", "4", "f32", "sum", "64", "", "2", "2", "slot", "40"},
+      {"allreduce", "mpi", "", "ring", "4", "f32", "sum", "64", "", "4", "1", "slot", "30"},
+      {"allreduce", "mpi", "", "ring", "4", "f32", "sum", "64", "", "1", "4", "slot", "20"},
+  };
+  const std::vector<NamedTable> tables = {{"layouts.csv", t}};
+  std::map<std::string, double> seconds;
+  for (const Measurement& m : aggregate_measurements(tables)) {
+    seconds[m.placement] = std::round(m.seconds * 1e6);
+  }
+  EXPECT_EQ(seconds, (std::map<std::string, double>{
+                         {"2x2:node", 50}, {"2x2:slot", 40}, {"inter", 30}, {"intra", 20}}));
+}
+
+TEST(TwoLevel, PricesEachLevelWithItsOwnPingPong) {
+  // Exact Hockney ping-pongs inside a node and between nodes, an exact
+  // reduce, and allreduce points made from placed_cost with those links:
+  // the two-level prediction must give them back, for both placements, and
+  // the one-level bottom-up must not claim them.
+  const TwoLevelLinks links{2e-6, 1.0 / 5e9, 60e-6, 1.0 / 24e6};
+  const double gamma = 1.0 / 3e9, t0 = 1e-6;
+  std::vector<Measurement> measurements;
+  for (double bytes = 8; bytes <= (16 << 20); bytes *= 4) {
+    measurements.push_back(
+        point("p2p", "intra", "pingpong", 2, bytes, links.intra_alpha + bytes * links.intra_beta));
+    measurements.push_back(
+        point("p2p", "inter", "pingpong", 2, bytes, links.inter_alpha + bytes * links.inter_beta));
+    measurements.push_back(
+        point("local", "", "reduce", 1, bytes, t0 + bytes * gamma, "f32", "sum"));
+  }
+  const std::vector<std::string> algorithms = {"ring", "tree", "rabenseifner", "hierarchical",
+                                               "hierarchical_tree"};
+  for (const Layout& layout : {Layout{2, 2, MapBy::slot}, Layout{2, 2, MapBy::node}}) {
+    for (const std::string& algorithm : algorithms) {
+      const AlgorithmInfo& info = *find_collective("allreduce")->find_algorithm(algorithm);
+      for (double bytes = 4096; bytes <= (16 << 20); bytes *= 4) {
+        measurements.push_back(point(
+            "allreduce", layout_placement(layout.nodes, layout.per_node, to_string(layout.map_by)),
+            algorithm, 4, bytes, info.placed_cost(layout, bytes).seconds(links, gamma), "f32",
+            "sum"));
+      }
+    }
+  }
+  const FitResults results = fit_measurements(measurements);
+  int predicted = 0;
+  for (const PointPrediction& p : results.predictions) {
+    if (p.point.family != "allreduce") continue;
+    EXPECT_NE(p.model, "bottom_up") << p.point.algorithm << " " << p.point.placement;
+    if (p.model != "bottom_up_two_level") continue;
+    ++predicted;
+    EXPECT_NEAR(p.rel_err(), 0, 1e-3)
+        << p.point.algorithm << " " << p.point.placement << " " << p.point.bytes;
+  }
+  EXPECT_EQ(predicted, 2 * 5 * 7);
+  int fits = 0;
+  for (const ModelFit& fit : results.fits) {
+    if (fit.model != "bottom_up_two_level") continue;
+    ++fits;
+    EXPECT_NEAR(fit.params.beta, links.inter_beta, 1e-3 * links.inter_beta);
+    EXPECT_NE(fit.note.find("2 nodes of 2 ranks by "), std::string::npos) << fit.note;
+  }
+  EXPECT_EQ(fits, 2 * 5);
+}
+
+TEST(TwoLevel, WithoutAnIntraPingPongItSaysWhatIsMissing) {
+  std::vector<Measurement> measurements;
+  for (double bytes = 8; bytes <= (1 << 20); bytes *= 4) {
+    measurements.push_back(point("p2p", "inter", "pingpong", 2, bytes, 1e-5 + bytes * 4e-8));
+    measurements.push_back(
+        point("local", "", "reduce", 1, bytes, 1e-6 + bytes * 3e-10, "f32", "sum"));
+    measurements.push_back(
+        point("allreduce", "2x2:slot", "ring", 4, bytes, 2e-5 + bytes * 6e-8, "f32", "sum"));
+  }
+  const FitResults results = fit_measurements(measurements);
+  const bool said = std::any_of(results.notes.begin(), results.notes.end(), [](const auto& note) {
+    return note.find("bottom-up two-level: skipped allreduce ring on 2x2:slot") == 0 &&
+           note.find("both intra and inter") != std::string::npos;
+  });
+  EXPECT_TRUE(said);
+  for (const PointPrediction& p : results.predictions) {
+    EXPECT_NE(p.model, "bottom_up_two_level");
+  }
+}
+
+}  // namespace
+}  // namespace collbench

@@ -801,12 +801,68 @@ std::string bottom_up_skip_note(const AlgorithmGroup& group) {
   return {};
 }
 
+// Step 3b for a group on several nodes of several ranks each: the
+// bottom-up prediction over both levels (fit.h).
+void predict_two_level(FitResults& results, const AlgorithmGroup& group, const Layout& layout,
+                       const LinkFits& links) {
+  const AlgorithmInfo* info = find_collective(group.collective)->find_algorithm(group.algorithm);
+  // Each level its own ping-pong: no stand-in of the other level (find_link's).
+  const auto ping_pong = [&](const std::string& placement) -> const ModelFit* {
+    const auto it = links.ping_pongs.find({group.transport, group.provider, placement});
+    return it == links.ping_pongs.end() ? nullptr : &it->second;
+  };
+  const ModelFit* intra = ping_pong("intra");
+  const ModelFit* inter = ping_pong("inter");
+  std::string missing;
+  if (info == nullptr || info->placed_cost == nullptr) {
+    missing = "it has no cost over two levels (placed_cost)";
+  } else if (intra == nullptr || inter == nullptr) {
+    missing = fmt::format(
+        "it needs p2p ping-pong rows both intra and inter for transport={} "
+        "provider={} (collbench --families p2p with several ranks per node)",
+        group.transport, or_none(group.provider));
+  } else if (group.gamma == nullptr) {
+    missing = fmt::format("no local reduce rows for dtype {}", group.dtype);
+  }
+  if (!missing.empty()) {
+    results.notes.push_back(fmt::format("bottom-up two-level: skipped {} {} on {}: {}",
+                                        group.collective, group.algorithm, group.placement,
+                                        missing));
+    return;
+  }
+  const TwoLevelLinks levels{intra->params.alpha, intra->params.beta, inter->params.alpha,
+                             inter->params.beta};
+  ModelFit fit = base_fit("bottom_up_two_level", group.points);
+  fit.terms = "own";
+  fit.params = {inter->params.alpha, inter->params.beta, group.gamma->params.gamma};
+  fit.gamma_source = group.reduces ? "local" : "none";
+  fit.link_model = "hockney";
+  fit.note = fmt::format(
+      "two levels, {} nodes of {} ranks by {}: inside a node α={:.3g} us, 1/β={:.4g} GB/s (intra "
+      "ping-pong); between nodes α, β of the inter ping-pong, each step at the bytes of its "
+      "busiest NIC",
+      layout.nodes, layout.per_node, to_string(layout.map_by), levels.intra_alpha * 1e6,
+      levels.intra_beta > 0 ? 1e-9 / levels.intra_beta : kNaN);
+  std::vector<double> predicted, measured;
+  for (const Measurement* m : group.points) {
+    predicted.push_back(info->placed_cost(layout, m->bytes).seconds(levels, fit.params.gamma));
+    measured.push_back(m->seconds);
+  }
+  fit.quality = fit_quality(measured, predicted);
+  add_predictions(results, "bottom_up_two_level", group.points, predicted);
+  results.fits.push_back(std::move(fit));
+}
+
 // Step 3 for one group: the bottom-up predictions, one for every rank count
 // from the ping-pong, or one per rank count from that count's sendrecv fit
 // (plus its by-size prediction) or, without one, from the ping-pong.
 void predict_group_bottom_up(FitResults& results, const AlgorithmGroup& group,
                              const LinkFits& links, const LocalFits& local,
                              BottomUpModels& bottom_up) {
+  if (const std::optional<Layout> layout = placement_layout(group.placement)) {
+    predict_two_level(results, group, *layout, links);
+    return;
+  }
   if (std::string skipped = bottom_up_skip_note(group); !skipped.empty()) {
     results.notes.push_back(std::move(skipped));
     return;

@@ -335,12 +335,15 @@ void report_collective_block(Report& report, const FitResults& results, const Bl
   report_error_table(report, results, block, "bottom_up_by_size",
                      "bottom-up by size (sendrecv and reduce times at the mean message size) "
                      "median |relative error| by rank count");
+  report_error_table(report, results, block, "bottom_up_two_level",
+                     "bottom-up over two levels (intra and inter ping-pong) median |relative "
+                     "error| by rank count");
 }
 
 void report_collective_fits(Report& report, const FitResults& results) {
   std::map<Block, std::vector<const ModelFit*>> blocks;
   for (const ModelFit& f : results.fits) {
-    if (f.model == "bottom_up" || f.model == "top_down") {
+    if (f.model == "bottom_up" || f.model == "top_down" || f.model == "bottom_up_two_level") {
       blocks[{f.family, f.transport, f.provider, f.placement, f.dtype, f.op}].push_back(&f);
     }
   }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -235,6 +236,8 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
                     bytes_col = index("bytes"), median_col = index("median_us");
   const int placement_col = table.column("placement");
   const int nodes_col = table.column("nodes");
+  const int per_node_col = table.column("ranks_per_node");
+  const int map_by_col = table.column("map_by");
   const int check_col = table.column("check");
   const int sync_col = table.column("sync");
 
@@ -288,6 +291,16 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
       const double nodes =
           required_number(row[static_cast<std::size_t>(nodes_col)], "nodes", where);
       placement = nodes <= 1 ? "intra" : "inter";
+      const double per_node =
+          per_node_col >= 0 && !row[static_cast<std::size_t>(per_node_col)].empty()
+              ? required_number(row[static_cast<std::size_t>(per_node_col)], "ranks_per_node",
+                                where)
+              : 1;
+      if (nodes > 1 && per_node > 1) {
+        placement = layout_placement(
+            static_cast<int>(nodes), static_cast<int>(per_node),
+            map_by_col >= 0 ? row[static_cast<std::size_t>(map_by_col)] : std::string());
+      }
     }
     // Ping-pong and memcpy move bytes; only reductions have an element type.
     if ((collective || algorithm == "reduce" || algorithm == "reduce_all") && dtype.empty()) {
@@ -326,6 +339,24 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
 }
 
 }  // namespace
+
+std::string layout_placement(int nodes, int per_node, std::string_view map_by) {
+  return fmt::format("{}x{}:{}", nodes, per_node, map_by.empty() ? "unknown" : map_by);
+}
+
+std::optional<Layout> placement_layout(std::string_view placement) {
+  int nodes = 0, per_node = 0;
+  char map_by[8] = {};
+  const std::string text(placement);
+  if (std::sscanf(text.c_str(), "%dx%d:%7s", &nodes, &per_node, map_by) != 3 || nodes < 1 ||
+      per_node < 1 || text != layout_placement(nodes, per_node, map_by)) {
+    return std::nullopt;
+  }
+  const std::string_view how = map_by;
+  if (how == "slot") return Layout{nodes, per_node, MapBy::slot};
+  if (how == "node") return Layout{nodes, per_node, MapBy::node};
+  return std::nullopt;
+}
 
 double quantile(std::vector<double> values, double p) {
   if (values.empty()) throw std::invalid_argument("quantile of no values");

@@ -22,6 +22,13 @@
 //      at the algorithm's mean message size bytes/messages; each byte at the
 //      rate measured at the vector size n instead where that is slower (the
 //      working set: in and out, 2n per rank, against 2m for the benchmarks).
+//   3b. On several nodes of several ranks each (a layout_placement), the
+//      bottom-up prediction over both levels instead (bottom_up_two_level):
+//      the algorithm's placed_cost (algorithm.h) on the points' Layout, its
+//      intra-node terms priced with α, β of the intra ping-pong, its network
+//      terms with those of the inter ping-pong (a one-rank-per-node fit
+//      would not see the node's ranks sharing its NIC, which placed_cost
+//      counts), and the measured γ.
 //   4. Top-down fit per (transport, provider, placement, dtype, op,
 //      algorithm): α, β, γ by non-negative least squares on the algorithm's
 //      CostTerms, weighted so that each point counts by its relative error.
@@ -59,8 +66,10 @@ struct Measurement {
   std::string family;     // "allreduce", "p2p" or "local"
   std::string transport;  // CSV transport column
   std::string provider;   // CSV provider column (empty for MPI)
-  // "intra" or "inter": the CSV column for p2p; for allreduce derived from the
-  // optional nodes column (1 node = intra); empty when unknown or local.
+  // "intra" or "inter": the CSV column for p2p; for a collective derived from
+  // the optional nodes column (1 node = intra), or, on several nodes of
+  // several ranks each, their layout (layout_placement: "2x2:slot"); empty
+  // when unknown or local.
   std::string placement;
   std::string dtype;      // empty for p2p and memcpy
   std::string op;         // empty for p2p and memcpy
@@ -74,6 +83,15 @@ struct Measurement {
   int samples = 0;                   // CSV rows (repetitions and runs) aggregated into this point
   std::vector<std::string> sources;  // files the rows came from, sorted
 };
+
+// The placement of a collective measured on `nodes` nodes of `per_node`
+// ranks each, placed as the CSV's map_by column says: "NxK:MAP", e.g.
+// "2x2:slot". Its points are fitted apart from other placements, and
+// predicted bottom-up over two levels (step 3b).
+std::string layout_placement(int nodes, int per_node, std::string_view map_by);
+// The Layout of such a placement; nullopt for any other (intra, inter, a
+// map_by of "other" or none).
+std::optional<Layout> placement_layout(std::string_view placement);
 
 // A parsed CSV and the name errors should use for it (usually its path).
 struct NamedTable {
@@ -161,6 +179,8 @@ CostTerms model_terms(std::string_view collective, std::string_view algorithm, i
                       double bytes, bool* own = nullptr);
 
 struct ModelFit {
+  // "bottom_up_two_level" (step 3b: params hold the network level's α, β
+  // and γ, the note the intra level's);
   // "hockney" (p2p ping-pong), "hockney_sendrecv" (p2p sendrecv, one per rank
   // count), "reduce_gamma" (local reduce), "memcpy" (ceiling), "bottom_up"
   // (prediction, nothing fitted: one per algorithm group, or one per
