@@ -28,6 +28,10 @@
 #   --build DIR           build folder with the collbench tools (default: $COLLBENCH_BUILD, else
 #                         build/ of this checkout, else the tools on PATH)
 #   --ppn K               ranks per host for the sweep (default 1; the matrix uses 1)
+#   --map-by slot|node    with --ppn K > 1, how ranks sit on the hosts: slot (default) ranks
+#                         0..K-1 on the first host (mpirun --map-by slot, srun
+#                         --distribution=block), node round robin (--map-by node, cyclic);
+#                         the CSVs' map_by column records what the job got
 #   --ranks LIST          rank counts of the sweep (default 2,4,8,...,P and P; P = hosts x ppn)
 #   --algorithms LIST     collbench --algorithms (default: all)
 #   --collectives LIST    collectives to sweep beside allreduce, comma-separated (collbench
@@ -85,7 +89,7 @@ fail() {
 log() { echo "characterize.sh: $*" >&2; }
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
-out="" mode="" netsim_id="" hostfile="" build="${COLLBENCH_BUILD:-}" ppn=1 ranks_list=""
+out="" mode="" netsim_id="" hostfile="" build="${COLLBENCH_BUILD:-}" ppn=1 map_by=slot ranks_list=""
 algorithms=all transports=mpi ofi_provider="" sizes="8B:64MiB:x4" p2p_sizes="8B:64MiB:x4"
 local_sizes="4KiB:64MiB:x4" collectives=all collective_sizes="" min_samples=""
 repetitions=3 min_time=0.2 check=0 matrix_size=4MiB matrix_iterations=5 threshold=0.25
@@ -103,6 +107,7 @@ while [[ $# -gt 0 ]]; do
     --slurm) mode=slurm; shift ;;
     --build) need_value "$@"; build=$2; shift 2 ;;
     --ppn) need_value "$@"; ppn=$2; shift 2 ;;
+    --map-by) need_value "$@"; map_by=$2; shift 2 ;;
     --ranks) need_value "$@"; ranks_list=$2; shift 2 ;;
     --algorithms) need_value "$@"; algorithms=$2; shift 2 ;;
     --collectives) need_value "$@"; collectives=$2; shift 2 ;;
@@ -137,6 +142,7 @@ done
 [[ -n $out ]] || die "--out DIR is required (see --help)"
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 is_uint "$ppn" && ((ppn >= 1)) || die "--ppn must be a whole number >= 1"
+[[ $map_by == slot || $map_by == node ]] || die "--map-by must be slot or node, got '$map_by'"
 is_uint "$repetitions" && ((repetitions >= 1)) || die "--repetitions must be a whole number >= 1"
 [[ -z $min_samples ]] || { is_uint "$min_samples" && ((min_samples >= 1)); } ||
   die "--min-samples must be a whole number >= 1"
@@ -378,18 +384,20 @@ launch() {
   for h in "${list[@]}"; do spec+="${spec:+,}$h:$k"; done
   case $mode in
     netsim)
-      "$netsim" mpirun --id "$netsim_id" --ppn "$k" -- -np "$np" --host "$spec" --map-by slot \
+      "$netsim" mpirun --id "$netsim_id" --ppn "$k" -- -np "$np" --host "$spec" --map-by "$map_by" \
         "${extra_mpirun[@]}" "$@"
       ;;
     hostfile | slurm)
       if [[ $launcher == srun ]]; then
-        # A job step of K tasks on each listed node, in blocks (as --map-by slot); one
-        # failing rank ends the step.
+        # A job step of K tasks on each listed node, in blocks (--map-by slot) or
+        # round robin (--map-by node); one failing rank ends the step.
+        local distribution=block
+        [[ $map_by == node ]] && distribution=cyclic
         srun --mpi=pmix --nodes="${#list[@]}" --ntasks="$np" --ntasks-per-node="$k" \
-          --nodelist="$(IFS=,; echo "${list[*]}")" --distribution=block --kill-on-bad-exit=1 \
+          --nodelist="$(IFS=,; echo "${list[*]}")" --distribution="$distribution" --kill-on-bad-exit=1 \
           "${extra_srun[@]}" "$@"
       else
-        mpirun -np "$np" --host "$spec" --map-by slot "${extra_mpirun[@]}" "$@"
+        mpirun -np "$np" --host "$spec" --map-by "$map_by" "${extra_mpirun[@]}" "$@"
       fi
       ;;
   esac
@@ -412,6 +420,7 @@ run_env=$out/run.env
   echo "netsim_id=$netsim_id"
   echo "hosts=${hosts[*]}"
   echo "ppn=$ppn"
+  echo "map_by=$map_by"
   echo "launcher=$launcher"
   echo "transports=$transports"
   echo "ofi_provider=$ofi_provider"
