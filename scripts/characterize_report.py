@@ -17,6 +17,14 @@ Subcommands:
                                      every point the folders' sweeps measured over both mpi and
                                      ofi: both medians and their ratio, a Markdown table per
                                      collective
+  two-level --out DIR [--out DIR]... [--speedup X] [--tolerance T]
+                                     on characterize.sh folders of several ranks per host
+                                     (--ppn, one --map-by each): the flat algorithms against
+                                     the hierarchical ones at every size >= 1 MiB, the
+                                     largest size's ring / hierarchical (must be >= X, default
+                                     1.3) and collbench-fit's two-level bottom-up errors
+                                     (within T, default 0.15); a Markdown table, exit status 1
+                                     when a check fails
   report --out DIR                   OUT/report.md from everything characterize.sh wrote
 
 Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Bad input (an --out
@@ -463,6 +471,73 @@ def side_by_side(outs, baseline="mpi", other="ofi", min_bytes=0):
     return lines
 
 
+def two_level(outs, speedup=1.3, tolerance=0.15, min_bytes=2**20):
+    """(Markdown lines, checks) of the folders `outs` (issue 21): per folder,
+    the allreduce medians at >= min_bytes, ring / hierarchical at the largest
+    size (>= speedup) and every bottom_up_two_level prediction at >= min_bytes
+    (|error| <= tolerance)."""
+    lines, checks = [], []
+    for out in outs:
+        env = read_env(os.path.join(out, "run.env"))
+        if not number(env.get("ppn"), 0) > 1:
+            raise InputError(f"{out}: run.env says ppn={env.get('ppn', '(none)')}; two-level "
+                             "needs a characterize.sh folder of several ranks per host (--ppn K "
+                             "> 1)")
+        label = f"{os.path.basename(os.path.normpath(out))} (map-by {env.get('map_by', '?')}, " \
+                f"{env.get('ppn', '?')} ranks per host, hosts {env.get('hosts', '?')})"
+        sweep = Sweep(out)
+        points = {k: v for k, v in sweep.medians.items()
+                  if k[0] == "allreduce" and k[4] >= min_bytes}
+        if not points:
+            raise InputError(f"{out}: no allreduce rows at >= {size_label(min_bytes)} in sweep/")
+        errors = {(r["algorithm"], int(number(r["ranks"])), int(number(r["bytes"]))):
+                  number(r["rel_err"]) for r in predictions(out)
+                  if r.get("model") == "bottom_up_two_level" and r.get("family") == "allreduce"}
+        lines += [f"**{label}**: allreduce median time, and the two-level bottom-up error", "",
+                  "| algorithm | transport | p | size | median | predicted error |",
+                  "|---|---|---|---|---|---|"]
+        order = sweep.algorithms["allreduce"]
+        for (c, t, a, p, b) in sorted(points, key=lambda k: (k[1], k[3], k[4], order.index(k[2]))):
+            error = errors.get((a, p, b))
+            shown = f"{error:+.1%}" if error is not None and math.isfinite(error) else "-"
+            lines.append(f"| {a} | {t} | {p} | {size_label(b)} | {time_label(points[(c, t, a, p, b)])} "
+                         f"| {shown} |")
+        lines.append("")
+        for (t, p) in sorted({(k[1], k[3]) for k in points}):
+            largest = max(k[4] for k in points if k[1] == t and k[3] == p)
+            ring = points.get(("allreduce", t, "ring", p, largest))
+            hier = points.get(("allreduce", t, "hierarchical", p, largest))
+            if ring and hier:
+                checks.append((f"{label}: {t} p={p} ring / hierarchical at {size_label(largest)}",
+                               f"{ring / hier:.2f}x ({time_label(ring)} / {time_label(hier)})",
+                               f">= {speedup:.2f}x", ring / hier >= speedup))
+        modelled = sorted({k[0] for k in errors})
+        if not modelled:
+            checks.append((f"{label}: two-level bottom-up predictions", "none in fit/predictions.csv",
+                           "one per modelled algorithm", False))
+        for a in modelled:
+            mine = [(abs(e), p, b) for (name, p, b), e in errors.items()
+                    if name == a and b >= min_bytes and math.isfinite(e)]
+            if not mine:
+                continue
+            worst = max(mine)
+            checks.append((f"{label}: {a} two-level bottom-up error at >= {size_label(min_bytes)}",
+                           f"max {worst[0]:.1%} (p={worst[1]}, {size_label(worst[2])}; "
+                           f"{len(mine)} points)", f"<= {tolerance:.0%}", worst[0] <= tolerance))
+    return lines, checks
+
+
+def cmd_two_level(args):
+    lines, checks = two_level(args.out, args.speedup, args.tolerance)
+    print("\n".join(lines).rstrip())
+    print()
+    print(checks_table(checks))
+    failed = [c for c in checks if not c[3]]
+    print(f"{len(failed)} of {len(checks)} checks failed" if failed
+          else f"all {len(checks)} checks passed", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def cmd_side_by_side(args):
     print("\n".join(side_by_side(args.out, min_bytes=args.min_bytes)).rstrip())
     return 0
@@ -700,6 +775,13 @@ def main():
     b.add_argument("--out", required=True, action="append",
                    help="a characterize.sh folder (repeatable; their sweeps together)")
     b.add_argument("--min-bytes", default=0, help="smallest size shown (bytes, default 0)")
+    w = sub.add_parser("two-level", help="flat against hierarchical, and the two-level model")
+    w.add_argument("--out", required=True, action="append",
+                   help="a characterize.sh folder of several ranks per host (repeatable)")
+    w.add_argument("--speedup", default=1.3,
+                   help="smallest ring / hierarchical at the largest size (> 0, <= 100)")
+    w.add_argument("--tolerance", default=0.15,
+                   help="largest |error| of a two-level bottom-up prediction (> 0, <= 1)")
     r = sub.add_parser("report", help="OUT/report.md")
     r.add_argument("--out", required=True)
     args = parser.parse_args()
@@ -711,6 +793,11 @@ def main():
                 option = "--" + name.replace("_", "-")
                 setattr(args, name, option_number(getattr(args, name), option, 0, highest,
                                                   lowest_included=False))
+        if args.command == "two-level":
+            args.speedup = option_number(args.speedup, "--speedup", 0, 100, lowest_included=False)
+            args.tolerance = option_number(args.tolerance, "--tolerance", 0, 1,
+                                           lowest_included=False)
+            return cmd_two_level(args)
         if args.command == "side-by-side":
             args.min_bytes = option_number(args.min_bytes, "--min-bytes", 0, 2**62, "bytes",
                                            whole=True)
