@@ -5,7 +5,7 @@
 #   2. everything else (build-test/, Release, warnings as errors): unit tests,
 #      mpirun-launched tests, tool tests, fuzzers.
 # The emulated-cluster end-to-end test (label netsim: root, network
-# namespaces, up to 10 minutes) runs only with --netsim. The Slurm stage (label
+# namespaces, up to 17 minutes) runs only with --netsim. The Slurm stage (label
 # slurm, tests/slurm_stage.sh: root; installs slurm-wlm and munge when missing,
 # runs collbench.sbatch under a one-node Slurm; 1-2 minutes) runs in stage 2;
 # leave it out with -LE slurm.
