@@ -764,15 +764,11 @@ for algorithm in ("ring", "mpi"):
         fail(f"{algorithm}: exposed {exposed} is not {iteration} - {compute}")
     if abs(overlap - (1 - exposed / communication)) > 1e-3:
         fail(f"{algorithm}: overlap {overlap} is not 1 - {exposed} / {communication}")
-    # The bookkeeping, within the rows own spreads: an iteration is never
-    # faster than its compute alone, and never exposes more than its
-    # communication alone takes.
-    if float(row["max_us"]) < float(none["min_us"]):
-        fail(f"{algorithm}: every iteration ({row['max_us']} us at most) is faster than "
-             f"every compute-only one ({none['min_us']} us at least)")
-    if float(row["min_us"]) - float(none["max_us"]) > float(exchange["max_us"]):
-        fail(f"{algorithm}: even the fastest iteration exposes more than the slowest "
-             f"exchange alone takes")
+    # No bound between the rows' times: the train, compute-only and exchange
+    # rows run at different moments, so on a shared machine any of them can
+    # be slowed alone (CI once saw an iteration expose more than the slowest
+    # exchange alone took). What one iteration must hold whatever the load
+    # is checked on its timeline below.
 PYTHON
   "$python" - "$work/timeline.json" <<'PYTHON' || fail "timeline check failed"
 import json, sys
@@ -799,6 +795,8 @@ for pid, name in names.items():
         if abs(before["ts"] + before["dur"] - after["ts"]) > 1:
             sys.exit(f"{name}: a gap between {before['name']} and {after['name']}")
     backward_end = compute[-1]["ts"] + compute[-1]["dur"]
+    if backward_end > end + 1:
+        sys.exit(f"{name}: the iteration ({end} us) ended before its backward pass ({backward_end})")
     if name.startswith("train/none/"):
         if starts or ready:
             sys.exit(f"{name}: the compute alone exchanged buckets")
