@@ -269,8 +269,9 @@ std::unique_ptr<Collective> build_pairwise_exchange(Transport& transport,
                                                     std::span<const std::byte> in,
                                                     std::span<std::byte> out,
                                                     const ExchangeLayout& layout);
-// The pairwise exchange's cost (alltoall/pairwise.cpp's header comment).
-CostTerms pairwise_exchange_cost(int p, double n);
+// The pairwise exchange's cost (alltoall/pairwise.cpp's header comment),
+// placed (AlgorithmInfo::placed_cost).
+CostTerms pairwise_exchange_cost(const Layout& layout, double n);
 std::unique_ptr<Collective> build_mpi_alltoallv(Transport& transport, const CollectiveSpec& spec,
                                                 std::span<const std::byte> in,
                                                 std::span<std::byte> out);
@@ -316,10 +317,23 @@ struct NodeGroups {
 // summed, to be divided once at the end.
 CollectiveSpec summing(CollectiveSpec spec);
 
-// The ranks `rank` sends one message to in a step (none: empty).
+// The messages `rank` sends in a step (none: empty): to whom, how many
+// bytes. A network step's bytes are its busiest NIC's sum, an intra step's
+// its busiest rank's.
+struct StepMessage {
+  int peer = 0;
+  double bytes = 0;
+};
+using StepMessages = std::function<std::vector<StepMessage>(int rank)>;
+void add_sized_steps(CostTerms& terms, const Layout& layout, double steps,
+                     const StepMessages& messages);
+// The ranks `rank` sends one message of `bytes` to in a step (none: empty).
 using StepPeers = std::function<std::vector<int>(int rank)>;
 void add_steps(CostTerms& terms, const Layout& layout, double steps, double bytes,
                const StepPeers& peers);
+// The p−1 steps of a pairwise exchange: in step d = 1, ..., p−1 every rank
+// r sends `bytes` to rank r + d (mod p).
+void add_shift_steps(CostTerms& terms, const Layout& layout, double bytes);
 // `steps` steps in which every member of a group of two or more sends
 // `bytes` to the next member around its group's ring.
 void add_ring_steps(CostTerms& terms, const Layout& layout, const RankGroups& groups, double steps,
@@ -331,6 +345,10 @@ void add_binomial_reduce(CostTerms& terms, const Layout& layout, const RankGroup
                          double bytes);
 void add_binomial_broadcast(CostTerms& terms, const Layout& layout, const RankGroups& groups,
                             double bytes);
+// phases.h's binomial scatter (down from rank 0) and gather (up to it) of
+// the whole job's p blocks of `block_bytes`: each message a subtree's blocks.
+void add_binomial_scatter(CostTerms& terms, const Layout& layout, double block_bytes);
+void add_binomial_gather(CostTerms& terms, const Layout& layout, double block_bytes);
 
 // phases.h's Fold of a job that is not a power of two: its fold step (each
 // even rank below 2·rem sends `bytes` to the odd one above it), its unfold

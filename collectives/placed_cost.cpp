@@ -96,46 +96,84 @@ CollectiveSpec summing(CollectiveSpec spec) {
   return spec;
 }
 
-void add_steps(CostTerms& terms, const Layout& layout, double steps, double bytes,
-               const StepPeers& peers) {
+void add_sized_steps(CostTerms& terms, const Layout& layout, double steps,
+                     const StepMessages& messages) {
   const int ranks = layout.ranks();
-  std::vector<int> node_out(static_cast<std::size_t>(layout.nodes)), node_in(node_out.size());
-  std::vector<int> off_out(static_cast<std::size_t>(ranks)), off_in(off_out.size());
-  std::vector<int> on_out(off_out.size()), on_in(off_out.size());
+  const auto node_count = static_cast<std::size_t>(layout.nodes);
+  const auto rank_count = static_cast<std::size_t>(ranks);
+  // Bytes through each node's NIC; messages off and on node, and bytes on
+  // node, of each rank; out and in apart (a port is full duplex).
+  std::vector<double> nic_out(node_count), nic_in(node_count);
+  std::vector<double> off_out(rank_count), off_in(rank_count);
+  std::vector<double> on_out(rank_count), on_in(rank_count);
+  std::vector<double> on_bytes_out(rank_count), on_bytes_in(rank_count);
   bool crosses = false, any = false;
   for (int rank = 0; rank < ranks; ++rank) {
-    for (const int peer : peers(rank)) {
-      if (peer == rank) continue;
+    for (const StepMessage& message : messages(rank)) {
+      if (message.peer == rank) continue;
       any = true;
-      const auto from = static_cast<std::size_t>(rank), to = static_cast<std::size_t>(peer);
-      const int from_node = layout.node_of(rank), to_node = layout.node_of(peer);
+      const auto from = static_cast<std::size_t>(rank), to = static_cast<std::size_t>(message.peer);
+      const int from_node = layout.node_of(rank), to_node = layout.node_of(message.peer);
       if (from_node != to_node) {
         crosses = true;
-        ++node_out[static_cast<std::size_t>(from_node)];
-        ++node_in[static_cast<std::size_t>(to_node)];
+        nic_out[static_cast<std::size_t>(from_node)] += message.bytes;
+        nic_in[static_cast<std::size_t>(to_node)] += message.bytes;
         ++off_out[from];
         ++off_in[to];
       } else {
         ++on_out[from];
         ++on_in[to];
+        on_bytes_out[from] += message.bytes;
+        on_bytes_in[to] += message.bytes;
       }
     }
   }
   if (!any) return;
-  const auto most = [](const std::vector<int>& a, const std::vector<int>& b) {
-    return static_cast<double>(
-        std::max(*std::max_element(a.begin(), a.end()), *std::max_element(b.begin(), b.end())));
+  const auto most = [](const std::vector<double>& a, const std::vector<double>& b) {
+    return std::max(*std::max_element(a.begin(), a.end()), *std::max_element(b.begin(), b.end()));
   };
   if (crosses) {
     // The intra messages of a mixed step travel while the network ones do,
     // far faster: the network sets the step's pace.
     terms.messages += steps * most(off_out, off_in);
-    terms.bytes += steps * bytes * most(node_out, node_in);
+    terms.bytes += steps * most(nic_out, nic_in);
   } else {
-    const double busiest = most(on_out, on_in);
-    terms.intra_messages += steps * busiest;
-    terms.intra_bytes += steps * bytes * busiest;
+    terms.intra_messages += steps * most(on_out, on_in);
+    terms.intra_bytes += steps * most(on_bytes_out, on_bytes_in);
   }
+}
+
+void add_steps(CostTerms& terms, const Layout& layout, double steps, double bytes,
+               const StepPeers& peers) {
+  // Counted in messages (whole numbers, exact), then scaled by `bytes`
+  // once: algorithms that move the same messages of the same size cost the
+  // same to the last bit (alltoall's linear and pairwise tie on a flat
+  // network, and selection breaks the tie by registry order).
+  CostTerms unit;
+  add_sized_steps(unit, layout, steps, [&peers](int rank) {
+    std::vector<StepMessage> messages;
+    for (const int peer : peers(rank)) messages.push_back({peer, 1.0});
+    return messages;
+  });
+  terms.messages += unit.messages;
+  terms.bytes += unit.bytes * bytes;
+  terms.intra_messages += unit.intra_messages;
+  terms.intra_bytes += unit.intra_bytes * bytes;
+}
+
+void add_shift_steps(CostTerms& terms, const Layout& layout, double bytes) {
+  const int p = layout.ranks();
+  // Summed in messages (whole numbers, exact), then scaled: on a flat
+  // network (p−1)·bytes to the last bit, as a ring's p−1 steps.
+  CostTerms unit;
+  for (int shift = 1; shift < p; ++shift) {
+    add_steps(unit, layout, 1, 1.0,
+              [p, shift](int rank) -> std::vector<int> { return {(rank + shift) % p}; });
+  }
+  terms.messages += unit.messages;
+  terms.bytes += unit.bytes * bytes;
+  terms.intra_messages += unit.intra_messages;
+  terms.intra_bytes += unit.intra_bytes * bytes;
 }
 
 void add_ring_steps(CostTerms& terms, const Layout& layout, const RankGroups& groups, double steps,
@@ -151,21 +189,23 @@ void add_ring_steps(CostTerms& terms, const Layout& layout, const RankGroups& gr
 namespace {
 
 // The binomial rounds of phases.h's tree (root member 0) within each group:
-// in reduce round k member i sends to i − 2^k when i mod 2^(k+1) = 2^k; the
-// broadcast runs the rounds backwards, i sending to i + 2^k when i mod
-// 2^(k+1) = 0.
-void add_binomial_round(CostTerms& terms, const Layout& layout, const RankGroups& groups,
-                        double bytes, int round, bool up) {
+// in up round k member i sends to i − 2^k when i mod 2^(k+1) = 2^k; the
+// down rounds run backwards, i sending to i + 2^k when i mod 2^(k+1) = 0.
+// `message_bytes(sender, distance, group size)` is what the sender sends.
+using RoundBytes = std::function<double(int sender, int distance, int group)>;
+void add_binomial_round(CostTerms& terms, const Layout& layout, const RankGroups& groups, int round,
+                        bool up, const RoundBytes& message_bytes) {
   const int distance = 1 << round;
-  add_steps(terms, layout, 1, bytes, [&](int rank) -> std::vector<int> {
+  add_sized_steps(terms, layout, 1, [&](int rank) -> std::vector<StepMessage> {
     const std::vector<int>& members = groups.members_with(rank);
     const int i = groups.position[static_cast<std::size_t>(rank)];
     const int group = static_cast<int>(members.size());
+    const double bytes = message_bytes(i, distance, group);
     if (up && i % (2 * distance) == distance) {
-      return {members[static_cast<std::size_t>(i - distance)]};
+      return {{members[static_cast<std::size_t>(i - distance)], bytes}};
     }
     if (!up && i % (2 * distance) == 0 && i + distance < group) {
-      return {members[static_cast<std::size_t>(i + distance)]};
+      return {{members[static_cast<std::size_t>(i + distance)], bytes}};
     }
     return {};
   });
@@ -177,21 +217,47 @@ int largest_group(const RankGroups& groups) {
   return static_cast<int>(largest);
 }
 
+void add_binomial_up(CostTerms& terms, const Layout& layout, const RankGroups& groups,
+                     const RoundBytes& message_bytes) {
+  const int rounds = ceil_log2(largest_group(groups));
+  for (int round = 0; round < rounds; ++round) {
+    add_binomial_round(terms, layout, groups, round, /*up=*/true, message_bytes);
+  }
+}
+
+void add_binomial_down(CostTerms& terms, const Layout& layout, const RankGroups& groups,
+                       const RoundBytes& message_bytes) {
+  for (int round = ceil_log2(largest_group(groups)) - 1; round >= 0; --round) {
+    add_binomial_round(terms, layout, groups, round, /*up=*/false, message_bytes);
+  }
+}
+
 }  // namespace
 
 void add_binomial_reduce(CostTerms& terms, const Layout& layout, const RankGroups& groups,
                          double bytes) {
-  const int rounds = ceil_log2(largest_group(groups));
-  for (int round = 0; round < rounds; ++round) {
-    add_binomial_round(terms, layout, groups, bytes, round, /*up=*/true);
-  }
+  add_binomial_up(terms, layout, groups, [bytes](int, int, int) { return bytes; });
 }
 
 void add_binomial_broadcast(CostTerms& terms, const Layout& layout, const RankGroups& groups,
                             double bytes) {
-  for (int round = ceil_log2(largest_group(groups)) - 1; round >= 0; --round) {
-    add_binomial_round(terms, layout, groups, bytes, round, /*up=*/false);
-  }
+  add_binomial_down(terms, layout, groups, [bytes](int, int, int) { return bytes; });
+}
+
+// A subtree's blocks (phases.h): the receiver's in the scatter, [i + d,
+// i + 2d) cut at the group's end; the sender's in the gather, [i, i + d).
+void add_binomial_scatter(CostTerms& terms, const Layout& layout, double block_bytes) {
+  add_binomial_down(terms, layout, whole_job(layout.ranks()),
+                    [block_bytes](int sender, int distance, int group) {
+                      return std::min(distance, group - sender - distance) * block_bytes;
+                    });
+}
+
+void add_binomial_gather(CostTerms& terms, const Layout& layout, double block_bytes) {
+  add_binomial_up(terms, layout, whole_job(layout.ranks()),
+                  [block_bytes](int sender, int distance, int group) {
+                    return std::min(distance, group - sender) * block_bytes;
+                  });
 }
 
 void add_fold_step(CostTerms& terms, const Layout& layout, double bytes) {

@@ -252,6 +252,11 @@ TEST(Registry, NamesAndCosts) {
   EXPECT_DOUBLE_EQ(doubling.messages, 3);
   EXPECT_DOUBLE_EQ(doubling.bytes, 700);
   EXPECT_DOUBLE_EQ(doubling.reduce_bytes, 0);
+  // Not a power of two: fold n/p, rounds (p'−1)/p'·n, unfold n.
+  const CostTerms doubling6 =
+      find_collective("allgather")->find_algorithm("recursive_doubling")->cost(6, 600);
+  EXPECT_DOUBLE_EQ(doubling6.messages, 4);
+  EXPECT_DOUBLE_EQ(doubling6.bytes, 100 + 450 + 600);
   const CollectiveInfo& broadcast = *find_collective("broadcast");
   const CostTerms binomial_broadcast = broadcast.find_algorithm("binomial")->cost(5, 1000);
   EXPECT_DOUBLE_EQ(binomial_broadcast.messages, 3);
@@ -259,6 +264,10 @@ TEST(Registry, NamesAndCosts) {
   const CostTerms van_de_geijn = broadcast.find_algorithm("scatter_allgather")->cost(4, 1000);
   EXPECT_DOUBLE_EQ(van_de_geijn.messages, 2 + 3);
   EXPECT_DOUBLE_EQ(van_de_geijn.bytes, 1500);
+  // p = 5: the root's scatter messages carry 1, 2 and 1 blocks, p − 1 in all.
+  const CostTerms van_de_geijn5 = broadcast.find_algorithm("scatter_allgather")->cost(5, 1000);
+  EXPECT_DOUBLE_EQ(van_de_geijn5.messages, 3 + 4);
+  EXPECT_DOUBLE_EQ(van_de_geijn5.bytes, 1600);
   // 2 MiB in 4 segments of 512 KiB through 5 ranks: 3 + 4 transfers.
   const CostTerms chain = broadcast.find_algorithm("chain")->cost(5, 2 << 20);
   EXPECT_DOUBLE_EQ(chain.messages, 7);
@@ -271,6 +280,10 @@ TEST(Registry, NamesAndCosts) {
   EXPECT_DOUBLE_EQ(rabenseifner.messages, 3 + 2);
   EXPECT_DOUBLE_EQ(rabenseifner.bytes, 1500);
   EXPECT_DOUBLE_EQ(rabenseifner.reduce_bytes, 750);
+  // p = 6: the gather's largest messages carry 1, 2 and 2 blocks.
+  const CostTerms rabenseifner6 = reduce.find_algorithm("reduce_scatter_gather")->cost(6, 600);
+  EXPECT_DOUBLE_EQ(rabenseifner6.messages, 5 + 3);
+  EXPECT_DOUBLE_EQ(rabenseifner6.bytes, 500 + 500);
   EXPECT_DOUBLE_EQ(broadcast.lower_bound(1, 1000).bytes, 0);
   EXPECT_DOUBLE_EQ(reduce.lower_bound(3, 900).bytes, 900);
   const CostTerms rs_pairwise =

@@ -66,8 +66,16 @@ class BruckAllgather final : public detail::AllgatherBase {
   std::vector<RequestId> requests_;
 };
 
-CostTerms bruck_cost(int p, double n) {
-  return {static_cast<double>(ceil_log2(p)), static_cast<double>(p - 1) / p * n, 0};
+// Round i: every rank r sends rank r − 2^i its first min(2^i, p − 2^i) blocks.
+CostTerms bruck_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  CostTerms terms;
+  for (int distance = 1; distance < p; distance <<= 1) {
+    detail::add_steps(
+        terms, layout, 1, std::min(distance, p - distance) * (n / p),
+        [p, distance](int rank) -> std::vector<int> { return {(rank - distance + p) % p}; });
+  }
+  return terms;
 }
 
 }  // namespace
@@ -76,10 +84,11 @@ extern const AlgorithmInfo kBruckAllgather = {
     "bruck",
     "⌈lg p⌉ rounds for any p, each sending the blocks gathered so far; no fold",
     detail::common_unsupported_reason,
-    bruck_cost,
+    detail::flat_cost<bruck_cost>,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,
     detail::build_as<BruckAllgather>,
+    bruck_cost,
 };
 
 }  // namespace collbench

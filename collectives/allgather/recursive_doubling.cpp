@@ -65,11 +65,17 @@ class RecursiveDoublingAllgather final : public detail::AllgatherBase {
   std::vector<RequestId> requests_;
 };
 
-CostTerms recursive_doubling_cost(int p, double n) {
-  const int pof2 = 1 << floor_log2(p);
-  const double share = static_cast<double>(pof2 - 1) / pof2;
-  const double fold = pof2 == p ? 0 : 1;
-  return {floor_log2(p) + 2 * fold, share * n + fold * (n / p + n), 0};
+CostTerms recursive_doubling_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  const detail::Fold fold(p, 0);
+  CostTerms terms;
+  detail::add_fold_step(terms, layout, n / p);
+  // The round with partners `distance` apart swaps `distance` participants' blocks.
+  for (int distance = 1; distance < fold.pof2; distance <<= 1) {
+    detail::add_participant_round(terms, layout, distance, distance * n / fold.pof2);
+  }
+  detail::add_unfold_step(terms, layout, n);
+  return terms;
 }
 
 }  // namespace
@@ -78,10 +84,11 @@ extern const AlgorithmInfo kRecursiveDoublingAllgather = {
     "recursive_doubling",
     "lg p rounds, each doubling the blocks a rank holds; fewest rounds and bytes",
     detail::common_unsupported_reason,
-    recursive_doubling_cost,
+    detail::flat_cost<recursive_doubling_cost>,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,
     detail::build_as<RecursiveDoublingAllgather>,
+    recursive_doubling_cost,
 };
 
 }  // namespace collbench

@@ -119,23 +119,14 @@ class PsShardedAllreduce final : public detail::AllreduceBase {
 
 // Priced as the large shards travel: p−1 steps each way, the k-th from
 // every rank r to rank r+k (the small ones, all at once, cost the same
-// bytes per node and as many messages per rank).
-// One phase is priced in shards (whole numbers, summed exactly) and then
-// scaled, so that on a flat network the cost is ring's to the last bit, as
-// its formula is: selection then breaks the tie by registry order.
+// bytes per node and as many messages per rank); on a flat network ring's
+// cost to the last bit, as its formula is: selection then breaks the tie by
+// registry order.
 CostTerms ps_sharded_cost(const Layout& layout, double n) {
   const int p = layout.ranks();
-  CostTerms phase;
-  for (int step = 1; step < p; ++step) {
-    detail::add_steps(phase, layout, 1, 1.0,
-                      [p, step](int rank) -> std::vector<int> { return {(rank + step) % p}; });
-  }
-  const double shard = n / p;
   CostTerms terms;
-  terms.messages = 2 * phase.messages;
-  terms.bytes = 2 * phase.bytes * shard;
-  terms.intra_messages = 2 * phase.intra_messages;
-  terms.intra_bytes = 2 * phase.intra_bytes * shard;
+  detail::add_shift_steps(terms, layout, n / p);  // push
+  detail::add_shift_steps(terms, layout, n / p);  // pull
   terms.reduce_bytes = static_cast<double>(p - 1) / p * n;
   return terms;
 }

@@ -111,16 +111,17 @@ class BruckAlltoall final : public detail::AlltoallBase {
   std::vector<RequestId> requests_;
 };
 
-// Σ_{x=1}^{p−1} popcount(x): how many rounds the blocks travel in all.
-double block_hops(int p) {
-  double hops = 0;
-  for (int distance = 1; distance < p; ++distance)
-    hops += std::popcount(static_cast<unsigned>(distance));
-  return hops;
-}
-
-CostTerms bruck_cost(int p, double n) {
-  return {static_cast<double>(ceil_log2(p)), block_hops(p) * n / p, 0};
+// Round k: every rank r sends rank r + 2^k the blocks whose distance has bit k.
+CostTerms bruck_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  CostTerms terms;
+  for (int bit = 1; bit < p; bit <<= 1) {
+    int blocks = 0;
+    for (int distance = 1; distance < p; ++distance) blocks += (distance & bit) != 0 ? 1 : 0;
+    detail::add_steps(terms, layout, 1, blocks * (n / p),
+                      [p, bit](int rank) -> std::vector<int> { return {(rank + bit) % p}; });
+  }
+  return terms;
 }
 
 // The kept blocks (n) and two packs of the largest round: at most
@@ -137,10 +138,11 @@ extern const AlgorithmInfo kBruckAlltoall = {
     "bruck",
     "⌈lg p⌉ rounds for any p, each sending the blocks whose distance has that bit, packed",
     detail::common_unsupported_reason,
-    bruck_cost,
+    detail::flat_cost<bruck_cost>,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     bruck_workspace,
     detail::build_as<BruckAlltoall>,
+    bruck_cost,
 };
 
 }  // namespace collbench

@@ -49,9 +49,18 @@ class LinearAlltoall final : public detail::AlltoallBase {
   std::vector<RequestId> requests_;
 };
 
-CostTerms linear_cost(int p, double n) {
-  const double messages = p - 1;
-  return {messages, messages / p * n, 0};
+// Placed: one step in which every rank sends to every other; its network
+// bytes are the busiest NIC's, its messages the most one rank sends off its
+// node (those inside travel meanwhile).
+CostTerms linear_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  CostTerms terms;
+  detail::add_steps(terms, layout, 1, n / p, [p](int rank) {
+    std::vector<int> peers;
+    for (int shift = 1; shift < p; ++shift) peers.push_back((rank + shift) % p);
+    return peers;
+  });
+  return terms;
 }
 
 }  // namespace
@@ -60,10 +69,11 @@ extern const AlgorithmInfo kLinearAlltoall = {
     "linear",
     "all p−1 receives and sends posted at once, then one wait; the network orders them",
     detail::common_unsupported_reason,
-    linear_cost,
+    detail::flat_cost<linear_cost>,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,             // out of place (in place: n, AlltoallBase)
     detail::build_as<LinearAlltoall>,
+    linear_cost,
 };
 
 }  // namespace collbench

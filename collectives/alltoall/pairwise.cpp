@@ -50,9 +50,10 @@ class PairwiseAlltoall final : public detail::AlltoallBase {
 
 }  // namespace
 
-CostTerms detail::pairwise_exchange_cost(int p, double n) {
-  const double steps = p - 1;
-  return {steps, steps / p * n, 0};
+CostTerms detail::pairwise_exchange_cost(const Layout& layout, double n) {
+  CostTerms terms;
+  add_shift_steps(terms, layout, n / layout.ranks());
+  return terms;
 }
 
 std::unique_ptr<Collective> detail::build_pairwise_exchange(Transport& transport,
@@ -67,10 +68,11 @@ extern const AlgorithmInfo kPairwiseAlltoall = {
     "pairwise",
     "p−1 steps, each exchanging one block with the ranks d ahead and d behind; bandwidth-optimal",
     detail::common_unsupported_reason,
-    detail::pairwise_exchange_cost,
+    detail::flat_cost<detail::pairwise_exchange_cost>,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,             // out of place (in place: n, AlltoallBase)
     detail::build_as<PairwiseAlltoall>,
+    detail::pairwise_exchange_cost,
 };
 
 }  // namespace collbench

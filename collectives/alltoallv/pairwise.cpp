@@ -22,13 +22,15 @@ extern const AlgorithmInfo kPairwiseAlltoallv = {
     "p−1 steps, each exchanging one share with the ranks d ahead and d behind; each step as "
     "long as its largest share",
     detail::common_unsupported_reason,
-    detail::pairwise_exchange_cost,   // alltoall's pairwise: the uniform routing
+    // Alltoall's pairwise, priced at the uniform routing.
+    detail::flat_cost<detail::pairwise_exchange_cost>,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,             // out of place (in place: its input, AlltoallBase)
     [](Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
        std::span<std::byte> out) {
       return detail::build_pairwise_exchange(transport, spec, in, out, detail::kAlltoallvLayout);
     },
+    detail::pairwise_exchange_cost,
 };
 
 }  // namespace collbench

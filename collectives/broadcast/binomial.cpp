@@ -34,9 +34,10 @@ class BinomialBroadcast final : public detail::BroadcastBase {
   const detail::BinomialTree tree_;
 };
 
-CostTerms binomial_cost(int p, double n) {
-  const double rounds = ceil_log2(p);
-  return {rounds, rounds * n, 0};
+CostTerms binomial_cost(const Layout& layout, double n) {
+  CostTerms terms;
+  detail::add_binomial_broadcast(terms, layout, detail::whole_job(layout.ranks()), n);
+  return terms;
 }
 
 }  // namespace
@@ -45,10 +46,11 @@ extern const AlgorithmInfo kBinomialBroadcast = {
     "binomial",
     "binomial tree from the root, the whole vector per round; log-latency, for small messages",
     detail::common_unsupported_reason,
-    binomial_cost,
+    detail::flat_cost<binomial_cost>,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,
     detail::build_as<BinomialBroadcast>,
+    binomial_cost,
 };
 
 }  // namespace collbench

@@ -12,7 +12,10 @@
 // Cost (p ranks, n bytes, S = ⌈n / segment⌉ segments of the default 512
 // KiB): (p−2+S)·(α + n/S·β) — the last segment leaves the root after S−1
 // others and crosses p−1 links: nβ plus the pipeline's fill, (p−2)·n/S·β.
-// For long messages at small p; the fill grows with p.
+// For long messages at small p; the fill grows with p. Placed on nodes:
+// the fill's p−1 transfers each at its own link's level, then S−1 at the
+// pace of the slowest link, where the chain's links out of one node share
+// its NIC.
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -77,11 +80,27 @@ class ChainBroadcast final : public detail::BroadcastBase {
   std::vector<RequestId> sends_;
 };
 
-CostTerms chain_cost(int p, double n) {
+// Placed: a pipeline's time, its fill (the first segment down every link
+// in turn, each link at its own level's price) and then S − 1 transfers
+// with every link busy at once, at the pace of the slowest (a link between
+// nodes, at the bytes of its node's NIC). Flat: (p−1) + (S−1) transfers.
+CostTerms chain_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
   if (p < 2) return {};
   const double segments = std::max(1.0, std::ceil(n / detail::kDefaultSegmentBytes));
-  const double transfers = p - 2 + segments;
-  return {transfers, transfers * n / segments, 0};
+  const double segment = n / segments;
+  CostTerms terms;
+  for (int link = 0; link + 1 < p; ++link) {
+    detail::add_steps(terms, layout, 1, segment, [link](int rank) -> std::vector<int> {
+      if (rank == link) return {rank + 1};
+      return {};
+    });
+  }
+  detail::add_steps(terms, layout, segments - 1, segment, [p](int rank) -> std::vector<int> {
+    if (rank + 1 < p) return {rank + 1};
+    return {};
+  });
+  return terms;
 }
 
 }  // namespace
@@ -90,10 +109,11 @@ extern const AlgorithmInfo kChainBroadcast = {
     "chain",
     "pipelined chain root → 1 → … → p−1 in segments; ≈ nβ plus the pipeline's fill",
     detail::common_unsupported_reason,
-    chain_cost,
+    detail::flat_cost<chain_cost>,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,
     detail::build_as<ChainBroadcast>,
+    chain_cost,
 };
 
 }  // namespace collbench

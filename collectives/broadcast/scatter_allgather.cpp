@@ -63,9 +63,12 @@ class ScatterAllgatherBroadcast final : public detail::BroadcastBase, detail::Ri
   detail::RingRelay relay_;
 };
 
-CostTerms scatter_allgather_cost(int p, double n) {
-  const double share = static_cast<double>(p - 1) / p;
-  return {ceil_log2(p) + (p - 1.0), 2 * share * n, 0};
+CostTerms scatter_allgather_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  CostTerms terms;
+  detail::add_binomial_scatter(terms, layout, n / p);
+  detail::add_ring_steps(terms, layout, detail::whole_job(p), p - 1, n / p);
+  return terms;
 }
 
 }  // namespace
@@ -74,10 +77,11 @@ extern const AlgorithmInfo kScatterAllgatherBroadcast = {
     "scatter_allgather",
     "binomial scatter of p blocks + ring allgather (van de Geijn); 2(p−1)/p·n per link",
     detail::common_unsupported_reason,
-    scatter_allgather_cost,
+    detail::flat_cost<scatter_allgather_cost>,
     /*reduces_on_every_rank=*/false,  // nothing is reduced
     detail::no_workspace,
     detail::build_as<ScatterAllgatherBroadcast>,
+    scatter_allgather_cost,
 };
 
 }  // namespace collbench

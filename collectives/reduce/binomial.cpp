@@ -45,9 +45,11 @@ class BinomialReduce final : public detail::ReduceBase {
   std::byte* staging_ = nullptr;
 };
 
-CostTerms binomial_cost(int p, double n) {
-  const double rounds = ceil_log2(p);
-  return {rounds, rounds * n, rounds * n};
+CostTerms binomial_cost(const Layout& layout, double n) {
+  CostTerms terms;
+  detail::add_binomial_reduce(terms, layout, detail::whole_job(layout.ranks()), n);
+  terms.reduce_bytes = ceil_log2(layout.ranks()) * n;
+  return terms;
 }
 
 // The root's accumulator is its output; another rank with children needs
@@ -60,10 +62,11 @@ extern const AlgorithmInfo kBinomialReduce = {
     "binomial",
     "binomial tree to the root, whole vectors; log-latency, for small messages",
     detail::common_unsupported_reason,
-    binomial_cost,
+    detail::flat_cost<binomial_cost>,
     /*reduces_on_every_rank=*/false,  // at most half the ranks at once, the root alone last
     binomial_workspace,
     detail::build_as<BinomialReduce>,
+    binomial_cost,
 };
 
 }  // namespace collbench

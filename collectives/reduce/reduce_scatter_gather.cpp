@@ -72,9 +72,13 @@ class ReduceScatterGatherReduce final : public detail::ReduceBase, detail::RingB
   std::byte* gathered_ = nullptr;  // the whole vector's places: out at the root
 };
 
-CostTerms reduce_scatter_gather_cost(int p, double n) {
-  const double share = static_cast<double>(p - 1) / p;
-  return {p - 1.0 + ceil_log2(p), 2 * share * n, share * n};
+CostTerms reduce_scatter_gather_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  CostTerms terms;
+  detail::add_ring_steps(terms, layout, detail::whole_job(p), p - 1, n / p);
+  detail::add_binomial_gather(terms, layout, n / p);
+  terms.reduce_bytes = static_cast<double>(p - 1) / p * n;
+  return terms;
 }
 
 // Three staging blocks, and the gather buffer off the root.
@@ -88,10 +92,11 @@ extern const AlgorithmInfo kReduceScatterGatherReduce = {
     "reduce_scatter_gather",
     "ring reduce-scatter + binomial gather to the root (Rabenseifner); 2(p−1)/p·n per link",
     detail::common_unsupported_reason,
-    reduce_scatter_gather_cost,
+    detail::flat_cost<reduce_scatter_gather_cost>,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once in the ring
     reduce_scatter_gather_workspace,
     detail::build_as<ReduceScatterGatherReduce>,
+    reduce_scatter_gather_cost,
 };
 
 }  // namespace collbench

@@ -64,9 +64,12 @@ class PairwiseReduceScatter final : public detail::ReduceScatterBase {
   std::byte* staging_[2] = {};
 };
 
-CostTerms pairwise_cost(int p, double n) {
-  const double steps = p - 1;
-  return {steps, steps / p * n, steps / p * n};
+CostTerms pairwise_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  CostTerms terms;
+  detail::add_shift_steps(terms, layout, n / p);
+  terms.reduce_bytes = static_cast<double>(p - 1) / p * n;
+  return terms;
 }
 
 std::size_t pairwise_workspace(int p, std::size_t n) {
@@ -79,10 +82,11 @@ extern const AlgorithmInfo kPairwiseReduceScatter = {
     "pairwise",
     "p−1 steps, each sending one block straight to its owner, who reduces it; bandwidth-optimal",
     detail::common_unsupported_reason,
-    pairwise_cost,
+    detail::flat_cost<pairwise_cost>,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
     pairwise_workspace,
     detail::build_as<PairwiseReduceScatter>,
+    pairwise_cost,
 };
 
 }  // namespace collbench

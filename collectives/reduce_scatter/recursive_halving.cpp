@@ -111,11 +111,19 @@ class RecursiveHalvingReduceScatter final : public detail::ReduceScatterBase {
   std::vector<RequestId> requests_;
 };
 
-CostTerms recursive_halving_cost(int p, double n) {
-  const int pof2 = 1 << floor_log2(p);
-  const double share = static_cast<double>(pof2 - 1) / pof2;
-  const double fold = pof2 == p ? 0 : 1;
-  return {floor_log2(p) + 2 * fold, share * n + fold * (n + n / p), share * n + fold * n};
+CostTerms recursive_halving_cost(const Layout& layout, double n) {
+  const int p = layout.ranks();
+  const detail::Fold fold(p, 0);
+  CostTerms terms;
+  detail::add_fold_step(terms, layout, n);
+  // The round with partners `half` apart gives away `half` participants' blocks.
+  for (int half = fold.pof2 / 2; half >= 1; half /= 2) {
+    detail::add_participant_round(terms, layout, half, half * n / fold.pof2);
+  }
+  detail::add_unfold_step(terms, layout, n / p);
+  const double share = static_cast<double>(fold.pof2 - 1) / fold.pof2;
+  terms.reduce_bytes = share * n + (fold.rem > 0 ? n : 0);
+  return terms;
 }
 
 std::size_t recursive_halving_workspace(int p, std::size_t n) { return p > 1 ? 2 * n : 0; }
@@ -126,10 +134,11 @@ extern const AlgorithmInfo kRecursiveHalvingReduceScatter = {
     "recursive_halving",
     "lg p rounds, each halving the range a rank reduces; fewest rounds and bytes",
     detail::common_unsupported_reason,
-    recursive_halving_cost,
+    detail::flat_cost<recursive_halving_cost>,
     /*reduces_on_every_rank=*/true,  // every participant reduces at once
     recursive_halving_workspace,
     detail::build_as<RecursiveHalvingReduceScatter>,
+    recursive_halving_cost,
 };
 
 }  // namespace collbench
