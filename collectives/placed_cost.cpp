@@ -143,6 +143,18 @@ void add_sized_steps(CostTerms& terms, const Layout& layout, double steps,
   }
 }
 
+namespace {
+
+// Adds steps counted in messages of one byte (`unit`) as messages of `bytes`.
+void add_scaled(CostTerms& terms, const CostTerms& unit, double bytes) {
+  terms.messages += unit.messages;
+  terms.bytes += unit.bytes * bytes;
+  terms.intra_messages += unit.intra_messages;
+  terms.intra_bytes += unit.intra_bytes * bytes;
+}
+
+}  // namespace
+
 void add_steps(CostTerms& terms, const Layout& layout, double steps, double bytes,
                const StepPeers& peers) {
   // Counted in messages (whole numbers, exact), then scaled by `bytes`
@@ -155,10 +167,7 @@ void add_steps(CostTerms& terms, const Layout& layout, double steps, double byte
     for (const int peer : peers(rank)) messages.push_back({peer, 1.0});
     return messages;
   });
-  terms.messages += unit.messages;
-  terms.bytes += unit.bytes * bytes;
-  terms.intra_messages += unit.intra_messages;
-  terms.intra_bytes += unit.intra_bytes * bytes;
+  add_scaled(terms, unit, bytes);
 }
 
 void add_shift_steps(CostTerms& terms, const Layout& layout, double bytes) {
@@ -170,10 +179,7 @@ void add_shift_steps(CostTerms& terms, const Layout& layout, double bytes) {
     add_steps(unit, layout, 1, 1.0,
               [p, shift](int rank) -> std::vector<int> { return {(rank + shift) % p}; });
   }
-  terms.messages += unit.messages;
-  terms.bytes += unit.bytes * bytes;
-  terms.intra_messages += unit.intra_messages;
-  terms.intra_bytes += unit.intra_bytes * bytes;
+  add_scaled(terms, unit, bytes);
 }
 
 void add_ring_steps(CostTerms& terms, const Layout& layout, const RankGroups& groups, double steps,

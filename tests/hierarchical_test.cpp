@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
@@ -187,6 +188,13 @@ const AlgorithmInfo& algorithm_of(std::string_view collective, std::string_view 
 // Every count p divides in these tests' layouts (p = 2, 3, 4, 6, 8, 9).
 constexpr std::size_t kEvenCount = 2880;
 
+// The algorithms that fold a rank count that is not a power of two.
+const std::vector<std::pair<std::string_view, std::string_view>> kFolding = {
+    {"allreduce", "recursive_doubling"},
+    {"allreduce", "rabenseifner"},
+    {"reduce_scatter", "recursive_halving"},
+    {"allgather", "recursive_doubling"}};
+
 TEST(PlacedCost, NetworkBytesAreWhatTheBusiestNicSends) {
   // Where every step loads the nodes' NICs alike, the placed cost's network
   // bytes (the busiest NIC's, step by step) are the bytes one node really
@@ -197,11 +205,6 @@ TEST(PlacedCost, NetworkBytesAreWhatTheBusiestNicSends) {
       {"reduce_scatter", "ring"}, {"reduce_scatter", "pairwise"}, {"allgather", "ring"},
       {"allgather", "bruck"},     {"alltoall", "pairwise"},       {"alltoall", "linear"},
       {"alltoall", "bruck"},      {"alltoallv", "pairwise"}};
-  const std::vector<std::pair<std::string_view, std::string_view>> folding = {
-      {"allreduce", "recursive_doubling"},
-      {"allreduce", "rabenseifner"},
-      {"reduce_scatter", "recursive_halving"},
-      {"allgather", "recursive_doubling"}};
   int checked = 0;
   const auto check = [&](std::string_view collective, std::string_view name, const Layout& layout) {
     const AlgorithmInfo& algorithm = algorithm_of(collective, name);
@@ -215,7 +218,7 @@ TEST(PlacedCost, NetworkBytesAreWhatTheBusiestNicSends) {
   for (const auto& [collective, name] : balanced) {
     for (const Layout& layout : layouts()) check(collective, name, layout);
   }
-  for (const auto& [collective, name] : folding) {
+  for (const auto& [collective, name] : kFolding) {
     for (const Layout& layout :
          {Layout{2, 2, MapBy::slot}, Layout{2, 2, MapBy::node}, Layout{4, 2, MapBy::slot},
           Layout{2, 4, MapBy::node}, Layout{4, 1, MapBy::slot}}) {
@@ -236,8 +239,8 @@ TEST(PlacedCost, NeverBelowWhatTheBusiestNicSends) {
   for (const CollectiveInfo& collective : collectives()) {
     for (const AlgorithmInfo& algorithm : collective.algorithms) {
       if (algorithm.placed_cost == nullptr) continue;
-      const bool folds = algorithm.name == "recursive_doubling" ||
-                         algorithm.name == "rabenseifner" || algorithm.name == "recursive_halving";
+      const bool folds = std::find(kFolding.begin(), kFolding.end(),
+                                   std::pair{collective.name, algorithm.name}) != kFolding.end();
       for (const Layout& layout : layouts()) {
         const int p = layout.ranks();
         if (folds && (p & (p - 1)) != 0) continue;
