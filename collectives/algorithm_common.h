@@ -313,6 +313,31 @@ struct NodeGroups {
   explicit NodeGroups(const Layout& layout);
   RankGroups node, across, leaders;
 };
+// Where the hierarchical reduce_scatter and allgather keep every rank's
+// block: in slots of ⌈count/p⌉ elements (the largest block; smaller ones
+// padded), local index major, node minor (slot l·N + j: member j of the
+// ranks of local index l), so that the N blocks of local index l are one
+// contiguous part, part l of K equal parts, and within it member j's block
+// is block j of N equal blocks: what the flat ring phases split them into.
+struct StagedBlocks {
+  StagedBlocks(const NodeGroups& groups, std::size_t count);
+  int rank_at(int slot) const { return order[static_cast<std::size_t>(slot)]; }
+  std::size_t block_offset(int slot) const { return static_cast<std::size_t>(slot) * padded_block; }
+  std::size_t elements() const { return order.size() * padded_block; }
+  // The blocks of the ranks of local index `local_index`.
+  Block part(int local_index) const {
+    const std::size_t size = static_cast<std::size_t>(nodes) * padded_block;
+    return {static_cast<std::size_t>(local_index) * size, size};
+  }
+  // The bytes of a staged copy of `bytes` over `ranks` slots: padding adds
+  // less than one element (at most 16 bytes) per slot.
+  static std::size_t workspace_bytes(int ranks, std::size_t bytes) {
+    return bytes + 16 * static_cast<std::size_t>(ranks);
+  }
+  std::size_t padded_block = 0;
+  int nodes = 1;
+  std::vector<int> order;  // the rank whose block each slot holds
+};
 // The spec the phases of a hierarchical algorithm run with: an average
 // summed, to be divided once at the end.
 CollectiveSpec summing(CollectiveSpec spec);

@@ -91,6 +91,16 @@ NodeGroups::NodeGroups(const Layout& layout) {
   group_nodes(*this, layout.ranks(), [&layout](int rank) { return layout.node_of(rank); });
 }
 
+StagedBlocks::StagedBlocks(const NodeGroups& groups, std::size_t count)
+    : nodes(static_cast<int>(groups.node.groups.size())) {
+  // Groups of local index come in order of their lowest rank: by local index.
+  for (const std::vector<int>& same_index : groups.across.groups) {
+    order.insert(order.end(), same_index.begin(), same_index.end());
+  }
+  const auto ranks = order.size();
+  padded_block = ranks > 0 ? (count + ranks - 1) / ranks : 0;
+}
+
 CollectiveSpec summing(CollectiveSpec spec) {
   if (spec.op == ReduceOp::avg) spec.op = ReduceOp::sum;
   return spec;

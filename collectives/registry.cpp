@@ -399,9 +399,9 @@ extern const AlgorithmInfo kRingAllreduce, kTreeAllreduce, kRecursiveDoublingAll
     kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce, kHierarchicalAllreduce,
     kHierarchicalTreeAllreduce, kMpiAllreduce;
 extern const AlgorithmInfo kRingReduceScatter, kRecursiveHalvingReduceScatter,
-    kPairwiseReduceScatter, kMpiReduceScatter;
+    kPairwiseReduceScatter, kHierarchicalReduceScatter, kMpiReduceScatter;
 extern const AlgorithmInfo kRingAllgather, kRecursiveDoublingAllgather, kBruckAllgather,
-    kMpiAllgather;
+    kHierarchicalAllgather, kMpiAllgather;
 extern const AlgorithmInfo kBinomialBroadcast, kScatterAllgatherBroadcast, kChainBroadcast,
     kMpiBroadcast;
 extern const AlgorithmInfo kBinomialReduce, kReduceScatterGatherReduce, kMpiReduce;
@@ -427,12 +427,14 @@ std::span<const CollectiveInfo> collectives() {
       kRingReduceScatter,
       kRecursiveHalvingReduceScatter,
       kPairwiseReduceScatter,
+      kHierarchicalReduceScatter,
       kMpiReduceScatter,
   });
   static const auto allgather = std::to_array<AlgorithmInfo>({
       kRingAllgather,
       kRecursiveDoublingAllgather,
       kBruckAllgather,
+      kHierarchicalAllgather,
       kMpiAllgather,
   });
   static const auto broadcast = std::to_array<AlgorithmInfo>({

@@ -589,15 +589,19 @@ TEST(Plan, UnsupportedIsANoteInAllAndAnErrorWhenNamed) {
 TEST(Plan, HierarchicalNeedsAsManyRanksOnEveryNode) {
   // 3 ranks on 2 nodes (2 + 1): a note in an `all` sweep, an error when named.
   const std::vector<int> uneven = {0, 0, 1};
-  const CasePlan plan = plan_cases(parse_options({"--sizes", "64B"}), {}, "mpi", 3, 0, uneven);
+  const CasePlan plan = plan_cases(
+      parse_options({"--sizes", "64B", "--families", "allreduce,reduce_scatter,allgather"}), {},
+      "mpi", 3, 0, uneven);
   const auto noted = [&](std::string_view algorithm) {
     return std::any_of(plan.notes.begin(), plan.notes.end(), [&](const std::string& note) {
-      return note.find(fmt::format("skipping allreduce/{} on 3 ranks", algorithm)) == 0 &&
+      return note.find(fmt::format("skipping {} on 3 ranks", algorithm)) == 0 &&
              note.find("the 2 nodes run 2, 1 ranks") != std::string::npos;
     });
   };
-  EXPECT_TRUE(noted("hierarchical"));
-  EXPECT_TRUE(noted("hierarchical_tree"));
+  EXPECT_TRUE(noted("allreduce/hierarchical"));
+  EXPECT_TRUE(noted("allreduce/hierarchical_tree"));
+  EXPECT_TRUE(noted("reduce_scatter/hierarchical"));
+  EXPECT_TRUE(noted("allgather/hierarchical"));
   for (const BenchmarkCase& entry : plan.cases) {
     EXPECT_EQ(entry.name.find("hierarchical"), std::string::npos) << entry.name;
   }

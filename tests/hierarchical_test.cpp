@@ -1,6 +1,7 @@
-// The hierarchical allreduces on in-process ranks told which node they run
-// on (Transport::set_nodes), for node counts and ranks per node, both
-// placements, awkward counts, every op, in place and out; the uneven
+// The hierarchical algorithms (allreduce, reduce_scatter, allgather) on
+// in-process ranks told which node they run on (Transport::set_nodes), for
+// node counts and ranks per node, both placements, awkward counts, every
+// op, in place and out; the uneven
 // placements they refuse; and the placed costs (AlgorithmInfo::placed_cost)
 // against the bytes the algorithms really send across nodes and inside them.
 #include <fmt/format.h>
@@ -45,25 +46,38 @@ std::vector<Layout> layouts() {
   return result;
 }
 
+// Every hierarchical algorithm, by collective.
+const std::vector<std::pair<std::string_view, std::string_view>> kHierarchical = {
+    {"allreduce", "hierarchical"},
+    {"allreduce", "hierarchical_tree"},
+    {"reduce_scatter", "hierarchical"},
+    {"allgather", "hierarchical"}};
+
 TEST(Hierarchical, EveryLayoutCountOpAndPlacement) {
-  for (const std::string_view name : {"hierarchical", "hierarchical_tree"}) {
-    const AlgorithmInfo& algorithm = allreduce_algorithm(name);
+  for (const auto& [collective_name, name] : kHierarchical) {
+    const CollectiveInfo& collective = *find_collective(collective_name);
+    const AlgorithmInfo& algorithm = *collective.find_algorithm(name);
+    const std::vector<ReduceOp> ops =
+        collective.reduces
+            ? std::vector<ReduceOp>(std::begin(kAllReduceOps), std::end(kAllReduceOps))
+            : std::vector<ReduceOp>{ReduceOp::sum};
     for (const Layout& layout : layouts()) {
       const int p = layout.ranks();
       for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t(p - 1),
                                       std::size_t(p + 1), std::size_t{4099}}) {
-        for (const ReduceOp op : kAllReduceOps) {
+        for (const ReduceOp op : ops) {
           for (const bool in_place : {false, true}) {
             for (const DType dtype : {DType::f32, DType::bf16}) {
               std::atomic<std::uint64_t> wrong{0};
               run_in_process(p, [&](Transport& transport) {
                 transport.set_nodes(node_ids(layout));
-                wrong += testing::run_checked_calls(transport, allreduce(), algorithm, count, dtype,
+                wrong += testing::run_checked_calls(transport, collective, algorithm, count, dtype,
                                                     op, in_place);
               });
               EXPECT_EQ(wrong.load(), 0u)
-                  << name << " on " << describe(layout) << ", count " << count << " "
-                  << to_string(dtype) << " " << to_string(op) << (in_place ? " in place" : "");
+                  << collective_name << " " << name << " on " << describe(layout) << ", count "
+                  << count << " " << to_string(dtype) << " " << to_string(op)
+                  << (in_place ? " in place" : "");
             }
           }
         }
@@ -95,13 +109,20 @@ TEST(Hierarchical, LaterAlgorithmsStillShareTagSlots) {
 }
 
 TEST(Hierarchical, UnevenNodesAreRefused) {
-  for (const std::string_view name : {"hierarchical", "hierarchical_tree"}) {
+  for (const auto& [collective_name, name] : kHierarchical) {
+    const CollectiveInfo& collective = *find_collective(collective_name);
     std::atomic<int> refused{0};
     run_in_process(3, [&](Transport& transport) {
       transport.set_nodes({0, 0, 1});
+      const CollectiveSpec spec{DType::f32, ReduceOp::sum, 16, 0, {}};
       std::vector<std::byte> in(64), out(64);
+      const auto span_of = [](std::vector<std::byte>& buffer, Block block) {
+        return std::span<std::byte>(buffer).first(block.count * sizeof(float));
+      };
       try {
-        allreduce_algorithm(name).build(transport, {DType::f32, ReduceOp::sum, 16, 0, {}}, in, out);
+        collective.find_algorithm(name)->build(
+            transport, spec, span_of(in, collective.input_block(spec, 3, transport.rank())),
+            span_of(out, collective.output_block(spec, 3, transport.rank())));
       } catch (const std::invalid_argument& error) {
         if (std::string(error.what()).find("same number of ranks on every node") !=
             std::string::npos) {
@@ -109,7 +130,7 @@ TEST(Hierarchical, UnevenNodesAreRefused) {
         }
       }
     });
-    EXPECT_EQ(refused.load(), 3) << name;
+    EXPECT_EQ(refused.load(), 3) << collective_name << " " << name;
   }
 }
 
@@ -201,10 +222,13 @@ TEST(PlacedCost, NetworkBytesAreWhatTheBusiestNicSends) {
   // sends to the others; on counts p divides, exactly. The folding
   // algorithms only at powers of two, where nothing folds.
   const std::vector<std::pair<std::string_view, std::string_view>> balanced = {
-      {"allreduce", "ring"},      {"allreduce", "ps_sharded"},    {"allreduce", "hierarchical"},
-      {"reduce_scatter", "ring"}, {"reduce_scatter", "pairwise"}, {"allgather", "ring"},
-      {"allgather", "bruck"},     {"alltoall", "pairwise"},       {"alltoall", "linear"},
-      {"alltoall", "bruck"},      {"alltoallv", "pairwise"}};
+      {"allreduce", "ring"},          {"allreduce", "ps_sharded"},
+      {"allreduce", "hierarchical"},  {"reduce_scatter", "ring"},
+      {"reduce_scatter", "pairwise"}, {"reduce_scatter", "hierarchical"},
+      {"allgather", "ring"},          {"allgather", "bruck"},
+      {"allgather", "hierarchical"},  {"alltoall", "pairwise"},
+      {"alltoall", "linear"},         {"alltoall", "bruck"},
+      {"alltoallv", "pairwise"}};
   int checked = 0;
   const auto check = [&](std::string_view collective, std::string_view name, const Layout& layout) {
     const AlgorithmInfo& algorithm = algorithm_of(collective, name);
@@ -225,7 +249,7 @@ TEST(PlacedCost, NetworkBytesAreWhatTheBusiestNicSends) {
       check(collective, name, layout);
     }
   }
-  EXPECT_EQ(checked, 11 * 18 + 4 * 5);
+  EXPECT_EQ(checked, 13 * 18 + 4 * 5);
 }
 
 TEST(PlacedCost, NeverBelowWhatTheBusiestNicSends) {
@@ -269,15 +293,16 @@ TEST(PlacedCost, EveryHandWrittenAlgorithmHasOne) {
 
 TEST(PlacedCost, IntraBytesOfTheHierarchicalAreWhatEachRankSendsInside) {
   const std::size_t count = 4 * 3 * 64;
-  for (const Layout& layout : {Layout{2, 2, MapBy::slot}, Layout{2, 3, MapBy::node},
-                               Layout{3, 4, MapBy::slot}, Layout{1, 4, MapBy::slot}}) {
-    const CostTerms terms =
-        allreduce_algorithm("hierarchical").placed_cost(layout, count * sizeof(float));
-    EXPECT_DOUBLE_EQ(
-        terms.intra_bytes,
-        measure_traffic(allreduce(), allreduce_algorithm("hierarchical"), layout, count)
-            .busiest_rank)
-        << describe(layout);
+  for (const auto& [collective_name, name] : kHierarchical) {
+    if (name != "hierarchical") continue;  // the tree's intra rounds load one rank only
+    const CollectiveInfo& collective = *find_collective(collective_name);
+    const AlgorithmInfo& algorithm = *collective.find_algorithm(name);
+    for (const Layout& layout : {Layout{2, 2, MapBy::slot}, Layout{2, 3, MapBy::node},
+                                 Layout{3, 4, MapBy::slot}, Layout{1, 4, MapBy::slot}}) {
+      EXPECT_DOUBLE_EQ(algorithm.placed_cost(layout, count * sizeof(float)).intra_bytes,
+                       measure_traffic(collective, algorithm, layout, count).busiest_rank)
+          << collective_name << " " << name << " on " << describe(layout);
+    }
   }
 }
 
@@ -304,6 +329,24 @@ TEST(PlacedCost, TwoNodesOfTwoByHand) {
     EXPECT_DOUBLE_EQ(tree.bytes, 2 * n) << describe(layout);
     EXPECT_DOUBLE_EQ(tree.intra_messages, 2) << describe(layout);
     EXPECT_DOUBLE_EQ(tree.intra_bytes, 2 * n) << describe(layout);
+  }
+  // Hierarchical reduce_scatter and allgather: one intra step of n/2 and one
+  // network step of n/4 per flow, two flows per NIC; against the flat ring's
+  // 3 steps of n/4, by slot one flow per NIC (0.75n), by node two (1.5n).
+  for (const std::string_view collective : {"reduce_scatter", "allgather"}) {
+    for (const Layout& layout : {slot, node}) {
+      const CostTerms hierarchical =
+          algorithm_of(collective, "hierarchical").placed_cost(layout, n);
+      EXPECT_DOUBLE_EQ(hierarchical.messages, 1) << collective << " " << describe(layout);
+      EXPECT_DOUBLE_EQ(hierarchical.bytes, n / 2) << collective << " " << describe(layout);
+      EXPECT_DOUBLE_EQ(hierarchical.intra_messages, 1) << collective << " " << describe(layout);
+      EXPECT_DOUBLE_EQ(hierarchical.intra_bytes, n / 2) << collective << " " << describe(layout);
+      EXPECT_DOUBLE_EQ(hierarchical.reduce_bytes, collective == "allgather" ? 0 : 0.75 * n)
+          << collective << " " << describe(layout);
+      EXPECT_DOUBLE_EQ(algorithm_of(collective, "ring").placed_cost(layout, n).bytes,
+                       (layout.map_by == MapBy::slot ? 0.75 : 1.5) * n)
+          << collective << " " << describe(layout);
+    }
   }
   // Flat tree: by slot round 0 (1→0, 3→2) stays inside the nodes and round
   // 1 (2→0) crosses; by node (0, 2 on one node) the other way round, and
