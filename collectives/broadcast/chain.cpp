@@ -13,9 +13,9 @@
 // KiB): (p−2+S)·(α + n/S·β) — the last segment leaves the root after S−1
 // others and crosses p−1 links: nβ plus the pipeline's fill, (p−2)·n/S·β.
 // For long messages at small p; the fill grows with p. Placed on nodes:
-// the fill's p−1 transfers each at its own link's level, then S−1 at the
-// pace of the slowest link, where the chain's links out of one node share
-// its NIC.
+// the p−2+S transfers in lock step, each at the pace of its slowest busy
+// link, where the busy links out of one node share its NIC.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -80,26 +80,34 @@ class ChainBroadcast final : public detail::BroadcastBase {
   std::vector<RequestId> sends_;
 };
 
-// Placed: a pipeline's time, its fill (the first segment down every link
-// in turn, each link at its own level's price) and then S − 1 transfers
-// with every link busy at once, at the pace of the slowest (a link between
-// nodes, at the bytes of its node's NIC). Flat: (p−1) + (S−1) transfers.
+// Placed: the pipeline in lock step. In transfer t link k (rank k → k+1)
+// carries segment t − k when 0 ≤ t − k < S, so the first and last p − 2
+// transfers have only some links busy: links i and j are busy at once only
+// when |i − j| < S, and with few segments two links leaving one node never
+// share its NIC (by node at 2×2 and S = 2, 0→1 is done before 2→3 starts).
+// Each transfer is priced at its busy links (add_steps: a node's NIC at the
+// bytes of its links crossing it); the transfers with every link busy are
+// identical and priced once. Flat: p − 2 + S transfers of α + n/S·β.
 CostTerms chain_cost(const Layout& layout, double n) {
   const int p = layout.ranks();
   if (p < 2) return {};
-  const double segments = std::max(1.0, std::ceil(n / detail::kDefaultSegmentBytes));
-  const double segment = n / segments;
+  const auto segments =
+      static_cast<long long>(std::max(1.0, std::ceil(n / detail::kDefaultSegmentBytes)));
+  const double segment = n / static_cast<double>(segments);
+  const long long last_link = p - 2;
   CostTerms terms;
-  for (int link = 0; link + 1 < p; ++link) {
-    detail::add_steps(terms, layout, 1, segment, [link](int rank) -> std::vector<int> {
-      if (rank == link) return {rank + 1};
-      return {};
-    });
+  for (long long transfer = 0; transfer < segments + last_link;) {
+    const long long first_busy = std::max(0LL, transfer - segments + 1);
+    const long long last_busy = std::min(last_link, transfer);
+    const bool every_link_busy = first_busy == 0 && last_busy == last_link;
+    const long long repeats = every_link_busy ? std::max(1LL, segments - last_link) : 1;
+    detail::add_steps(terms, layout, static_cast<double>(repeats), segment,
+                      [first_busy, last_busy](int rank) -> std::vector<int> {
+                        if (rank >= first_busy && rank <= last_busy) return {rank + 1};
+                        return {};
+                      });
+    transfer += repeats;
   }
-  detail::add_steps(terms, layout, segments - 1, segment, [p](int rank) -> std::vector<int> {
-    if (rank + 1 < p) return {rank + 1};
-    return {};
-  });
   return terms;
 }
 
