@@ -14,6 +14,7 @@ it the fit-plot test of the collectives is skipped.)"""
 
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,8 @@ PYTHON = "/usr/bin/python3"  # the one with matplotlib (plot.py)
 # scripts/run.sh's main CSV of every collective at NP=4 (run 20261202T102746Z-f2cace).
 REFERENCE_RUN = os.path.join(SOURCE, "tests", "report_oversubscribed.csv")
 NETSIM_RUN = os.path.join(SOURCE, "results", "netsim", "uniform")
+# 2 netsim hosts x 2 ranks placed by slot (characterize.sh --ppn 2 --map-by slot).
+TWO_LEVEL_RUN = os.path.join(SOURCE, "results", "netsim", "two_level", "by_slot")
 # A real run of every collective: mpirun -np 4 collbench --families
 # allreduce,reduce_scatter,allgather,p2p,local,exchange --workload resnet50:ddp
 # --sizes 8B:1MiB:x8 --samples 3 --warmup 1 --check (MPI over shared memory).
@@ -513,6 +516,109 @@ class CollectivesTest(unittest.TestCase):
                       report)
         self.assertIn("| allreduce | mpi | ring | 4 | 16 MiB | 1114.3 ms | 1093.3 ms | +1.9% |",
                       report)
+
+
+class TwoLevelTest(unittest.TestCase):
+    """characterize_report.py two-level on a copy of the 2x2 by-slot run
+    (TWO_LEVEL_RUN), its allreduce ring and hierarchical rows only (the
+    measured run's other algorithms may miss by chance), with a
+    reduce_scatter beside them made of those rows (as netsim_with
+    makes one): every collective's two-level errors are judged, the
+    allreduce speedup too."""
+
+    LABEL = "by_slot (map-by slot, 2 ranks per host, hosts h0 h1)"
+
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.dir = self.folder.name
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def with_reduce_scatter(self, error, one_point_error=None, slower_hierarchical=1.0):
+        """The copy; reduce_scatter's predictions `error` off its measured
+        times, hierarchical's at p=4, 4 MiB `one_point_error` off when given;
+        allreduce hierarchical's times × `slower_hierarchical`."""
+        out = os.path.join(self.dir, str(len(os.listdir(self.dir))), "by_slot")
+        shutil.copytree(TWO_LEVEL_RUN, out)
+        sweep = os.path.join(out, "sweep")
+        for name in os.listdir(sweep):
+            if name.startswith("collectives_"):
+                os.remove(os.path.join(sweep, name))
+        copied = ("ring", "hierarchical")
+        reduce_scatter = dict(family="reduce_scatter", collective="reduce_scatter")
+        path = os.path.join(sweep, "allreduce_mpi_p4.csv")
+        rows = [row for row in read(path) if row["algorithm"] in copied]
+        write(os.path.join(sweep, "collectives_mpi_p4.csv"),
+              [dict(row, **reduce_scatter,
+                    benchmark=row["benchmark"].replace("allreduce", "reduce_scatter"))
+               for row in rows if row["algorithm"] in copied])
+        for row in rows:
+            if row["algorithm"] == "hierarchical":
+                row["median_us"] = f"{float(row['median_us']) * slower_hierarchical:g}"
+        write(path, rows)
+        path = os.path.join(out, "fit", "models.csv")
+        rows = [row for row in read(path)
+                if row["family"] == "allreduce" and row["algorithm"] in copied]
+        write(path, rows + [dict(row, family="reduce_scatter") for row in rows
+                            if row["model"] == "bottom_up_two_level" and row["algorithm"] in copied])
+        path = os.path.join(out, "fit", "predictions.csv")
+        rows = [row for row in read(path)
+                if row["family"] == "allreduce" and row["algorithm"] in copied]
+        added = []
+        for row in rows:
+            if row["model"] != "bottom_up_two_level" or row["algorithm"] not in copied:
+                continue
+            off = error
+            if one_point_error is not None and row["algorithm"] == "hierarchical" and (
+                    int(row["ranks"]), float(row["bytes"])) == (4, float(4 * MIB)):
+                off = one_point_error
+            added.append(dict(row, family="reduce_scatter",
+                              predicted_us=f"{(1 + off) * float(row['measured_us']):g}",
+                              rel_err=f"{off:g}"))
+        write(path, rows + added)
+        return out
+
+    def two_level(self, out):
+        return run("characterize_report.py", "two-level", "--out", out)
+
+    def test_every_collective_is_tabled_and_judged(self):
+        result = self.two_level(self.with_reduce_scatter(0.05))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn(f"**{self.LABEL}**: allreduce median time", result.stdout)
+        self.assertIn(f"**{self.LABEL}**: reduce_scatter median time", result.stdout)
+        for algorithm in ("ring", "hierarchical"):
+            self.assertIn(f"| {self.LABEL}: reduce_scatter {algorithm} two-level bottom-up error at "
+                          ">= 1 MiB | max 5.0% (p=4, 16 MiB; 3 points) | <= 15% | pass |",
+                          result.stdout)
+        self.assertRegex(result.stdout, rf"\| {re.escape(self.LABEL)}: mpi p=4 ring / hierarchical "
+                         r"at 16 MiB \| 1\.\d\dx \(.*\) \| >= 1\.30x \| pass \|")
+
+    def test_one_point_off_fails_its_collective(self):
+        result = self.two_level(self.with_reduce_scatter(0.05, one_point_error=-0.2))
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn(f"| {self.LABEL}: reduce_scatter hierarchical two-level bottom-up error at "
+                      ">= 1 MiB | max 20.0% (p=4, 4 MiB; 3 points) | <= 15% | **FAIL** |",
+                      result.stdout)
+        self.assertIn(f"| {self.LABEL}: reduce_scatter ring two-level bottom-up error at "
+                      ">= 1 MiB | max 5.0% (p=4, 16 MiB; 3 points) | <= 15% | pass |",
+                      result.stdout)
+
+    def test_a_modelled_algorithm_without_predictions_fails(self):
+        out = self.with_reduce_scatter(0.05)
+        path = os.path.join(out, "fit", "predictions.csv")
+        write(path, [row for row in read(path)
+                     if (row["family"], row["algorithm"]) != ("reduce_scatter", "hierarchical")])
+        result = self.two_level(out)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn(f"| {self.LABEL}: reduce_scatter hierarchical two-level bottom-up error at "
+                      ">= 1 MiB | none in fit/predictions.csv | some | **FAIL** |", result.stdout)
+
+    def test_a_slower_hierarchical_fails_the_speedup(self):
+        result = self.two_level(self.with_reduce_scatter(0.05, slower_hierarchical=1.5))
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertRegex(result.stdout, rf"\| {re.escape(self.LABEL)}: mpi p=4 ring / hierarchical "
+                         r"at 16 MiB \| 0\.\d\dx \(.*\) \| >= 1\.30x \| \*\*FAIL\*\* \|")
 
 
 @unittest.skipIf(COLLBENCH is None, "no collbench executable given")
