@@ -10,7 +10,8 @@
 #               other --collectives (--collective-sizes) and a sendrecv ring (every rank
 #               sending at once, --p2p-sizes) at p = 2, 4, 8, ..., P ranks (and P), per
 #               --transports
-#   3. fit      collbench-fit on everything (alpha, beta, gamma; bottom-up predictions;
+#   3. fit      collbench-fit on everything (alpha, beta, gamma; bottom-up predictions, with
+#               --ppn 2+ over two levels, the network's alpha, beta from the matrix;
 #               selection table), collbench-predict for --predict models on the fitted network
 #   4. report   OUT/report.md with the PNGs
 #
@@ -563,8 +564,12 @@ if [[ -n ${want_step[fit]:-} ]]; then
   t0=$SECONDS
   mapfile -t csvs < <(cd "$out" && find sweep -name '*.csv' | sort)
   ((${#csvs[@]} > 0)) || fail "no sweep CSVs in $out/sweep; run the sweep step first"
-  log "3/4 fit: collbench-fit on ${#csvs[@]} CSVs"
-  (cd "$out" && "$fit" "${csvs[@]}" --out-dir fit --plot-dir plots --python "$python" \
+  # The link matrix prices the network level of the two-level predictions
+  # (several ranks per host); collbench-fit reads its links CSV too.
+  matrix_csv=()
+  [[ -f $out/matrix/links.csv ]] && matrix_csv=(matrix/links.csv)
+  log "3/4 fit: collbench-fit on ${#csvs[@]} CSVs${matrix_csv:+ and the link matrix}"
+  (cd "$out" && "$fit" "${csvs[@]}" "${matrix_csv[@]}" --out-dir fit --plot-dir plots --python "$python" \
     --plot-script "$plot_py" >fit/report.txt 2>logs/fit.log) ||
     fail "collbench-fit failed: $(cat "$out/logs/fit.log")"
   (cd "$out" && "$python" "$plot_py" sweep "${csvs[@]}" --out plots >logs/plot_sweep.log) ||

@@ -44,8 +44,9 @@ MAX_BYTES = 256 << 20
 # column -> (whole, lowest, lowest included, unit[, highest included]): what a
 # value that is not empty must be. The same table is kColumnRules in
 # benchmarks/models/measurements.cpp (tests/column_rules_agree_test.py fails
-# on any difference); columns from results/README.md and the counts of
-# collbench-fit's predictions.csv (samples).
+# on any difference); columns from results/README.md, the counts of
+# collbench-fit's predictions.csv (samples) and collbench-linkmatrix's links CSV
+# (latency_*, bandwidth_*), which collbench-fit reads too.
 COLUMN_RULES = {
     "ranks": (True, 1, True, "ranks", 1e9),  # a rank count must fit in an int
     "ranks_per_node": (True, 1, True, "ranks"),
@@ -78,6 +79,10 @@ COLUMN_RULES = {
     "efficiency": (False, 0, False, "the peak"),
     "compute_us": (False, 0, False, "µs"),
     "communication_us": (False, 0, False, "µs"),
+    "latency_bytes": (True, 0, True, "bytes"),
+    "latency_us": (False, 0, False, "µs"),
+    "bandwidth_bytes": (True, 1, True, "bytes"),
+    "bandwidth_GBps": (False, 0, False, "GB/s"),
 }
 
 

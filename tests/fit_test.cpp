@@ -1402,5 +1402,119 @@ TEST(TwoLevel, WithoutAnIntraPingPongItSaysWhatIsMissing) {
   }
 }
 
+// A links CSV of collbench-linkmatrix with one row per (latency µs,
+// bandwidth GB/s) of `links`, between hosts h0 and h<i+1>.
+CsvTable links_table(const std::vector<std::pair<double, double>>& links, double latency_bytes = 8,
+                     double bandwidth_bytes = 4 << 20) {
+  CsvTable t;
+  t.header = {"src",           "dst",        "src_rank",        "dst_rank",       "round",
+              "latency_bytes", "latency_us", "bandwidth_bytes", "bandwidth_GBps", "transport",
+              "provider",      "mode"};
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    t.rows.push_back({"h0", fmt::format("h{}", i + 1), "0", fmt::to_string(i + 1), "0",
+                      fmt::format("{:.0f}", latency_bytes), fmt::format("{:.17g}", links[i].first),
+                      fmt::format("{:.0f}", bandwidth_bytes),
+                      fmt::format("{:.17g}", links[i].second), "mpi", "", "rounds"});
+  }
+  return t;
+}
+
+// The matrix row of a link that is exactly t(n) = α + n·β.
+std::pair<double, double> exact_link(double alpha, double beta, double bandwidth_bytes) {
+  return {(alpha + 8 * beta) * 1e6, bandwidth_bytes / (alpha + bandwidth_bytes * beta) * 1e-9};
+}
+
+TEST(TwoLevel, LinkMatrixIsTheLineThroughItsMedianLink) {
+  const double n = 4 << 20;
+  // Three links; the median latency is 25 µs, the median bandwidth 0.020 GB/s
+  // (each from a different link: the median of each point, not of one link).
+  const std::vector<NamedTable> tables = {
+      {"links.csv", links_table({{20, 0.024}, {30, 0.020}, {25, 0.012}})}};
+  const std::vector<Measurement> points = aggregate_measurements(tables);
+  ASSERT_EQ(points.size(), 2u);
+  for (const Measurement& m : points) {
+    EXPECT_EQ(m.family, "p2p");
+    EXPECT_EQ(m.algorithm, "link_matrix");
+    EXPECT_EQ(m.placement, "inter");
+    EXPECT_EQ(m.ranks, 2);
+    EXPECT_EQ(m.samples, 3);
+  }
+  const FitResults results = fit_measurements(points);
+  const ModelFit* matrix = find_fit(results, "hockney_link_matrix");
+  ASSERT_NE(matrix, nullptr);
+  const double beta = (n / 0.020e9 - 25e-6) / (n - 8);
+  EXPECT_NEAR(matrix->params.beta, beta, 1e-9 * beta);
+  EXPECT_NEAR(matrix->params.alpha, 25e-6 - 8 * beta, 1e-9 * 25e-6);
+  EXPECT_EQ(matrix->placement, "inter");
+  EXPECT_NE(matrix->note.find("median of 3 directed links"), std::string::npos) << matrix->note;
+}
+
+TEST(TwoLevel, PricesTheNetworkWithTheLinkMatrixWhereThereIsOne) {
+  // The allreduce points follow the link matrix's links; the inter
+  // ping-pong says the network is twice as slow. The two-level prediction
+  // must take the matrix and give the points back.
+  const TwoLevelLinks links{2e-6, 1.0 / 5e9, 60e-6, 1.0 / 24e6};
+  const double gamma = 1.0 / 3e9, t0 = 1e-6, n = 4 << 20;
+  const std::pair<double, double> link = exact_link(links.inter_alpha, links.inter_beta, n);
+  const std::vector<NamedTable> tables = {{"links.csv", links_table({link, link})}};
+  std::vector<Measurement> measurements = aggregate_measurements(tables);
+  for (double bytes = 8; bytes <= (16 << 20); bytes *= 4) {
+    measurements.push_back(
+        point("p2p", "intra", "pingpong", 2, bytes, links.intra_alpha + bytes * links.intra_beta));
+    measurements.push_back(point("p2p", "inter", "pingpong", 2, bytes,
+                                 2 * (links.inter_alpha + bytes * links.inter_beta)));
+    measurements.push_back(
+        point("local", "", "reduce", 1, bytes, t0 + bytes * gamma, "f32", "sum"));
+  }
+  const Layout layout{2, 2, MapBy::node};
+  for (const std::string algorithm : {"ring", "hierarchical"}) {
+    const AlgorithmInfo& info = *find_collective("allreduce")->find_algorithm(algorithm);
+    for (double bytes = 4096; bytes <= (16 << 20); bytes *= 4) {
+      measurements.push_back(point("allreduce", "2x2:node", algorithm, 4, bytes,
+                                   info.placed_cost(layout, bytes).seconds(links, gamma), "f32",
+                                   "sum"));
+    }
+  }
+  const FitResults results = fit_measurements(measurements);
+  int predicted = 0;
+  for (const PointPrediction& p : results.predictions) {
+    if (p.model != "bottom_up_two_level") continue;
+    ++predicted;
+    EXPECT_NEAR(p.rel_err(), 0, 1e-3) << p.point.algorithm << " " << p.point.bytes;
+  }
+  EXPECT_EQ(predicted, 2 * 7);
+  for (const ModelFit& fit : results.fits) {
+    if (fit.model != "bottom_up_two_level") continue;
+    EXPECT_EQ(fit.link_model, "hockney_link_matrix");
+    EXPECT_NE(fit.note.find("(link matrix)"), std::string::npos) << fit.note;
+  }
+}
+
+TEST(Measurements, LinkMatrixThatCannotGiveALineIsRefused) {
+  CsvTable no_bytes = links_table({{20, 0.024}});
+  no_bytes.header[7] = "size";
+  EXPECT_EQ(load_error(no_bytes, "links.csv"),
+            "links.csv: a collbench-linkmatrix links CSV without column bandwidth_bytes; "
+            "collbench-fit needs src, dst, transport, provider, latency_bytes, latency_us, "
+            "bandwidth_bytes, bandwidth_GBps");
+  EXPECT_EQ(load_error(links_table({{20, 0.024}}, 8, 8), "links.csv"),
+            "links.csv: data row 1: bandwidth_bytes 8 is not above latency_bytes 8; a Hockney "
+            "line needs two sizes (collbench-linkmatrix --size above --latency-size)");
+  EXPECT_EQ(load_error(links_table({{20, 0.024}, {20, 0}}), "links.csv"),
+            "links.csv: data row 2: bandwidth_GBps is '0'; expected a finite number of GB/s > 0");
+  EXPECT_EQ(load_error(links_table({}), "links.csv"),
+            "links.csv: no links (only the header); nothing to fit");
+  // A transfer of 4 MiB that takes less than the latency: no line.
+  const std::vector<NamedTable> fast = {{"links.csv", links_table({{20, 1000}})}};
+  try {
+    fit_measurements(aggregate_measurements(fast));
+    ADD_FAILURE() << "a matrix whose large transfer is faster than its latency was fitted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("a Hockney line needs a larger transfer that takes "
+                                         "longer"),
+              std::string::npos)
+        << e.what();
+  }
+}
 }  // namespace
 }  // namespace collbench

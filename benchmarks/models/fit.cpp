@@ -96,7 +96,7 @@ void add_predictions(FitResults& results, const std::string& model,
 // Fits t = c0 + n·c1 (Hockney for p2p, overhead + γ for reduce).
 ModelFit fit_affine(FitResults& results, const std::string& model, const std::string& what,
                     const std::vector<const Measurement*>& points) {
-  const bool hockney = model == "hockney" || model == "hockney_sendrecv";
+  const bool hockney = model.starts_with("hockney");
   if (points.size() < 3) {
     too_few_points(points, what, 3,
                    "distinct sizes: 2 parameters and at least one point to judge the fit");
@@ -553,6 +553,7 @@ namespace {
 // predicted from.
 struct LinkFits {
   std::map<LinkKey, ModelFit> ping_pongs;
+  std::map<LinkKey, ModelFit> link_matrices;  // between hosts: placement inter
   std::map<ExchangeKey, ModelFit> exchanges;  // sendrecv, per rank count
   std::map<ExchangeKey, SizeCurve> exchange_curves;
 };
@@ -567,8 +568,47 @@ struct LocalFits {
   std::map<ConcurrentGammaKey, SizeCurve> reduce_all_curves;
 };
 
-// Step 1: Hockney per link, the ping-pong, then the sendrecv chain per rank
-// count.
+// The Hockney line of a link matrix: through its median link's two points
+// (latency and bandwidth transfer, measurements.cpp), exactly; fitted like a
+// ping-pong when matrices of several sizes are combined.
+ModelFit link_matrix_line(FitResults& results, const LinkKey& key,
+                          const std::vector<const Measurement*>& points) {
+  const auto& [transport, provider, placement] = key;
+  const std::string what =
+      fmt::format("link matrix transport={} provider={}", transport, or_none(provider));
+  if (points.size() > 2) {
+    ModelFit fit = fit_affine(results, "hockney_link_matrix", "Hockney fit of the " + what, points);
+    fit.note = fmt::format("{}: Hockney fit over the median link's {} sizes", what, points.size());
+    return fit;
+  }
+  // One size: measurements.cpp refuses a matrix whose two sizes are equal.
+  const Measurement& small = *points.front();
+  const Measurement& large = *points.back();
+  const double beta = (large.seconds - small.seconds) / (large.bytes - small.bytes);
+  if (!(beta > 0)) {
+    throw std::runtime_error(fmt::format(
+        "{} ({}): its median link takes {:.6g} us at {:.0f} B and {:.6g} us at {:.0f} B; a "
+        "Hockney line needs a larger transfer that takes longer",
+        what, fmt::join(small.sources, ", "), small.seconds * 1e6, small.bytes, large.seconds * 1e6,
+        large.bytes));
+  }
+  ModelFit fit = base_fit("hockney_link_matrix", points);
+  fit.terms = "alpha+n*beta";
+  fit.params.beta = beta;
+  fit.params.alpha = std::max(0.0, small.seconds - small.bytes * beta);
+  const std::vector<double> predicted = {fit.params.alpha + small.bytes * beta,
+                                         fit.params.alpha + large.bytes * beta};
+  fit.quality = fit_quality(std::vector<double>{small.seconds, large.seconds}, predicted);
+  fit.note = fmt::format(
+      "{}: the line through the median of {} directed links at {:.0f} B (latency) and {:.0f} B "
+      "(one-way bandwidth transfer)",
+      what, small.samples, small.bytes, large.bytes);
+  add_predictions(results, "hockney_link_matrix", points, predicted);
+  return fit;
+}
+
+// Step 1: Hockney per link, the ping-pong, the link matrix, then the sendrecv
+// chain per rank count.
 LinkFits fit_links(FitResults& results, std::span<const Measurement> measurements) {
   LinkFits fits;
   for (const auto& [key, points] : group_by(measurements, "p2p", link_key, "pingpong")) {
@@ -579,6 +619,11 @@ LinkFits fit_links(FitResults& results, std::span<const Measurement> measurement
                     transport, or_none(provider), placement),
         points);
     fits.ping_pongs.emplace(key, fit);
+    results.fits.push_back(std::move(fit));
+  }
+  for (const auto& [key, points] : group_by(measurements, "p2p", link_key, "link_matrix")) {
+    ModelFit fit = link_matrix_line(results, key, points);
+    fits.link_matrices.emplace(key, fit);
     results.fits.push_back(std::move(fit));
   }
   for (const auto& [key, points] : group_by(measurements, "p2p", exchange_key, "sendrecv")) {
@@ -811,15 +856,20 @@ void predict_two_level(FitResults& results, const AlgorithmGroup& group, const L
     const auto it = links.ping_pongs.find({group.transport, group.provider, placement});
     return it == links.ping_pongs.end() ? nullptr : &it->second;
   };
+  // Between nodes the link matrix where there is one: it measures each
+  // pair of hosts alone, one rank per host (fit.h).
+  const auto matrix = links.link_matrices.find({group.transport, group.provider, "inter"});
   const ModelFit* intra = ping_pong("intra");
-  const ModelFit* inter = ping_pong("inter");
+  const ModelFit* inter =
+      matrix != links.link_matrices.end() ? &matrix->second : ping_pong("inter");
   std::string missing;
   if (info == nullptr || info->placed_cost == nullptr) {
     missing = "it has no cost over two levels (placed_cost)";
   } else if (intra == nullptr || inter == nullptr) {
     missing = fmt::format(
-        "it needs p2p ping-pong rows both intra and inter for transport={} "
-        "provider={} (collbench --families p2p with several ranks per node)",
+        "it needs p2p ping-pong rows intra, and a link matrix (collbench-linkmatrix's links "
+        "CSV) or p2p ping-pong rows inter, for transport={} provider={} (collbench --families "
+        "p2p with several ranks per node; both intra and inter)",
         group.transport, or_none(group.provider));
   } else if (group.gamma == nullptr) {
     missing = fmt::format("no local reduce rows for dtype {}", group.dtype);
@@ -836,13 +886,15 @@ void predict_two_level(FitResults& results, const AlgorithmGroup& group, const L
   fit.terms = "own";
   fit.params = {inter->params.alpha, inter->params.beta, group.gamma->params.gamma};
   fit.gamma_source = group.reduces ? "local" : "none";
-  fit.link_model = "hockney";
+  fit.link_model = inter->model;
   fit.note = fmt::format(
       "two levels, {} nodes of {} ranks by {}: inside a node α={:.3g} us, 1/β={:.4g} GB/s (intra "
-      "ping-pong); between nodes α, β of the inter ping-pong, each step at the bytes of its "
-      "busiest NIC",
+      "ping-pong); between nodes α={:.3g} us, 1/β={:.4g} GB/s ({}), each step at the bytes of "
+      "its busiest NIC",
       layout.nodes, layout.per_node, to_string(layout.map_by), levels.intra_alpha * 1e6,
-      levels.intra_beta > 0 ? 1e-9 / levels.intra_beta : kNaN);
+      levels.intra_beta > 0 ? 1e-9 / levels.intra_beta : kNaN, levels.inter_alpha * 1e6,
+      levels.inter_beta > 0 ? 1e-9 / levels.inter_beta : kNaN,
+      inter->model == "hockney_link_matrix" ? "link matrix" : "inter ping-pong");
   std::vector<double> predicted, measured;
   for (const Measurement* m : group.points) {
     predicted.push_back(info->placed_cost(layout, m->bytes).seconds(levels, fit.params.gamma));

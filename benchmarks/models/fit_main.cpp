@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
       "e.g. every ring) take the "
       "local reduce_all rate at p ranks where the input has it (collbench --families "
       "reduce_all), the others rank 0's local reduce.\n"
+      "On several nodes of several ranks each (rows with nodes, ranks_per_node and map_by) "
+      "the prediction is bottom_up_two_level: each step inside a node at α, β of the intra "
+      "ping-pong, each network step at those of a link matrix in the input (a links CSV of "
+      "collbench-linkmatrix: hockney_link_matrix, the line through its median link's latency "
+      "and bandwidth transfer), else of the inter ping-pong.\n"
       "The measured selection is statistical: rows of one configuration give a median and an "
       "interquartile range (over repetitions, e.g. collbench --benchmark_repetitions=3 "
       "--interleave); at each size the previous choice is kept unless another algorithm's q3 is "
@@ -100,7 +105,9 @@ int main(int argc, char** argv) {
   bool residuals = false;
   bool brief = false;
   collbench::FitOptions options;
-  app.add_option("csv", inputs, "collbench CSV files (results/README.md)")
+  app.add_option("csv", inputs,
+                 "collbench CSV files (results/README.md), and links CSVs of "
+                 "collbench-linkmatrix")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("--out-dir", out_dir,

@@ -169,6 +169,36 @@ void report_ping_pongs(Report& report, const FitResults& results) {
   }
 }
 
+// The directed links a link-matrix fit's median is taken over: the rows its
+// points aggregate.
+int links_of(const FitResults& results, const ModelFit& matrix) {
+  int links = 0;
+  for (const PointPrediction& p : results.predictions) {
+    if (p.model == matrix.model && p.point.transport == matrix.transport &&
+        p.point.provider == matrix.provider) {
+      links = std::max(links, p.point.samples);
+    }
+  }
+  return links;
+}
+
+void report_link_matrices(Report& report, const FitResults& results) {
+  const auto matrices = fits_of(results, "hockney_link_matrix");
+  if (matrices.empty()) return;
+  report.line("");
+  report.line(
+      "Link matrix, Hockney t(n) = α + n·β of the median link between hosts (the two-level "
+      "predictions' network level)");
+  report.line(fmt::format("  {:<9} {:<14} {:>6} {:>10} {:>10} {:>10}  {}", "transport", "provider",
+                          "links", "α (µs)", "β (ns/B)", "β (GB/s)", "sizes"));
+  for (const ModelFit* f : matrices) {
+    report.line(fmt::format("  {:<9} {:<14} {:>6} {:>10.3f} {:>10.5f} {:>10}  {} and {}",
+                            f->transport, dash_if_empty(f->provider), links_of(results, *f),
+                            f->params.alpha * 1e6, f->params.beta * 1e9, rate(f->params.beta),
+                            bytes_label(f->min_bytes), bytes_label(f->max_bytes)));
+  }
+}
+
 void report_exchanges(Report& report, const FitResults& results) {
   const auto exchanges = fits_of(results, "hockney_sendrecv");
   if (exchanges.empty()) return;
@@ -335,9 +365,14 @@ void report_collective_block(Report& report, const FitResults& results, const Bl
   report_error_table(report, results, block, "bottom_up_by_size",
                      "bottom-up by size (sendrecv and reduce times at the mean message size) "
                      "median |relative error| by rank count");
+  const bool from_matrix = std::any_of(fits.begin(), fits.end(), [](const ModelFit* f) {
+    return f->model == "bottom_up_two_level" && f->link_model == "hockney_link_matrix";
+  });
   report_error_table(report, results, block, "bottom_up_two_level",
-                     "bottom-up over two levels (intra and inter ping-pong) median |relative "
-                     "error| by rank count");
+                     fmt::format("bottom-up over two levels ({}) median |relative error| by rank "
+                                 "count",
+                                 from_matrix ? "intra ping-pong, link matrix between nodes"
+                                             : "intra and inter ping-pong"));
 }
 
 void report_collective_fits(Report& report, const FitResults& results) {
@@ -593,6 +628,7 @@ std::string format_report(const FitResults& results, const LoadSummary& summary,
   Report report;
   report_inputs(report, summary);
   report_ping_pongs(report, results);
+  report_link_matrices(report, results);
   report_exchanges(report, results);
   report_local_kernels(report, results);
   report_collective_fits(report, results);

@@ -40,7 +40,7 @@ struct RowContext {
 // COLUMN_RULES in scripts/collbench_csv.py, the reader of every script, so
 // that one bad CSV is refused alike by all of them (tests/bad_inputs.tsv:
 // csv_* rows; tests/column_rules_agree_test.py fails on any difference).
-// Columns of results/README.md.
+// Columns of results/README.md and of collbench-linkmatrix's links CSV.
 struct ColumnRule {
   std::string_view column;
   bool whole;
@@ -81,6 +81,10 @@ constexpr ColumnRule kColumnRules[] = {
     {"efficiency", false, 0, false, "the peak"},
     {"compute_us", false, 0, false, "µs"},
     {"communication_us", false, 0, false, "µs"},
+    {"latency_bytes", true, 0, true, "bytes"},
+    {"latency_us", false, 0, false, "µs"},
+    {"bandwidth_bytes", true, 1, true, "bytes"},
+    {"bandwidth_GBps", false, 0, false, "GB/s"},
 };
 
 const ColumnRule& rule_of(std::string_view column) {
@@ -192,6 +196,17 @@ double required_number(std::string_view text, std::string_view column, const Row
   return value;
 }
 
+// The columns of collbench-linkmatrix's links CSV (one row per directed host
+// pair) that collbench-fit reads; a table with src and dst and no family
+// column is such a CSV.
+constexpr std::string_view kLinkMatrixColumns[] = {
+    "src",           "dst",        "transport",       "provider",
+    "latency_bytes", "latency_us", "bandwidth_bytes", "bandwidth_GBps"};
+
+bool is_link_matrix(const CsvTable& table) {
+  return table.column("family") < 0 && table.column("src") >= 0 && table.column("dst") >= 0;
+}
+
 // The configuration a row measured; rows with equal keys are aggregated.
 using PointKey = std::tuple<std::string, std::string, std::string, std::string, std::string,
                             std::string, std::string, int, double>;
@@ -200,6 +215,62 @@ struct PointSamples {
   std::vector<double> seconds;
   std::set<std::string> sources;
 };
+
+// A links CSV of collbench-linkmatrix: each directed link gives two p2p
+// points of algorithm "link_matrix" between hosts (placement inter): its
+// latency (the half round trip at latency_bytes) and the one-way time of its
+// bandwidth transfer (bandwidth_bytes / bandwidth_GBps, which includes one
+// latency: the matrix subtracts only the acknowledgement's). Aggregated like
+// any rows, each point is then the median link's.
+void add_link_matrix_table(const NamedTable& named, std::map<PointKey, PointSamples>& points,
+                           LoadSummary& summary) {
+  const CsvTable& table = named.table;
+  const std::string& source = named.source;
+  std::vector<std::string> missing;
+  for (std::string_view column : kLinkMatrixColumns) {
+    if (table.column(column) < 0) missing.emplace_back(column);
+  }
+  if (!missing.empty()) {
+    throw std::runtime_error(fmt::format(
+        "{}: a collbench-linkmatrix links CSV without column{} {}; collbench-fit needs {}", source,
+        missing.size() > 1 ? "s" : "", fmt::to_string(fmt::join(missing, ", ")),
+        fmt::to_string(fmt::join(kLinkMatrixColumns, ", "))));
+  }
+  if (table.rows.empty()) {
+    throw std::runtime_error(fmt::format("{}: no links (only the header); nothing to fit", source));
+  }
+  check_column_values(table, source);
+  const auto text = [&](const std::vector<std::string>& row, std::string_view column) {
+    return row[static_cast<std::size_t>(table.column(column))];
+  };
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const std::vector<std::string>& row = table.rows[r];
+    const RowContext where{source, r + 1};
+    ++summary.rows_read;
+    const double latency_bytes =
+        required_number(text(row, "latency_bytes"), "latency_bytes", where);
+    const double latency_us = required_number(text(row, "latency_us"), "latency_us", where);
+    const double bandwidth_bytes =
+        required_number(text(row, "bandwidth_bytes"), "bandwidth_bytes", where);
+    const double bandwidth_GBps =
+        required_number(text(row, "bandwidth_GBps"), "bandwidth_GBps", where);
+    if (bandwidth_bytes <= latency_bytes) {
+      throw std::runtime_error(fmt::format(
+          "{}: data row {}: bandwidth_bytes {} is not above latency_bytes {}; a Hockney line "
+          "needs two sizes (collbench-linkmatrix --size above --latency-size)",
+          source, where.row, text(row, "bandwidth_bytes"), text(row, "latency_bytes")));
+    }
+    const auto add = [&](double bytes, double seconds) {
+      PointSamples& samples = points[PointKey{"p2p", text(row, "transport"), text(row, "provider"),
+                                              "inter", "", "", "link_matrix", 2, bytes}];
+      samples.seconds.push_back(seconds);
+      samples.sources.insert(source);
+    };
+    add(latency_bytes, latency_us * 1e-6);
+    add(bandwidth_bytes, bandwidth_bytes / (bandwidth_GBps * 1e9));
+    ++summary.rows_used;
+  }
+}
 
 // sync_modes: the sync value seen so far (at most one) and where it was first seen.
 void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points,
@@ -211,6 +282,10 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
   if (table.header.empty() || (table.header.size() == 1 && table.header[0].empty())) {
     throw std::runtime_error(fmt::format(
         "{}: empty file (no header); expected a collbench CSV (see results/README.md)", source));
+  }
+  if (is_link_matrix(table)) {
+    add_link_matrix_table(named, points, summary);
+    return;
   }
   std::vector<std::string> missing;
   for (std::string_view column : kRequiredColumns) {

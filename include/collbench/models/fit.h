@@ -6,6 +6,9 @@
 //      has p2p/sendrecv rows (collbench --families sendrecv), Hockney α, β
 //      of that chain exchange per (transport, provider, placement, ranks),
 //      t the time of one exchange with every rank sending and receiving.
+//      Where the input has a link matrix (collbench-linkmatrix's links CSV),
+//      also its Hockney line per (transport, provider): through the median
+//      link's latency and its one-way bandwidth transfer.
 //   2. γ per (dtype, op) from the local reduce kernel: t(n) = t0 + n·γ, where
 //      n is the bytes of ONE operand vector — the same unit as the
 //      algorithms' CostTerms::reduce_bytes — and t0 the per-call overhead.
@@ -26,9 +29,10 @@
 //      bottom-up prediction over both levels instead (bottom_up_two_level):
 //      the algorithm's placed_cost (algorithm.h) on the points' Layout, its
 //      intra-node terms priced with α, β of the intra ping-pong, its network
-//      terms with those of the inter ping-pong (a one-rank-per-node fit
-//      would not see the node's ranks sharing its NIC, which placed_cost
-//      counts), and the measured γ.
+//      terms with those of the link matrix, or without one of the inter
+//      ping-pong (both one message between two hosts: a fit of all ranks
+//      busy would count the node's ranks sharing its NIC a second time, as
+//      placed_cost counts them), and the measured γ.
 //   4. Top-down fit per (transport, provider, placement, dtype, op,
 //      algorithm): α, β, γ by non-negative least squares on the algorithm's
 //      CostTerms, weighted so that each point counts by its relative error.
@@ -71,9 +75,11 @@ struct Measurement {
   // several ranks each, their layout (layout_placement: "2x2:slot"); empty
   // when unknown or local.
   std::string placement;
-  std::string dtype;      // empty for p2p and memcpy
-  std::string op;         // empty for p2p and memcpy
-  std::string algorithm;  // allreduce algorithm, "pingpong", "sendrecv", "reduce" or "memcpy"
+  std::string dtype;  // empty for p2p and memcpy
+  std::string op;     // empty for p2p and memcpy
+  // collective algorithm, "pingpong", "sendrecv", "link_matrix" (a links CSV
+  // of collbench-linkmatrix, placement inter), "reduce" or "memcpy"
+  std::string algorithm;
   int ranks = 0;
   double bytes = 0;
   double seconds = 0;  // median time
@@ -107,8 +113,9 @@ struct LoadSummary {
   std::vector<std::string> ignored;
 };
 
-// Validates and aggregates the rows that the fits use (allreduce, p2p
-// pingpong and sendrecv, local reduce/memcpy); other rows are counted in summary->ignored,
+// Validates and aggregates the rows that the fits use (collectives, p2p
+// pingpong and sendrecv, local reduce/memcpy, and every link of a table that
+// is a links CSV of collbench-linkmatrix); other rows are counted in summary->ignored,
 // as are rows whose check column says "wrong" and rows the harness left
 // untimed (empty median_us, a benchmark that failed). Throws std::runtime_error
 // naming the source for an empty table, missing columns, or a value that is
@@ -182,13 +189,12 @@ struct ModelFit {
   // "bottom_up_two_level" (step 3b: params hold the network level's α, β
   // and γ, the note the intra level's);
   // "hockney" (p2p ping-pong), "hockney_sendrecv" (p2p sendrecv, one per rank
-  // count), "reduce_gamma" (local reduce), "memcpy" (ceiling), "bottom_up"
-  // (prediction, nothing fitted: one per algorithm group, or one per
-  // algorithm group and rank count when a sendrecv fit is used, because α
-  // and β then depend on p), "bottom_up_by_size" (prediction from measured
-  // sendrecv and reduce times at the mean message size, one per algorithm
-  // group and rank count; params are NaN: there are none), "top_down"
-  // (allreduce fit).
+  // count), "hockney_link_matrix" (the link matrix's median link, two points), "reduce_gamma"
+  // (local reduce), "memcpy" (ceiling), "bottom_up" (prediction, nothing fitted: one per algorithm
+  // group, or one per algorithm group and rank count when a sendrecv fit is used, because α and β
+  // then depend on p), "bottom_up_by_size" (prediction from measured sendrecv and reduce times at
+  // the mean message size, one per algorithm group and rank count; params are NaN: there are none),
+  // "top_down" (allreduce fit).
   std::string model;
   std::string family;
   std::string transport, provider, placement, dtype, op, algorithm;
@@ -211,12 +217,13 @@ struct ModelFit {
   std::vector<std::string> sources;
   std::string note;  // why γ was fixed, which p2p fit was used, ...
   // bottom_up: the model of the fit its α, β came from, "hockney" or
-  // "hockney_sendrecv" (models.csv says it in the note); empty otherwise.
+  // "hockney_sendrecv" (models.csv says it in the note); bottom_up_two_level:
+  // its network level's, "hockney_link_matrix" or "hockney"; empty otherwise.
   std::string link_model;
 };
 
 struct PointPrediction {
-  // "hockney", "hockney_sendrecv", "reduce_gamma", "bottom_up",
+  // "hockney", "hockney_sendrecv", "hockney_link_matrix", "reduce_gamma", "bottom_up",
   // "bottom_up_by_size" or "top_down"
   std::string model;
   Measurement point;
