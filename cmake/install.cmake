@@ -9,9 +9,12 @@ include(CMakePackageConfigHelpers)
 
 set(COLLBENCH_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/collbench)
 
-# Two export sets so that the core's consumers never need Eigen3: the models
-# set (collbench::models) is loaded only for find_package(... COMPONENTS models).
-# Export names match the aliases the tree itself links (collbench::catalog...).
+# Three export sets, so that a consumer gets only what it asks for: the
+# MPI-free layers (collbench::core, transport, collectives, catalog) always;
+# the MPI layers and collbench::collbench, which need MPI, unless only other
+# components are asked for (COMPONENTS models needs no MPI); the models
+# (collbench::models, the only one that needs Eigen) only when asked for.
+# Export names are the aliases the tree itself links (collbench::catalog...).
 # The libraries' two INTERFACE helpers are exported because the libraries link
 # them: collbench_sanitize PUBLIC (empty unless COLLBENCH_SANITIZE=ON, and then
 # a consumer of the sanitized static libraries needs its -fsanitize link
@@ -19,14 +22,22 @@ set(COLLBENCH_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/collbench)
 # $<LINK_ONLY:...>: its compile options never reach a consumer.
 set_target_properties(collbench_sanitize PROPERTIES EXPORT_NAME sanitize)
 set_target_properties(collbench_warnings PROPERTIES EXPORT_NAME warnings)
-set(collbench_core_targets collbench collbench_sanitize collbench_warnings)
+set(collbench_base_targets collbench_core collbench_transport collbench_collectives
+                           collbench_sanitize collbench_warnings)
 if(TARGET collbench_catalog)
   set_target_properties(collbench_catalog PROPERTIES EXPORT_NAME catalog)
-  list(APPEND collbench_core_targets collbench_catalog)
+  list(APPEND collbench_base_targets collbench_catalog)
 endif()
-install(TARGETS ${collbench_core_targets} EXPORT collbench-targets
+set(collbench_mpi_targets collbench_transport_mpi collbench_transports collbench_collectives_mpi
+                          collbench)
+if(TARGET collbench_transport_ofi)
+  list(APPEND collbench_mpi_targets collbench_transport_ofi)
+endif()
+install(TARGETS ${collbench_base_targets} EXPORT collbench-targets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-set(collbench_exports collbench-targets)
+install(TARGETS ${collbench_mpi_targets} EXPORT collbench-mpi-targets
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+set(collbench_exports collbench-targets collbench-mpi-targets)
 if(TARGET collbench_models)
   set_target_properties(collbench_models PROPERTIES EXPORT_NAME models)
   install(TARGETS collbench_models EXPORT collbench-models-targets

@@ -82,13 +82,13 @@ class CollectiveBase : public Collective {
   void copy_input_to_output();
   // dst = op(dst, src)
   void reduce(std::byte* dst, const std::byte* src, std::size_t elements) {
-    reduce_inplace(spec_.dtype, spec_.op, dst, src, elements);
+    transport_.reduce(spec_.dtype, spec_.op, dst, src, elements);
   }
   // dst = op(first, second), for algorithms that fix operand order so every
   // rank computes bit-identical results.
   void reduce_ordered(std::byte* dst, const std::byte* first, const std::byte* second,
                       std::size_t elements) {
-    reduce_into(spec_.dtype, spec_.op, dst, first, second, elements);
+    transport_.reduce_into(spec_.dtype, spec_.op, dst, first, second, elements);
   }
   // dst = op(mine, received) with the operands in rank order (the lower
   // rank's first), so that both ranks of a pairwise exchange compute the
@@ -105,6 +105,11 @@ class CollectiveBase : public Collective {
     } else {
       reduce_ordered(dst, mine, received, elements);
     }
+  }
+  // dst = src, `bytes` of them (Transport::copy: local work a simulation
+  // charges).
+  void copy_bytes(std::byte* dst, const std::byte* src, std::size_t bytes) {
+    transport_.copy(dst, src, bytes);
   }
   // The avg division, on `block` of out.
   void finish_average(Block block);
@@ -272,9 +277,6 @@ std::unique_ptr<Collective> build_pairwise_exchange(Transport& transport,
 // The pairwise exchange's cost (alltoall/pairwise.cpp's header comment),
 // placed (AlgorithmInfo::placed_cost).
 CostTerms pairwise_exchange_cost(const Layout& layout, double n);
-std::unique_ptr<Collective> build_mpi_alltoallv(Transport& transport, const CollectiveSpec& spec,
-                                                std::span<const std::byte> in,
-                                                std::span<std::byte> out);
 
 // ------------------------------------------------ costs over a Layout
 // What AlgorithmInfo::placed_cost is written with: a step is a set of

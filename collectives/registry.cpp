@@ -64,18 +64,18 @@ std::byte* CollectiveBase::allocate_workspace(std::size_t elements) {
 }
 
 void CollectiveBase::copy_input_to_output() {
-  if (!in_place() && spec_.count > 0) std::memcpy(out_, in_, bytes(spec_.count));
+  if (!in_place()) copy_bytes(out_, in_, bytes(spec_.count));
 }
 
 void CollectiveBase::finish_average(Block block) {
   if (spec_.op == ReduceOp::avg && block.count > 0) {
-    scale_for_average(spec_.dtype, out_at(block.offset), block.count, ranks_);
+    transport_.scale_for_average(spec_.dtype, out_at(block.offset), block.count, ranks_);
   }
 }
 
 void AllgatherBase::place_own_block() {
   const Block own = block(rank_);
-  if (!in_place() && own.count > 0) std::memcpy(out_at(own.offset), in_, bytes(own.count));
+  if (!in_place()) copy_bytes(out_at(own.offset), in_, bytes(own.count));
 }
 
 const ExchangeLayout kAlltoallLayout = {
@@ -135,14 +135,14 @@ AlltoallBase::AlltoallBase(Transport& transport, const CollectiveSpec& spec,
 
 void AlltoallBase::stage_input() {
   const std::size_t count = tiled(send_blocks_).count;
-  if (staged_ != nullptr && count > 0) std::memcpy(staged_, in_, bytes(count));
+  if (staged_ != nullptr) copy_bytes(staged_, in_, bytes(count));
 }
 
 void AlltoallBase::place_own_block() {
   const Block from = send_block(rank_);
   const Block to = receive_block(rank_);
   if (from.count > 0 && input_at(from.offset) != out_at(to.offset)) {
-    std::memmove(out_at(to.offset), input_at(from.offset), bytes(from.count));
+    copy_bytes(out_at(to.offset), input_at(from.offset), bytes(from.count));
   }
 }
 

@@ -7,7 +7,7 @@ on sys.path). Standard library only.
 read_table() and read_rows() apply one set of checks to every CSV they read,
 the same checks, in the same order and with the same messages, as
 collbench-fit's reader (benchmarks/models/measurements.cpp; the RFC 4180
-rules are collectives/csv.cpp's):
+rules are core/csv.cpp's):
   1. the file: readable, at most MAX_BYTES, no NUL byte (binary data),
      UTF-8 text;
   2. the records: RFC 4180 (quoted fields may hold commas, quotes and line
@@ -224,7 +224,7 @@ def _bounds(rule):
 
 def _text(path):
     """The file's text, after the checks of the file (1. above)."""
-    # As collectives/csv.cpp's open_regular: O_NONBLOCK so that a FIFO with no
+    # As core/csv.cpp's open_regular: O_NONBLOCK so that a FIFO with no
     # writer cannot hang the script, and nothing but a regular file (a device
     # such as /dev/zero has no end to read to).
     try:
@@ -261,7 +261,7 @@ def read_text(path):
 
 
 def _records(text, path):
-    """RFC 4180 records as lists of fields, as collectives/csv.cpp's parse_csv
+    """RFC 4180 records as lists of fields, as core/csv.cpp's parse_csv
     splits them (and with its messages)."""
     if '"' not in text:  # the usual case: no field is quoted, and 100x faster
         return [line.split(",") for line in _LINE_BREAK.split(text) if line != ""]

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/mpi_library.h"
 #include "collbench/collectives/collective.h"
 #include "collbench/core/check.h"
 #include "collbench/transport/inproc_transport.h"
@@ -154,6 +155,7 @@ TEST(AllocationFree, Mpi) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  collbench::use_mpi_library_collectives();
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "collbench/collectives/collective.h"
+#include "collbench/collectives/mpi_library.h"
 #include "collbench/core/check.h"
 #include "collbench/transport/mpi_transport.h"
 #include "collbench/transport/transport_factory.h"
@@ -193,6 +194,7 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CollectiveOverTransport,
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  collbench::use_mpi_library_collectives();
   ::testing::InitGoogleTest(&argc, argv);
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -11,8 +11,8 @@ add_test(NAME consumer_find_package
                  -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/consumer_find_package
                  -DVERSION=${PROJECT_VERSION} "-DTOOLS=${consumer_tool_files}"
                  "-DGENERATOR=${CMAKE_GENERATOR}" -DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}
-                 -DBUILD_TYPE=${CMAKE_BUILD_TYPE} -DC_COMPILER=${CMAKE_C_COMPILER}
-                 -DCXX_COMPILER=${CMAKE_CXX_COMPILER} "-DC_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER}"
+                 -DBUILD_TYPE=${CMAKE_BUILD_TYPE}
+                 -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
                  "-DCXX_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/find_package_test.cmake)
 set_tests_properties(consumer_find_package PROPERTIES LABELS install TIMEOUT 600 PROCESSORS 2)

@@ -19,7 +19,7 @@ set(catalog_sources ${catalog_dir}/catalog.cpp ${catalog_dir}/layers.cpp
 set(fuzz_sizes_sources ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_sizes.cpp ${catalog_dir}/sizes.cpp)
 set(fuzz_workload_sources ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_workload.cpp ${catalog_sources})
 set(fuzz_csv_sources ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_csv.cpp
-    ${PROJECT_SOURCE_DIR}/collectives/csv.cpp)
+    ${PROJECT_SOURCE_DIR}/core/csv.cpp)
 
 foreach(target fuzz_sizes fuzz_workload fuzz_csv)
   set(output ${CMAKE_CURRENT_BINARY_DIR}/${target})

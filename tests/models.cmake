@@ -171,3 +171,9 @@ add_test(NAME replace_together_py
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/replace_together_py_test.py
                  ${PROJECT_SOURCE_DIR})
 set_tests_properties(replace_together_py PROPERTIES LABELS unit)
+
+# The models layer needs no MPI: collbench-fit and collbench-predict load none.
+add_test(NAME models_tools_load_no_mpi
+         COMMAND ${CMAKE_COMMAND} "-DTOOLS=$<TARGET_FILE:collbench-fit>|$<TARGET_FILE:collbench-predict>"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/no_mpi.cmake)
+set_tests_properties(models_tools_load_no_mpi PROPERTIES LABELS unit)

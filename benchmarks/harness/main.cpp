@@ -26,6 +26,7 @@
 #include <set>
 
 #include "collbench/catalog/workload.h"
+#include "collbench/collectives/mpi_library.h"
 #include "collbench/core/csv.h"
 #include "collbench/core/reduce.h"
 #include "collbench/transport/mpi_transport.h"
@@ -794,6 +795,7 @@ int main(int argc, char** argv) {
     std::fputs("collbench: MPI_Init_thread failed\n", stderr);
     return 1;
   }
+  collbench::use_mpi_library_collectives();
   int status = 0;
   try {
     MPI_Comm_dup(MPI_COMM_WORLD, &world.comm);

@@ -22,7 +22,7 @@
 #include <memory>
 
 #include "algorithm_common.h"
-#include "transport/subgroup_transport.h"
+#include "collbench/transport/subgroup_transport.h"
 
 namespace collbench {
 
@@ -55,7 +55,7 @@ class HierarchicalAllgather final : public detail::AllgatherBase {
   void run() override {
     // Out of in before anything lands in out (in place, in lies in out).
     const Block mine = block(rank_);
-    std::copy_n(in_, bytes(mine.count), own_);
+    copy_bytes(own_, in_, bytes(mine.count));
     across_nodes_->run();
     inside_node_->run();
     unstage_output();
@@ -66,8 +66,8 @@ class HierarchicalAllgather final : public detail::AllgatherBase {
   void unstage_output() {
     for (int slot = 0; slot < ranks_; ++slot) {
       const detail::Block to = block(staged_.rank_at(slot));
-      std::copy_n(workspace_ + bytes(staged_.block_offset(slot)), bytes(to.count),
-                  out_at(to.offset));
+      copy_bytes(out_at(to.offset), workspace_ + bytes(staged_.block_offset(slot)),
+                 bytes(to.count));
     }
   }
 

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "algorithm_common.h"
-#include "transport/subgroup_transport.h"
+#include "collbench/transport/subgroup_transport.h"
 
 namespace collbench {
 

@@ -22,7 +22,7 @@
 #include <optional>
 
 #include "algorithm_common.h"
-#include "transport/subgroup_transport.h"
+#include "collbench/transport/subgroup_transport.h"
 
 namespace collbench {
 

@@ -47,7 +47,7 @@ class BruckAlltoall final : public detail::AlltoallBase {
     for (const Round& round : rounds_) {
       std::byte* packed = send_pack_;
       for (const Piece& piece : round.pieces) {
-        std::memcpy(packed, piece.from, piece.bytes);
+        copy_bytes(packed, piece.from, piece.bytes);
         packed += piece.bytes;
       }
       requests_.push_back(recv(receive_pack_, round.elements, round.from, tag(kRoundTag)));
@@ -55,7 +55,7 @@ class BruckAlltoall final : public detail::AlltoallBase {
       wait_all(requests_);
       const std::byte* unpacked = receive_pack_;
       for (const Piece& piece : round.pieces) {
-        std::memcpy(piece.to, unpacked, piece.bytes);
+        copy_bytes(piece.to, unpacked, piece.bytes);
         unpacked += piece.bytes;
       }
     }

@@ -41,7 +41,7 @@ class ScatterAllgatherBroadcast final : public detail::BroadcastBase, detail::Ri
     // After the ring's first sends (from in at the root); nothing is
     // received into or sent from this block of out.
     if (is_root() && !in_place() && own_.count > 0) {
-      std::memcpy(out_at(own_.offset), in_at(own_.offset), bytes(own_.count));
+      copy_bytes(out_at(own_.offset), in_at(own_.offset), bytes(own_.count));
     }
     relay_.finish();
   }

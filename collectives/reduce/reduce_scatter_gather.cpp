@@ -48,7 +48,7 @@ class ReduceScatterGatherReduce final : public detail::ReduceBase, detail::RingB
     relay_.run();
     // Each rank its own block, all at once, before the gather.
     if (spec_.op == ReduceOp::avg && own_.count > 0) {
-      scale_for_average(spec_.dtype, gathered_ + bytes(own_.offset), own_.count, ranks_);
+      transport_.scale_for_average(spec_.dtype, gathered_ + bytes(own_.offset), own_.count, ranks_);
     }
     detail::binomial_gather(*this, tree_, gathered_, spec_.count, tag(kGatherTag));
   }

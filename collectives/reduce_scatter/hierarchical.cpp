@@ -28,7 +28,7 @@
 #include <memory>
 
 #include "algorithm_common.h"
-#include "transport/subgroup_transport.h"
+#include "collbench/transport/subgroup_transport.h"
 
 namespace collbench {
 
@@ -65,7 +65,7 @@ class HierarchicalReduceScatter final : public detail::ReduceScatterBase {
     inside_node_->run();
     across_nodes_->run();
     const detail::Block mine = block(rank_);
-    std::copy_n(own_sum_, bytes(mine.count), out_);
+    copy_bytes(out_, own_sum_, bytes(mine.count));
     finish_average({0, mine.count});
   }
 
@@ -74,8 +74,8 @@ class HierarchicalReduceScatter final : public detail::ReduceScatterBase {
   void stage_input() {
     for (int slot = 0; slot < ranks_; ++slot) {
       const detail::Block from = block(staged_.rank_at(slot));
-      std::copy_n(in_at(from.offset), bytes(from.count),
-                  workspace_ + bytes(staged_.block_offset(slot)));
+      copy_bytes(workspace_ + bytes(staged_.block_offset(slot)), in_at(from.offset),
+                 bytes(from.count));
     }
   }
 

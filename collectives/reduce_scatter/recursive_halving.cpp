@@ -92,11 +92,11 @@ class RecursiveHalvingReduceScatter final : public detail::ReduceScatterBase {
       const detail::Block absorbed = block(rank_ - 1);
       std::byte* result = partial_ + bytes(absorbed.offset);
       if (spec_.op == ReduceOp::avg && absorbed.count > 0) {
-        scale_for_average(spec_.dtype, result, absorbed.count, ranks_);
+        transport_.scale_for_average(spec_.dtype, result, absorbed.count, ranks_);
       }
       requests_.push_back(send(result, absorbed.count, rank_ - 1, tag(kUnfoldTag)));
     }
-    if (own.count > 0) std::memcpy(out_, partial_ + bytes(own.offset), bytes(own.count));
+    copy_bytes(out_, partial_ + bytes(own.offset), bytes(own.count));
     finish_average({0, own.count});
     wait_all(requests_);
   }

@@ -9,7 +9,7 @@
 # with the compilers, launchers, generator and build type of collbench's own
 # build. WORK_DIR is removed at the end, pass or fail.
 # Arguments (-D): BUILD_DIR SOURCE_DIR CONSUMER_DIR WORK_DIR VERSION TOOLS (a|b|...)
-#   GENERATOR MAKE_PROGRAM BUILD_TYPE C_COMPILER CXX_COMPILER C_LAUNCHER CXX_LAUNCHER
+#   GENERATOR MAKE_PROGRAM BUILD_TYPE CXX_COMPILER CXX_LAUNCHER
 cmake_minimum_required(VERSION 3.25)
 string(REPLACE "|" ";" TOOLS "${TOOLS}")
 
@@ -57,14 +57,11 @@ endfunction()
 function(consumer variant package_dir)
   set(binary ${WORK_DIR}/${variant})
   set(configure ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${binary} -G ${GENERATOR}
-      -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_C_COMPILER=${C_COMPILER}
+      -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
       -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
       -DCOLLBENCH_EXPECTED_VERSION=${VERSION} ${ARGN})
   if(MAKE_PROGRAM)
     list(APPEND configure -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
-  endif()
-  if(C_LAUNCHER)
-    list(APPEND configure -DCMAKE_C_COMPILER_LAUNCHER=${C_LAUNCHER})
   endif()
   if(CXX_LAUNCHER)
     list(APPEND configure -DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_LAUNCHER})
@@ -76,6 +73,16 @@ function(consumer variant package_dir)
          "${run_output}")
   endif()
   run("${variant}: building the consumer" ${CMAKE_COMMAND} --build ${binary})
+  if(variant MATCHES "models-only")
+    run("${variant}: consumer_models" ${binary}/consumer_models)
+    expect("${variant}: consumer_models" "${run_output}" "nnls: 1 0\n")
+    run("${variant}: ldd consumer_models" ldd ${binary}/consumer_models)
+    if(run_output MATCHES "libmpi")
+      fail("${variant}: consumer_models loads an MPI library:\n${run_output}")
+    endif()
+    message(STATUS "${variant}: a models-only consumer built and ran without MPI")
+    return()
+  endif()
   run("${variant}: consumer_core" ${binary}/consumer_core)
   expect("${variant}: consumer_core" "${run_output}"
          "collectives: allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall, alltoallv\n" "algorithms: ring, "
@@ -126,8 +133,11 @@ if(NOT configs EQUAL 1)
 endif()
 cmake_path(GET installed_config PARENT_PATH installed_package_dir)
 consumer(install ${installed_package_dir} -DCMAKE_PREFIX_PATH=${prefix})
+consumer(install-models-only ${installed_package_dir} -DCMAKE_PREFIX_PATH=${prefix}
+         -DCONSUMER_MODELS_ONLY=ON)
 
 # --- from the build tree
 consumer(build-tree ${BUILD_DIR} -Dcollbench_DIR=${BUILD_DIR})
+consumer(build-tree-models-only ${BUILD_DIR} -Dcollbench_DIR=${BUILD_DIR} -DCONSUMER_MODELS_ONLY=ON)
 
 clean_up()

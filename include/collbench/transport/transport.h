@@ -25,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "collbench/core/dtype.h"
+
 namespace collbench {
 
 using RequestId = std::uint32_t;
@@ -83,6 +85,21 @@ class Transport {
   virtual void wait_all(std::span<const RequestId> requests) = 0;
   // Synchronizes all ranks of this transport.
   virtual void barrier() = 0;
+
+  // Local work: every reduction and every copy between an algorithm's
+  // buffers passes through these, so that a simulated transport can charge
+  // it as time (n·γ, a copy's memory time) beside or instead of doing it;
+  // the real transports do it directly (the defaults: collbench's kernels,
+  // memcpy). Views of a transport (a subgroup's) hand it to their parent.
+  // dst = op(dst, src), `count` elements.
+  virtual void reduce(DType dtype, ReduceOp op, void* dst, const void* src, std::size_t count);
+  // dst = op(first, second), operands in this order.
+  virtual void reduce_into(DType dtype, ReduceOp op, void* dst, const void* first,
+                           const void* second, std::size_t count);
+  // avg's division of `count` elements by `ranks`.
+  virtual void scale_for_average(DType dtype, void* data, std::size_t count, int ranks);
+  // `bytes` from src to dst (they may overlap).
+  virtual void copy(void* dst, const void* src, std::size_t bytes);
 
   // Memory-registration hook: algorithms register every buffer they will
   // send from or receive into when they are built. MPI and in-process ignore

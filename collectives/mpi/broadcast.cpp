@@ -8,7 +8,7 @@
 // (collective.h), ⌈lg p⌉α + nβ.
 #include "algorithm_common.h"
 #include "collbench/transport/mpi_transport.h"
-#include "mpi_library.h"
+#include "mpi/library.h"
 
 namespace collbench {
 namespace {
@@ -34,14 +34,9 @@ class MpiBroadcast final : public detail::BroadcastBase {
 
 }  // namespace
 
-extern const AlgorithmInfo kMpiBroadcast = {
-    "mpi",
-    "the MPI library's own MPI_Bcast from rank 0 (vendor baseline; mpi transport only)",
-    detail::mpi_library_unsupported_reason,
-    [](int p, double n) { return find_collective("broadcast")->lower_bound(p, n); },
-    /*reduces_on_every_rank=*/false,  // nothing is reduced
-    detail::mpi_library_workspace,
-    detail::build_as<MpiBroadcast>,
-};
+std::unique_ptr<Collective> detail::build_mpi_broadcast(Transport& transport,
+    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
+  return detail::build_as<MpiBroadcast>(transport, spec, in, out);
+}
 
 }  // namespace collbench

@@ -1,4 +1,4 @@
-#include "transport/subgroup_transport.h"
+#include "collbench/transport/subgroup_transport.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -2,7 +2,8 @@
 // a hierarchical algorithm can run the flat algorithms on the ranks of one
 // node, or on one rank of every node: rank i of the subgroup is member i of
 // the parent. Sends, receives, waits and memory registration go to the
-// parent (whose counters, timeout and yielding apply), and so do tag slots:
+// parent (whose counters, timeout and yielding apply), and so do local work
+// (reductions, copies) and tag slots:
 // the subgroup's algorithms take theirs from the parent's sequence, which
 // every rank advances in the same order, so no two algorithm objects on the
 // parent ever share a tag. Internal to the library.
@@ -36,6 +37,19 @@ class SubgroupTransport final : public Transport {
     parent_.deregister_memory(region);
   }
   int take_tag_slot() override { return parent_.take_tag_slot(); }
+  void reduce(DType dtype, ReduceOp op, void* dst, const void* src, std::size_t count) override {
+    parent_.reduce(dtype, op, dst, src, count);
+  }
+  void reduce_into(DType dtype, ReduceOp op, void* dst, const void* first, const void* second,
+                   std::size_t count) override {
+    parent_.reduce_into(dtype, op, dst, first, second, count);
+  }
+  void scale_for_average(DType dtype, void* data, std::size_t count, int ranks) override {
+    parent_.scale_for_average(dtype, data, count, ranks);
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) override {
+    parent_.copy(dst, src, bytes);
+  }
 
  private:
   Transport& parent_;

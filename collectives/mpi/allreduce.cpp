@@ -11,7 +11,7 @@
 
 #include "algorithm_common.h"
 #include "collbench/transport/mpi_transport.h"
-#include "mpi_library.h"
+#include "mpi/library.h"
 
 namespace collbench {
 namespace {
@@ -36,14 +36,9 @@ class MpiAllreduce final : public detail::AllreduceBase {
 
 }  // namespace
 
-extern const AlgorithmInfo kMpiAllreduce = {
-    "mpi",
-    "the MPI library's own MPI_Allreduce (vendor baseline; mpi transport only)",
-    detail::mpi_library_unsupported_reason,
-    [](int p, double n) { return find_collective("allreduce")->lower_bound(p, n); },
-    /*reduces_on_every_rank=*/false,  // unknown: the library decides
-    detail::mpi_library_workspace,
-    detail::build_as<MpiAllreduce>,
-};
+std::unique_ptr<Collective> detail::build_mpi_allreduce(Transport& transport,
+    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
+  return detail::build_as<MpiAllreduce>(transport, spec, in, out);
+}
 
 }  // namespace collbench

@@ -1,6 +1,6 @@
 // The MPI library's datatypes and operations for the `mpi` algorithms; see
-// mpi_library.h.
-#include "mpi_library.h"
+// library.h.
+#include "mpi/library.h"
 
 #include <fmt/format.h>
 
@@ -8,6 +8,8 @@
 #include <stdexcept>
 
 #include "algorithm_common.h"
+#include "collbench/collectives/library.h"
+#include "collbench/collectives/mpi_library.h"
 #include "collbench/core/reduce.h"
 #include "collbench/transport/mpi_transport.h"
 
@@ -79,15 +81,19 @@ MpiLibraryCall::~MpiLibraryCall() {
   if (owned_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&owned_type_);
 }
 
-std::string mpi_library_unsupported_reason(std::string_view transport_kind, int ranks,
-                                           std::size_t count) {
-  if (transport_kind != "mpi") {
-    return fmt::format("needs the mpi transport (this run uses '{}')", transport_kind);
-  }
-  if (count > static_cast<std::size_t>(INT_MAX)) {
-    return fmt::format("{} elements exceed MPI's int count", count);
-  }
-  return common_unsupported_reason(transport_kind, ranks, count);
-}
 
 }  // namespace collbench::detail
+
+namespace collbench {
+
+void use_mpi_library_collectives() {
+  set_library_build("allreduce", detail::build_mpi_allreduce);
+  set_library_build("reduce_scatter", detail::build_mpi_reduce_scatter);
+  set_library_build("allgather", detail::build_mpi_allgather);
+  set_library_build("broadcast", detail::build_mpi_broadcast);
+  set_library_build("reduce", detail::build_mpi_reduce);
+  set_library_build("alltoall", detail::build_mpi_alltoall);
+  set_library_build("alltoallv", detail::build_mpi_alltoallv);
+}
+
+}  // namespace collbench

@@ -15,7 +15,7 @@
 
 #include "algorithm_common.h"
 #include "collbench/transport/mpi_transport.h"
-#include "mpi_library.h"
+#include "mpi/library.h"
 
 namespace collbench {
 namespace {
@@ -56,14 +56,9 @@ class MpiReduceScatter final : public detail::ReduceScatterBase {
 
 }  // namespace
 
-extern const AlgorithmInfo kMpiReduceScatter = {
-    "mpi",
-    "the MPI library's own MPI_Reduce_scatter_block (vendor baseline; mpi transport only)",
-    detail::mpi_library_unsupported_reason,
-    [](int p, double n) { return find_collective("reduce_scatter")->lower_bound(p, n); },
-    /*reduces_on_every_rank=*/false,  // unknown: the library decides
-    detail::mpi_library_workspace,
-    detail::build_as<MpiReduceScatter>,
-};
+std::unique_ptr<Collective> detail::build_mpi_reduce_scatter(Transport& transport,
+    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
+  return detail::build_as<MpiReduceScatter>(transport, spec, in, out);
+}
 
 }  // namespace collbench

@@ -7,7 +7,7 @@
 // (collective.h), ⌈lg p⌉α + nβ + (p−1)/p·nγ.
 #include "algorithm_common.h"
 #include "collbench/transport/mpi_transport.h"
-#include "mpi_library.h"
+#include "mpi/library.h"
 
 namespace collbench {
 namespace {
@@ -32,14 +32,9 @@ class MpiReduce final : public detail::ReduceBase {
 
 }  // namespace
 
-extern const AlgorithmInfo kMpiReduce = {
-    "mpi",
-    "the MPI library's own MPI_Reduce to rank 0 (vendor baseline; mpi transport only)",
-    detail::mpi_library_unsupported_reason,
-    [](int p, double n) { return find_collective("reduce")->lower_bound(p, n); },
-    /*reduces_on_every_rank=*/false,  // unknown: the library decides
-    detail::mpi_library_workspace,
-    detail::build_as<MpiReduce>,
-};
+std::unique_ptr<Collective> detail::build_mpi_reduce(Transport& transport,
+    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
+  return detail::build_as<MpiReduce>(transport, spec, in, out);
+}
 
 }  // namespace collbench

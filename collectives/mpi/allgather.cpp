@@ -11,7 +11,7 @@
 
 #include "algorithm_common.h"
 #include "collbench/transport/mpi_transport.h"
-#include "mpi_library.h"
+#include "mpi/library.h"
 
 namespace collbench {
 namespace {
@@ -51,14 +51,9 @@ class MpiAllgather final : public detail::AllgatherBase {
 
 }  // namespace
 
-extern const AlgorithmInfo kMpiAllgather = {
-    "mpi",
-    "the MPI library's own MPI_Allgather (vendor baseline; mpi transport only)",
-    detail::mpi_library_unsupported_reason,
-    [](int p, double n) { return find_collective("allgather")->lower_bound(p, n); },
-    /*reduces_on_every_rank=*/false,  // nothing is reduced
-    detail::mpi_library_workspace,
-    detail::build_as<MpiAllgather>,
-};
+std::unique_ptr<Collective> detail::build_mpi_allgather(Transport& transport,
+    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
+  return detail::build_as<MpiAllgather>(transport, spec, in, out);
+}
 
 }  // namespace collbench

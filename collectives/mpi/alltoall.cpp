@@ -20,7 +20,7 @@
 
 #include "algorithm_common.h"
 #include "collbench/transport/mpi_transport.h"
-#include "mpi_library.h"
+#include "mpi/library.h"
 
 namespace collbench {
 namespace {
@@ -94,14 +94,9 @@ std::unique_ptr<Collective> detail::build_mpi_alltoallv(Transport& transport,
   return std::make_unique<MpiAlltoall>(transport, spec, in, out, detail::kAlltoallvLayout);
 }
 
-extern const AlgorithmInfo kMpiAlltoall = {
-    "mpi",
-    "the MPI library's own MPI_Alltoall (vendor baseline; mpi transport only)",
-    detail::mpi_library_unsupported_reason,
-    [](int p, double n) { return find_collective("alltoall")->lower_bound(p, n); },
-    /*reduces_on_every_rank=*/false,  // nothing is reduced
-    detail::mpi_library_workspace,
-    detail::build_as<MpiAlltoall>,
-};
+std::unique_ptr<Collective> detail::build_mpi_alltoall(Transport& transport,
+    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
+  return detail::build_as<MpiAlltoall>(transport, spec, in, out);
+}
 
 }  // namespace collbench

@@ -1,0 +1,64 @@
+// What the `mpi` algorithms of every collective share: the MPI library's
+// datatype and operation for a collbench dtype and op, and the transport's
+// communicator. Internal to collbench::collectives_mpi, the only algorithms
+// that need MPI; their rows in the table are collectives/library.cpp's.
+//
+// f32 and f64 map to MPI_FLOAT/MPI_DOUBLE with the built-in operations. MPI
+// has no 16-bit float type before MPI 4.1, so f16 and bf16 travel as a
+// 2-byte contiguous type with user-defined operations that call collbench's
+// own kernels (commutative, so the library may reorder). avg is MPI_SUM
+// followed by the division, like the hand-written algorithms.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "collbench/collectives/algorithm.h"
+#include "collbench/transport/transport.h"
+
+namespace collbench::detail {
+
+class MpiLibraryCall {
+ public:
+  // Throws std::invalid_argument when `transport` is not the mpi transport
+  // or `count` exceeds MPI's int counts. `collective` names the caller in
+  // messages.
+  MpiLibraryCall(Transport& transport, const CollectiveSpec& spec, std::string_view collective);
+  ~MpiLibraryCall();
+  MpiLibraryCall(const MpiLibraryCall&) = delete;
+  MpiLibraryCall& operator=(const MpiLibraryCall&) = delete;
+
+  MPI_Comm comm() const { return comm_; }
+  MPI_Datatype datatype() const { return datatype_; }
+  MPI_Op op() const { return op_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Datatype datatype_ = MPI_DATATYPE_NULL;
+  MPI_Datatype owned_type_ = MPI_DATATYPE_NULL;
+  MPI_Op op_ = MPI_OP_NULL;
+  MPI_Op owned_op_ = MPI_OP_NULL;
+};
+
+// Each collective's `mpi` build (collectives/mpi/<collective>.cpp; alltoallv's
+// is alltoall's, on alltoallv's shares), handed to the MPI-free table by
+// use_mpi_library_collectives().
+std::unique_ptr<Collective> build_mpi_allreduce(Transport& transport, const CollectiveSpec& spec,
+                                       std::span<const std::byte> in, std::span<std::byte> out);
+std::unique_ptr<Collective> build_mpi_reduce_scatter(Transport& transport, const CollectiveSpec& spec,
+                                       std::span<const std::byte> in, std::span<std::byte> out);
+std::unique_ptr<Collective> build_mpi_allgather(Transport& transport, const CollectiveSpec& spec,
+                                       std::span<const std::byte> in, std::span<std::byte> out);
+std::unique_ptr<Collective> build_mpi_broadcast(Transport& transport, const CollectiveSpec& spec,
+                                       std::span<const std::byte> in, std::span<std::byte> out);
+std::unique_ptr<Collective> build_mpi_reduce(Transport& transport, const CollectiveSpec& spec,
+                                       std::span<const std::byte> in, std::span<std::byte> out);
+std::unique_ptr<Collective> build_mpi_alltoall(Transport& transport, const CollectiveSpec& spec,
+                                       std::span<const std::byte> in, std::span<std::byte> out);
+std::unique_ptr<Collective> build_mpi_alltoallv(Transport& transport, const CollectiveSpec& spec,
+                                       std::span<const std::byte> in, std::span<std::byte> out);
+
+}  // namespace collbench::detail
