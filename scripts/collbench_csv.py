@@ -1,8 +1,7 @@
 """The one reader of collbench CSVs for every script, and size labels.
 
-Imported by plot.py, summarize.py, compare_transports.py, compare_osu_table.py,
-perf_report.py and characterize_report.py (they run from this folder, which Python puts first
-on sys.path). Standard library only.
+Imported by the report package collbench_report/ (the report scripts run
+from this folder, which Python puts first on sys.path). Standard library only.
 
 read_table() and read_rows() apply one set of checks to every CSV they read,
 the same checks, in the same order and with the same messages, as
