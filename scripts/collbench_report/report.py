@@ -469,6 +469,12 @@ class Inputs:
         self.rows = read_table(csv_path, ROW_COLUMNS, "report.py")[1]
         if not self.rows:
             raise InputError(f"{csv_path}: no rows")
+        runs = list(dict.fromkeys(row["run_id"] for row in self.rows))
+        if len(runs) > 1:
+            # The header names one run, its revision and MPI library.
+            raise InputError(f"{csv_path}: rows of {len(runs)} runs ({', '.join(runs)}); "
+                             "report.py reports one run: keep one run's rows (scripts/run.sh "
+                             "writes each run into a folder of its own)")
         machine_path = os.path.join(run, "machine.txt")
         self.facts = read_settings(machine_path, ":") if os.path.lexists(machine_path) else {}
         if cores is None:
