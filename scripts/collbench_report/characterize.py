@@ -564,6 +564,14 @@ def cmd_side_by_side(args):
 
 # --------------------------------------------------------------------------- report
 
+def tool_report(path):
+    """The console report of collbench-fit or collbench-predict in `path`
+    ("" without one), less the tool's "wrote PATH" lines, which name files
+    of the run's machine."""
+    return "\n".join(line for line in read_optional_text(path).splitlines()
+                     if not line.startswith("wrote ") and not line.endswith(".png"))
+
+
 def relative(out, paths):
     return [os.path.relpath(p, out) for p in sorted(paths)]
 
@@ -712,10 +720,7 @@ def cmd_report(args):
         lines.append("")
 
     # 3. fit
-    # The tool's own "wrote PATH" lines name files of the run's machine.
-    fit_report = "\n".join(line for line in read_optional_text(os.path.join(out, "fit", "report.txt"))
-                           .splitlines() if not line.startswith("wrote ")
-                           and not line.endswith(".png"))
+    fit_report = tool_report(os.path.join(out, "fit", "report.txt"))
     if fit_report:
         lines += ["## 3. Fitted models and selection", "",
                   "`collbench-fit` on every CSV of the sweep: Hockney α, β of the ping-pong, γ of "
@@ -730,9 +735,7 @@ def cmd_report(args):
         lines.append("")
         for model_dir in sorted(glob.glob(os.path.join(out, "predict", "*"))):
             model = os.path.basename(model_dir)
-            text = "\n".join(line for line in read_optional_text(os.path.join(model_dir, "report.txt"))
-                             .splitlines() if not line.startswith("wrote ")
-                             and not line.endswith(".png"))
+            text = tool_report(os.path.join(model_dir, "report.txt"))
             if not text:
                 continue
             lines += [f"### Predicted scaling: {model}", "", "```", text.strip(), "```", ""]

@@ -660,7 +660,8 @@ def main(argv):
                               ">= 1 MiB", p, f"{off[0]:.3f} ({whole_size_label(off[1])})",
                               f"{min(r for r, _ in points):.3f}..{max(r for r, _ in points):.3f}"
                               " over sizes", "0.8..1.25", 1 / 1.25 <= off[0] <= 1.25,
-                              every_off and f"{every_off[0]:.3f} ({whole_size_label(every_off[1])})"))
+                              every_off and
+                              f"{every_off[0]:.3f} ({whole_size_label(every_off[1])})"))
             if not by_size:
                 table.append(("measured / bottom-up model by size", p, "n/a",
                               "no bottom_up_by_size rows", "", False, ""))

@@ -45,8 +45,9 @@ plotted like the others.
 Run with Debian's /usr/bin/python3 (the one with python3-matplotlib). Prints the path of
 every PNG written. Bad input (an --out that cannot be written, a missing, binary or
 non-UTF-8 file, missing columns, no usable rows, values out of range: the checks of
-collbench_csv.py; a size of 0 bytes, which no log axis has; an --out folder where a PNG would replace an input; no matplotlib) prints one line on stderr and exits with status 2, before any PNG is
-written; the PNGs of one command replace the earlier ones together, or none does.
+collbench_csv.py; a size of 0 bytes, which no log axis has; an --out folder where a PNG
+would replace an input; no matplotlib) prints one line on stderr and exits with status 2,
+before any PNG is written; the PNGs of one command replace the earlier ones together, or none does.
 """
 
 import argparse
