@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Heatmaps, checks and the Markdown report of scripts/characterize.sh.
 
 Subcommands:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The table half of compare_osu.sh: collbench's MPI_Allreduce against osu_allreduce.
 
 Usage: compare_osu_table.py iterations CSV RUN_ID

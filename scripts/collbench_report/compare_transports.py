@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Time of each allreduce algorithm over one fabric relative to another.
 
 Usage: compare_transports.py [--out FILE] BASELINE.csv OTHER.csv [OTHER.csv ...]

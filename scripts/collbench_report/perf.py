@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The performance targets of issues 8 and 18, from the files scripts/perf.sh
 writes.
 

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Plots of collbench results (matplotlib, Agg backend: no display needed).
 
 Subcommands:

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The main job's report: RUN/report.md, answers first.
 
 Usage: scripts/report.py RUN [--cores N] [--predict COLLBENCH_PREDICT

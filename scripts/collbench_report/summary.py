@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Summary tables of a collbench CSV, as Markdown (readable in a terminal too).
 
 Usage: scripts/summarize.py CSV [CSV...]
