@@ -1,8 +1,7 @@
 """The one reader of collbench CSVs for every script, and size labels.
 
-Imported by plot.py, summarize.py, compare_transports.py, compare_osu_table.py,
-perf_report.py and characterize_report.py (they run from this folder, which Python puts first
-on sys.path). Standard library only.
+Imported by the report package collbench_report/ (the report scripts run
+from this folder, which Python puts first on sys.path). Standard library only.
 
 read_table() and read_rows() apply one set of checks to every CSV they read,
 the same checks, in the same order and with the same messages, as
@@ -210,11 +209,13 @@ def median_per_key(rows, key, column="median_us"):
 
 
 def accepted(rule):
-    """'a whole number of ranks >= 1', 'a finite number of µs > 0', ..."""
+    """'a whole number of ranks >= 1', 'a finite number of µs > 0', ...; an
+    infinite bound (a rule of any sign) and an empty unit are left unsaid."""
     whole, lowest, included, unit, highest = _bounds(rule)
     kind = "a whole number" if whole else "a finite number"
-    upper = "" if math.isinf(highest) else f" and <= {highest:g}"
-    return f"{kind} of {unit} {'>=' if included else '>'} {lowest:g}{upper}"
+    bounds = ([] if math.isinf(lowest) else [f"{'>=' if included else '>'} {lowest:g}"]) + (
+        [] if math.isinf(highest) else [f"<= {highest:g}"])
+    return " ".join([kind] + ([f"of {unit}"] if unit else []) + [" and ".join(bounds)]).strip()
 
 
 def _bounds(rule):
@@ -222,8 +223,10 @@ def _bounds(rule):
     return (*rule[:4], rule[4] if len(rule) > 4 else math.inf)
 
 
-def _text(path):
-    """The file's text, after the checks of the file (1. above)."""
+def _text(path, expected="a CSV text file"):
+    """The file's text, after the checks of the file (1. above); a leading
+    UTF-8 byte order mark is not part of it (as collbench-fit reads).
+    `expected`: what the messages say the file should be."""
     # As core/csv.cpp's open_regular: O_NONBLOCK so that a FIFO with no
     # writer cannot hang the script, and nothing but a regular file (a device
     # such as /dev/zero has no end to read to).
@@ -246,18 +249,19 @@ def _text(path):
                          "one CSV (hundreds of thousands of rows); split it, or keep the rows "
                          "you need")
     if b"\0" in data:
-        raise InputError(f"{path}: binary data (a NUL byte); expected a CSV text file")
+        raise InputError(f"{path}: binary data (a NUL byte); expected {expected}")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text (byte 0x{data[e.start]:02x}); expected a CSV "
-                         "text file") from e
+        raise InputError(f"{path}: not UTF-8 text (byte 0x{data[e.start]:02x}); expected "
+                         f"{expected}") from e
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def read_text(path):
     """The text of a file that is not a CSV (report.py's machine.txt), after
     the same checks of the file (1. above)."""
-    return _text(path)
+    return _text(path, expected="a text file")
 
 
 def _records(text, path):
@@ -343,9 +347,16 @@ def read_table(path, required=(), purpose="this script", rules=COLUMN_RULES):
     are the columns the caller needs, `purpose` names it in the message.
     `rules`: the value checks (4.), {} for a CSV of another format whose
     columns share a name (collbench-fit's models.csv: ranks is a list)."""
-    records = _records(_text(path), path)
+    text = _text(path)
+    records = _records(text, path)
     if not records or records[0] == [""]:
         raise InputError(f"{path}: empty file (no header); expected a collbench CSV (see "
+                         "results/README.md)")
+    if len(records) == 1 and text[-1] not in "\r\n":
+        # Every writer ends the header with a line break: this file was cut
+        # short, and its header may lack columns or have a column cut.
+        raise InputError(f"{path}: the file ends inside its header (no line break after it, "
+                         "no rows): a torn or cut-short file; expected a collbench CSV (see "
                          "results/README.md)")
     header = records[0]
     for number_, record in enumerate(records[1:], start=2):

@@ -25,7 +25,7 @@ SOURCE = os.path.abspath(sys.argv.pop(1))
 COLLBENCH_FIT = os.path.abspath(sys.argv.pop(1))
 COLLBENCH_PREDICT = os.path.abspath(sys.argv.pop(1))
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
-from report import NOT_MEANINGFUL  # noqa: E402  (the path is set just above)
+from collbench_report.report import NOT_MEANINGFUL  # noqa: E402  (the path is set just above)
 
 PYTHON = "/usr/bin/python3"
 REPORT = os.path.join(SOURCE, "scripts", "report.py")

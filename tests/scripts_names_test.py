@@ -323,7 +323,7 @@ class CollectivesTest(unittest.TestCase):
     def test_plot_sweep_takes_busbw_from_the_csv(self):
         """busbw is the CSV's (the collective's factor: (p−1)/p for
         reduce_scatter), never allreduce's 2(p−1)/p applied to every row."""
-        import plot
+        from collbench_report import plot
         [row] = [dict(r, size=float(r["bytes"])) for r in self.rows
                  if r["benchmark"] == "reduce_scatter/ring/262144"]
         time = float(row["median_us"])

@@ -1,0 +1,27 @@
+"""collbench's report package: what the report scripts share, and each script's own logic.
+
+The scripts in scripts/ (report.py, characterize_report.py, perf_report.py,
+plot.py, summarize.py, compare_osu_table.py, compare_transports.py) are entry
+points of a few lines; each runs one module of this package:
+
+  shared by every module
+    readers   the files the reports read: collbench CSVs through
+              collbench_csv.py (the one CSV reader, and its column rules),
+              key-value files (machine.txt, run.env), optional text files,
+              collbench --timeline's trace
+    text      Markdown tables and the number formats of the reports (times,
+              sizes, percentages)
+    figures   matplotlib found and set up, the algorithms' colours and
+              order, axes of sizes, a figure saved into the outputs
+    outputs   outputs written whole or not at all (ReplaceTogether, one
+              file, one folder) and the checks of an --out before any work
+    cli       a command's bad input and failed writes as one line, status 2
+
+  one per script
+    report (report.py), characterize (characterize_report.py), perf
+    (perf_report.py), plot (plot.py), summary (summarize.py), compare_osu
+    (compare_osu_table.py), compare_transports (compare_transports.py)
+
+Standard library only, but for figures (matplotlib, imported when a figure
+is drawn, so that bad input is refused before it loads).
+"""
