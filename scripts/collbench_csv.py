@@ -110,7 +110,11 @@ def column_rules(*files):
 # default: collbench's, collbench-fit's predictions.csv (measured_us,
 # samples) and collbench-linkmatrix's links CSV (latency_*, bandwidth_*),
 # which collbench-fit reads too.
-COLUMN_RULES = column_rules("collbench", "predictions", "links")
+try:
+    COLUMN_RULES = column_rules("collbench", "predictions", "links")
+except ValueError as e:  # a damaged schema: one line, as for bad input
+    print(f"collbench_csv: {e}", file=sys.stderr)
+    sys.exit(2)
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
