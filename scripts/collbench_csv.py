@@ -13,10 +13,11 @@ rules are core/csv.cpp's):
      breaks; no stray quote), every record with as many fields as the header;
      blank lines are not records;
   3. the header: present, with every column the caller requires;
-  4. every value of a column of COLUMN_RULES, where it is not empty (empty:
-     not measured): a finite number in the column's range, whole where the
-     column counts something (ranks 'four', median_us 'nan' or '-1' are
-     refused wherever they appear, whichever columns the script then uses).
+  4. every value of a column of COLUMN_RULES (the ranges of core/columns.csv),
+     where it is not empty (empty: not measured): a finite number in the
+     column's range, whole where the column counts something (ranks 'four',
+     median_us 'nan' or '-1' are refused wherever they appear, whichever
+     columns the script then uses).
 Every failure is an InputError: one line naming the file (and the record or
 data row and the column), which the scripts print before exiting with
 status 2 (run_main).
@@ -28,6 +29,7 @@ which rows are a collective's size sweep, also in CSVs from before that
 column); median_per_key() is the one aggregation of repetitions every script
 uses.
 """
+import csv
 import math
 import os
 import re
@@ -40,49 +42,78 @@ from collections import defaultdict
 # (a full sweep is a few MB).
 MAX_BYTES = 256 << 20
 
-# column -> (whole, lowest, lowest included, unit[, highest included]): what a
-# value that is not empty must be. The same table is kColumnRules in
-# benchmarks/models/measurements.cpp (tests/column_rules_agree_test.py fails
-# on any difference); columns from results/README.md, the counts of
-# collbench-fit's predictions.csv (samples) and collbench-linkmatrix's links CSV
-# (latency_*, bandwidth_*), which collbench-fit reads too.
-COLUMN_RULES = {
-    "ranks": (True, 1, True, "ranks", 1e9),  # a rank count must fit in an int
-    "ranks_per_node": (True, 1, True, "ranks"),
-    "nodes": (True, 1, True, "hosts"),
-    "bytes": (True, 0, True, "bytes"),
-    "count": (True, 0, True, "elements"),
-    "peer": (True, 0, True, "rank"),
-    "multiplicity": (True, 1, True, "messages"),
-    "repetition": (True, 0, True, "repetitions"),
-    "iterations": (True, 1, True, "iterations"),
-    "calls_per_sample": (True, 1, True, "calls"),
-    "min_us": (False, 0, False, "µs"),
-    "median_us": (False, 0, False, "µs"),
-    "mean_us": (False, 0, False, "µs"),
-    "p99_us": (False, 0, False, "µs"),
-    "max_us": (False, 0, False, "µs"),
-    "algbw_GBps": (False, 0, True, "GB/s"),
-    "busbw_GBps": (False, 0, True, "GB/s"),
-    "sent_bytes_per_rank": (True, 0, True, "bytes"),
-    "wrong_elements": (True, 0, True, "elements"),
-    "core_handoff_ns": (False, 0, True, "ns"),
-    "measured_us": (False, 0, False, "µs"),
-    "samples": (True, 1, True, "samples"),
-    "min_samples": (True, 1, True, "samples"),
-    "slowest_rank": (True, 0, True, "rank"),
-    "slowest_rank_share": (False, 0, False, "the samples", 1),
-    "batch": (True, 1, True, "samples"),
-    "flops": (False, 0, False, "FLOP"),
-    "gflops": (False, 0, False, "GFLOP/s"),
-    "efficiency": (False, 0, False, "the peak"),
-    "compute_us": (False, 0, False, "µs"),
-    "communication_us": (False, 0, False, "µs"),
-    "latency_bytes": (True, 0, True, "bytes"),
-    "latency_us": (False, 0, False, "µs"),
-    "bandwidth_bytes": (True, 1, True, "bytes"),
-    "bandwidth_GBps": (False, 0, False, "GB/s"),
-}
+# The columns of every CSV the tools write, with their types, units and
+# ranges: core/columns.csv, from which collbench's C++ writers and readers
+# are generated too (tests/csv_schema_test.py). Found from this file upwards,
+# so that the module reads it wherever in the source tree it sits.
+def _schema_path():
+    folder = os.path.dirname(os.path.abspath(__file__))
+    while True:
+        candidate = os.path.join(folder, "core", "columns.csv")
+        if os.path.isfile(candidate) or os.path.dirname(folder) == folder:
+            return candidate
+        folder = os.path.dirname(folder)
+
+
+SCHEMA_PATH = _schema_path()
+_RANGE = re.compile(r"(?:(>=|>) (\S+))?(?:(?: and )?<= (\S+))?")
+
+
+def _read_schema(path):
+    """The rows of core/columns.csv as dicts, in file order."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError as e:
+        print(f"collbench_csv: cannot read the column schema {path}: {e.strerror}",
+              file=sys.stderr)
+        sys.exit(2)
+
+
+SCHEMA = _read_schema(SCHEMA_PATH)
+
+
+def columns(file):
+    """The header of a CSV of kind `file` of core/columns.csv (collbench,
+    models, predictions, selections, compute, scaling, links, hosts,
+    listing), in the order the tools write it."""
+    return [row["column"] for row in SCHEMA if row["file"] == file]
+
+
+def rule(row):
+    """The COLUMN_RULES value of a core/columns.csv row, None when its range is
+    empty (not checked): (whole, lowest, lowest included, unit, highest)."""
+    text = row["range"]
+    if text == "":
+        return None
+    match = _RANGE.fullmatch(text) if text != "finite" else None
+    if text != "finite" and (not match or not any(match.groups())):
+        raise ValueError(f"{SCHEMA_PATH}: {row['file']} {row['column']}: range '{text}'")
+    op, lowest, highest = match.groups() if match else (None, None, None)
+    return (row["type"] == "integer", float(lowest) if lowest else -math.inf, op != ">",
+            row["unit"], float(highest) if highest else math.inf)
+
+
+def column_rules(*files):
+    """column -> rule of every checked column of the CSV kinds `files`; a
+    column in several of them must have one rule (ValueError otherwise)."""
+    rules = {}
+    for row in SCHEMA:
+        if row["file"] in files and (value := rule(row)) is not None:
+            if rules.setdefault(row["column"], value) != value:
+                raise ValueError(f"{SCHEMA_PATH}: column {row['column']} has two rules")
+    return rules
+
+
+# What a value that is not empty must be, in every CSV read_table reads by
+# default: collbench's, collbench-fit's predictions.csv (measured_us,
+# samples) and collbench-linkmatrix's links CSV (latency_*, bandwidth_*),
+# which collbench-fit reads too.
+try:
+    COLUMN_RULES = column_rules("collbench", "predictions", "links")
+except ValueError as e:  # a damaged schema: one line, as for bad input
+    print(f"collbench_csv: {e}", file=sys.stderr)
+    sys.exit(2)
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -213,13 +244,15 @@ def accepted(rule):
     infinite bound (a rule of any sign) and an empty unit are left unsaid."""
     whole, lowest, included, unit, highest = _bounds(rule)
     kind = "a whole number" if whole else "a finite number"
+    named = [f"of {unit}"] if unit not in ("", "none", "fraction") else []
     bounds = ([] if math.isinf(lowest) else [f"{'>=' if included else '>'} {lowest:g}"]) + (
         [] if math.isinf(highest) else [f"<= {highest:g}"])
-    return " ".join([kind] + ([f"of {unit}"] if unit else []) + [" and ".join(bounds)]).strip()
+    return " ".join([kind] + named + [" and ".join(bounds)]).strip()
 
 
 def _bounds(rule):
-    """A COLUMN_RULES value with its upper bound (inf where it has none)."""
+    """A rule with its upper bound (inf where it has none): the rules of other
+    scripts may leave it out."""
     return (*rule[:4], rule[4] if len(rule) > 4 else math.inf)
 
 

@@ -160,12 +160,6 @@ models_tool_test(NAME models_plot_missing_column
   COMMAND ${models_plot} fit --predictions ${models_data}/good.csv --out ${models_data}/plots
   EXIT 2 STDERR "good\\.csv: missing columns model, measured_us, predicted_us, rel_err")
 
-# The CSV column rules of the scripts and of collbench-fit are the same table.
-add_test(NAME column_rules_agree
-         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/column_rules_agree_test.py
-                 ${PROJECT_SOURCE_DIR})
-set_tests_properties(column_rules_agree PROPERTIES LABELS unit)
-
 # scripts/collbench_csv.py's ReplaceTogether puts back what a failed commit renamed.
 add_test(NAME replace_together_py
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/replace_together_py_test.py

@@ -19,6 +19,7 @@
 #include "collbench/catalog/sizes.h"
 #include "collbench/collectives/algorithm.h"
 #include "collbench/collectives/collective.h"
+#include "collbench/core/columns.h"
 #include "collbench/core/csv.h"
 #include "collbench/transport/transport_factory.h"
 
@@ -863,9 +864,7 @@ bool is_mpi_library_algorithm(const AlgorithmInfo& info) {
 }  // namespace
 
 std::string algorithm_listing(bool csv) {
-  const std::vector<std::string> header = {"order",          "collective", "algorithm",
-                                           "implementation", "cost_model", "reduces_on_every_rank",
-                                           "summary"};
+  const std::vector<std::string> header = columns::names(columns::kListing);
   // The text table leaves out reduces_on_every_rank (what the fitter reads).
   const auto table_line = [](std::string_view order, std::string_view collective,
                              std::string_view name, std::string_view implementation,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "collbench/core/columns.h"
 #include "collbench/core/dtype.h"
 #include "gemm_family.h"
 #include "train_family.h"
@@ -44,65 +45,8 @@ bool NullReporter::ReportContext(const Context& context) {
 void NullReporter::ReportRuns(const std::vector<Run>& runs) { (void)runs; }
 
 const std::vector<std::string>& csv_columns() {
-  static const std::vector<std::string> columns = {"benchmark",
-                                                   "family",
-                                                   "collective",
-                                                   "transport",
-                                                   "provider",
-                                                   "algorithm",
-                                                   "ranks",
-                                                   "ranks_per_node",
-                                                   "nodes",
-                                                   "map_by",
-                                                   "dtype",
-                                                   "op",
-                                                   "bytes",
-                                                   "count",
-                                                   "peer",
-                                                   "placement",
-                                                   "workload",
-                                                   "model",
-                                                   "item",
-                                                   "multiplicity",
-                                                   "batch",
-                                                   "pass",
-                                                   "sync",
-                                                   "repetition",
-                                                   "iterations",
-                                                   "calls_per_sample",
-                                                   "samples",
-                                                   "min_samples",
-                                                   "min_us",
-                                                   "median_us",
-                                                   "mean_us",
-                                                   "p99_us",
-                                                   "max_us",
-                                                   "slowest_rank",
-                                                   "slowest_rank_share",
-                                                   "rank_median_us",
-                                                   "algbw_GBps",
-                                                   "busbw_GBps",
-                                                   "sent_bytes_per_rank",
-                                                   "flops",
-                                                   "gflops",
-                                                   "efficiency",
-                                                   "compute_us",
-                                                   "communication_us",
-                                                   "exposed_us",
-                                                   "overlap",
-                                                   "check",
-                                                   "wrong_elements",
-                                                   "reduce_kernel",
-                                                   "blas",
-                                                   "core_handoff_ns",
-                                                   "run_id",
-                                                   "utc_time",
-                                                   "git_rev",
-                                                   "hosts",
-                                                   "mpi_library",
-                                                   "libfabric_version",
-                                                   "mpi_mca"};
-  return columns;
+  static const std::vector<std::string> header = columns::names(columns::kCollbench);
+  return header;
 }
 
 double EarlierRows::median(const std::string& name) const {

@@ -35,6 +35,7 @@
 
 #include "cli_checks.h"
 #include "collbench/catalog/sizes.h"
+#include "collbench/core/columns.h"
 #include "collbench/core/csv.h"
 #include "collbench/transport/mpi_transport.h"
 #include "collbench/transport/transport_factory.h"
@@ -535,30 +536,7 @@ ExistingFile existing_file_policy(const Options& options) {
 void write_links_csv(const Report& report) {
   const Options& options = report.me.options;
   const std::string utc = harness::utc_now_iso8601();
-  CsvWriter csv(options.csv_path,
-                {"src",
-                 "dst",
-                 "src_rank",
-                 "dst_rank",
-                 "round",
-                 "latency_bytes",
-                 "latency_us",
-                 "bandwidth_bytes",
-                 "bandwidth_GBps",
-                 "bandwidth_min_GBps",
-                 "bandwidth_max_GBps",
-                 "iterations",
-                 "slow",
-                 "high_latency",
-                 "explained_by_host",
-                 "transport",
-                 "provider",
-                 "mode",
-                 "run_id",
-                 "utc_time",
-                 "git_rev",
-                 "mpi_library"},
-                existing_file_policy(options));
+  CsvWriter csv(options.csv_path, columns::names(columns::kLinks), existing_file_policy(options));
   for (std::size_t i = 0; i < report.links.size(); ++i) {
     const LinkMeasurement& link = report.links[i];
     const LinkVerdict& verdict = report.analysis.links[i];
@@ -591,10 +569,7 @@ void write_links_csv(const Report& report) {
 void write_hosts_csv(const Report& report) {
   const Options& options = report.me.options;
   const Analysis& analysis = report.analysis;
-  CsvWriter csv(options.hosts_csv_path,
-                {"host", "rank", "send_GBps", "recv_GBps", "latency_us", "slow_send", "slow_recv",
-                 "slow", "high_latency", "median_send_GBps", "median_recv_GBps",
-                 "median_latency_us", "bandwidth_threshold", "latency_threshold", "run_id"},
+  CsvWriter csv(options.hosts_csv_path, columns::names(columns::kHosts),
                 existing_file_policy(options));
   for (int u = 0; u < report.matrices.n; ++u) {
     const HostVerdict& host = analysis.hosts[static_cast<std::size_t>(u)];

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "collbench/core/columns.h"
 #include "finite_number.h"
 
 namespace collbench {
@@ -351,10 +352,7 @@ ComputeAtBatch compute_at(const MeasuredCompute& compute, double batch) {
   return at;
 }
 
-std::vector<std::string> compute_csv_columns() {
-  return {"model",  "batch",      "forward_s",   "backward_s", "iteration_s",
-          "gflops", "efficiency", "peak_gflops", "blas"};
-}
+std::vector<std::string> compute_csv_columns() { return columns::names(columns::kCompute); }
 
 void write_compute_csv(const std::string& path, std::span<const MeasuredCompute> models) {
   // Every row formatted before the file is written: a value that is not

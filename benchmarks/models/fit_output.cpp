@@ -15,6 +15,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "collbench/core/columns.h"
 #include "collbench/models/fit.h"
 
 namespace collbench {
@@ -492,48 +493,11 @@ void report_notes(Report& report, const FitResults& results) {
 
 }  // namespace
 
-std::vector<std::string> models_csv_columns() {
-  return {"model",
-          "family",
-          "transport",
-          "provider",
-          "placement",
-          "dtype",
-          "op",
-          "algorithm",
-          "terms",
-          "ranks",
-          "points",
-          "min_bytes",
-          "max_bytes",
-          "alpha_us",
-          "beta_ns_per_byte",
-          "beta_GBps",
-          "gamma_ns_per_byte",
-          "gamma_GBps",
-          "gamma_source",
-          "alpha_rel_stderr",
-          "beta_rel_stderr",
-          "gamma_rel_stderr",
-          "r2_log",
-          "median_rel_err",
-          "max_rel_err",
-          "note",
-          "sources"};
-}
+std::vector<std::string> models_csv_columns() { return columns::names(columns::kModels); }
 
-std::vector<std::string> predictions_csv_columns() {
-  return {"model",     "family", "transport", "provider",    "placement",    "dtype",   "op",
-          "algorithm", "ranks",  "bytes",     "measured_us", "predicted_us", "rel_err", "samples"};
-}
+std::vector<std::string> predictions_csv_columns() { return columns::names(columns::kPredictions); }
 
-std::vector<std::string> selections_csv_columns() {
-  return {"collective",   "transport",    "provider",    "placement",     "dtype",
-          "op",           "ranks",        "bytes",       "chosen",        "chosen_median_us",
-          "chosen_q1_us", "chosen_q3_us", "repetitions", "lowest_median", "lowest_median_us",
-          "boundary",     "previous",     "margin",      "gap",           "mpi_median_us",
-          "predicted",    "predicted_us", "fitted",      "fitted_us"};
-}
+std::vector<std::string> selections_csv_columns() { return columns::names(columns::kSelections); }
 
 namespace {
 // A named algorithm's time in µs for selections.csv; empty where none was named.

@@ -15,96 +15,64 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <tuple>
 
 #include "collbench/collectives/collective.h"
+#include "collbench/core/columns.h"
 #include "collbench/models/fit.h"
 #include "finite_number.h"
 
 namespace collbench {
 namespace {
 
-// Columns every row must have (results/README.md); placement only matters for
+using columns::Column;
+
+// Columns every row must have (core/columns.csv); placement only matters for
 // p2p rows and is checked when there is one.
 constexpr std::string_view kRequiredColumns[] = {
     "family", "transport", "provider", "algorithm", "ranks", "dtype", "op", "bytes", "median_us"};
+static_assert(std::ranges::all_of(kRequiredColumns, [](std::string_view column) {
+  return columns::has(columns::kCollbench, column);
+}));
 
 struct RowContext {
   const std::string& source;
   std::size_t row;  // 1 = first data row
+  // The columns of the file's kind, whose rules its values must meet.
+  std::span<const Column> schema;
 };
 
-// What a value that is not empty (empty: not measured) must be, in every row
-// whatever its family: the same table, with the same messages, is
-// COLUMN_RULES in scripts/collbench_csv.py, the reader of every script, so
-// that one bad CSV is refused alike by all of them (tests/bad_inputs.tsv:
-// csv_* rows; tests/column_rules_agree_test.py fails on any difference).
-// Columns of results/README.md and of collbench-linkmatrix's links CSV.
-struct ColumnRule {
-  std::string_view column;
-  bool whole;
-  double lowest;
-  bool lowest_included;
-  std::string_view unit;
-  double highest = HUGE_VAL;  // included; HUGE_VAL: no upper bound
-};
-constexpr ColumnRule kColumnRules[] = {
-    {"ranks", true, 1, true, "ranks", 1e9},  // a rank count must fit in an int
-    {"ranks_per_node", true, 1, true, "ranks"},
-    {"nodes", true, 1, true, "hosts"},
-    {"bytes", true, 0, true, "bytes"},
-    {"count", true, 0, true, "elements"},
-    {"peer", true, 0, true, "rank"},
-    {"multiplicity", true, 1, true, "messages"},
-    {"repetition", true, 0, true, "repetitions"},
-    {"iterations", true, 1, true, "iterations"},
-    {"calls_per_sample", true, 1, true, "calls"},
-    {"min_us", false, 0, false, "µs"},
-    {"median_us", false, 0, false, "µs"},
-    {"mean_us", false, 0, false, "µs"},
-    {"p99_us", false, 0, false, "µs"},
-    {"max_us", false, 0, false, "µs"},
-    {"algbw_GBps", false, 0, true, "GB/s"},
-    {"busbw_GBps", false, 0, true, "GB/s"},
-    {"sent_bytes_per_rank", true, 0, true, "bytes"},
-    {"wrong_elements", true, 0, true, "elements"},
-    {"core_handoff_ns", false, 0, true, "ns"},
-    {"measured_us", false, 0, false, "µs"},
-    {"samples", true, 1, true, "samples"},
-    {"min_samples", true, 1, true, "samples"},
-    {"slowest_rank", true, 0, true, "rank"},
-    {"slowest_rank_share", false, 0, false, "the samples", 1},
-    {"batch", true, 1, true, "samples"},
-    {"flops", false, 0, false, "FLOP"},
-    {"gflops", false, 0, false, "GFLOP/s"},
-    {"efficiency", false, 0, false, "the peak"},
-    {"compute_us", false, 0, false, "µs"},
-    {"communication_us", false, 0, false, "µs"},
-    {"latency_bytes", true, 0, true, "bytes"},
-    {"latency_us", false, 0, false, "µs"},
-    {"bandwidth_bytes", true, 1, true, "bytes"},
-    {"bandwidth_GBps", false, 0, false, "GB/s"},
-};
-
-const ColumnRule& rule_of(std::string_view column) {
-  for (const ColumnRule& rule : kColumnRules) {
-    if (rule.column == column) return rule;
+// What a value that is not empty (empty: not measured) must be comes from
+// core/columns.csv (its range), as for scripts/collbench_csv.py, the reader
+// of every script, so that one bad CSV is refused alike by all of them
+// (tests/bad_inputs.tsv: csv_* rows).
+const Column& rule_of(std::span<const Column> schema, std::string_view column) {
+  for (const Column& rule : schema) {
+    if (rule.name == column && rule.checked) return rule;
   }
   throw std::logic_error(fmt::format("no column rule for {}", column));
 }
 
 // "a whole number of ranks >= 1", "a finite number of µs > 0", ...
-std::string accepted(const ColumnRule& rule) {
-  return fmt::format("{} of {} {} {:g}{}", rule.whole ? "a whole number" : "a finite number",
-                     rule.unit, rule.lowest_included ? ">=" : ">", rule.lowest,
+std::string accepted(const Column& rule) {
+  // A fraction or a pure number has no unit to name.
+  const bool named = rule.unit != "none" && rule.unit != "fraction";
+  return fmt::format("{}{}{}{}",
+                     rule.type == columns::Type::integer ? "a whole number" : "a finite number",
+                     named ? fmt::format(" of {}", rule.unit) : "",
+                     std::isinf(rule.lowest)
+                         ? ""
+                         : fmt::format(" {} {:g}", rule.lowest_included ? ">=" : ">", rule.lowest),
                      std::isinf(rule.highest) ? "" : fmt::format(" and <= {:g}", rule.highest));
 }
 
 using models_detail::finite_or_nan;
 
-bool satisfies(const ColumnRule& rule, double value) {
-  return std::isfinite(value) && (!rule.whole || value == std::floor(value)) &&
+bool satisfies(const Column& rule, double value) {
+  return std::isfinite(value) &&
+         (rule.type != columns::Type::integer || value == std::floor(value)) &&
          (rule.lowest_included ? value >= rule.lowest : value > rule.lowest) &&
          value <= rule.highest;
 }
@@ -165,11 +133,12 @@ void check_text(const CsvTable& table, const std::string& source) {
   });
 }
 
-// Every value of a kColumnRules column, in every row.
-void check_column_values(const CsvTable& table, const std::string& source) {
-  std::vector<std::pair<std::size_t, const ColumnRule*>> checked;
-  for (const ColumnRule& rule : kColumnRules) {
-    if (const int c = table.column(rule.column); c >= 0) {
+// Every value of a checked column of `schema`, in every row.
+void check_column_values(const CsvTable& table, const std::string& source,
+                         std::span<const Column> schema) {
+  std::vector<std::pair<std::size_t, const Column*>> checked;
+  for (const Column& rule : schema) {
+    if (const int c = table.column(rule.name); rule.checked && c >= 0) {
       checked.emplace_back(static_cast<std::size_t>(c), &rule);
     }
   }
@@ -179,15 +148,15 @@ void check_column_values(const CsvTable& table, const std::string& source) {
       const std::string& text = table.rows[r][c];
       if (!text.empty() && !satisfies(*rule, finite_or_nan(text))) {
         throw std::runtime_error(fmt::format("{}: data row {}: {} is '{}'; expected {}", source,
-                                             r + 1, rule->column, text, accepted(*rule)));
+                                             r + 1, rule->name, text, accepted(*rule)));
       }
     }
   }
 }
 
-// The value of a kColumnRules column that the row needs (not empty).
+// The value of a checked column that the row needs (not empty).
 double required_number(std::string_view text, std::string_view column, const RowContext& where) {
-  const ColumnRule& rule = rule_of(column);
+  const Column& rule = rule_of(where.schema, column);
   const double value = finite_or_nan(text);
   if (!satisfies(rule, value)) {
     throw std::runtime_error(fmt::format("{}: data row {}: {} is '{}'; expected {}", where.source,
@@ -202,6 +171,9 @@ double required_number(std::string_view text, std::string_view column, const Row
 constexpr std::string_view kLinkMatrixColumns[] = {
     "src",           "dst",        "transport",       "provider",
     "latency_bytes", "latency_us", "bandwidth_bytes", "bandwidth_GBps"};
+static_assert(std::ranges::all_of(kLinkMatrixColumns, [](std::string_view column) {
+  return columns::has(columns::kLinks, column);
+}));
 
 bool is_link_matrix(const CsvTable& table) {
   return table.column("family") < 0 && table.column("src") >= 0 && table.column("dst") >= 0;
@@ -239,13 +211,13 @@ void add_link_matrix_table(const NamedTable& named, std::map<PointKey, PointSamp
   if (table.rows.empty()) {
     throw std::runtime_error(fmt::format("{}: no links (only the header); nothing to fit", source));
   }
-  check_column_values(table, source);
+  check_column_values(table, source, columns::kLinks);
   const auto text = [&](const std::vector<std::string>& row, std::string_view column) {
     return row[static_cast<std::size_t>(table.column(column))];
   };
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const std::vector<std::string>& row = table.rows[r];
-    const RowContext where{source, r + 1};
+    const RowContext where{source, r + 1, columns::kLinks};
     ++summary.rows_read;
     const double latency_bytes =
         required_number(text(row, "latency_bytes"), "latency_bytes", where);
@@ -301,7 +273,7 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
     throw std::runtime_error(
         fmt::format("{}: no data rows (only the header); nothing to fit", source));
   }
-  check_column_values(table, source);
+  check_column_values(table, source, columns::kCollbench);
   const auto index = [&](std::string_view name) {
     return static_cast<std::size_t>(table.column(name));
   };
@@ -318,7 +290,7 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
 
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const std::vector<std::string>& row = table.rows[r];
-    const RowContext where{source, r + 1};
+    const RowContext where{source, r + 1, columns::kCollbench};
     ++summary.rows_read;
     const std::string& family = row[family_col];
     const std::string& algorithm = row[algorithm_col];

@@ -13,6 +13,7 @@
 
 #include "collbench/catalog/workload.h"
 #include "collbench/collectives/collective.h"
+#include "collbench/core/columns.h"
 
 namespace collbench {
 namespace {
@@ -456,34 +457,7 @@ std::vector<ScalingSummary> summarize_scaling(std::span<const ScalingRow> rows) 
   return summaries;
 }
 
-std::vector<std::string> scaling_csv_columns() {
-  return {"scenario",
-          "model",
-          "parameters",
-          "gradient_bytes",
-          "messages",
-          "dtype",
-          "batch",
-          "scaling",
-          "compute_s_1node",
-          "compute_model",
-          "overlap",
-          "overlap_fraction",
-          "network",
-          "alpha_us",
-          "beta_GBps",
-          "gamma_ns_per_byte",
-          "algorithm",
-          "nodes",
-          "samples_per_node",
-          "compute_s",
-          "exchange_s",
-          "hidden_s",
-          "iteration_s",
-          "speedup",
-          "efficiency",
-          "within_batch_limit"};
-}
+std::vector<std::string> scaling_csv_columns() { return columns::names(columns::kScaling); }
 
 void write_scaling_csv(const std::string& path, std::span<const ScalingResult> results,
                        const Network& network) {
