@@ -99,7 +99,8 @@ struct OfiOptions {
   // Send payloads up to the provider's inject_size with fi_tinject (or
   // COLLBENCH_OFI_INJECT=1). Off by default; see the header comment.
   bool use_inject = false;
-  // Bound on the synchronisation at construction and destruction.
+  // Bound on the barrier over the fabric at construction and destruction
+  // (the bootstrap bounds its own exchange).
   std::chrono::milliseconds setup_timeout{60'000};
 };
 
