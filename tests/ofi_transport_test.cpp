@@ -548,6 +548,27 @@ TEST(OfiTransport, PingPongPerformance) {
   transport.barrier();
 }
 
+// The bootstrap the constructor uses under mpirun: contributions of
+// different lengths (rank 0's empty, bytes including zeros) come back
+// whole and in rank order, twice in a row.
+TEST(MpiBootstrap, AllgatherGivesEveryRankEveryContribution) {
+  const std::unique_ptr<Bootstrap> bootstrap = make_mpi_bootstrap(MPI_COMM_WORLD);
+  EXPECT_EQ(bootstrap->kind(), "mpi");
+  auto contribution = [](int rank, int round) {
+    std::string bytes(static_cast<std::size_t>(rank * (3 + round)), '\0');
+    for (std::size_t i = 0; i < bytes.size(); i += 2) bytes[i] = static_cast<char>('a' + rank);
+    return bytes;
+  };
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<std::string> all =
+        bootstrap->allgather(contribution(bootstrap->rank(), round));
+    ASSERT_EQ(all.size(), static_cast<std::size_t>(bootstrap->size()));
+    for (int r = 0; r < bootstrap->size(); ++r) {
+      EXPECT_EQ(all[static_cast<std::size_t>(r)], contribution(r, round)) << "rank " << r;
+    }
+  }
+}
+
 // Other ranks print failures only, prefixed with their rank, so the output
 // stays readable and no failure goes unseen.
 class FailurePrinter : public ::testing::EmptyTestEventListener {
