@@ -6,6 +6,13 @@
 # SKIP (exit code 77), not fail; a build without libfabric registers one
 # test that says so and is reported as skipped.
 
+# The file bootstrap (how libfabric's ranks meet without MPI) needs no
+# libfabric itself.
+add_executable(file_bootstrap_test file_bootstrap_test.cpp)
+target_link_libraries(file_bootstrap_test PRIVATE collbench::collbench GTest::gtest_main
+                                                  collbench_warnings)
+gtest_discover_tests(file_bootstrap_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ofi)
+
 if(NOT COLLBENCH_HAVE_OFI)
   add_test(NAME ofi_absent
            COMMAND ${CMAKE_COMMAND} -E echo "libfabric absent from this build: OFI tests skipped")
@@ -61,3 +68,11 @@ foreach(provider IN LISTS COLLBENCH_OFI_TEST_PROVIDERS)
     endif()
   endforeach()
 endforeach()
+
+# libfabric without MPI: ranks forked by the test itself meet through a
+# file bootstrap (bootstrap.h).
+add_executable(ofi_without_mpi_test ofi_without_mpi_test.cpp)
+target_link_libraries(ofi_without_mpi_test PRIVATE collbench::collbench GTest::gtest
+                                                   collbench_warnings)
+gtest_discover_tests(ofi_without_mpi_test DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES
+                     PROPERTIES LABELS ofi TIMEOUT 180 PROCESSORS 2 RESOURCE_LOCK mpirun)

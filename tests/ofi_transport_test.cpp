@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "collbench/transport/mpi_bootstrap.h"
+
 namespace collbench {
 namespace {
 
@@ -251,7 +253,7 @@ TEST(OfiTransport, ManyOutstandingOperationsInBothDirections) {
 TEST(OfiTransport, TruncationIsReportedWithPeerAndTag) {
   OfiOptions options;
   options.setup_timeout = std::chrono::milliseconds(2000);
-  OfiTransport transport(MPI_COMM_WORLD, g_provider, options);
+  OfiTransport transport(*make_mpi_bootstrap(MPI_COMM_WORLD), g_provider, options);
   transport.set_timeout(kTestTimeout);
   const int rank = transport.rank();
   if (rank <= 1) {
@@ -265,7 +267,7 @@ TEST(OfiTransport, TruncationIsReportedWithPeerAndTag) {
         ADD_FAILURE() << "receiving 1000 bytes into 100 did not fail";
       } catch (const std::runtime_error& error) {
         const std::string text = error.what();
-        EXPECT_NE(text.find("fi_trecv(): ofi_transport.cpp:"), std::string::npos) << text;
+        EXPECT_NE(text.find("fi_trecv(): progress.cpp:"), std::string::npos) << text;
         EXPECT_NE(text.find("ret=-265 (Truncation error)"), std::string::npos) << text;
         EXPECT_NE(text.find("recv from rank 0 tag 77"), std::string::npos) << text;
       }
@@ -302,6 +304,37 @@ TEST(OfiTransport, TimeoutNamesPeerAndTagAndRequestStaysUsable) {
   transport.barrier();
 }
 
+// test() on a receive whose message is not sent yet says false; once the
+// peer has sent, polling test() completes it, the data is there, and the
+// request is back in the pool (testing it again is an error, as waiting
+// for it would be). Sends are completed by test() too.
+TEST(OfiTransport, TestCompletesWithoutBlocking) {
+  OfiTransport& transport = *g_transport;
+  const int rank = transport.rank();
+  Buffer buffer(transport, 4000);
+  if (rank == 1) {
+    const RequestId request = transport.irecv(buffer.span(), 0, 31);
+    // Rank 0 sends only after this barrier, which it cannot leave before
+    // rank 1 enters it.
+    for (int i = 0; i < 100; ++i) EXPECT_FALSE(transport.test(request));
+    transport.barrier();
+    while (!transport.test(request)) {
+    }
+    EXPECT_EQ(first_mismatch(buffer.span(), 31), std::string::npos);
+    EXPECT_THROW(transport.test(request), std::invalid_argument);
+  } else {
+    transport.barrier();
+    if (rank == 0) {
+      fill(buffer.span(), 31);
+      const RequestId request = transport.isend(buffer.span(), 1, 31);
+      while (!transport.test(request)) {
+      }
+      EXPECT_THROW(transport.wait(request), std::invalid_argument);
+    }
+  }
+  transport.barrier();
+}
+
 TEST(OfiTransport, BarrierWaitsForTheSlowestRank) {
   Transport& transport = *g_transport;
   transport.barrier();
@@ -319,7 +352,7 @@ TEST(OfiTransport, BarrierWaitsForTheSlowestRank) {
 TEST(OfiTransport, SplitsMessagesAboveForcedLimit) {
   OfiOptions options;
   options.max_message_size = 1000;
-  OfiTransport transport(MPI_COMM_WORLD, g_provider, options);
+  OfiTransport transport(*make_mpi_bootstrap(MPI_COMM_WORLD), g_provider, options);
   transport.set_timeout(kTestTimeout);
   ASSERT_EQ(transport.max_message_size(), 1000u);
   const int rank = transport.rank();
@@ -422,7 +455,7 @@ TEST(OfiTransport, SplitsMessagesAboveForcedLimit) {
 TEST(OfiTransport, MemoryRegistrationIsRequiredWhenForced) {
   OfiOptions options;
   options.force_memory_registration = true;
-  OfiTransport transport(MPI_COMM_WORLD, g_provider, options);
+  OfiTransport transport(*make_mpi_bootstrap(MPI_COMM_WORLD), g_provider, options);
   transport.set_timeout(kTestTimeout);
   ASSERT_TRUE(transport.requires_memory_registration());
 
@@ -465,7 +498,7 @@ TEST(OfiTransport, MemoryRegistrationIsRequiredWhenForced) {
 
 TEST(OfiTransport, UnknownProviderNamesTheAvailableOnes) {
   try {
-    OfiTransport transport(MPI_COMM_WORLD, "no_such_provider");
+    OfiTransport transport(*make_mpi_bootstrap(MPI_COMM_WORLD), "no_such_provider");
     ADD_FAILURE() << "provider no_such_provider opened";
   } catch (const OfiProviderUnavailable& error) {
     const std::string text = error.what();
@@ -515,6 +548,27 @@ TEST(OfiTransport, PingPongPerformance) {
   transport.barrier();
 }
 
+// The bootstrap the constructor uses under mpirun: contributions of
+// different lengths (rank 0's empty, bytes including zeros) come back
+// whole and in rank order, twice in a row.
+TEST(MpiBootstrap, AllgatherGivesEveryRankEveryContribution) {
+  const std::unique_ptr<Bootstrap> bootstrap = make_mpi_bootstrap(MPI_COMM_WORLD);
+  EXPECT_EQ(bootstrap->kind(), "mpi");
+  auto contribution = [](int rank, int round) {
+    std::string bytes(static_cast<std::size_t>(rank * (3 + round)), '\0');
+    for (std::size_t i = 0; i < bytes.size(); i += 2) bytes[i] = static_cast<char>('a' + rank);
+    return bytes;
+  };
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<std::string> all =
+        bootstrap->allgather(contribution(bootstrap->rank(), round));
+    ASSERT_EQ(all.size(), static_cast<std::size_t>(bootstrap->size()));
+    for (int r = 0; r < bootstrap->size(); ++r) {
+      EXPECT_EQ(all[static_cast<std::size_t>(r)], contribution(r, round)) << "rank " << r;
+    }
+  }
+}
+
 // Other ranks print failures only, prefixed with their rank, so the output
 // stays readable and no failure goes unseen.
 class FailurePrinter : public ::testing::EmptyTestEventListener {
@@ -552,7 +606,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    g_transport = std::make_unique<OfiTransport>(MPI_COMM_WORLD, g_provider);
+    g_transport = std::make_unique<OfiTransport>(*make_mpi_bootstrap(MPI_COMM_WORLD), g_provider);
   } catch (const OfiProviderUnavailable& error) {
     if (rank == 0) std::printf("SKIPPED: %s\n", error.what());
     MPI_Finalize();

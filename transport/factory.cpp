@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "collbench/transport/mpi_bootstrap.h"
 #include "collbench/transport/mpi_transport.h"
 #ifdef COLLBENCH_HAVE_OFI
 #include "collbench/transport/ofi_transport.h"
@@ -23,8 +24,11 @@ std::vector<std::string> transport_kinds() {
 std::unique_ptr<Transport> make_transport(const TransportOptions& options) {
   if (options.kind == "mpi") return std::make_unique<MpiTransport>(options.comm);
 #ifdef COLLBENCH_HAVE_OFI
-  if (options.kind == "ofi")
-    return std::make_unique<OfiTransport>(options.comm, options.ofi_provider);
+  if (options.kind == "ofi") {
+    // The bootstrap only serves the constructor's exchange of names.
+    const std::unique_ptr<Bootstrap> bootstrap = make_mpi_bootstrap(options.comm);
+    return std::make_unique<OfiTransport>(*bootstrap, options.ofi_provider);
+  }
 #else
   if (options.kind == "ofi") {
     throw std::invalid_argument(

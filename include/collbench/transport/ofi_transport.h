@@ -1,9 +1,10 @@
 // libfabric transport: reliable-datagram endpoints (FI_EP_RDM) with tagged
-// messages (FI_TAGGED), one completion queue and one address vector. MPI is
-// only the launcher and the out-of-band channel: endpoint names are exchanged
-// with MPI_Allgather when the transport is built, and nothing else goes
-// through MPI afterwards: barrier() is a dissemination barrier over
-// libfabric, so that it drives libfabric's progress while it waits.
+// messages (FI_TAGGED), one completion queue and one address vector. No MPI:
+// endpoint names are exchanged through a Bootstrap (bootstrap.h: MPI, or a
+// folder the ranks share) when the transport is built, and nothing else
+// goes through it afterwards: barrier() and the synchronisation at
+// destruction are a dissemination barrier over libfabric, so that they
+// drive libfabric's progress while they wait.
 //
 // Matching. The 64-bit libfabric tag carries the sender's rank (bits 17..48)
 // and the user tag (bits 0..14; bits 15 and 16 mark the transport's own
@@ -61,12 +62,10 @@
 // transport's posted receives, shared out per peer.
 //
 // Errors: every libfabric call is checked and reported in fabtests' form,
-// "fi_tsend(): ofi_transport.cpp:123, ret=-11 (Resource temporarily
+// "fi_tsend(): progress.cpp:123, ret=-11 (Resource temporarily
 // unavailable)", followed by the peer and tag; error completions are read
 // with fi_cq_readerr and reported with the provider's fi_cq_strerror text.
 #pragma once
-
-#include <mpi.h>
 
 #include <chrono>
 #include <cstddef>
@@ -74,6 +73,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "collbench/transport/bootstrap.h"
 #include "collbench/transport/transport.h"
 
 namespace collbench {
@@ -99,17 +99,20 @@ struct OfiOptions {
   // Send payloads up to the provider's inject_size with fi_tinject (or
   // COLLBENCH_OFI_INJECT=1). Off by default; see the header comment.
   bool use_inject = false;
-  // Bound on the synchronisation at construction and destruction.
+  // Bound on the barrier over the fabric at construction and destruction
+  // (the bootstrap bounds its own exchange).
   std::chrono::milliseconds setup_timeout{60'000};
 };
 
 class OfiTransport final : public Transport {
  public:
-  // Collective over `comm`: opens the provider named `provider_name` ("tcp",
-  // "shm", "verbs", "tcp;ofi_rxm", ...; empty: FI_PROVIDER or libfabric's
-  // first choice) on every rank and exchanges endpoint names. Every rank
-  // throws if any rank fails, so no rank is left waiting for the others.
-  OfiTransport(MPI_Comm comm, std::string provider_name, OfiOptions options = {});
+  // Collective over the bootstrap's ranks: opens the provider named
+  // `provider_name` ("tcp", "shm", "verbs", "tcp;ofi_rxm", ...; empty:
+  // FI_PROVIDER or libfabric's first choice) on every rank and exchanges
+  // endpoint names in one bootstrap.allgather. Every rank throws if any
+  // rank fails, so no rank is left waiting for the others. The bootstrap is
+  // not used after the constructor returns.
+  OfiTransport(Bootstrap& bootstrap, std::string provider_name, OfiOptions options = {});
   // Waits (bounded by OfiOptions::setup_timeout) for all ranks to reach
   // their destructor before closing the endpoint, so that nothing still
   // queued in this process is lost to a peer.
@@ -124,6 +127,11 @@ class OfiTransport final : public Transport {
   void wait(RequestId request) override;
   void wait_all(std::span<const RequestId> requests) override;
   void barrier() override;
+  // Drives progress once and says whether the request is complete; a
+  // complete request is returned to the pool (its error, if any, thrown),
+  // as MPI_Test does. Throws std::invalid_argument for a request that is
+  // not outstanding.
+  bool test(RequestId request);
 
   void register_memory(std::span<std::byte> region) override;
   void deregister_memory(std::span<std::byte> region) override;
