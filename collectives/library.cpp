@@ -40,21 +40,14 @@ std::size_t library_slot(std::string_view collective) {
   for (std::size_t i = 0; i < kLibraryCollectives.size(); ++i) {
     if (kLibraryCollectives[i] == collective) return i;
   }
-  throw std::invalid_argument(
-      fmt::format("no MPI library collective '{}'; accepted: {}", collective,
-                  fmt::join(kLibraryCollectives, ", ")));
+  throw std::invalid_argument(fmt::format("no MPI library collective '{}'; accepted: {}",
+                                          collective, fmt::join(kLibraryCollectives, ", ")));
 }
 
-bool library_linked() {
-  for (const auto build : library_builds()) {
-    if (build == nullptr) return false;
-  }
-  return true;
-}
-
-// Why the MPI library's own algorithm cannot run: not the mpi transport,
-// more elements than an int counts, or a program without the library's
-// collectives; empty when it can.
+// Why the MPI library's own algorithm cannot run: not the mpi transport, or
+// more elements than an int counts; empty when it can. (What the fitter and
+// the predictor ask: whether a program links the library's builds is
+// build_library's concern.)
 std::string library_unsupported_reason(std::string_view transport_kind, int ranks,
                                        std::size_t count) {
   if (transport_kind != "mpi") {
@@ -62,10 +55,6 @@ std::string library_unsupported_reason(std::string_view transport_kind, int rank
   }
   if (count > static_cast<std::size_t>(INT_MAX)) {
     return fmt::format("{} elements exceed MPI's int count", count);
-  }
-  if (!library_linked()) {
-    return "this program was built without the MPI library's collectives "
-           "(collbench::collectives_mpi, use_mpi_library_collectives())";
   }
   return detail::common_unsupported_reason(transport_kind, ranks, count);
 }
@@ -76,13 +65,13 @@ std::size_t library_workspace(int /*ranks*/, std::size_t bytes) { return bytes; 
 
 template <std::size_t kSlot>
 std::unique_ptr<Collective> build_library(Transport& transport, const CollectiveSpec& spec,
-                                          std::span<const std::byte> in,
-                                          std::span<std::byte> out) {
+                                          std::span<const std::byte> in, std::span<std::byte> out) {
   const auto build = library_builds()[kSlot];
   if (build == nullptr) {
-    throw std::invalid_argument(
-        fmt::format("{} algorithm 'mpi': {}", kLibraryCollectives[kSlot],
-                    library_unsupported_reason(transport.kind(), transport.size(), spec.count)));
+    throw std::invalid_argument(fmt::format(
+        "{} algorithm 'mpi': this program was built without the MPI library's collectives "
+        "(link collbench::collectives_mpi and call use_mpi_library_collectives())",
+        kLibraryCollectives[kSlot]));
   }
   return build(transport, spec, in, out);
 }
@@ -94,9 +83,8 @@ CostTerms library_cost(int p, double n) {
 
 template <std::size_t kSlot>
 constexpr AlgorithmInfo library_row(std::string_view summary, bool reduces) {
-  return {kMpiLibraryAlgorithm,      summary,
-          library_unsupported_reason, library_cost<kSlot>,
-          reduces,                    library_workspace,
+  return {kMpiLibraryAlgorithm, summary, library_unsupported_reason,
+          library_cost<kSlot>,  reduces, library_workspace,
           build_library<kSlot>};
 }
 

@@ -166,6 +166,11 @@ class FaultyTransport final : public Transport {
     inner_.wait(request);
     completed(request);
   }
+  bool test(RequestId request) override {
+    const bool done = inner_.test(request);
+    if (done) completed(request);
+    return done;
+  }
   void wait_all(std::span<const RequestId> requests) override {
     inner_.wait_all(requests);
     for (const RequestId request : requests) completed(request);

@@ -220,6 +220,19 @@ TEST(Registry, NamesAndCosts) {
     EXPECT_DOUBLE_EQ(library.messages, bound.messages);
     EXPECT_DOUBLE_EQ(library.bytes, bound.bytes);
     EXPECT_DOUBLE_EQ(library.reduce_bytes, bound.reduce_bytes);
+    // This test links the MPI-free collectives alone: the row is listed, and
+    // building it says what the program lacks.
+    EXPECT_TRUE(mpi->unsupported_reason("mpi", 4, 10).empty()) << collective.name;
+    run_in_process(1, [&](Transport& transport) {
+      std::vector<std::byte> buffer(64);
+      try {
+        mpi->build(transport, {}, buffer, buffer);
+        ADD_FAILURE() << collective.name << ": built without the library's collectives";
+      } catch (const std::invalid_argument& error) {
+        EXPECT_NE(std::string(error.what()).find("collbench::collectives_mpi"), std::string::npos)
+            << error.what();
+      }
+    });
   }
   // Spot values of the cost formulas in the algorithms' header comments.
   const CostTerms ring = allreduce_algorithm("ring").cost(4, 1000);
@@ -540,6 +553,7 @@ class TransportRecorder final : public Transport {
     return inner_.irecv(data, peer, tag);
   }
   void wait(RequestId request) override { inner_.wait(request); }
+  bool test(RequestId request) override { return inner_.test(request); }
   void wait_all(std::span<const RequestId> requests) override { inner_.wait_all(requests); }
   void barrier() override { inner_.barrier(); }
   std::set<int> tags;

@@ -154,6 +154,7 @@ class CountingTransport final : public Transport {
     return parent_.irecv(data, peer, tag);
   }
   void wait(RequestId request) override { parent_.wait(request); }
+  bool test(RequestId request) override { return parent_.test(request); }
   void wait_all(std::span<const RequestId> requests) override { parent_.wait_all(requests); }
   void barrier() override { parent_.barrier(); }
   int take_tag_slot() override { return parent_.take_tag_slot(); }

@@ -39,6 +39,7 @@ class LocalWorkLedger final : public Transport {
     return inner_.irecv(data, peer, tag);
   }
   void wait(RequestId request) override { inner_.wait(request); }
+  bool test(RequestId request) override { return inner_.test(request); }
   void wait_all(std::span<const RequestId> requests) override { inner_.wait_all(requests); }
   void barrier() override { inner_.barrier(); }
   int take_tag_slot() override { return inner_.take_tag_slot(); }
@@ -152,8 +153,8 @@ TEST(LocalWork, AlgorithmsDoTheirWorkThroughTheHook) {
         reduced += done[static_cast<std::size_t>(rank)].reduced_bytes;
         copied += done[static_cast<std::size_t>(rank)].copied_bytes;
       }
-      const std::string which = std::string(collective.name) + "/" +
-                                std::string(algorithm.name) + " p=" + std::to_string(ranks);
+      const std::string which = std::string(collective.name) + "/" + std::string(algorithm.name) +
+                                " p=" + std::to_string(ranks);
       EXPECT_EQ(wrong_done, 0u) << which;
       if (collective.reduces) {
         ++reducing;

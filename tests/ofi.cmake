@@ -7,11 +7,11 @@
 # test that says so and is reported as skipped.
 
 # The file bootstrap (how libfabric's ranks meet without MPI) needs no
-# libfabric itself.
+# libfabric itself, nor MPI: it links the transport layer alone.
 add_executable(file_bootstrap_test file_bootstrap_test.cpp)
-target_link_libraries(file_bootstrap_test PRIVATE collbench::collbench GTest::gtest_main
+target_link_libraries(file_bootstrap_test PRIVATE collbench::transport GTest::gtest_main
                                                   collbench_warnings)
-gtest_discover_tests(file_bootstrap_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ofi)
+gtest_discover_tests(file_bootstrap_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 
 if(NOT COLLBENCH_HAVE_OFI)
   add_test(NAME ofi_absent
@@ -70,9 +70,10 @@ foreach(provider IN LISTS COLLBENCH_OFI_TEST_PROVIDERS)
 endforeach()
 
 # libfabric without MPI: ranks forked by the test itself meet through a
-# file bootstrap (bootstrap.h).
+# file bootstrap (bootstrap.h). It links the libfabric transport alone, so
+# no MPI symbol can be reached.
 add_executable(ofi_without_mpi_test ofi_without_mpi_test.cpp)
-target_link_libraries(ofi_without_mpi_test PRIVATE collbench::collbench GTest::gtest
+target_link_libraries(ofi_without_mpi_test PRIVATE collbench::transport_ofi GTest::gtest
                                                    collbench_warnings)
 gtest_discover_tests(ofi_without_mpi_test DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES
                      PROPERTIES LABELS ofi TIMEOUT 180 PROCESSORS 2 RESOURCE_LOCK mpirun)

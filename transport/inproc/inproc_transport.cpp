@@ -115,6 +115,21 @@ class InProcessWorld {
     if (!error.empty()) throw std::runtime_error(fmt::format("rank {}: {}", rank, error));
   }
 
+  // Whether `request` has completed; if so it is released (and its error
+  // thrown), as wait_all releases.
+  bool test(int rank, RequestId request) {
+    std::unique_lock lock(mutex_);
+    throw_if_aborted(rank);
+    RankState& self = state(rank);
+    Operation& op = self.operations[request];
+    if (!op.done) return false;
+    const std::string error = op.error;
+    op = Operation{};
+    self.free.push_back(request);
+    if (!error.empty()) throw std::runtime_error(fmt::format("rank {}: {}", rank, error));
+    return true;
+  }
+
   void barrier(int rank, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
     throw_if_aborted(rank);
@@ -212,6 +227,8 @@ void InProcessTransport::wait(RequestId request) {
   routing_timeouts(
       [&] { world_->wait_all(rank(), std::span<const RequestId>(&request, 1), timeout()); });
 }
+
+bool InProcessTransport::test(RequestId request) { return world_->test(rank(), request); }
 
 void InProcessTransport::wait_all(std::span<const RequestId> requests) {
   routing_timeouts([&] { world_->wait_all(rank(), requests, timeout()); });

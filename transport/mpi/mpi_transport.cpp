@@ -142,6 +142,14 @@ RequestId MpiTransport::irecv(std::span<std::byte> data, int peer, int tag) {
 
 void MpiTransport::wait(RequestId request) { wait_all(std::span<const RequestId>(&request, 1)); }
 
+bool MpiTransport::test(RequestId request) {
+  int done = 0;
+  check_mpi(MPI_Test(&requests_[request], &done, MPI_STATUS_IGNORE), "MPI_Test", "rank {}",
+            this->rank());
+  if (done) release(request);
+  return done != 0;
+}
+
 void MpiTransport::wait_all(std::span<const RequestId> requests) {
   scratch_.clear();
   for (RequestId id : requests) scratch_.push_back(requests_[id]);

@@ -20,9 +20,9 @@
 namespace collbench {
 
 using LibraryBuild = std::unique_ptr<Collective> (*)(Transport& transport,
-                                                      const CollectiveSpec& spec,
-                                                      std::span<const std::byte> in,
-                                                      std::span<std::byte> out);
+                                                     const CollectiveSpec& spec,
+                                                     std::span<const std::byte> in,
+                                                     std::span<std::byte> out);
 
 // Sets the build of `collective`'s `mpi` row. Throws std::invalid_argument for
 // an unknown collective.

@@ -35,6 +35,7 @@ class MpiTransport final : public Transport {
   RequestId isend(std::span<const std::byte> data, int peer, int tag) override;
   RequestId irecv(std::span<std::byte> data, int peer, int tag) override;
   void wait(RequestId request) override;
+  bool test(RequestId request) override;
   void wait_all(std::span<const RequestId> requests) override;
   void barrier() override;
 

@@ -131,7 +131,7 @@ class OfiTransport final : public Transport {
   // complete request is returned to the pool (its error, if any, thrown),
   // as MPI_Test does. Throws std::invalid_argument for a request that is
   // not outstanding.
-  bool test(RequestId request);
+  bool test(RequestId request) override;
 
   void register_memory(std::span<std::byte> region) override;
   void deregister_memory(std::span<std::byte> region) override;

@@ -28,6 +28,7 @@ class SubgroupTransport final : public Transport {
   RequestId isend(std::span<const std::byte> data, int peer, int tag) override;
   RequestId irecv(std::span<std::byte> data, int peer, int tag) override;
   void wait(RequestId request) override { parent_.wait(request); }
+  bool test(RequestId request) override { return parent_.test(request); }
   void wait_all(std::span<const RequestId> requests) override { parent_.wait_all(requests); }
   // Not a barrier of the subgroup: the algorithms never call it, and a
   // parent barrier would need every parent rank.

@@ -82,6 +82,10 @@ class Transport {
   virtual RequestId irecv(std::span<std::byte> data, int peer, int tag) = 0;
   // Blocks until the request completes and returns its handle to the pool.
   virtual void wait(RequestId request) = 0;
+  // Does not block: drives progress once and says whether the request has
+  // completed; when it has, its handle is back in the pool (as MPI_Test),
+  // and an error it ended with is thrown. No timeout applies.
+  virtual bool test(RequestId request) = 0;
   virtual void wait_all(std::span<const RequestId> requests) = 0;
   // Synchronizes all ranks of this transport.
   virtual void barrier() = 0;
