@@ -41,6 +41,11 @@ struct RowContext {
 // that one bad CSV is refused alike by all of them (tests/bad_inputs.tsv:
 // csv_* rows; tests/column_rules_agree_test.py fails on any difference).
 // Columns of results/README.md and of collbench-linkmatrix's links CSV.
+// Upper bounds are what collbench can write, so that a corrupt value never
+// reaches a fit as a number (bytes=1e23 once fitted β = inf): rank counts
+// fit in an int; byte and other counts stay within 1e15 (beyond any rank's
+// memory, and exact in the doubles readers parse them into); times within a
+// year (3.1536e13 µs, collbench's longest --timeout).
 struct ColumnRule {
   std::string_view column;
   bool whole;
@@ -51,39 +56,39 @@ struct ColumnRule {
 };
 constexpr ColumnRule kColumnRules[] = {
     {"ranks", true, 1, true, "ranks", 1e9},  // a rank count must fit in an int
-    {"ranks_per_node", true, 1, true, "ranks"},
-    {"nodes", true, 1, true, "hosts"},
-    {"bytes", true, 0, true, "bytes"},
-    {"count", true, 0, true, "elements"},
-    {"peer", true, 0, true, "rank"},
-    {"multiplicity", true, 1, true, "messages"},
-    {"repetition", true, 0, true, "repetitions"},
-    {"iterations", true, 1, true, "iterations"},
-    {"calls_per_sample", true, 1, true, "calls"},
-    {"min_us", false, 0, false, "µs"},
-    {"median_us", false, 0, false, "µs"},
-    {"mean_us", false, 0, false, "µs"},
-    {"p99_us", false, 0, false, "µs"},
-    {"max_us", false, 0, false, "µs"},
+    {"ranks_per_node", true, 1, true, "ranks", 1e9},
+    {"nodes", true, 1, true, "hosts", 1e9},
+    {"bytes", true, 0, true, "bytes", 1e15},
+    {"count", true, 0, true, "elements", 1e15},
+    {"peer", true, 0, true, "rank", 1e9},
+    {"multiplicity", true, 1, true, "messages", 1e15},
+    {"repetition", true, 0, true, "repetitions", 1e15},
+    {"iterations", true, 1, true, "iterations", 1e15},
+    {"calls_per_sample", true, 1, true, "calls", 1e15},
+    {"min_us", false, 0, false, "µs", 3.1536e13},
+    {"median_us", false, 0, false, "µs", 3.1536e13},
+    {"mean_us", false, 0, false, "µs", 3.1536e13},
+    {"p99_us", false, 0, false, "µs", 3.1536e13},
+    {"max_us", false, 0, false, "µs", 3.1536e13},
     {"algbw_GBps", false, 0, true, "GB/s"},
     {"busbw_GBps", false, 0, true, "GB/s"},
-    {"sent_bytes_per_rank", true, 0, true, "bytes"},
-    {"wrong_elements", true, 0, true, "elements"},
+    {"sent_bytes_per_rank", true, 0, true, "bytes", 1e15},
+    {"wrong_elements", true, 0, true, "elements", 1e15},
     {"core_handoff_ns", false, 0, true, "ns"},
-    {"measured_us", false, 0, false, "µs"},
-    {"samples", true, 1, true, "samples"},
-    {"min_samples", true, 1, true, "samples"},
-    {"slowest_rank", true, 0, true, "rank"},
+    {"measured_us", false, 0, false, "µs", 3.1536e13},
+    {"samples", true, 1, true, "samples", 1e15},
+    {"min_samples", true, 1, true, "samples", 1e15},
+    {"slowest_rank", true, 0, true, "rank", 1e9},
     {"slowest_rank_share", false, 0, false, "the samples", 1},
     {"batch", true, 1, true, "samples"},
     {"flops", false, 0, false, "FLOP"},
     {"gflops", false, 0, false, "GFLOP/s"},
     {"efficiency", false, 0, false, "the peak"},
-    {"compute_us", false, 0, false, "µs"},
-    {"communication_us", false, 0, false, "µs"},
-    {"latency_bytes", true, 0, true, "bytes"},
-    {"latency_us", false, 0, false, "µs"},
-    {"bandwidth_bytes", true, 1, true, "bytes"},
+    {"compute_us", false, 0, false, "µs", 3.1536e13},
+    {"communication_us", false, 0, false, "µs", 3.1536e13},
+    {"latency_bytes", true, 0, true, "bytes", 1e15},
+    {"latency_us", false, 0, false, "µs", 3.1536e13},
+    {"bandwidth_bytes", true, 1, true, "bytes", 1e15},
     {"bandwidth_GBps", false, 0, false, "GB/s"},
 };
 
@@ -243,10 +248,33 @@ void add_link_matrix_table(const NamedTable& named, std::map<PointKey, PointSamp
   const auto text = [&](const std::vector<std::string>& row, std::string_view column) {
     return row[static_cast<std::size_t>(table.column(column))];
   };
+  // Each directed link once: a repeated row would count twice toward the
+  // median link. (Repeated runs come as separate files and count alike.)
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::size_t> links;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const std::vector<std::string>& row = table.rows[r];
     const RowContext where{source, r + 1};
     ++summary.rows_read;
+    const std::string& src = text(row, "src");
+    const std::string& dst = text(row, "dst");
+    if (src.empty() || dst.empty()) {
+      throw std::runtime_error(fmt::format("{}: data row {}: {} is empty; expected a host name",
+                                           source, where.row, src.empty() ? "src" : "dst"));
+    }
+    if (src == dst) {
+      throw std::runtime_error(
+          fmt::format("{}: data row {}: src and dst are both '{}'; a link joins two hosts "
+                      "(collbench-linkmatrix measures none from a host to itself)",
+                      source, where.row, src));
+    }
+    const auto [first, inserted] =
+        links.try_emplace({src, dst, text(row, "transport"), text(row, "provider")}, where.row);
+    if (!inserted) {
+      throw std::runtime_error(fmt::format(
+          "{}: data row {}: the link {} -> {} repeats data row {}; each directed link is measured "
+          "once per file",
+          source, where.row, src, dst, first->second));
+    }
     const double latency_bytes =
         required_number(text(row, "latency_bytes"), "latency_bytes", where);
     const double latency_us = required_number(text(row, "latency_us"), "latency_us", where);
@@ -282,6 +310,12 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
   if (table.header.empty() || (table.header.size() == 1 && table.header[0].empty())) {
     throw std::runtime_error(fmt::format(
         "{}: empty file (no header); expected a collbench CSV (see results/README.md)", source));
+  }
+  if (!table.header_complete) {
+    throw std::runtime_error(fmt::format(
+        "{}: the header line is cut short (no line break ends it, and no row follows): the file "
+        "was torn while it was written; nothing to fit",
+        source));
   }
   if (is_link_matrix(table)) {
     add_link_matrix_table(named, points, summary);
@@ -337,6 +371,12 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
     }
     const double ranks_value = required_number(row[ranks_col], "ranks", where);
     const double bytes = required_number(row[bytes_col], "bytes", where);
+    if (bytes == 0) {
+      throw std::runtime_error(fmt::format(
+          "{}: data row {}: bytes is 0; collbench never times an empty message (its smallest size "
+          "is 1 byte), so the row is not a measurement to fit",
+          source, where.row));
+    }
     // The harness leaves the statistics empty for a benchmark that failed
     // (e.g. an algorithm that cannot run at this size): there is no time to
     // fit, which is not the same as a time that is not a number.
