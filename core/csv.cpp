@@ -358,6 +358,7 @@ CsvTable parse_csv(std::string_view text, std::string_view source) {
   CsvTable table;
   if (records.empty()) return table;
   table.header = std::move(records.front());
+  table.header_complete = records.size() > 1 || text.back() == '\n' || text.back() == '\r';
   for (std::size_t r = 1; r < records.size(); ++r) {
     if (records[r].size() != table.header.size()) {
       throw std::runtime_error(fmt::format("{}: record {} has {} fields, the header has {}", source,

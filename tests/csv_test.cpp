@@ -236,5 +236,14 @@ TEST(ParseCsv, MalformedInputNamesTheSourceAndLine) {
   EXPECT_TRUE(parse_csv("").header.empty());
 }
 
+// A writer cut short inside the header leaves a line without its break.
+TEST(ParseCsv, TellsWhetherTheHeaderLineEnded) {
+  EXPECT_TRUE(parse_csv("a,b\n").header_complete);
+  EXPECT_TRUE(parse_csv("a,b\r\n").header_complete);
+  EXPECT_TRUE(parse_csv("a,b\n1,2").header_complete);
+  EXPECT_FALSE(parse_csv("a,b").header_complete);
+  EXPECT_FALSE(parse_csv("a,bc,ti").header_complete);
+}
+
 }  // namespace
 }  // namespace collbench

@@ -463,7 +463,8 @@ TEST(Measurements, ErrorsNameTheFileAndWhatIsMissing) {
     t.rows[1][10] = bad;
     EXPECT_EQ(
         load_error(t),
-        fmt::format("bad.csv: data row 2: median_us is '{}'; expected a finite number of µs > 0",
+        fmt::format("bad.csv: data row 2: median_us is '{}'; expected a finite number of µs > 0 "
+                    "and <= 3.1536e+13",
                     bad));
   }
   CsvTable bad_bytes = small_table();
@@ -492,7 +493,8 @@ TEST(Measurements, EveryRowAndColumnIsCheckedAsTheScriptsCheckThem) {
   CsvTable exchange = small_table();
   exchange.rows[5][10] = "nan";  // family=exchange: not fitted
   EXPECT_EQ(load_error(exchange),
-            "bad.csv: data row 6: median_us is 'nan'; expected a finite number of µs > 0");
+            "bad.csv: data row 6: median_us is 'nan'; expected a finite number of µs > 0 and <= "
+            "3.1536e+13");
   CsvTable wrong = small_table();
   wrong.rows[4][4] = "four";  // check=wrong: not fitted
   EXPECT_EQ(
@@ -508,9 +510,35 @@ TEST(Measurements, EveryRowAndColumnIsCheckedAsTheScriptsCheckThem) {
     CsvTable t = small_table();
     t.rows[0][7] = text;
     EXPECT_EQ(load_error(t), fmt::format("bad.csv: data row 1: bytes is '{}'; expected a whole "
-                                         "number of bytes >= 0",
+                                         "number of bytes >= 0 and <= 1e+15",
                                          text));
   }
+  // Beyond what collbench writes: 1e23 bytes once fitted β = inf.
+  CsvTable huge = small_table();
+  huge.rows[0][7] = "99999999999999999999999";
+  EXPECT_EQ(load_error(huge),
+            "bad.csv: data row 1: bytes is '99999999999999999999999'; expected a whole number of "
+            "bytes >= 0 and <= 1e+15");
+  huge.rows[0][7] = "1000000000000000";  // the bound itself is accepted
+  EXPECT_EQ(load_error(huge), "no error");
+  CsvTable slow = small_table();
+  slow.rows[4][10] = "4e13";  // more than a year, in a row the fit leaves out
+  EXPECT_EQ(load_error(slow),
+            "bad.csv: data row 5: median_us is '4e13'; expected a finite number of µs > 0 and <= "
+            "3.1536e+13");
+  // No collbench row has 0 bytes; a fitted one is refused in a sentence.
+  CsvTable empty_message = small_table();
+  empty_message.rows[3][7] = "0";
+  EXPECT_EQ(load_error(empty_message),
+            "bad.csv: data row 4: bytes is 0; collbench never times an empty message (its "
+            "smallest size is 1 byte), so the row is not a measurement to fit");
+  // A file cut while its header was written: not "only the header".
+  CsvTable torn = small_table();
+  torn.rows.clear();
+  torn.header_complete = false;
+  EXPECT_EQ(load_error(torn),
+            "bad.csv: the header line is cut short (no line break ends it, and no row follows): "
+            "the file was torn while it was written; nothing to fit");
   CsvTable binary = small_table();
   binary.rows[3][1] = std::string("m\0i", 3);
   EXPECT_EQ(load_error(binary), "bad.csv: binary data (a NUL byte); expected a CSV text file");
@@ -1504,6 +1532,33 @@ TEST(Measurements, LinkMatrixThatCannotGiveALineIsRefused) {
             "links.csv: data row 2: bandwidth_GBps is '0'; expected a finite number of GB/s > 0");
   EXPECT_EQ(load_error(links_table({}), "links.csv"),
             "links.csv: no links (only the header); nothing to fit");
+  CsvTable self = links_table({{20, 0.024}, {30, 0.020}});
+  self.rows[1][1] = "h0";
+  EXPECT_EQ(load_error(self, "links.csv"),
+            "links.csv: data row 2: src and dst are both 'h0'; a link joins two hosts "
+            "(collbench-linkmatrix measures none from a host to itself)");
+  CsvTable no_src = links_table({{20, 0.024}});
+  no_src.rows[0][0] = "";
+  EXPECT_EQ(load_error(no_src, "links.csv"),
+            "links.csv: data row 1: src is empty; expected a host name");
+  CsvTable no_dst = links_table({{20, 0.024}});
+  no_dst.rows[0][1] = "";
+  EXPECT_EQ(load_error(no_dst, "links.csv"),
+            "links.csv: data row 1: dst is empty; expected a host name");
+  // A repeated link would count twice toward the median link; the same link
+  // over another transport is another point.
+  CsvTable twice = links_table({{20, 0.024}, {30, 0.020}, {25, 0.012}});
+  twice.rows[2][1] = "h1";
+  EXPECT_EQ(load_error(twice, "links.csv"),
+            "links.csv: data row 3: the link h0 -> h1 repeats data row 1; each directed link is "
+            "measured once per file");
+  twice.rows[2][9] = "ofi";
+  EXPECT_EQ(load_error(twice, "links.csv"), "no error");
+  // The reverse direction is another link.
+  CsvTable reverse = links_table({{20, 0.024}, {30, 0.020}});
+  reverse.rows[1][0] = "h1";  // h1 -> h0 beside h0 -> h1
+  reverse.rows[1][1] = "h0";
+  EXPECT_EQ(load_error(reverse, "links.csv"), "no error");
   // A transfer of 4 MiB that takes less than the latency: no line.
   const std::vector<NamedTable> fast = {{"links.csv", links_table({{20, 1000}})}};
   try {

@@ -17,8 +17,8 @@
 #                would give fewer, and --samples N exactly, whatever min_time
 #   check_fail   --debug-corrupt-elements: --check reports them, exit 1, in
 #                every round of --interleave and in an exchange whose messages
-#                share slots; without the connection warm-up the
-#                peers-contacted check stops the run
+#                share slots, not in train/none (no exchange); without the
+#                connection warm-up the peers-contacted check stops the run
 #   outputs      repetitions (back to back, or in rounds with --interleave),
 #                --benchmark_out JSON, --append and --force
 #   killed       a run killed midway keeps every finished row, none torn
@@ -470,6 +470,21 @@ if got != [(a, verdict, corrupt, "alltoallv") for a in ("mpi", "pairwise")]:
     fail(f"moe, {corrupt} corrupted: {got}")
 PYTHON
   done
+
+  # train: with the exchange corrupted, train/none (its GEMMs alone, no
+  # exchange) checks only what it ran and stays ok; train/ring is wrong.
+  run 2 --families train --workload googlenet:ddp --algorithms ring --train-batch 1 \
+    --compute-scale 0.25 --check --debug-corrupt-elements 3 --csv "$work/train_wrong.csv" \
+    --samples 2 --quiet
+  [[ $status -eq 1 ]] || { cat "$work/stderr" >&2; fail "train, corrupted: exit status $status"; }
+  check_csv "$work/train_wrong.csv" <<'PYTHON'
+got = sorted((r["benchmark"].split("/")[0], r["algorithm"], r["check"], r["wrong_elements"])
+             for r in rows)
+want = [("exchange", "ring", "wrong", "3"), ("train", "none", "ok", "0"),
+        ("train", "ring", "wrong", "3")]
+if got != want:
+    fail(f"train, corrupted: {got}, expected {want}")
+PYTHON
 
   # The check that every peer was addressed before timing: without the
   # connection warm-up, tree at 4 ranks reaches only its tree neighbours

@@ -191,6 +191,8 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--families", "gemm", "--gemm-batches", "1e3"}, "'1e3' is not a batch"},
       {{"--families", "gemm", "--gemm-models", "resnet51"}, "--gemm-models: "},
       {{"--gemm-models", "resnet50"}, "only act on --families gemm; add gemm"},
+      {{"--families", "gemm", "--gemm-models", ""}, "--gemm-models is empty; accepted: "},
+      {{"--families", "gemm", "--gemm-models", " , "}, "--gemm-models is empty; accepted: "},
       {{"--blas-threads", "0"}, "--blas-threads"},
       {{"--families", "train"}, "--families train needs a --workload"},
       {{"--families", "train", "--workload", "resnet50:ddp", "--compute-scale", "0"},
@@ -274,7 +276,11 @@ TEST(Options, EveryGoogleBenchmarkFlagIsCheckedBeforeGoogleBenchmarkSeesIt) {
       {"--benchmark_repetitions=1e3", "expected a whole number of repetitions from 1 to"},
       {"--benchmark_repetitions=99999999999", "expected a whole number of repetitions from 1 to"},
       {"--benchmark_repetitions=100001", "expected a whole number of repetitions from 1 to 100000"},
-      {"--benchmark_min_time=0.5s", "expected a number of seconds from 0 to 86400, e.g. 0.5"},
+      {"--benchmark_min_time=0.5ms",
+       "expected a number of seconds from 0 to 86400, e.g. 0.5 or 0.5s"},
+      {"--benchmark_min_time=s", "expected a number of seconds from 0 to 86400"},
+      {"--benchmark_min_time=5x", "expected a number of seconds from 0 to 86400"},
+      {"--benchmark_min_warmup_time=0.5s", "expected a number of seconds from 0 to 86400"},
       {"--benchmark_min_time=1e30", "expected a number of seconds from 0 to 86400"},
       {"--benchmark_min_time=nan", "expected a number of seconds from 0 to 86400"},
       {"--benchmark_min_warmup_time=abc", "expected a number of seconds from 0 to 86400"},
@@ -332,6 +338,17 @@ TEST(Options, GoogleBenchmarkFlagsThatBreakLockStepAreRefused) {
                            "--benchmark_format=json", "--sizes", "8B", "--benchmark_filter=ring"});
   EXPECT_EQ(flags, (std::vector<std::pair<std::string, std::string>>{
                        {"--benchmark_min_time", "0.5"}, {"--benchmark_filter", "ring"}}));
+}
+
+// Newer Google Benchmarks write min_time as "0.5s"; 1.7.1 reads "0.5", so
+// the suffix is accepted and dropped before it sees the value.
+TEST(Options, MinTimeTakesASecondsSuffix) {
+  EXPECT_EQ(benchmark_run_flags({"--benchmark_min_time=0.05s"}),
+            (std::vector<std::pair<std::string, std::string>>{{"--benchmark_min_time", "0.05"}}));
+  EXPECT_EQ(google_benchmark_argument("--benchmark_min_time=0.05s"), "--benchmark_min_time=0.05");
+  EXPECT_EQ(google_benchmark_argument("--benchmark_min_time=2"), "--benchmark_min_time=2");
+  EXPECT_EQ(google_benchmark_argument("--benchmark_filter=pass"), "--benchmark_filter=pass");
+  EXPECT_EQ(google_benchmark_argument("--sizes"), "--sizes");
 }
 
 TEST(Options, RepetitionsAreTheLastRepetitionsFlagOrOne) {
@@ -1075,13 +1092,17 @@ TEST(GemmProducts, CheckPassesTheProductsAndCatchesWhatWasNotComputed) {
   EXPECT_EQ(weight_only.checked, 3u * 16u);
 }
 
-TEST(Options, GemmBatchesAreSortedPowersOfTwoOrAsListed) {
+TEST(Options, GemmBatchesAreSortedDoublingsOrAsListed) {
   const Options defaults = parse_options({"--families", "gemm"});
   EXPECT_EQ(defaults.gemm_batches, (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256}));
   const Options listed = parse_options({"--families", "gemm", "--gemm-batches", "12,3,4:16,3",
                                         "--gemm-models", "bert_base,alexnet,bert_base"});
   EXPECT_EQ(listed.gemm_batches, (std::vector<int>{3, 4, 8, 12, 16}));
   EXPECT_EQ(listed.gemm_models, (std::vector<std::string>{"bert_base", "alexnet"}));
+  // A:B doubles A up to B, as --help says: not the powers of two in [A, B].
+  EXPECT_EQ(parse_options({"--families", "gemm", "--gemm-batches", "3:12"}).gemm_batches,
+            (std::vector<int>{3, 6, 12}));
+  EXPECT_NE(help_text().find("A:B for A, 2A, 4A, ... up to B"), std::string::npos);
 }
 
 TEST(Plan, GemmIsThePeakThenEachDistinctLayerPerBatchAndPass) {

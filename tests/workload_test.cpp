@@ -618,7 +618,12 @@ TEST(Workload, ParallelSpecErrorsSayWhatFailed) {
   expect_rejected("bert_base:tp=8", "must divide bert_base's 12 attention heads");
   expect_rejected("llama3_8b:tp=16", "8 key/value heads");
   expect_rejected("gpt2:tp=2:batch=0", "batch \"0\" must be a whole number of at least 1");
-  expect_rejected("gpt2:tp=2:seq=-5", "seq \"-5\" must be a whole number");
+  expect_rejected("gpt2:tp=2:seq=-5",
+                  "seq \"-5\" is negative; it must be a whole number of at least 1");
+  expect_rejected("gpt2:tp=-2", "the degree K \"-2\" is negative");
+  expect_rejected(
+      "gpt2:tp=2:batch=18446744073709551616",
+      "batch \"18446744073709551616\" overflows 64 bits (at most 18446744073709551615)");
   expect_rejected("gpt2:tp=2:seq", "unknown option \"seq\" of tp");
   expect_rejected("gpt2:tp=2:batch=2:batch=3", "option \"batch\" is given twice");
   expect_rejected("gpt2:tp=2:", "an option between ':' is empty");
@@ -628,6 +633,13 @@ TEST(Workload, ParallelSpecErrorsSayWhatFailed) {
   expect_rejected("llama2_7b:fsdp:bf16:f32", "option \"f32\" gives the precision again");
   expect_rejected("llama2_7b:zero2=0", "ELEMENTS \"0\" must be a whole number of at least 1");
   expect_rejected("llama2_7b:zero2=5e8", "ELEMENTS \"5e8\" must be a whole number");
+  expect_rejected("llama2_7b:zero2=99999999999999999999",
+                  "ELEMENTS \"99999999999999999999\" overflows 64 bits");
+  // The bucket's bytes (bf16, ZeRO-2's default) overflow: said without the
+  // generator's name.
+  expect_rejected("llama2_7b:zero2=18446744073709551615",
+                  "invalid workload \"llama2_7b:zero2=18446744073709551615\": a bucket of "
+                  "18446744073709551615 elements of 2 bytes overflows 64 bits");
   expect_rejected("llama2_7b:experts", "unknown kind \"experts\"");
   EXPECT_THROW(parse_workloads("resnet50,,gpt2", kF32), std::invalid_argument);
   EXPECT_THROW(parse_workloads("", kF32), std::invalid_argument);

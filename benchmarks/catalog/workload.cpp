@@ -177,8 +177,8 @@ std::vector<Message> zero2_messages(const Model& model, std::uint64_t bucket_ele
   require_positive(element_bytes, bucket_elements, "zero2_messages");
   std::uint64_t cap_bytes = 0;
   if (__builtin_mul_overflow(bucket_elements, element_bytes, &cap_bytes)) {
-    throw std::invalid_argument(
-        fmt::format("zero2_messages: a bucket of {} elements overflows 64 bits", bucket_elements));
+    throw std::invalid_argument(fmt::format("a bucket of {} elements of {} bytes overflows 64 bits",
+                                            bucket_elements, element_bytes));
   }
   std::vector<Message> messages;
   const std::vector<Bucket> buckets = fusion_buckets(model, element_bytes, cap_bytes);
@@ -350,6 +350,14 @@ std::uint64_t parse_count(std::string_view spec, std::string_view what, std::str
   std::uint64_t value = 0;
   const char* end = text.data() + text.size();
   const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (!text.empty() && text.front() == '-') {
+    fail_spec(spec, fmt::format("{} \"{}\" is negative; it must be a whole number of at least {}",
+                                what, text, minimum));
+  }
+  if (error == std::errc::result_out_of_range && stop == end) {
+    fail_spec(spec, fmt::format("{} \"{}\" overflows 64 bits (at most {})", what, text,
+                                std::numeric_limits<std::uint64_t>::max()));
+  }
   if (text.empty() || error != std::errc() || stop != end || value < minimum) {
     fail_spec(spec, minimum == 0 ? fmt::format("{} \"{}\" must be a whole number", what, text)
                                  : fmt::format("{} \"{}\" must be a whole number of at least {}",

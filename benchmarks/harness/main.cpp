@@ -157,7 +157,9 @@ std::string compare_configurations(const World& world,
 // matches it: a POSIX extended regex (regcomp, as its re.h) searched in the
 // full name, the case name followed by `name_suffix` ("/manual_time", or
 // "/repeats:1/manual_time" under --interleave); a leading '-' negates.
-std::size_t count_selected(const CasePlan& plan, const std::string& name_suffix) {
+// With `family`, only the benchmarks of that family are counted.
+std::size_t count_selected(const CasePlan& plan, const std::string& name_suffix,
+                           std::optional<Family> family = std::nullopt) {
   std::string filter = benchmark::GetBenchmarkFilter();
   if (filter.empty() || filter == "all") filter = ".";
   bool negative = false;
@@ -174,6 +176,7 @@ std::size_t count_selected(const CasePlan& plan, const std::string& name_suffix)
   }
   std::size_t selected = 0;
   for (const BenchmarkCase& entry : plan.cases) {
+    if (family && entry.family != *family) continue;
     const std::string full_name = entry.name + name_suffix;
     const bool matches = regexec(&pattern, full_name.c_str(), 0, nullptr, 0) == 0;
     if (matches != negative) ++selected;
@@ -201,6 +204,10 @@ std::string csv_path_problem(const Options& options) {
   if (!fs::is_directory(directory)) {
     return fmt::format("--csv {}: the folder {} does not exist", options.csv_path,
                        directory.string());
+  }
+  if (fs::is_directory(path)) {
+    return fmt::format("--csv {}: is a folder; name a file (e.g. {})", options.csv_path,
+                       (path / "run.csv").string());
   }
   return {};
 }
@@ -353,14 +360,23 @@ bool benchmark_flag_set(const std::vector<std::string>& args, const std::string&
 }
 
 // Two outputs on one path would overwrite each other, or interleave a JSON
-// document with CSV rows.
+// document with CSV rows: every pair of the run's output files is compared
+// (through links and other spellings of one path).
 std::string shared_output_problem(const Options& options, const std::vector<std::string>& args) {
-  const std::string benchmark_out = benchmark_out_path(args);
-  if (options.csv_path.empty() || benchmark_out.empty()) return {};
-  if (!names_same_file(options.csv_path, benchmark_out)) return {};
-  return fmt::format(
-      "--csv {} and --benchmark_out={} name the same file; each output needs its own path",
-      options.csv_path, benchmark_out);
+  const std::pair<std::string, std::string> outputs[] = {
+      {"--csv " + options.csv_path, options.csv_path},
+      {"--benchmark_out=" + benchmark_out_path(args), benchmark_out_path(args)},
+      {"--timeline " + options.timeline_path, options.timeline_path}};
+  for (auto a = std::begin(outputs); a != std::end(outputs); ++a) {
+    for (auto b = a + 1; b != std::end(outputs); ++b) {
+      if (a->second.empty() || b->second.empty() || !names_same_file(a->second, b->second)) {
+        continue;
+      }
+      return fmt::format("{} and {} name the same file; each output needs its own path", a->first,
+                         b->first);
+    }
+  }
+  return {};
 }
 
 void print_help() {
@@ -431,12 +447,20 @@ std::vector<std::string> initialize_google_benchmark(const World& world, int arg
     remove_if_ended_abnormally(partial_benchmark_out(out.target));
   }
   std::vector<char*> benchmark_argv = {argv[0]};
+  std::vector<std::string> rewritten;                 // arguments given in another spelling
+  rewritten.reserve(static_cast<std::size_t>(argc));  // no reallocation: argv points into it
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg(argv[i]);
     const bool path_flag = arg.rfind("--benchmark_out=", 0) == 0;
     const bool out_flag = path_flag || arg.rfind("--benchmark_out_format=", 0) == 0;
     if (world.rank != 0 && out_flag) continue;
-    benchmark_argv.push_back(path_flag ? partial_out_flag.data() : argv[i]);
+    if (path_flag) {
+      benchmark_argv.push_back(partial_out_flag.data());
+    } else if (std::string plain = google_benchmark_argument(argv[i]); plain != arg) {
+      benchmark_argv.push_back(rewritten.emplace_back(std::move(plain)).data());
+    } else {
+      benchmark_argv.push_back(argv[i]);
+    }
   }
   // --samples N fixes the count: Google Benchmark must take the first call
   // (N samples) as the run, which it does once their time reaches a
@@ -585,6 +609,13 @@ std::string plan_benchmarks(const World& world, RunSetup& setup) {
           "--benchmark_filter={} selects none of the {} benchmarks (names look like "
           "{}{})",
           benchmark::GetBenchmarkFilter(), plan.cases.size(), plan.cases.front().name, name_suffix);
+    }
+    // Written at the end: refused now rather than as an empty trace then.
+    if (!options.timeline_path.empty() && count_selected(plan, name_suffix, Family::train) == 0) {
+      return fmt::format(
+          "--timeline {}: --benchmark_filter={} selects no train benchmark, so the timeline would "
+          "be empty; select a train/... benchmark or leave out --timeline",
+          options.timeline_path, benchmark::GetBenchmarkFilter());
     }
   } catch (const UsageError& usage) {
     return usage.what();

@@ -34,6 +34,10 @@ constexpr std::int64_t kMaxWarmupCalls = 1000000;
 // reserved before the loop, so the count bounds that memory (80 MB).
 constexpr std::int64_t kMaxSamples = 10000000;
 
+// What --gemm-batches A:B runs, for its help and its errors: A doubled
+// until B, so 3:12 is 3, 6, 12 (powers of two only when A is one).
+constexpr std::string_view kGemmBatchRange = "A:B for A, 2A, 4A, ... up to B";
+
 // The raw strings CLI11 fills; converted and validated by parse_options.
 struct RawOptions {
   std::string algorithms = "all";
@@ -45,6 +49,7 @@ struct RawOptions {
   std::string families = "allreduce,p2p,local,exchange";
   std::string gemm_models;
   std::string gemm_batches = kDefaultGemmBatches;
+  bool gemm_models_given = false;  // --gemm-models appeared, even with an empty value
 };
 
 // The collectives (each a --families name) and their algorithms.
@@ -206,9 +211,8 @@ struct App {
         ->type_name("LIST");
     app.add_option("--gemm-batches", raw.gemm_batches,
                    fmt::format("--families gemm: per-rank batches (samples), comma-separated "
-                               "whole numbers or A:B for the powers of two from A to B (default: "
-                               "{}; at most {})",
-                               kDefaultGemmBatches, kMaxGemmBatch))
+                               "whole numbers or {} (default: {}; at most {})",
+                               kGemmBatchRange, kDefaultGemmBatches, kMaxGemmBatch))
         ->type_name("LIST");
     app.add_option("--blas-threads", options.blas_threads,
                    "--families gemm: OpenBLAS threads per rank (default: 1, one core per rank)")
@@ -463,13 +467,13 @@ int parse_gemm_batch(const std::string& text) {
       batch > kMaxGemmBatch) {
     throw UsageError(fmt::format(
         "--gemm-batches: '{}' is not a batch; accepted: whole numbers from 1 to {}, comma-"
-        "separated, or A:B for the powers of two from A to B (e.g. 1:256)",
-        text, kMaxGemmBatch));
+        "separated, or {} (e.g. 1:256)",
+        text, kMaxGemmBatch, kGemmBatchRange));
   }
   return batch;
 }
 
-// --gemm-batches: "1,3,8" as given, "A:B" as A, 2A, 4A, ... up to B.
+// --gemm-batches: "1,3,8" as given, "A:B" as kGemmBatchRange says.
 void validate_gemm(const RawOptions& raw, Options& options) {
   for (const std::string& item : split_list(raw.gemm_batches)) {
     const std::size_t colon = item.find(':');
@@ -490,6 +494,12 @@ void validate_gemm(const RawOptions& raw, Options& options) {
   std::sort(options.gemm_batches.begin(), options.gemm_batches.end());
   options.gemm_batches.erase(std::unique(options.gemm_batches.begin(), options.gemm_batches.end()),
                              options.gemm_batches.end());
+  if (raw.gemm_models_given && split_list(raw.gemm_models).empty()) {
+    throw UsageError(fmt::format(
+        "--gemm-models is empty; accepted: comma-separated catalog models, e.g. {} (leave it out "
+        "for the --workload models, else those)",
+        fmt::join(kDefaultGemmModels, ",")));
+  }
   for (const std::string& name : split_list(raw.gemm_models)) {
     try {
       static_cast<void>(find_model(name));
@@ -501,8 +511,8 @@ void validate_gemm(const RawOptions& raw, Options& options) {
       options.gemm_models.push_back(name);
     }
   }
-  const bool gemm_options = !raw.gemm_models.empty() || raw.gemm_batches != kDefaultGemmBatches ||
-                            options.blas_threads != 1;
+  const bool gemm_options =
+      raw.gemm_models_given || raw.gemm_batches != kDefaultGemmBatches || options.blas_threads != 1;
   if (gemm_options && !options.has_family("gemm")) {
     throw UsageError(
         "--gemm-models, --gemm-batches and --blas-threads only act on --families gemm; add gemm "
@@ -553,16 +563,6 @@ void validate_families(const RawOptions& raw, Options& options) {
   }
 }
 
-void validate_run_id(const std::string& run_id) {
-  const bool valid = std::all_of(run_id.begin(), run_id.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
-  });
-  if (!valid) {
-    throw UsageError(fmt::format(
-        "--run-id '{}' has characters other than letters, digits, '.', '_' and '-'", run_id));
-  }
-}
-
 // The Google Benchmark (1.7.1) flags collbench passes on, and what each
 // value must be. Google Benchmark itself answers a bad value with its usage
 // text and exit(0) (a job that "succeeds" without MPI_Finalize), or leaves a
@@ -572,6 +572,7 @@ enum class FlagValue {
   boolean,
   repetitions,
   seconds,
+  min_time,  // seconds, also written with an 's' suffix
   verbosity,
   text,
   format,
@@ -591,7 +592,7 @@ struct BenchmarkFlag {
 constexpr BenchmarkFlag kBenchmarkFlags[] = {
     {"--benchmark_list_tests", FlagValue::boolean, false},
     {"--benchmark_filter", FlagValue::text, false},
-    {"--benchmark_min_time", FlagValue::seconds, false},
+    {"--benchmark_min_time", FlagValue::min_time, false},
     {"--benchmark_min_warmup_time", FlagValue::seconds, false},
     {"--benchmark_repetitions", FlagValue::repetitions, false},
     {"--benchmark_enable_random_interleaving", FlagValue::boolean, false},
@@ -645,6 +646,17 @@ std::string number_problem(const std::string& value, bool whole, const char* uni
                      lowest, highest, whole ? "" : ", e.g. 0.5 (no unit suffix)");
 }
 
+// Google Benchmark 1.8 and later write --benchmark_min_time in seconds as
+// "0.5s" (the form their docs show); 1.7.1, which collbench builds with,
+// reads a bare number only. The suffix is accepted and dropped before Google
+// Benchmark sees the value.
+std::string without_seconds_suffix(const std::string& value) {
+  if (value.size() < 2 || value.back() != 's') return value;
+  const char before = value[value.size() - 2];
+  return (before >= '0' && before <= '9') || before == '.' ? value.substr(0, value.size() - 1)
+                                                           : value;
+}
+
 // What is wrong with `value` for `flag`, or empty.
 std::string benchmark_value_problem(const BenchmarkFlag& flag, const std::string& value) {
   switch (flag.value) {
@@ -654,6 +666,12 @@ std::string benchmark_value_problem(const BenchmarkFlag& flag, const std::string
       return number_problem(value, true, "repetitions", 1, kMaxRepetitions);
     case FlagValue::seconds:
       return number_problem(value, false, "seconds", 0, kMaxBenchmarkSeconds);
+    case FlagValue::min_time: {
+      const std::string seconds = without_seconds_suffix(value);
+      if (number_problem(seconds, false, "seconds", 0, kMaxBenchmarkSeconds).empty()) return {};
+      return fmt::format("expected a number of seconds from 0 to {}, e.g. 0.5 or 0.5s",
+                         kMaxBenchmarkSeconds);
+    }
     case FlagValue::verbosity:
       return number_problem(value, true, "log levels", 0, std::numeric_limits<int>::max());
     case FlagValue::text:
@@ -700,6 +718,22 @@ std::string benchmark_flag_names() {
 }
 
 }  // namespace
+
+void validate_run_id(const std::string& run_id) {
+  const bool valid = std::all_of(run_id.begin(), run_id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+  });
+  if (!valid) {
+    throw UsageError(fmt::format(
+        "--run-id '{}' has characters other than letters, digits, '.', '_' and '-'", run_id));
+  }
+}
+
+std::string google_benchmark_argument(const std::string& arg) {
+  constexpr std::string_view kMinTime = "--benchmark_min_time=";
+  if (!arg.starts_with(kMinTime)) return arg;
+  return std::string(kMinTime) + without_seconds_suffix(arg.substr(kMinTime.size()));
+}
 
 bool flag_is_true(std::string value) {
   // Google Benchmark's IsTruthyFlagValue: these spellings are false, anything
@@ -775,6 +809,7 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   Options& options = app.options;
   app.raw.sizes_given = app.app.count("--sizes") > 0;
+  app.raw.gemm_models_given = app.app.count("--gemm-models") > 0;
   validate_listing(app.app.count("--csv") > 0, options);
   const RawOptions& raw = app.raw;
 
@@ -928,6 +963,7 @@ std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
           "--benchmark_enable_random_interleaving cannot be used: it shuffles the benchmark "
           "order differently on every rank, and ranks must run the same sequence");
     }
+    if (flag->value == FlagValue::min_time) value = without_seconds_suffix(value);
     if (!flag->display_only) flags.emplace_back(std::move(name), std::move(value));
   }
   return flags;

@@ -176,6 +176,16 @@ bool asks_for_help(const std::vector<std::string>& args);
 std::vector<std::pair<std::string, std::string>> benchmark_run_flags(
     const std::vector<std::string>& args);
 
+// Throws UsageError unless `run_id` has only letters, digits, '.', '_' and
+// '-': the one rule of every tool that writes a run id (collbench,
+// collbench-linkmatrix).
+void validate_run_id(const std::string& run_id);
+
+// `arg` as Google Benchmark 1.7.1 reads it: --benchmark_min_time=0.5s
+// becomes --benchmark_min_time=0.5 (newer versions' spelling); any other
+// argument is returned as it is.
+std::string google_benchmark_argument(const std::string& arg);
+
 // The --benchmark_repetitions among benchmark_run_flags' pairs (the last one
 // given, as Google Benchmark reads it), 1 when none is.
 int benchmark_repetitions(const std::vector<std::pair<std::string, std::string>>& flags);

@@ -17,6 +17,20 @@ std::string size_range(const std::vector<std::uint64_t>& sizes) {
                      format_bytes(*std::max_element(sizes.begin(), sizes.end())));
 }
 
+// What makes `entry` need less memory: a gemm layer's buffers grow with its
+// batch, a train iteration's with its batch and compute scale, the others'
+// with their sizes.
+std::string_view smaller_hint(const BenchmarkCase& entry) {
+  switch (entry.family) {
+    case Family::local_gemm:
+      return "use smaller --gemm-batches";
+    case Family::train:
+      return "use a smaller --train-batch or --compute-scale";
+    default:
+      return "use smaller --sizes";
+  }
+}
+
 }  // namespace
 
 Planner::Planner(const Options& options, std::string_view transport_kind, int ranks,
@@ -85,15 +99,15 @@ void Planner::check_memory(const BenchmarkCase& entry, std::uint64_t memory_limi
   if (needed == kSaturatedBytes) {
     throw UsageError(fmt::format(
         "{} needs more than {} per rank (buffers and workspace), beyond any machine's memory; "
-        "use smaller --sizes",
-        entry.name, format_bytes(kSaturatedBytes)));
+        "{}",
+        entry.name, format_bytes(kSaturatedBytes), smaller_hint(entry)));
   }
   if (memory_limit_per_rank > 0 && needed > memory_limit_per_rank) {
     throw UsageError(fmt::format(
         "{} needs {} per rank (buffers and workspace) but only {} per rank is available "
-        "(MemAvailable shared by the ranks of a node, 90% of it); use smaller --sizes or "
-        "fewer ranks per node",
-        entry.name, format_bytes(needed), format_bytes(memory_limit_per_rank)));
+        "(MemAvailable shared by the ranks of a node, 90% of it); {} or fewer ranks per node",
+        entry.name, format_bytes(needed), format_bytes(memory_limit_per_rank),
+        smaller_hint(entry)));
   }
 }
 

@@ -214,7 +214,9 @@ void add_verdict_and_output_options(CLI::App& app, Options& options) {
       ->type_name("PATH")
       ->check(collbench::cli::path());
   app.add_flag("--force", options.force, "Overwrite existing CSV files");
-  app.add_option("--run-id", options.run_id, "Run identifier for the CSV (default: a fresh one)")
+  app.add_option("--run-id", options.run_id,
+                 "Run identifier for the CSV (default: a fresh one); letters, digits, '.', '_' "
+                 "and '-', as collbench's")
       ->type_name("ID");
 }
 
@@ -260,6 +262,7 @@ void check_options(Options& options) {
     throw std::invalid_argument(
         fmt::format("--transport {}: accepted: {}", options.transport, fmt::join(kinds, ", ")));
   }
+  harness::validate_run_id(options.run_id);
   check_output_paths(options);
 }
 
@@ -285,6 +288,8 @@ std::optional<int> parse_command_line(int rank, int argc, char** argv, Options& 
   } catch (const CLI::ParseError& error) {
     usage_error = error.what();
   } catch (const std::invalid_argument& error) {
+    usage_error = error.what();
+  } catch (const harness::UsageError& error) {
     usage_error = error.what();
   }
   if (usage_error.empty()) return std::nullopt;
@@ -717,7 +722,11 @@ int main(int argc, char** argv) {
   } catch (const std::exception& error) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    fmt::print(stderr, "collbench-linkmatrix: rank {}: {}\n", rank, error.what());
+    // Errors that already name their rank (a transport's timeout) say it once.
+    const std::string what = error.what();
+    const std::string prefix = fmt::format("rank {}: ", rank);
+    fmt::print(stderr, "collbench-linkmatrix: {}{}\n", what.starts_with(prefix) ? "" : prefix,
+               what);
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

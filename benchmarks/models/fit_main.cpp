@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
   app.add_option("--plot-script", plot_script, "scripts/plot.py to run")
       ->capture_default_str()
       ->check(CLI::ExistingFile);
-  app.add_option("--python", python, "Python with matplotlib")
+  app.add_option("--python", python,
+                 "Python with matplotlib (a name without '/' is looked up in PATH)")
       ->capture_default_str()
       ->check(collbench::cli::path());
   app.add_flag("--residuals", residuals, "print every top-down residual in the report");

@@ -215,10 +215,33 @@ void add_link_matrix_table(const NamedTable& named, std::map<PointKey, PointSamp
   const auto text = [&](const std::vector<std::string>& row, std::string_view column) {
     return row[static_cast<std::size_t>(table.column(column))];
   };
+  // Each directed link once: a repeated row would count twice toward the
+  // median link. (Repeated runs come as separate files and count alike.)
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::size_t> links;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const std::vector<std::string>& row = table.rows[r];
     const RowContext where{source, r + 1, columns::kLinks};
     ++summary.rows_read;
+    const std::string& src = text(row, "src");
+    const std::string& dst = text(row, "dst");
+    if (src.empty() || dst.empty()) {
+      throw std::runtime_error(fmt::format("{}: data row {}: {} is empty; expected a host name",
+                                           source, where.row, src.empty() ? "src" : "dst"));
+    }
+    if (src == dst) {
+      throw std::runtime_error(
+          fmt::format("{}: data row {}: src and dst are both '{}'; a link joins two hosts "
+                      "(collbench-linkmatrix measures none from a host to itself)",
+                      source, where.row, src));
+    }
+    const auto [first, inserted] =
+        links.try_emplace({src, dst, text(row, "transport"), text(row, "provider")}, where.row);
+    if (!inserted) {
+      throw std::runtime_error(fmt::format(
+          "{}: data row {}: the link {} -> {} repeats data row {}; each directed link is measured "
+          "once per file",
+          source, where.row, src, dst, first->second));
+    }
     const double latency_bytes =
         required_number(text(row, "latency_bytes"), "latency_bytes", where);
     const double latency_us = required_number(text(row, "latency_us"), "latency_us", where);
@@ -254,6 +277,12 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
   if (table.header.empty() || (table.header.size() == 1 && table.header[0].empty())) {
     throw std::runtime_error(fmt::format(
         "{}: empty file (no header); expected a collbench CSV (see results/README.md)", source));
+  }
+  if (!table.header_complete) {
+    throw std::runtime_error(fmt::format(
+        "{}: the header line is cut short (no line break ends it, and no row follows): the file "
+        "was torn while it was written; nothing to fit",
+        source));
   }
   if (is_link_matrix(table)) {
     add_link_matrix_table(named, points, summary);
@@ -309,6 +338,12 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
     }
     const double ranks_value = required_number(row[ranks_col], "ranks", where);
     const double bytes = required_number(row[bytes_col], "bytes", where);
+    if (bytes == 0) {
+      throw std::runtime_error(fmt::format(
+          "{}: data row {}: bytes is 0; collbench never times an empty message (its smallest size "
+          "is 1 byte), so the row is not a measurement to fit",
+          source, where.row));
+    }
     // The harness leaves the statistics empty for a benchmark that failed
     // (e.g. an algorithm that cannot run at this size): there is no time to
     // fit, which is not the same as a time that is not a number.

@@ -50,8 +50,10 @@ std::string plot_failure(const std::string& python, const std::string& script,
   if (silence == Silence::stdout_and_stderr) {
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   }
+  // posix_spawnp: a bare name such as --python python3 is looked up in PATH,
+  // as a shell would; a path with a '/' is run as it is.
   const int spawn_error =
-      posix_spawn(&pid, python.c_str(), &actions, nullptr, argv.data(), environ);
+      posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawn_error != 0) {
     return fmt::format("cannot run {}: {}", command, std::strerror(spawn_error));

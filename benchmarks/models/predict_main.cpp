@@ -59,6 +59,8 @@ struct Options {
   double latency_us = 0;
   double bandwidth_gbps = 0;
   std::string algorithm_list;
+  bool algorithms_given = false;  // --algorithms appeared, even with an empty value
+  bool exchange_given = false;
   int max_nodes = 0;
   std::string dtype = "f32";
   std::string exchange = "whole";
@@ -145,15 +147,20 @@ void add_network_options(CLI::App& app, Options& options) {
                                   "γ from its reduce fit")
                        ->check(CLI::ExistingFile);
   network_opt->excludes(from_opt);
+  // These choose among models.csv's fits: without it they would be ignored.
   app.add_option("--transport", options.selection.transport,
-                 "with --network-from: the transport of the p2p fit (default: the only one)");
-  app.add_option("--provider", options.selection.provider, "with --network-from: the provider");
+                 "with --network-from: the transport of the p2p fit (default: the only one)")
+      ->needs(from_opt);
+  app.add_option("--provider", options.selection.provider, "with --network-from: the provider")
+      ->needs(from_opt);
   app.add_option("--placement", options.selection.placement,
                  "with --network-from: preferred p2p placement (inter or intra)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"inter", "intra"}));
+      ->check(CLI::IsMember({"inter", "intra"}))
+      ->needs(from_opt);
   app.add_flag("--per-algorithm-fits", options.selection.per_algorithm_fits,
-               "with --network-from: each algorithm uses its own top-down fit (allows mpi)");
+               "with --network-from: each algorithm uses its own top-down fit (allows mpi)")
+      ->needs(from_opt);
   app.add_option("--gamma", options.gamma_ns,
                  "γ in ns per byte reduced, for presets (default: 0.1, i.e. 10 GB/s, a streaming "
                  "f32 sum on one core) and when models.csv has no reduce fit")
@@ -190,8 +197,10 @@ void add_exchange_options(CLI::App& app, Options& options) {
                      "time: 2/3 of linear compute, the measured backward with --compute-from); "
                      "default 0")
           ->check(collbench::cli::number_at_least(0, false, "", 1));
-  auto* buckets_opt = app.add_flag("--overlap-buckets", options.overlap_buckets,
-                                   "overlap bucket by bucket as DDP does (implies --exchange ddp)");
+  auto* buckets_opt =
+      app.add_flag("--overlap-buckets", options.overlap_buckets,
+                   "overlap bucket by bucket as DDP does (implies --exchange ddp; refused with "
+                   "--exchange whole)");
   fraction_opt->excludes(buckets_opt);
   app.add_flag("--weak", options.weak, "weak scaling: B/p fixed at --batch samples per node");
 }
@@ -205,7 +214,8 @@ void add_output_options(CLI::App& app, Options& options) {
   app.add_option("--plot-script", options.plot_script, "scripts/plot.py to run")
       ->capture_default_str()
       ->check(CLI::ExistingFile);
-  app.add_option("--python", options.python, "Python with matplotlib")
+  app.add_option("--python", options.python,
+                 "Python with matplotlib (a name without '/' is looked up in PATH)")
       ->capture_default_str()
       ->check(collbench::cli::path());
 }
@@ -391,8 +401,25 @@ void write_outputs(const Options& options, const std::vector<collbench::ScalingR
   for (const std::string& png : plots) std::printf("wrote %s\n", png.c_str());
 }
 
+// Values CLI11 cannot judge alone: an empty list, and options that
+// contradict each other.
+void check_options(const Options& options) {
+  if (options.algorithms_given && split(options.algorithm_list).empty()) {
+    throw std::invalid_argument(fmt::format(
+        "--algorithms is empty; accepted: comma-separated allreduce algorithms: {}, lower_bound "
+        "(leave it out for the default)",
+        collbench::find_collective("allreduce")->algorithm_names()));
+  }
+  if (options.overlap_buckets && options.exchange_given && options.exchange == "whole") {
+    throw std::invalid_argument(
+        "--overlap-buckets overlaps DDP's buckets one by one and cannot go with --exchange whole "
+        "(one allreduce of the whole gradient); drop one of them");
+  }
+}
+
 // Everything after parsing; any error is an exception with the one line to show.
 void predict_and_report(const Options& options, int argc, char** argv) {
+  check_options(options);
   check_outputs(options);
   // Checked even where no DDP bucket uses it: a bad value is a mistake.
   const std::uint64_t bucket_cap_bytes = collbench::parse_byte_size(options.bucket_cap);
@@ -433,6 +460,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "collbench-predict: %s (see --help)\n", e.what());
     return kErrorStatus;
   }
+  options.algorithms_given = app.count("--algorithms") > 0;
+  options.exchange_given = app.count("--exchange") > 0;
   try {
     predict_and_report(options, argc, argv);
   } catch (const std::exception& e) {

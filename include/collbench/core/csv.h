@@ -72,6 +72,9 @@ std::string csv_line(const std::vector<std::string>& fields);
 struct CsvTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
+  // Whether the header line ended with a line break; a file cut short while
+  // its header was being written has none (and no rows).
+  bool header_complete = true;
   // Index of `column` in header, or -1.
   int column(std::string_view name) const;
 };
