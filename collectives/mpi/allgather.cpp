@@ -3,7 +3,7 @@
 // and offsets, so that any count runs. The vendor baseline of allgather; in
 // place with MPI_IN_PLACE (MPI's in-place layout is collbench's: the input
 // at its block of the output). Elements travel as the datatypes of
-// mpi_library.h (nothing is reduced).
+// library.h (nothing is reduced).
 //
 // No cost formula of its own: cost() is the lower bound for any allgather
 // (collective.h), ⌈lg p⌉α + (p−1)/p·nβ.

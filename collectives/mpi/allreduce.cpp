@@ -2,7 +2,7 @@
 // hand-written algorithm is compared with. Which algorithm the library picks
 // (OpenMPI's tuned/han components decide by size and p) is its business;
 // here it is one call on the transport's duplicated communicator, with the
-// datatypes and operations of mpi_library.h.
+// datatypes and operations of library.h.
 //
 // No cost formula of its own: the library's choice is unknown. cost() is the
 // lower bound for any allreduce (collective.h), ⌈lg p⌉α + 2(p−1)/p·nβ +

@@ -5,7 +5,7 @@
 // with MPI_IN_PLACE when the blocks are equal; otherwise MPI's in-place
 // layout (the send blocks where the receive blocks are) is not collbench's,
 // and the input is copied aside first (AlltoallBase). Elements travel as the
-// datatypes of mpi_library.h (nothing is reduced); counts and offsets are
+// datatypes of library.h (nothing is reduced); counts and offsets are
 // MPI ints, which MpiLibraryCall guarantees (at most INT_MAX elements) and
 // the build checks again for alltoallv's shares, which this file's class
 // also runs (build_mpi_alltoallv: always MPI_Alltoallv, in place staged).

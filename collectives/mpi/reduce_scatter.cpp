@@ -1,7 +1,7 @@
 // mpi — the MPI library's own reduce_scatter: MPI_Reduce_scatter_block when
 // the blocks are equal (count a multiple of p), else MPI_Reduce_scatter with
 // the blocks' counts, so that any count runs. The vendor baseline of
-// reduce_scatter, with the datatypes and operations of mpi_library.h.
+// reduce_scatter, with the datatypes and operations of library.h.
 //
 // In place, MPI takes the input from the receive buffer and leaves the
 // result at its start, while collbench's layout has the output at block r of
