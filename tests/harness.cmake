@@ -7,7 +7,7 @@ endif()
 
 add_executable(harness_tests harness_test.cpp)
 target_link_libraries(harness_tests PRIVATE collbench_harness GTest::gtest_main collbench_warnings)
-gtest_discover_tests(harness_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+collbench_add_gtest(harness_tests)
 
 list(JOIN COLLBENCH_MPIRUN " " harness_mpirun)
 set(harness_driver ${CMAKE_CURRENT_SOURCE_DIR}/harness_mpi_test.sh)

@@ -13,7 +13,7 @@ endif()
 add_executable(linkmatrix_tests linkmatrix_test.cpp)
 target_link_libraries(linkmatrix_tests PRIVATE collbench::linkmatrix GTest::gtest_main
                       collbench_warnings)
-gtest_discover_tests(linkmatrix_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+collbench_add_gtest(linkmatrix_tests)
 
 set(linkmatrix_test_dir ${CMAKE_CURRENT_BINARY_DIR}/linkmatrix_mpi)
 file(MAKE_DIRECTORY ${linkmatrix_test_dir})
