@@ -63,7 +63,7 @@ set_tests_properties(harness_list_algorithms_csv PROPERTIES LABELS unit
   ENVIRONMENT "${COLLBENCH_MPI_ENV}" RESOURCE_LOCK mpirun
   PASS_REGULAR_EXPRESSION "^order,collective,algorithm,implementation,cost_model,reduces_on_every_rank,summary\n([0-9]+,[a-z_]+,[a-z0-9_]+,(hand-written|mpi),(yes|no),(yes|no),[^\n]+\n)+$")
 
-# Under scripts/test.sh --sanitize: the unit tests, and one real run (check,
+# Under scripts/test.sh --full (the sanitize group): the unit tests, and one real run (check,
 # workload exchange, repetitions) on 3 ranks under ASan+UBSan.
 if(COLLBENCH_SANITIZE)
   add_test(NAME sanitize_harness_tests COMMAND harness_tests --gtest_brief=1)
