@@ -1,44 +1,78 @@
 #!/usr/bin/env bash
-# Builds collbench and runs its whole test suite, in two stages:
-#   1. sanitizers: the unit tests (in-process transport) and a small MPI job,
-#      built with AddressSanitizer + UndefinedBehaviorSanitizer (build-sanitize/);
-#   2. everything else (build-test/, Release, warnings as errors): unit tests,
-#      mpirun-launched tests, tool tests, fuzzers.
-# The emulated-cluster end-to-end test (label netsim: root, network
-# namespaces, up to 17 minutes) runs only with --netsim. The Slurm stage (label
-# slurm, tests/slurm_stage.sh: root; installs slurm-wlm and munge when missing,
-# runs collbench.sbatch under a one-node Slurm; 1-2 minutes) runs in stage 2;
-# leave it out with -LE slurm.
-# Usage: scripts/test.sh [--no-sanitize | --sanitize-only | --netsim] [ctest args...]
-#   --no-sanitize     skip stage 1 (faster local runs)
-#   --sanitize-only   run stage 1 only
-#   --netsim          stage 2 runs only the netsim end-to-end test
+# Builds collbench and runs its tests, in two tiers.
+#
+# The default tier is what CI runs (.ci/run): one Release build (build-test/,
+# warnings as errors), then every CTest test not labelled `full`, in groups:
+#   unit   the GoogleTest binaries (every in-process algorithm at p <= 8, a
+#          million elements at p = 3), the tools on synthetic data and bad
+#          input, the CSV schema check, the Python script tests
+#   mpi    a short mpirun smoke (np 2-3) and the bad-input table
+#   other  the tests with neither label
+# --full runs the default tier, then
+#   full      the tests labelled `full`: in-process algorithms at p = 9, 13
+#             and 16 and a million elements at every p, the mutation tests of
+#             the check, the long mpirun tests (np 4-5, libfabric, the harness
+#             scenarios), fuzzing, Slurm (root), the installed package
+#   sanitize  a second build (build-sanitize/, ASan + UBSan) of the unit tests
+#             and a small MPI job
+#   netsim    the emulated-cluster end-to-end test (root, network namespaces,
+#             up to 17 minutes)
+# Each group has a time budget for this 2-core machine; the time each took is
+# printed, and a group over its budget is named (its tests still pass or fail
+# on their own: no test asserts on wall time). A test skipped for a missing
+# component (no root, no libfabric provider, no Slurm) is listed with its
+# reason. README.md says how long each tier takes.
+#
+# Usage: scripts/test.sh [--full | --no-sanitize | --sanitize-only | --netsim] [ctest args...]
+#   (none)            the default tier
+#   --full            everything: the default tier, full, sanitize, netsim
+#   --no-sanitize     --full without the sanitize group
+#   --sanitize-only   the sanitize group only
+#   --netsim          the netsim group only
 #   JOBS              parallel build jobs (default: nproc)
-# Extra arguments go to the stage-2 ctest (common ctest options only, checked
-# first: -R, -E, -L, -LE, -j, --repeat, --output-on-failure, ...), e.g.
-#   scripts/test.sh --no-sanitize -L unit
+# Extra arguments go to the ctest of every group but sanitize (common ctest
+# options only, checked first: -R, -E, -L, -LE, -j, --repeat,
+# --output-on-failure, ...), e.g.
+#   scripts/test.sh -R harness
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-run_sanitize=1
-run_main=1
-netsim=0
+# Group name, budget in seconds, labels it runs and labels it leaves out
+# (CTest regexes, - for none); in the order they run. The default tier's
+# budgets, with the build's, add up to its 15 minutes on 2 cores.
+build_budget=330
+default_groups=(
+  "unit 180 ^unit$ ^(mpi|full)$"
+  "mpi 330 ^mpi$ ^full$"
+  "other 60 - ^(unit|mpi|full)$"
+)
+full_group="full 2400 ^full$ ^netsim$"
+sanitize_budget=900
+netsim_group="netsim 1100 ^netsim$ -"
+
+run_default=1
+run_full=0
+run_sanitize=0
+run_netsim=0
 case "${1:-}" in
   -h | --help)
     sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
     exit 0
     ;;
+  --full)
+    run_full=1 run_sanitize=1 run_netsim=1
+    shift
+    ;;
   --no-sanitize)
-    run_sanitize=0
+    run_full=1 run_netsim=1
     shift
     ;;
   --sanitize-only)
-    run_main=0
+    run_default=0 run_sanitize=1
     shift
     ;;
   --netsim)
-    run_sanitize=0
-    netsim=1
+    run_default=0 run_netsim=1
     shift
     ;;
 esac
@@ -50,6 +84,9 @@ expects_value=" -R -E -L -LE -j -I --repeat --timeout --tests-regex --exclude-re
   --label-exclude --parallel "
 known_flag=" -N -V -VV -Q --output-on-failure --stop-on-failure --rerun-failed --show-only
   --no-tests=error --schedule-random --progress "
+# ctest keeps only its last -LE, so the user's are joined to each group's.
+passed_on=()
+user_excludes=()
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   arg=${args[i]}
@@ -59,8 +96,13 @@ for ((i = 0; i < ${#args[@]}; i++)); do
       exit 2
     fi
     i=$((i + 1))
+    if [[ $arg == -LE || $arg == --label-exclude ]]; then
+      user_excludes+=("${args[i]}")
+    else
+      passed_on+=("$arg" "${args[i]}")
+    fi
   elif [[ $arg == -* && $known_flag != *" $arg "* && $arg != --repeat=* && $arg != -j[0-9]* ]]; then
-    echo "test.sh: unknown option '$arg': the first argument may be --no-sanitize," \
+    echo "test.sh: unknown option '$arg': the first argument may be --full, --no-sanitize," \
       "--sanitize-only or --netsim, the rest go to ctest (-R, -E, -L, -LE, -j, --repeat," \
       "--output-on-failure, ...; see scripts/test.sh --help)" >&2
     exit 2
@@ -68,30 +110,109 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     echo "test.sh: '$arg' is not an option; ctest's options take their value as the next" \
       "argument (e.g. -R harness; see scripts/test.sh --help)" >&2
     exit 2
+  else
+    passed_on+=("$arg")
   fi
 done
 
 scripts/setup.sh
 jobs=${JOBS:-$(nproc)}
+timings=()
+over=()
+failed=()
 
-if [[ $run_sanitize -eq 1 ]]; then
-  echo "== stage 1: sanitizers (ASan + UBSan) =="
-  cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLBENCH_WERROR=ON \
-    -DCOLLBENCH_SANITIZE=ON >/dev/null
-  # Only what the sanitize-labelled tests run: the whole tree under ASan would
-  # double the build time for nothing those tests use.
-  cmake --build build-sanitize -j "$jobs" --target core_tests collective_mpi_test harness_tests \
-    collbench_exe
-  (cd build-sanitize && ctest --output-on-failure -L sanitize)
+# timed <name> <budget> <command...>: runs the command, records its time
+# and its status, and returns the status.
+timed() {
+  local name=$1 budget=$2 start status=0
+  shift 2
+  echo "== $name (budget ${budget} s) =="
+  start=$SECONDS
+  "$@" || status=$?
+  local took=$((SECONDS - start))
+  local line
+  line=$(printf '%-9s %5d s  (budget %d s)' "$name" "$took" "$budget")
+  ((status == 0)) || { line+="  FAILED"; failed+=("$name"); }
+  ((took <= budget)) || { line+="  OVER BUDGET"; over+=("$name"); }
+  echo "== $line"
+  timings+=("$line")
+  return $status
+}
+
+# The tests of one group that CTest skipped, each with its last line of
+# output (its reason), and the "skip ..." lines of tests that left a part
+# of themselves out.
+report_skips() {
+  /usr/bin/python3 - "$1" <<'PYTHON'
+import re, sys, xml.etree.ElementTree as ET
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    lines = [l for l in (case.findtext("system-out") or "").splitlines() if l.strip()]
+    if case.find("skipped") is not None:
+        print(f"skipped: {case.get('name')}: {lines[-1] if lines else '(it printed no reason)'}")
+    elif case.get("status") == "run":
+        for line in dict.fromkeys(l for l in lines if re.match(r"(skip|SKIP)\b", l)):
+            print(f"{case.get('name')}: {line}")
+PYTHON
+}
+
+# ctest_group <build dir> <name> [ctest args...]
+ctest_group() {
+  local dir=$1 name=$2 status=0
+  shift 2
+  local junit=Testing/test_sh_$name.xml
+  rm -f "$dir/$junit"
+  (cd "$dir" && ctest --output-on-failure -j 2 --output-junit "$junit" "$@") || status=$?
+  if [[ -f $dir/$junit ]]; then report_skips "$dir/$junit"; fi
+  return $status
+}
+
+# run_group <build dir> "<name> <budget> <labels> <excluded labels>" [ctest args...]
+run_group() {
+  local dir=$1 name budget include exclude
+  read -r name budget include exclude <<<"$2"
+  shift 2
+  local selection=() excludes=()
+  [[ $include == - ]] || selection+=(-L "$include")
+  [[ $exclude == - ]] || excludes+=("$exclude")
+  excludes+=("${user_excludes[@]}")
+  if ((${#excludes[@]} > 0)); then
+    selection+=(-LE "$(IFS='|' && echo "${excludes[*]}")")
+  fi
+  timed "$name" "$budget" ctest_group "$dir" "$name" "${selection[@]}" "$@"
+}
+
+if ((run_default || run_full || run_netsim)); then
+  cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_WERROR=ON >/dev/null
+  timed build "$build_budget" cmake --build build-test -j "$jobs" || exit 1
+  groups=()
+  if ((run_default)); then groups+=("${default_groups[@]}"); fi
+  if ((run_full)); then groups+=("$full_group"); fi
+  for group in "${groups[@]}"; do
+    run_group build-test "$group" "${passed_on[@]}" || true
+  done
 fi
 
-if [[ $run_main -eq 1 ]]; then
-  echo "== stage 2: the whole suite =="
-  cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_WERROR=ON >/dev/null
-  cmake --build build-test -j "$jobs"
-  if [[ $netsim -eq 1 ]]; then
-    (cd build-test && ctest --output-on-failure -L netsim "$@")
-  else
-    (cd build-test && ctest --output-on-failure -j 2 -LE netsim "$@")
-  fi
+sanitize() {
+  cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLBENCH_WERROR=ON \
+    -DCOLLBENCH_SANITIZE=ON >/dev/null || return
+  # Only what the sanitize-labelled tests run: the whole tree under ASan
+  # would double the build time for nothing those tests use.
+  cmake --build build-sanitize -j "$jobs" --target core_tests collective_mpi_test harness_tests \
+    collbench_exe || return
+  ctest_group build-sanitize sanitize -L sanitize
+}
+if ((run_sanitize)); then
+  timed sanitize "$sanitize_budget" sanitize || true
+fi
+
+if ((run_netsim)); then
+  run_group build-test "$netsim_group" "${passed_on[@]}" || true
+fi
+
+echo "== times ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)) =="
+printf '%s\n' "${timings[@]}"
+if ((${#over[@]} > 0)); then echo "over budget: ${over[*]} (README.md, Tests)"; fi
+if ((${#failed[@]} > 0)); then
+  echo "test.sh: failed: ${failed[*]}" >&2
+  exit 1
 fi

@@ -3,7 +3,7 @@
 # collectives are still being written.
 add_executable(catalog_tests catalog_test.cpp workload_test.cpp sizes_test.cpp)
 target_link_libraries(catalog_tests PRIVATE collbench::catalog GTest::gtest_main collbench_warnings)
-gtest_discover_tests(catalog_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+collbench_add_gtest(catalog_tests)
 
 # collbench-catalog as a user runs it.
 add_test(NAME catalog_cli_list COMMAND collbench-catalog list)

@@ -53,23 +53,11 @@ class CollectiveInProcess : public ::testing::TestWithParam<Param> {
 
 TEST_P(CollectiveInProcess, SumAndMaxEveryDtypeAndCount) {
   const int p = ranks();
-  // The sanitizer run (scripts/test.sh --sanitize) sets COLLBENCH_QUICK_TESTS:
-  // under ASan the million-element case costs minutes and adds no code path
-  // that the smaller counts and the tiny-segment test do not already take.
-  const bool quick = std::getenv("COLLBENCH_QUICK_TESTS") != nullptr;
-  std::vector<std::size_t> counts = {0,
-                                     1,
-                                     static_cast<std::size_t>(p - 1),
-                                     static_cast<std::size_t>(p),
-                                     static_cast<std::size_t>(p + 1),
-                                     4099,
-                                     1048579};
-  if (quick) counts.pop_back();
-  for (std::size_t count : counts) {
+  for (std::size_t count :
+       {std::size_t{0}, std::size_t{1}, static_cast<std::size_t>(p - 1),
+        static_cast<std::size_t>(p), static_cast<std::size_t>(p + 1), std::size_t{4099}}) {
     for (DType dtype : kAllDTypes) {
       for (ReduceOp op : {ReduceOp::sum, ReduceOp::max}) {
-        // The million-element case runs out-of-place only, twice; it is the
-        // one that exercises many segments and uneven blocks at scale.
         EXPECT_EQ(run_case(collective(), algorithm(), p, count, dtype, op, false), 0u)
             << where(count, dtype, op);
       }
@@ -93,25 +81,63 @@ TEST_P(CollectiveInProcess, MinAvgAndInPlace) {
   }
 }
 
-std::vector<Param> inproc_cases() {
+// A million-odd elements, out of place: many segments and uneven blocks at
+// scale. It costs more than all the smaller counts together (~1.7 s of CPU
+// per algorithm at p = 3), so it has its own rank counts.
+class CollectiveInProcessMillion : public CollectiveInProcess {};
+
+TEST_P(CollectiveInProcessMillion, SumAndMaxEveryDtype) {
+  // The sanitizer run (scripts/test.sh --full) sets COLLBENCH_QUICK_TESTS:
+  // under ASan this case costs minutes and adds no code path that the
+  // smaller counts and the tiny-segment test do not already take.
+  if (std::getenv("COLLBENCH_QUICK_TESTS") != nullptr) {
+    GTEST_SKIP() << "COLLBENCH_QUICK_TESTS: the million-element case is left out";
+  }
+  constexpr std::size_t count = 1048579;
+  for (DType dtype : kAllDTypes) {
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max}) {
+      EXPECT_EQ(run_case(collective(), algorithm(), ranks(), count, dtype, op, false), 0u)
+          << where(count, dtype, op);
+    }
+  }
+}
+
+// Every in-process algorithm of every collective at each rank count of
+// interest that `keep` keeps.
+std::vector<Param> inproc_cases(bool (*keep)(int ranks)) {
   std::vector<Param> cases;
   for (const CollectiveInfo& collective : collectives()) {
     for (const AlgorithmInfo& info : collective.algorithms) {
       if (!info.unsupported_reason("inproc", 2, 1).empty()) continue;
       for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16}) {
-        cases.emplace_back(std::string(collective.name), std::string(info.name), p);
+        if (keep(p)) cases.emplace_back(std::string(collective.name), std::string(info.name), p);
       }
     }
   }
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CollectiveInProcess, ::testing::ValuesIn(inproc_cases()),
-                         [](const ::testing::TestParamInfo<Param>& param_info) {
-                           return fmt::format("{}_{}_p{}", std::get<0>(param_info.param),
-                                              std::get<1>(param_info.param),
-                                              std::get<2>(param_info.param));
-                         });
+std::string case_name(const ::testing::TestParamInfo<Param>& param_info) {
+  return fmt::format("{}_{}_p{}", std::get<0>(param_info.param), std::get<1>(param_info.param),
+                     std::get<2>(param_info.param));
+}
+
+// Instances named Full run only in scripts/test.sh --full (tests/CMakeLists.txt,
+// COLLBENCH_FULL_GTESTS): the default tier keeps every algorithm at p <= 8
+// (powers of two and not, odd and even) and the million elements at p = 3;
+// the rest costs several times that on two cores.
+bool small(int p) { return p <= 8; }
+bool large(int p) { return !small(p); }
+bool million_default(int p) { return p == 3; }
+bool million_full(int p) { return !million_default(p); }
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CollectiveInProcess,
+                         ::testing::ValuesIn(inproc_cases(small)), case_name);
+INSTANTIATE_TEST_SUITE_P(Full, CollectiveInProcess, ::testing::ValuesIn(inproc_cases(large)),
+                         case_name);
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CollectiveInProcessMillion,
+                         ::testing::ValuesIn(inproc_cases(million_default)), case_name);
+INSTANTIATE_TEST_SUITE_P(Full, CollectiveInProcessMillion,
+                         ::testing::ValuesIn(inproc_cases(million_full)), case_name);
 
 // The messages one rank of `algorithm` sends in one call of `count` f32
 // elements in segments of `segment_bytes`, at `ranks` ranks.

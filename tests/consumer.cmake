@@ -15,4 +15,4 @@ add_test(NAME consumer_find_package
                  -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
                  "-DCXX_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/consumer/find_package_test.cmake)
-set_tests_properties(consumer_find_package PROPERTIES LABELS install TIMEOUT 600 PROCESSORS 2)
+set_tests_properties(consumer_find_package PROPERTIES LABELS "install;full" TIMEOUT 600 PROCESSORS 2)

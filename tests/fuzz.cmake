@@ -36,5 +36,5 @@ foreach(target fuzz_sizes fuzz_workload fuzz_csv)
                    -print_final_stats=1
                    -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/${target}_ ${CMAKE_CURRENT_BINARY_DIR}/${target}_corpus
                    ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/seeds/${target})
-  set_tests_properties(${target} PROPERTIES LABELS "fuzz" TIMEOUT 120)
+  set_tests_properties(${target} PROPERTIES LABELS "fuzz;full" TIMEOUT 120)
 endforeach()

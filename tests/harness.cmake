@@ -7,12 +7,13 @@ endif()
 
 add_executable(harness_tests harness_test.cpp)
 target_link_libraries(harness_tests PRIVATE collbench_harness GTest::gtest_main collbench_warnings)
-gtest_discover_tests(harness_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+collbench_add_gtest(harness_tests)
 
 list(JOIN COLLBENCH_MPIRUN " " harness_mpirun)
 set(harness_driver ${CMAKE_CURRENT_SOURCE_DIR}/harness_mpi_test.sh)
+# harness_mpi_test(<scenario> [NP n] [TIMEOUT s] [LABELS l...])
 function(harness_mpi_test scenario)
-  cmake_parse_arguments(ARG "" "NP;TIMEOUT" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "NP;TIMEOUT" "LABELS" ${ARGN})
   set(name harness_${scenario})
   if(ARG_NP)
     set(name ${name}_np${ARG_NP})
@@ -24,26 +25,28 @@ function(harness_mpi_test scenario)
                                      ${ARG_NP})
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "${COLLBENCH_MPI_ENV};COLLBENCH_MPIRUN=${harness_mpirun}"
-    TIMEOUT ${ARG_TIMEOUT} LABELS "mpi;harness" PROCESSORS 2 RESOURCE_LOCK mpirun)
+    TIMEOUT ${ARG_TIMEOUT} LABELS "mpi;harness;${ARG_LABELS}" PROCESSORS 2 RESOURCE_LOCK mpirun)
 endfunction()
 
+# The default tier runs the main job's scenario at np 3 and a killed rank;
+# the rest is in the full tier (label full).
 harness_mpi_test(full NP 3)
-harness_mpi_test(full NP 4)
-harness_mpi_test(collectives NP 3)
-harness_mpi_test(workload NP 3)
-harness_mpi_test(sendrecv NP 3)
-harness_mpi_test(slow NP 3)
-harness_mpi_test(samples NP 2)
-harness_mpi_test(gemm NP 2)
-harness_mpi_test(train NP 2)
-harness_mpi_test(check_fail)
-harness_mpi_test(outputs)
+harness_mpi_test(full NP 4 LABELS full)
+harness_mpi_test(collectives NP 3 LABELS full)
+harness_mpi_test(workload NP 3 LABELS full)
+harness_mpi_test(sendrecv NP 3 LABELS full)
+harness_mpi_test(slow NP 3 LABELS full)
+harness_mpi_test(samples NP 2 LABELS full)
+harness_mpi_test(gemm NP 2 LABELS full)
+harness_mpi_test(train NP 2 LABELS full)
+harness_mpi_test(check_fail LABELS full)
+harness_mpi_test(outputs LABELS full)
 harness_mpi_test(killed)
-harness_mpi_test(errors)
+harness_mpi_test(errors LABELS full)
 if(COLLBENCH_HAVE_OFI)
-  harness_mpi_test(ofi)
+  harness_mpi_test(ofi LABELS full)
 endif()
-harness_mpi_test(progress)
+harness_mpi_test(progress LABELS full)
 
 add_test(NAME harness_help COMMAND collbench_exe --help)
 set_tests_properties(harness_help PROPERTIES LABELS unit
@@ -60,7 +63,7 @@ set_tests_properties(harness_list_algorithms_csv PROPERTIES LABELS unit
   ENVIRONMENT "${COLLBENCH_MPI_ENV}" RESOURCE_LOCK mpirun
   PASS_REGULAR_EXPRESSION "^order,collective,algorithm,implementation,cost_model,reduces_on_every_rank,summary\n([0-9]+,[a-z_]+,[a-z0-9_]+,(hand-written|mpi),(yes|no),(yes|no),[^\n]+\n)+$")
 
-# Under scripts/test.sh --sanitize: the unit tests, and one real run (check,
+# Under scripts/test.sh --full (the sanitize group): the unit tests, and one real run (check,
 # workload exchange, repetitions) on 3 ranks under ASan+UBSan.
 if(COLLBENCH_SANITIZE)
   add_test(NAME sanitize_harness_tests COMMAND harness_tests --gtest_brief=1)

@@ -4,7 +4,7 @@
 add_executable(models_tests fit_test.cpp predict_test.cpp replace_together_test.cpp
                models_synthetic.cpp)
 target_link_libraries(models_tests PRIVATE collbench::models GTest::gtest_main collbench_warnings)
-gtest_discover_tests(models_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+collbench_add_gtest(models_tests)
 
 add_executable(models_synthetic_csv models_synthetic_main.cpp models_synthetic.cpp)
 target_link_libraries(models_synthetic_csv PRIVATE collbench::models collbench_warnings)

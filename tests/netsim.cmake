@@ -13,7 +13,7 @@ endif()
 add_executable(linkmatrix_tests linkmatrix_test.cpp)
 target_link_libraries(linkmatrix_tests PRIVATE collbench::linkmatrix GTest::gtest_main
                       collbench_warnings)
-gtest_discover_tests(linkmatrix_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+collbench_add_gtest(linkmatrix_tests)
 
 set(linkmatrix_test_dir ${CMAKE_CURRENT_BINARY_DIR}/linkmatrix_mpi)
 file(MAKE_DIRECTORY ${linkmatrix_test_dir})
@@ -35,5 +35,5 @@ if(TARGET collbench_exe AND TARGET collbench-fit AND TARGET collbench-predict)
                    --out ${CMAKE_CURRENT_BINARY_DIR}/netsim_e2e --budget ${netsim_e2e_budget})
   # RUN_SERIAL: its measurements need the machine's cores to themselves.
   set_tests_properties(netsim_e2e PROPERTIES TIMEOUT ${netsim_e2e_timeout} SKIP_RETURN_CODE 77
-                       LABELS netsim RUN_SERIAL TRUE PROCESSORS 2)
+                       LABELS "netsim;full" RUN_SERIAL TRUE PROCESSORS 2)
 endif()

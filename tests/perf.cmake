@@ -2,7 +2,7 @@
 # algorithm allocates nothing, on the in-process and on the MPI transport.
 add_executable(alloc_test alloc_test.cpp)
 target_link_libraries(alloc_test PRIVATE collbench::collbench GTest::gtest collbench_warnings)
-collbench_add_mpi_test(NAME alloc_free_np2 NP 2 COMMAND $<TARGET_FILE:alloc_test> LABELS perf)
+collbench_add_mpi_test(NAME alloc_free_np2 NP 2 COMMAND $<TARGET_FILE:alloc_test> LABELS perf full)
 
 # collbench-core-latency measures a pair of cores and prints one line for it.
 if(TARGET collbench-core-latency)

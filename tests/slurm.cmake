@@ -15,5 +15,5 @@ add_test(NAME slurm_stage
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm_stage.sh --build ${PROJECT_BINARY_DIR}
                  --job-timeout 300)
 # Its jobs start OpenMPI ranks: the mpirun lock, as every MPI test.
-set_tests_properties(slurm_stage PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77 LABELS slurm
+set_tests_properties(slurm_stage PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77 LABELS "slurm;full"
                      PROCESSORS 2 RESOURCE_LOCK mpirun)
