@@ -20,6 +20,7 @@
 #include "collbench/transport/mpi_transport.h"
 #include "collbench/transport/transport_factory.h"
 #include "collective_case.h"
+#include "transport_case.h"
 
 namespace collbench {
 namespace {
@@ -157,32 +158,7 @@ TEST(TransportTest, CompletesWithoutBlockingAndReleases) {
   auto owned = make_transport(g_options);
   Transport& transport = *owned;
   transport.set_timeout(std::chrono::seconds(30));
-  const int ranks = transport.size();
-  const int right = (transport.rank() + 1) % ranks, left = (transport.rank() + ranks - 1) % ranks;
-  std::vector<int> received(3, -1);
-  const RequestId receive = transport.irecv(std::as_writable_bytes(std::span(received)), left, 5);
-  // Nothing is sent before the barrier: the receive cannot have completed.
-  EXPECT_FALSE(transport.test(receive));
-  transport.barrier();
-  const std::vector<int> sent = {transport.rank(), 7, 11};
-  const RequestId send = transport.isend(std::as_bytes(std::span(sent)), right, 5);
-  bool send_done = false, receive_done = false;
-  while (!(send_done && receive_done)) {
-    if (!send_done) send_done = transport.test(send);
-    if (!receive_done) receive_done = transport.test(receive);
-  }
-  EXPECT_EQ(received, (std::vector<int>{left, 7, 11}));
-  // Both handles went back to the pool: the next requests reuse them, and
-  // waiting on them completes (a handle test did not release would be
-  // waited on twice, or leak).
-  std::vector<int> again(1);
-  const std::vector<int> one = {1};
-  std::vector<RequestId> requests = {
-      transport.irecv(std::as_writable_bytes(std::span(again)), left, 6),
-      transport.isend(std::as_bytes(std::span(one)), right, 6)};
-  EXPECT_TRUE(requests[0] == receive || requests[0] == send);
-  EXPECT_TRUE(requests[1] == receive || requests[1] == send);
-  transport.wait_all(requests);
+  testing::expect_test_completes_and_releases(transport);
 }
 
 TEST(LargeMessages, DerivedDatatypesCarryEveryAlgorithm) {

@@ -15,39 +15,13 @@
 #include <vector>
 
 #include "collbench/transport/bootstrap.h"
+#include "temp_dir.h"
 
 namespace collbench {
 namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "collbench-bootstrap-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-  std::vector<std::string> files() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path_)) {
-      names.push_back(entry.path().filename().string());
-    }
-    return names;
-  }
-  void write(const std::string& name, const std::string& content) const {
-    std::ofstream(fs::path(path_) / name, std::ios::binary) << content;
-  }
-
- private:
-  std::string path_;
-};
 
 // What rank r contributes in round k: lengths differ by rank and round (0
 // included), and the bytes include newlines and zeros.
@@ -100,7 +74,7 @@ void run_job(const std::string& dir, int ranks, int rounds) {
 }
 
 TEST(FileBootstrap, AllgatherGivesEveryRankEveryContributionAndCleansUp) {
-  TempDir dir;
+  testing::TempDir dir("collbench-bootstrap");
   for (const int ranks : {1, 2, 3, 5}) {
     run_job(dir.path(), ranks, 4);
     EXPECT_TRUE(dir.files().empty()) << ranks << " ranks left " << dir.files().front();
@@ -127,14 +101,14 @@ const std::string kEmptyIt =
     "the folder holds files of another job; empty it or choose another folder";
 
 TEST(FileBootstrap, MissingFolderIsAnError) {
-  TempDir dir;
+  testing::TempDir dir("collbench-bootstrap");
   const std::string missing = dir.path() + "/not-there";
   expect_error([&] { make_file_bootstrap(missing, 0, 2, milliseconds(5'000)); },
                {"folder '" + missing + "' does not exist"});
 }
 
 TEST(FileBootstrap, OwnFileAlreadyThereIsAStaleFolder) {
-  TempDir dir;
+  testing::TempDir dir("collbench-bootstrap");
   dir.write("rank1.round0", "collbench-bootstrap ranks=2 file=rank1.round0 job=1\n");
   expect_error([&] { make_file_bootstrap(dir.path(), 1, 2, milliseconds(5'000)); },
                {"rank1.round0 exists as this rank starts", kEmptyIt});
@@ -142,7 +116,7 @@ TEST(FileBootstrap, OwnFileAlreadyThereIsAStaleFolder) {
 }
 
 TEST(FileBootstrap, FileOfAnotherJobSizeIsAStaleFolder) {
-  TempDir dir;
+  testing::TempDir dir("collbench-bootstrap");
   dir.write("rank1.round0", "collbench-bootstrap ranks=4 file=rank1.round0 job=1\n");
   expect_error([&] { make_file_bootstrap(dir.path(), 0, 2, milliseconds(5'000)); },
                {"rank1.round0 was written by a job of 4 ranks, this one has 2", kEmptyIt});
@@ -151,14 +125,14 @@ TEST(FileBootstrap, FileOfAnotherJobSizeIsAStaleFolder) {
 }
 
 TEST(FileBootstrap, FileOfARankBeyondTheJobIsAStaleFolder) {
-  TempDir dir;
+  testing::TempDir dir("collbench-bootstrap");
   dir.write("rank2.farewell", "collbench-bootstrap ranks=3 file=rank2.farewell job=1\n");
   expect_error([&] { make_file_bootstrap(dir.path(), 0, 2, milliseconds(5'000)); },
                {"rank2.farewell is of a rank beyond this job's 2", kEmptyIt});
 }
 
 TEST(FileBootstrap, NotABootstrapFileIsAStaleFolder) {
-  TempDir dir;
+  testing::TempDir dir("collbench-bootstrap");
   dir.write("rank1.round0", "something else\n");
   expect_error([&] { make_file_bootstrap(dir.path(), 0, 2, milliseconds(5'000)); },
                {"rank1.round0 is not a bootstrap file", kEmptyIt});
@@ -168,7 +142,7 @@ TEST(FileBootstrap, NotABootstrapFileIsAStaleFolder) {
 // new job reads the greeting (nothing tells it apart yet), but rank 1's
 // exchange file names another job: an error, not a wrong answer.
 TEST(FileBootstrap, FileOfAnotherJobWithTheSameSizeIsAStaleFolder) {
-  TempDir dir;
+  testing::TempDir dir("collbench-bootstrap");
   dir.write("rank1.round0", "collbench-bootstrap ranks=2 file=rank1.round0 job=1234\n");
   dir.write("rank1.round1", "collbench-bootstrap ranks=2 file=rank1.round1 job=5678\npayload");
   auto bootstrap = make_file_bootstrap(dir.path(), 0, 2, milliseconds(5'000));
@@ -182,7 +156,7 @@ TEST(FileBootstrap, FileOfAnotherJobWithTheSameSizeIsAStaleFolder) {
 }
 
 TEST(FileBootstrap, MissingPeersAreNamedAfterTheTimeout) {
-  TempDir dir;
+  testing::TempDir dir("collbench-bootstrap");
   expect_error([&] { make_file_bootstrap(dir.path(), 0, 3, milliseconds(150)); },
                {"ranks 1, 2 of 3 did not arrive", "within 150 ms"});
   EXPECT_TRUE(dir.files().empty()) << "rank 0 left " << dir.files().front();
@@ -195,7 +169,7 @@ TEST(FileBootstrap, MissingPeersAreNamedAfterTheTimeout) {
 }
 
 TEST(FileBootstrap, RankOutsideTheJobIsRefused) {
-  TempDir dir;
+  testing::TempDir dir("collbench-bootstrap");
   EXPECT_THROW(make_file_bootstrap(dir.path(), 2, 2, milliseconds(100)), std::invalid_argument);
   EXPECT_THROW(make_file_bootstrap(dir.path(), -1, 2, milliseconds(100)), std::invalid_argument);
   EXPECT_THROW(make_file_bootstrap(dir.path(), 0, 0, milliseconds(100)), std::invalid_argument);

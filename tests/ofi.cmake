@@ -11,7 +11,7 @@
 add_executable(file_bootstrap_test file_bootstrap_test.cpp)
 target_link_libraries(file_bootstrap_test PRIVATE collbench::transport GTest::gtest_main
                                                   collbench_warnings)
-gtest_discover_tests(file_bootstrap_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+collbench_add_gtest(file_bootstrap_test)
 
 if(NOT COLLBENCH_HAVE_OFI)
   add_test(NAME ofi_absent

@@ -21,6 +21,7 @@
 
 #include "collbench/transport/bootstrap.h"
 #include "collbench/transport/ofi_transport.h"
+#include "temp_dir.h"
 
 namespace collbench {
 namespace {
@@ -141,23 +142,6 @@ int run_rank(const std::string& dir, int rank, int ranks, const std::string& pro
   return checker.failures() == 0 ? 0 : 1;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "collbench-ofi-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 struct Job {
   std::string provider;
   int ranks;
@@ -167,7 +151,7 @@ class OfiWithoutMpi : public ::testing::TestWithParam<Job> {};
 
 TEST_P(OfiWithoutMpi, RanksMeetThroughAFolderAndExchangeData) {
   const Job job = GetParam();
-  TempDir dir;
+  testing::TempDir dir("collbench-ofi");
   // tcp would otherwise take the first interface libfabric lists.
   setenv("FI_TCP_IFACE", "lo", 0);
   const std::string self = fs::read_symlink("/proc/self/exe").string();

@@ -14,5 +14,5 @@ if(TARGET collbench_harness AND TARGET collbench_models)
                              COLLBENCH_COLUMNS_CSV="${PROJECT_SOURCE_DIR}/core/columns.csv")
   target_link_libraries(columns_tests PRIVATE collbench_harness collbench::models
                         GTest::gtest_main collbench_warnings)
-  gtest_discover_tests(columns_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+  collbench_add_gtest(columns_tests)
 endif()
