@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
+#include <thread>
 
+#include "collbench/transport/subgroup_transport.h"
 #include "transport_case.h"
 
 namespace collbench {
@@ -103,6 +106,35 @@ TEST(InProcessTransport, ZeroLengthMessagesAndBarrier) {
 TEST(InProcessTransport, TestCompletesWithoutBlockingAndReleases) {
   run_in_process(
       3, [&](Transport& transport) { testing::expect_test_completes_and_releases(transport); });
+}
+
+// A subgroup's barrier holds its members, and only them, until all of them
+// arrived: two interleaved subgroups of 3 (members in parent order) and one
+// of 5 in reverse order (not a power of two). The last member of each is
+// late, so that a barrier that does not wait lets the others through early.
+TEST(SubgroupTransport, BarrierHoldsTheMembersUntilAllArrive) {
+  for (const int ranks : {6, 5}) {
+    std::array<std::atomic<int>, 2> arrived{};
+    run_in_process(ranks, [&](Transport& transport) {
+      const int group = ranks == 6 ? transport.rank() % 2 : 0;
+      std::vector<int> members;
+      if (ranks == 6) {
+        members = group == 0 ? std::vector<int>{0, 2, 4} : std::vector<int>{1, 3, 5};
+      } else {
+        members = {4, 3, 2, 1, 0};
+      }
+      detail::SubgroupTransport subgroup(transport, members);
+      const int size = subgroup.size();
+      for (int round = 1; round <= 3; ++round) {
+        if (subgroup.rank() == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        ++arrived[static_cast<std::size_t>(group)];
+        subgroup.barrier();
+        EXPECT_GE(arrived[static_cast<std::size_t>(group)].load(), size * round)
+            << "left the barrier of " << size << " before every member arrived";
+        subgroup.barrier();  // no member starts the next round before all checked
+      }
+    });
+  }
 }
 
 TEST(InProcessTransport, TruncationIsAnError) {

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <utility>
 
@@ -37,7 +38,16 @@ RequestId SubgroupTransport::irecv(std::span<std::byte> data, int peer, int tag)
 }
 
 void SubgroupTransport::barrier() {
-  throw std::logic_error("SubgroupTransport::barrier: a subgroup has no barrier of its own");
+  // Round k: tell the member 2^k ahead, hear from the one 2^k behind; after
+  // ⌈lg n⌉ rounds every member has heard, transitively, from all of them.
+  const int members = size();
+  for (int distance = 1; distance < members; distance *= 2) {
+    const int ahead = (rank() + distance) % members;
+    const int behind = (rank() - distance + members) % members;
+    const std::array<RequestId, 2> requests = {irecv({}, behind, kSubgroupBarrierTag),
+                                               isend({}, ahead, kSubgroupBarrierTag)};
+    wait_all(requests);
+  }
 }
 
 }  // namespace collbench::detail

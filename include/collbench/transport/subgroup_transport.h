@@ -30,8 +30,10 @@ class SubgroupTransport final : public Transport {
   void wait(RequestId request) override { parent_.wait(request); }
   bool test(RequestId request) override { return parent_.test(request); }
   void wait_all(std::span<const RequestId> requests) override { parent_.wait_all(requests); }
-  // Not a barrier of the subgroup: the algorithms never call it, and a
-  // parent barrier would need every parent rank.
+  // A barrier of the subgroup's members alone (the parent's would need
+  // every parent rank): a dissemination barrier, ⌈lg n⌉ rounds of empty
+  // messages over the parent with kSubgroupBarrierTag. Two subgroups sharing
+  // a pair of ranks must not be in a barrier at once.
   void barrier() override;
   void register_memory(std::span<std::byte> region) override { parent_.register_memory(region); }
   void deregister_memory(std::span<std::byte> region) override {

@@ -41,6 +41,9 @@ inline constexpr int kMaxTag = 32767;
 // order on its transport, so the slots agree without a message. Tags below
 // kFirstSlotTag are for point-to-point users (the harness, tests).
 inline constexpr int kFirstSlotTag = 1024;
+// The tag of a subgroup's barrier messages (SubgroupTransport::barrier),
+// below the slots so that no algorithm's message can match one.
+inline constexpr int kSubgroupBarrierTag = kFirstSlotTag - 1;
 inline constexpr int kTagsPerSlot = 8;
 inline constexpr int kTagSlots = (kMaxTag + 1 - kFirstSlotTag) / kTagsPerSlot;
 
