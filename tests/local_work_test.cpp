@@ -12,9 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collbench/collectives/collective.h"
@@ -104,13 +104,31 @@ void for_each_hand_written(Visit&& visit) {
   }
 }
 
+// Whether a line of code calls a kernel or copies memory itself: one of the
+// names, then "(", not a member of something (transport_.reduce_into) nor
+// part of a longer name (copy_bytes). (No std::regex: GCC 12 warns inside it
+// under the sanitizers.)
+bool calls_around_the_hook(const std::string& code) {
+  static constexpr std::string_view kNames[] = {"memcpy",           "memmove",     "copy_n",
+                                                "std::copy",        "reduce_into", "reduce_inplace",
+                                                "scale_for_average"};
+  for (const std::string_view name : kNames) {
+    const std::string call = std::string(name) + "(";
+    for (auto at = code.find(call); at != std::string::npos; at = code.find(call, at + 1)) {
+      const char before = at == 0 ? ' ' : code[at - 1];
+      const bool member_or_longer =
+          before == '_' || before == '.' || before == '>' || (before >= 'a' && before <= 'z');
+      if (!member_or_longer) return true;
+    }
+  }
+  return false;
+}
+
 // The algorithms' sources, read as text: none calls a kernel or copies
 // memory around the hook (CollectiveBase's reduce, reduce_ordered,
 // copy_bytes and finish_average are the only ways, and they go through the
 // transport). The MPI library's builds (collectives/mpi/) run the library.
 TEST(LocalWork, NoAlgorithmSourceBypassesTheHook) {
-  const std::regex bypass(
-      R"((^|[^_.>a-z])(memcpy|memmove|copy_n|std::copy|reduce_inplace|reduce_into|scale_for_average)\s*\()");
   std::vector<std::string> offenders;
   int files = 0;
   for (const auto& entry :
@@ -124,7 +142,7 @@ TEST(LocalWork, NoAlgorithmSourceBypassesTheHook) {
     for (int number = 1; std::getline(file, line); ++number) {
       const auto comment = line.find("//");
       const std::string code = line.substr(0, comment);
-      if (std::regex_search(code, bypass)) {
+      if (calls_around_the_hook(code)) {
         offenders.push_back(path.string() + ":" + std::to_string(number) + ": " + line);
       }
     }
