@@ -136,6 +136,8 @@ std::vector<ScalingScenario> keuper2016_scenarios() {
   return scenarios;
 }
 
+std::vector<std::string> keuper2016_algorithms() { return {"ps_central", "tree", "ring"}; }
+
 std::vector<ScalingScenario> keuper2016_measured_scenarios(const GemmMeasurements& measurements) {
   std::vector<ScalingScenario> scenarios;
   std::set<std::pair<std::string_view, int>> done;

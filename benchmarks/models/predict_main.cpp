@@ -279,7 +279,7 @@ Plan plan_preset(const Options& options,
     }
   }
   plan.algorithms = split(options.algorithm_list);
-  if (plan.algorithms.empty()) plan.algorithms = {"ps_central", "tree", "ring"};
+  if (plan.algorithms.empty()) plan.algorithms = collbench::keuper2016_algorithms();
   plan.max_nodes = options.max_nodes == 0 ? 256 : options.max_nodes;
   return plan;
 }

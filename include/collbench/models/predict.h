@@ -200,6 +200,10 @@ std::string format_scaling_report(const ScalingResult& result, const Network& ne
 // The Keuper & Pfreundt (2016) Table I settings: AlexNet (alexnet_caffe) at
 // B=256 on CPU, K80, TitanX, KNL; GoogLeNet at B=32 on CPU, K80, KNL.
 std::vector<ScalingScenario> keuper2016_scenarios();
+// The exchanges the paper compares (its Section IV: a central parameter
+// server, a binary tree, a ring), the preset's algorithms unless
+// --algorithms names others.
+std::vector<std::string> keuper2016_algorithms();
 // The same models and batches with the compute measured on this machine:
 // per model "MODEL B=N measured" (per GEMM layer at B/p) and "MODEL B=N
 // measured-linear" (its T_compute(B), divided by p as Table I's are: this
