@@ -601,12 +601,25 @@ std::string keuper2016_readme(std::span<const ScalingResult> results, const Netw
       "\n\"(limit)\": speedup still rising at the largest p considered (B or the node "
       "range). Every p is in `scaling.csv`";
   if (plots) {
+    // plot.py draws a scenario of a model with measured compute only in
+    // that model's comparison (comparison_groups there).
+    std::set<std::pair<std::string, int>> compared;
+    for (const ScalingResult& r : results) {
+      if (compute_kind(r.scenario) == ComputeKind::measured) {
+        compared.emplace(r.scenario.model, r.scenario.batch);
+      }
+    }
     std::vector<std::string> links;
     for (const ScalingResult& r : results) {
+      if (compared.contains({r.scenario.model, r.scenario.batch})) continue;
       links.push_back(fmt::format("[{}]({})", r.scenario.label, scenario_plot(r.scenario)));
     }
-    out += fmt::format(". Speedup and efficiency against p per scenario, p = B marked: {}.\n\n",
-                       fmt::join(links, ", "));
+    if (links.empty()) {
+      out += "; the figures below draw each model's efficiency against p.\n\n";
+    } else {
+      out += fmt::format(". Speedup and efficiency against p per scenario, p = B marked: {}.\n\n",
+                         fmt::join(links, ", "));
+    }
   } else {
     out += " (`--plot` draws speedup and efficiency against p per scenario).\n\n";
   }

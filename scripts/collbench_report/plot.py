@@ -327,7 +327,13 @@ def cmd_scaling(args):
     written = []
     with ReplaceTogether(args.out, inputs=[args.csv]) as outputs:
         palette = Palette(listing, [row["algorithm"] for row in rows])
-        draw_scaling(plt, FuncFormatter, scenarios, palette, outputs, written)
+        # A scenario drawn in a comparison of compute models (its efficiency
+        # beside its measured twin's) gets no figure of its own: the
+        # comparison and scaling.csv carry it.
+        grouped = ({l for labels in comparison_groups(scenarios).values() for l in labels}
+                   if compared else set())
+        alone = collections.OrderedDict((l, s) for l, s in scenarios.items() if l not in grouped)
+        draw_scaling(plt, FuncFormatter, alone, palette, outputs, written)
         if compared:
             draw_compute_comparison(plt, FuncFormatter, scenarios, palette, outputs, written)
     return written
