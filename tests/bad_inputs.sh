@@ -10,7 +10,8 @@
 # Usage: bad_inputs.sh BUILD_DIR SOURCE_DIR [TABLE]
 # Environment: COLLBENCH_MPIRUN (mpirun with its options, for @MPIRUN@);
 # BAD_INPUTS_TIMEOUT (seconds per row, default 60); BAD_INPUTS_FILTER (run
-# only rows whose name matches this extended regex).
+# only rows whose name matches this extended regex); BAD_INPUTS_JOBS (rows at
+# once, default the cores).
 set -uo pipefail
 
 build=$(cd "${1:?usage: bad_inputs.sh BUILD_DIR SOURCE_DIR [TABLE]}" && pwd)
@@ -42,8 +43,48 @@ expand() {
   printf '%s' "$text"
 }
 
+# check_row NAME STATUS FRAGMENT COMMAND: runs one row in its folder and
+# writes its verdict to $scratch/NAME.verdict: "ok", or what went wrong.
+check_row() {
+  local name=$1 status=$2 fragment=$3 command=$4
+  local folder=$scratch/$name expanded wanted got left report
+  mkdir "$folder"
+  expanded=$(expand "$command" "$folder")
+  wanted=$(expand "$fragment" "$folder")
+  (cd "$folder" && exec timeout -k 5 "$limit" bash -c "$expanded") \
+    </dev/null >"$scratch/$name.stdout" 2>"$scratch/$name.stderr"
+  got=$?
+  local problems=()
+  if ((got == 124 || got == 137)); then
+    problems+=("did not finish within $limit s")
+  elif ((got != status)); then
+    problems+=("exit status $got, expected $status")
+  fi
+  grep -qF -- "$wanted" "$scratch/$name.stderr" || problems+=("stderr lacks: $wanted")
+  if grep -qE "Traceback \(most recent call last\)|terminate called|Segmentation fault|core dumped|Assertion .* failed" \
+    "$scratch/$name.stderr"; then
+    problems+=("crashed (see stderr)")
+  fi
+  left=$(cd "$folder" && find . -mindepth 1 | sort | head -5 | tr '\n' ' ')
+  [[ -z $left ]] || problems+=("left files behind: $left")
+
+  if ((${#problems[@]} == 0)); then
+    echo ok >"$scratch/$name.verdict"
+  else
+    report="$name: $(printf '%s; ' "${problems[@]}")"
+    report+=$'\n'"    command: $expanded"
+    report+=$'\n'"    stderr:  $(head -c 600 "$scratch/$name.stderr" | sed '2,$s/^/             /')"
+    printf '%s\n' "$report" >"$scratch/$name.verdict"
+  fi
+}
+
+# Rows run $jobs at a time (BAD_INPUTS_JOBS, default: the cores): most are
+# single processes that wait on little but their own start-up. Verdicts are
+# read back in the table's order.
+jobs=${BAD_INPUTS_JOBS:-$(nproc)}
 rows=0 passed=0 skipped=0
 failures=()
+names=()
 declare -A programs=()
 start=$SECONDS
 while IFS=$'\t' read -r name status fragment command extra || [[ -n ${name:-} ]]; do
@@ -64,39 +105,21 @@ while IFS=$'\t' read -r name status fragment command extra || [[ -n ${name:-} ]]
     fi
     command=${command#@NEEDS_OFI@ }
   fi
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+  check_row "$name" "$status" "$fragment" "$command" &
+  names+=("$name")
+done <"$table"
+wait
 
-  folder=$scratch/$name
-  mkdir "$folder"
-  expanded=$(expand "$command" "$folder")
-  wanted=$(expand "$fragment" "$folder")
-  (cd "$folder" && exec timeout -k 5 "$limit" bash -c "$expanded") \
-    </dev/null >"$scratch/$name.stdout" 2>"$scratch/$name.stderr"
-  got=$?
-  problems=()
-  if ((got == 124 || got == 137)); then
-    problems+=("did not finish within $limit s")
-  elif ((got != status)); then
-    problems+=("exit status $got, expected $status")
-  fi
-  grep -qF -- "$wanted" "$scratch/$name.stderr" || problems+=("stderr lacks: $wanted")
-  if grep -qE "Traceback \(most recent call last\)|terminate called|Segmentation fault|core dumped|Assertion .* failed" \
-    "$scratch/$name.stderr"; then
-    problems+=("crashed (see stderr)")
-  fi
-  left=$(cd "$folder" && find . -mindepth 1 | sort | head -5 | tr '\n' ' ')
-  [[ -z $left ]] || problems+=("left files behind: $left")
-
-  if ((${#problems[@]} == 0)); then
+for name in "${names[@]}"; do
+  if [[ $(cat "$scratch/$name.verdict" 2>/dev/null) == ok ]]; then
     passed=$((passed + 1))
     echo "ok   $name"
   else
-    report="$name: $(printf '%s; ' "${problems[@]}")"
-    report+=$'\n'"    command: $expanded"
-    report+=$'\n'"    stderr:  $(head -c 600 "$scratch/$name.stderr" | sed '2,$s/^/             /')"
-    failures+=("$report")
+    failures+=("$(cat "$scratch/$name.verdict" 2>/dev/null || echo "$name: no verdict")")
     echo "FAIL $name"
   fi
-done <"$table"
+done
 
 if ((${#failures[@]} > 0)); then
   echo

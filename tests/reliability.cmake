@@ -24,7 +24,8 @@ list(JOIN COLLBENCH_MPIRUN " " reliability_mpirun)
 set(reliability_env ${COLLBENCH_MPI_ENV} "COLLBENCH_MPIRUN=${reliability_mpirun}")
 
 # Mostly single processes (MPI singletons among them), and one mpirun row.
-# About 460 rows: 295 s on a 2-core machine shared by other builds.
+# About 470 rows, two at a time (BAD_INPUTS_JOBS): 477 s on a 2-core machine
+# running five other builds.
 add_test(NAME reliability_bad_inputs
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bad_inputs.sh ${PROJECT_BINARY_DIR}
                  ${PROJECT_SOURCE_DIR})
