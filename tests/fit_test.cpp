@@ -239,7 +239,34 @@ TEST(ChooseSignificant, AlgorithmsWithinNoiseDoNotFlip) {
   }
   const std::vector<Choice> choices = choose_significant(candidates, times);
   EXPECT_EQ(chosen_names(choices), std::vector<std::string>(8, "a"));
-  for (const Choice& c : choices) EXPECT_FALSE(c.changed());
+  for (const Choice& c : choices) {
+    EXPECT_FALSE(c.changed());
+    EXPECT_EQ(c.ties, std::vector<std::string>{"b"}) << "at " << c.bytes;
+  }
+}
+
+TEST(ChooseSignificant, TiesAreTheCandidatesWithinNoiseOfTheChoice) {
+  // First size: d has the lowest median (8.7 ± 0.5) and only a (10 ± 1)
+  // overlaps it. Then a is the choice (d is far slower at 8 B) and at 16 B
+  // b overlaps a from above (q1 10.5 <= a's q3 11) and d from below (median
+  // 9.7, lower than a's, but its q3 10.2 not below a's q1 9: no switch); c
+  // (q1 11.5) lies wholly above a; e was never measured.
+  const std::vector<std::string> candidates = {"a", "b", "c", "d", "e"};
+  TimesBySize times;
+  times[8] = {{"a", spread(10, 1)},
+              {"b", spread(11, 0.5)},
+              {"c", spread(12, 0.5)},
+              {"d", spread(8.7, 0.5)}};
+  const std::vector<Choice> choices = choose_significant(candidates, times);
+  EXPECT_EQ(choices[0].chosen, "d");  // the lowest median at the first size
+  EXPECT_EQ(choices[0].ties, (std::vector<std::string>{"a"}));
+  times[16] = times[8];
+  times[16]["d"] = spread(9.7, 0.5);
+  times[8] = {{"a", spread(10, 1)}, {"d", spread(20, 1)}};
+  const std::vector<Choice> kept = choose_significant(candidates, times);
+  EXPECT_EQ(kept[1].chosen, "a");
+  EXPECT_EQ(kept[1].ties, (std::vector<std::string>{"b", "d"}));
+  EXPECT_TRUE(kept[0].ties.empty());
 }
 
 TEST(ChooseSignificant, ARealCrossoverIsFoundAtItsSize) {
@@ -353,6 +380,7 @@ TEST(Selection, RepetitionsWithinNoiseGiveOneRangeAndTheCsvSaysWhy) {
     EXPECT_EQ(at(r, "boundary"), "0");
     EXPECT_EQ(at(r, "repetitions"), "3");
     EXPECT_EQ(at(r, "mpi_median_us"), "40");
+    EXPECT_EQ(at(r, "ties"), s.rows.front().choice.chosen == "ring" ? "tree" : "ring");
     EXPECT_DOUBLE_EQ(std::stod(at(r, "chosen_q3_us")) - std::stod(at(r, "chosen_q1_us")), 1.0);
   }
 }

@@ -541,6 +541,15 @@ std::vector<Choice> choose_significant(std::span<const std::string> candidates,
         choice.gap = current_time->q1 / best_time->q3;
       }
     }
+    if (best_time != nullptr) {
+      for (const std::string& name : candidates) {
+        const TimeSpread* time = time_of(name);
+        if (name != best && time != nullptr && time->q1 <= best_time->q3 &&
+            best_time->q1 <= time->q3) {
+          choice.ties.push_back(name);
+        }
+      }
+    }
     if (!best.empty()) current = best;
     choices.push_back(choice);
   }

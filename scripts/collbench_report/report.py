@@ -200,6 +200,17 @@ def boundary_text(row):
             f"(IQRs {float(row['gap']):.3f}× apart)")
 
 
+def ties_text(members):
+    """The algorithms within noise of the choice somewhere in its range
+    (selections.csv's ties), or "–"."""
+    tied = []
+    for row in members:
+        for name in filter(None, row.get("ties", "").split(";")):
+            if name not in tied:
+                tied.append(name)
+    return ", ".join(tied) if tied else "–"
+
+
 def plot_links(run, prefixes, ranks):
     """A line of links to RUN's plots whose names start with one of `prefixes`
     at `ranks` ranks, as plot.py names them (sweep_allreduce_mpi_p2_f32.png,
@@ -231,7 +242,9 @@ def selection_section(run, selections, machine):
     out = ["## The best algorithm per size, against the MPI library", "",
            "collbench-fit's measured selection (fit/selections.csv): at each size the "
            "previous choice stays unless another algorithm's interquartile range over "
-           "repetitions lies wholly below it. *vs mpi*: the MPI library's median over the "
+           "repetitions lies wholly below it. *tie with*: the algorithms whose range "
+           "overlaps the chosen one's somewhere in the sizes (within noise: a run choosing "
+           "one of them instead has not flipped). *vs mpi*: the MPI library's median over the "
            "chosen one's (> 1: faster than the library; < 1: the library's median is lower, "
            "by less than the spread, so the choice stays).", ""]
     if not groups:
@@ -244,12 +257,13 @@ def selection_section(run, selections, machine):
             speedups = [r["mpi_median_us"] / r["chosen_median_us"] for r in members
                         if r["mpi_median_us"] > 0 and r["chosen_median_us"] > 0]
             vs_mpi = ratio_span(min(speedups), max(speedups)) if speedups else "–"
-            lines.append([size_span(first, last), chosen, vs_mpi, boundary_text(members[0])])
+            lines.append([size_span(first, last), chosen, ties_text(members), vs_mpi,
+                          boundary_text(members[0])])
         where = f"{transport}{'/' + provider if provider else ''} {placement}".strip()
         title = f"### {collective}: {where}, {ranks} ranks, {dtype}{' ' + op if op else ''}"
         out += [title + (f" — {NOT_MEANINGFUL}" if shared else ""), "",
-                table(["sizes", "algorithm", "vs mpi", "where it takes over"], lines,
-                      ["l", "l", "r", "l"]), ""]
+                table(["sizes", "algorithm", "tie with", "vs mpi", "where it takes over"], lines,
+                      ["l", "l", "l", "r", "l"]), ""]
         out += plot_links(run, [f"sweep_{collective}_{transport}_",
                                 f"fit_{collective}_{transport}_"], ranks)
     return out

@@ -259,6 +259,11 @@ struct Choice {
   // do not overlap); NaN when the previous choice was not measured here.
   double margin = std::numeric_limits<double>::quiet_NaN();
   double gap = std::numeric_limits<double>::quiet_NaN();
+  // The other candidates within noise of the choice here: their
+  // interquartile range overlaps the chosen one's (none is faster beyond
+  // both spreads, or the rule below would have chosen it), in candidate
+  // order. A second run choosing one of these instead has not flipped.
+  std::vector<std::string> ties;
   bool changed() const { return !previous.empty(); }
 };
 
@@ -270,6 +275,8 @@ struct Choice {
 // measured, the lowest median is chosen. Ties go to the earlier candidate.
 // With one repetition per point there is no spread and this is the lowest
 // median at every size. Candidates not measured at a size are skipped.
+// This is the one rule of the measured selection: its ties (Choice::ties)
+// are what it leaves to noise, not a second rule.
 std::vector<Choice> choose_significant(std::span<const std::string> candidates,
                                        const TimesBySize& times);
 
