@@ -21,6 +21,12 @@ add_test(NAME report
                  $<TARGET_FILE:collbench-predict>)
 set_tests_properties(report PROPERTIES LABELS unit)
 
+# scripts/compare_selections.py: flips against the two runs' tie sets.
+add_test(NAME compare_selections
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/compare_selections_test.py
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(compare_selections PROPERTIES LABELS unit)
+
 # scripts/machine.sh, which run.sh and perf.sh take cores, NUMA nodes and
 # binding from: under taskset here, and on a made-up /sys with two threads
 # per core (MACHINE_SYS, MACHINE_STATUS).

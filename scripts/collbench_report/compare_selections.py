@@ -1,0 +1,90 @@
+"""Whether two runs chose the same algorithms, within noise.
+
+Usage: compare_selections.py [--out FILE] [--max-flips N] A/selections.csv B/selections.csv
+
+Reads two selections.csv files of collbench-fit (a run's fit/selections.csv)
+and, for every selection (collective, transport, provider, placement, dtype,
+op, ranks) and size both measured, compares the choices. A size's tie set is
+its choice and its `ties` (the algorithms within noise of the choice); a
+**flip** is a size where one run's choice lies outside the other run's tie
+set: the two runs disagree beyond what either run's noise allows. Prints a
+Markdown table of the sizes where the choices differ (flip or within noise)
+per selection, then one line: sizes compared, flips, sizes with ties.
+
+--max-flips N: exit status 1 when there are more than N flips (a check that
+two quiet runs agree). --out FILE writes the text to FILE instead of
+standard output (whole or not at all). Bad input (a missing or unreadable
+file, missing columns, no size in common): one line on stderr, exit 2.
+"""
+import argparse
+
+from collbench_report.outputs import refuse_input_as_output, write_whole
+from collbench_report.readers import InputError, read_rows
+from collbench_report.text import format_bytes
+
+GROUP = ["collective", "transport", "provider", "placement", "dtype", "op", "ranks"]
+REQUIRED = GROUP + ["bytes", "chosen", "ties"]
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise InputError(f"{message} (see --help)")
+
+
+def choices(path):
+    """{(group..., bytes): (chosen, tie set)} of the sizes where a choice was made."""
+    found = {}
+    for row in read_rows(path, REQUIRED, "compare_selections.py"):
+        if not row["chosen"]:
+            continue
+        tie_set = {row["chosen"]} | set(filter(None, row["ties"].split(";")))
+        found[tuple(row[c] for c in GROUP) + (int(row["bytes"]),)] = (row["chosen"], tie_set)
+    return found
+
+
+def compare(first, second):
+    """(lines of text, flips, sizes compared, sizes with ties in either run)."""
+    common = sorted(set(first) & set(second), key=lambda k: (k[:-1], k[-1]))
+    if not common:
+        raise InputError("the two files have no selection and size in common")
+    flips = tied = 0
+    by_group = {}
+    for key in common:
+        (a, a_ties), (b, b_ties) = first[key], second[key]
+        tied += len(a_ties) > 1 or len(b_ties) > 1
+        if a == b:
+            continue
+        flip = a not in b_ties or b not in a_ties
+        flips += flip
+        by_group.setdefault(key[:-1], []).append(
+            f"| {format_bytes(key[-1])} | {a} | {b} | {'flip' if flip else 'within noise'} |")
+    lines = []
+    for group, rows in by_group.items():
+        collective, transport, provider, placement, dtype, op, ranks = group
+        where = f"{transport}{'/' + provider if provider else ''} {placement}".strip()
+        lines += [f"### {collective}: {where}, {ranks} ranks, {dtype}{' ' + op if op else ''}", "",
+                  "| size | first run | second run | |", "|---|---|---|---|", *rows, ""]
+    return lines, flips, len(common), tied
+
+
+def main(argv):
+    parser = Parser(prog="compare_selections.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("first", help="a selections.csv of collbench-fit")
+    parser.add_argument("second", help="another run's selections.csv")
+    parser.add_argument("--out", help="write the text here instead of standard output")
+    parser.add_argument("--max-flips", type=int, default=None,
+                        help="exit 1 when there are more flips than this")
+    args = parser.parse_args(argv[1:])
+    if args.max_flips is not None and args.max_flips < 0:
+        raise InputError(f"--max-flips {args.max_flips}: expected a count >= 0")
+    if args.out:
+        refuse_input_as_output(args.out, [args.first, args.second])
+    lines, flips, compared, tied = compare(choices(args.first), choices(args.second))
+    lines.append(f"{compared} sizes compared: {flips} flip{'' if flips == 1 else 's'}, "
+                 f"{tied} with ties ({100 * tied / compared:.0f}%)")
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        write_whole(args.out, text)
+    else:
+        print(text, end="")
+    return 1 if args.max_flips is not None and flips > args.max_flips else 0

@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""scripts/compare_selections.py: a flip is a size where one run's choice lies
+outside the other's tie set (its choice and its ties); a different choice
+inside both tie sets is within noise.
+
+Usage: compare_selections_test.py SOURCE_DIR"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE = os.path.abspath(sys.argv.pop(1))
+SCRIPT = os.path.join(SOURCE, "scripts", "compare_selections.py")
+HEADER = ("collective,transport,provider,placement,dtype,op,ranks,bytes,chosen,chosen_median_us,"
+          "chosen_q1_us,chosen_q3_us,repetitions,lowest_median,lowest_median_us,boundary,"
+          "previous,margin,gap,ties,mpi_median_us,predicted,predicted_us,fitted,fitted_us")
+
+
+def selections(rows):
+    """selections.csv text: each row (ranks, bytes, chosen, ties)."""
+    lines = [HEADER]
+    for ranks, size, chosen, ties in rows:
+        lines.append(f"allreduce,mpi,,intra,f32,sum,{ranks},{size},{chosen},2,1.9,2.1,3,{chosen},"
+                     f"2,0,,,,{ties},4,tree,2,tree,2")
+    return "\n".join(lines) + "\n"
+
+
+class CompareSelections(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="compare_selections_test.")
+
+    def run_on(self, first, second, *options):
+        paths = []
+        for name, rows in (("a.csv", first), ("b.csv", second)):
+            path = os.path.join(self.folder, name)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(selections(rows))
+            paths.append(path)
+        return subprocess.run([sys.executable, SCRIPT, *paths, *options], capture_output=True,
+                              text=True, check=False)
+
+    def test_a_choice_inside_the_other_tie_set_is_not_a_flip(self):
+        done = self.run_on([(2, 8, "tree", "ring"), (2, 64, "ring", "")],
+                           [(2, 8, "ring", "tree"), (2, 64, "ring", "tree")], "--max-flips", "0")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("| 8 B | tree | ring | within noise |", done.stdout)
+        self.assertTrue(done.stdout.endswith("2 sizes compared: 0 flips, 2 with ties (100%)\n"),
+                        done.stdout)
+
+    def test_one_sided_ties_are_a_flip(self):
+        # The first run saw ring within noise of tree; the second did not see
+        # tree within noise of ring: the runs disagree beyond the second's noise.
+        done = self.run_on([(2, 8, "tree", "ring")], [(2, 8, "ring", "")], "--max-flips", "0")
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("| 8 B | tree | ring | flip |", done.stdout)
+        self.assertIn("1 sizes compared: 1 flip, 1 with ties", done.stdout)
+
+    def test_ranks_are_selections_of_their_own(self):
+        done = self.run_on([(2, 8, "tree", ""), (4, 8, "ring", "")],
+                           [(2, 8, "tree", ""), (4, 8, "rabenseifner", "")])
+        self.assertEqual(done.returncode, 0)
+        self.assertIn("### allreduce: mpi intra, 4 ranks, f32 sum", done.stdout)
+        self.assertNotIn("2 ranks", done.stdout)
+        self.assertIn("2 sizes compared: 1 flip, 0 with ties (0%)", done.stdout)
+
+    def test_no_size_in_common_is_bad_input(self):
+        done = self.run_on([(2, 8, "tree", "")], [(2, 64, "tree", "")])
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(done.stderr, "compare_selections.py: the two files have no selection and "
+                                      "size in common\n")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
