@@ -49,9 +49,18 @@ int tree_tag(int tree, Tag tag) { return 2 * tree + tag; }
 
 // The in-order tree of positions 0..p−1 (the header comment).
 struct PositionTree {
+  // At most two, without a heap allocation per node: every rank builds
+  // the whole tree of p nodes.
+  struct Children {
+    std::array<int, 2> positions{};
+    int size = 0;
+    void push_back(int position) { positions[static_cast<std::size_t>(size++)] = position; }
+    const int* begin() const { return positions.data(); }
+    const int* end() const { return positions.data() + size; }
+  };
   struct Node {
     int parent = -1;  // position, −1 at the root
-    std::vector<int> children;
+    Children children;
     int depth = 0;
     int height = 0;  // edges to its deepest leaf
   };
@@ -60,7 +69,7 @@ struct PositionTree {
     for (int x = 1; x <= p; ++x) {
       const int b = x & -x;
       if (b == 1) continue;
-      std::vector<int>& children = node(x - 1).children;
+      Children& children = node(x - 1).children;
       children.push_back(x - b / 2 - 1);
       for (int c = b / 2; c >= 1; c /= 2) {
         if (x + c <= p) {
