@@ -259,8 +259,8 @@ void unfold_out(CollectiveBase& algorithm, const Fold& fold, int unfold_tag);
 // the peers of the later steps are nearer than recursive doubling's 2^s
 // (fewer hops on a torus), and ρ_s is odd, so the pairing is symmetric.
 // After steps 0..s a rank has heard, directly or through its peers, from
-// 2^(s+1) ranks, each once (the paper's Lemma; the algorithms check it when
-// they are built). The multi-dimensional form, which swings across a
+// 2^(s+1) ranks, each once (the paper's Lemma; swing_bandwidth checks it
+// when it is built). The multi-dimensional form, which swings across a
 // torus's dimensions, needs the ranks' torus coordinates, which no
 // transport provides yet.
 inline int swing_distance(int step) {
