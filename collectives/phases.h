@@ -251,4 +251,26 @@ bool fold_in(CollectiveBase& algorithm, const Fold& fold, std::byte* staging, in
              int unfold_tag);
 void unfold_out(CollectiveBase& algorithm, const Fold& fold, int unfold_tag);
 
+// ---------------------------------------------------------------------------
+// Swing's peers (De Sensi, Bonato, Saam & Hoefler, NSDI'24) on a 1-D torus
+// of `ranks` = 2^k: in step s rank r pairs with r + ρ_s when r is even and
+// r − ρ_s when r is odd (mod p), where ρ_s = Σ_{i≤s} (−2)^i =
+// (1 − (−2)^(s+1))/3 = 1, −1, 3, −5, 11, ... Since |ρ_s| ≤ (2^(s+1)+1)/3,
+// the peers of the later steps are nearer than recursive doubling's 2^s
+// (fewer hops on a torus), and ρ_s is odd, so the pairing is symmetric.
+// After steps 0..s a rank has heard, directly or through its peers, from
+// 2^(s+1) ranks, each once (the paper's Lemma; swing_bandwidth checks it
+// when it is built). The multi-dimensional form, which swings across a
+// torus's dimensions, needs the ranks' torus coordinates, which no
+// transport provides yet.
+inline int swing_distance(int step) {
+  int rho = 1;
+  for (int power = -2, i = 1; i <= step; ++i, power *= -2) rho += power;
+  return rho;
+}
+inline int swing_peer(int rank, int step, int ranks) {
+  const int rho = swing_distance(step);
+  return ring_index(rank % 2 == 0 ? rank + rho : rank - rho, ranks);
+}
+
 }  // namespace collbench::detail

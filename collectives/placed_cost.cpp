@@ -300,5 +300,13 @@ void add_participant_round(CostTerms& terms, const Layout& layout, int distance,
   });
 }
 
+void add_swing_round(CostTerms& terms, const Layout& layout, int step, double bytes) {
+  add_steps(terms, layout, 1, bytes, [&](int rank) -> std::vector<int> {
+    const Fold fold(layout.ranks(), rank);
+    if (fold.sits_out()) return {};
+    return {fold.real_rank(swing_peer(fold.new_rank, step, fold.pof2))};
+  });
+}
+
 }  // namespace detail
 }  // namespace collbench

@@ -397,7 +397,8 @@ CheckResult check_alltoallv(const CheckPattern& pattern, const CollectiveSpec& s
 // Every algorithm, defined in its own file (collectives/<collective>/<name>.cpp).
 extern const AlgorithmInfo kRingAllreduce, kTreeAllreduce, kRecursiveDoublingAllreduce,
     kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce, kHierarchicalAllreduce,
-    kHierarchicalTreeAllreduce, kMpiAllreduce;
+    kHierarchicalTreeAllreduce, kDoubleBinaryTreeAllreduce, kSwingLatencyAllreduce,
+    kSwingBandwidthAllreduce, kMpiAllreduce;
 extern const AlgorithmInfo kRingReduceScatter, kRecursiveHalvingReduceScatter,
     kPairwiseReduceScatter, kHierarchicalReduceScatter, kMpiReduceScatter;
 extern const AlgorithmInfo kRingAllgather, kRecursiveDoublingAllgather, kBruckAllgather,
@@ -421,6 +422,9 @@ std::span<const CollectiveInfo> collectives() {
       kPsShardedAllreduce,
       kHierarchicalAllreduce,
       kHierarchicalTreeAllreduce,
+      kDoubleBinaryTreeAllreduce,
+      kSwingLatencyAllreduce,
+      kSwingBandwidthAllreduce,
       kMpiAllreduce,
   });
   static const auto reduce_scatter = std::to_array<AlgorithmInfo>({

@@ -659,6 +659,13 @@ class ListAlgorithmsTest(unittest.TestCase):
             result = run("plot.py", "sweep", REFERENCE_RUN, "--out", os.path.join(folder, "p"),
                          "--algorithms", path)
             self.assertEqual(result.returncode, 0, result.stderr)
+            # Every algorithm of the listing is drawn in a (colour, marker)
+            # pair of its own, though they outnumber the colours.
+            from collbench_report.figures import CYCLE, Palette
+            palette = Palette(names)
+            self.assertGreater(len(names), len(CYCLE))
+            styles = [(palette.color(name), palette.marker(name)) for name in names]
+            self.assertEqual(len(styles), len(set(styles)))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,10 @@ BASELINE_COLORS = {MPI_ALGORITHM: "tab:gray", "mpi_bare": "tab:olive", "lower_bo
 # and olive.
 CYCLE = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
          "tab:cyan"]
+# The marker of an algorithm's points: the next one each time the colours
+# come round again, so that no two algorithms share a (colour, marker) pair
+# (allreduce alone has more algorithms than CYCLE has colours).
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 DPI = 110
 
 
@@ -31,6 +35,8 @@ class Palette:
         others = [name for name in self.order if name not in BASELINE_COLORS]
         self.colors = {name: CYCLE[i % len(CYCLE)] for i, name in enumerate(others)}
         self.colors.update(BASELINE_COLORS)
+        self.markers = {name: MARKERS[(i // len(CYCLE)) % len(MARKERS)]
+                        for i, name in enumerate(others)}
 
     def ordered(self, names):
         return ([name for name in self.order if name in names]
@@ -38,6 +44,9 @@ class Palette:
 
     def color(self, name):
         return self.colors.get(name)
+
+    def marker(self, name):
+        return self.markers.get(name, MARKERS[0])
 
 
 def listing_of(path):

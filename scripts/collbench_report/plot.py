@@ -152,12 +152,12 @@ def draw_sweep(plt, FuncFormatter, sweeps, collectives, exchange, palette, outpu
             times = [grouped[(algorithm, n)] for n in sizes]
             bw_label, busbw = bandwidths([row for row in rows if row["algorithm"] == algorithm],
                                          list(zip(sizes, times)))
-            ax_time.plot(sizes, times, marker="o", ms=3, label=algorithm,
+            ax_time.plot(sizes, times, marker=palette.marker(algorithm), ms=3, label=algorithm,
                          color=palette.color(algorithm))
             positive = [(n, b) for n, b in zip(sizes, busbw) if n > 0]
             if positive:
-                ax_bw.plot(*zip(*positive), marker="o", ms=3, label=algorithm,
-                           color=palette.color(algorithm))
+                ax_bw.plot(*zip(*positive), marker=palette.marker(algorithm), ms=3,
+                           label=algorithm, color=palette.color(algorithm))
         for ax in (ax_time, ax_bw):
             size_axis(ax, FuncFormatter)
             ax.tick_params(axis="x", labelrotation=45)
@@ -253,7 +253,8 @@ def draw_fit(plt, FuncFormatter, figures, palette, outputs, written):
             models = by_algorithm[algorithm]
             c = palette.color(algorithm)
             measured = sorted({(n, m) for points in models.values() for n, m, _, _ in points})
-            ax.plot(*zip(*measured), "o", ms=4, color=c, label=f"{algorithm} measured")
+            ax.plot(*zip(*measured), palette.marker(algorithm), ms=4, color=c,
+                    label=f"{algorithm} measured")
             for model in ("bottom_up", "bottom_up_by_size", "top_down", "hockney",
                           "hockney_sendrecv", "reduce_gamma"):
                 points = sorted(models.get(model, []))
@@ -347,9 +348,9 @@ def draw_scaling(plt, FuncFormatter, scenarios, palette, outputs, written):
             curve = sorted(s["curves"][algorithm])
             ps = [point[0] for point in curve]
             ax_s.plot(ps, [point[1] for point in curve], label=algorithm,
-                      color=palette.color(algorithm))
+                      color=palette.color(algorithm), marker=palette.marker(algorithm), ms=3)
             ax_e.plot(ps, [100 * point[2] for point in curve], label=algorithm,
-                      color=palette.color(algorithm))
+                      color=palette.color(algorithm), marker=palette.marker(algorithm), ms=3)
         ax_s.plot([1, max_nodes], [1, max_nodes], ":", color="black", lw=0.8, label="ideal")
         ax_e.axhline(50, color="black", lw=0.8, ls=":", label="50% efficiency")
         if not s["weak"] and s["batch"] < max_nodes:

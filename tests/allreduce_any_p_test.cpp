@@ -1,0 +1,202 @@
+// The allreduce algorithms for scale (double_binary_tree, swing_latency,
+// swing_bandwidth) at the rank counts the all-algorithm suite
+// (collective_inproc_test.cpp, p ≤ 9, 13 and 16) leaves out, up to 17 in the
+// default tier and 31, 33, 63 and 100 in the full one: every dtype and op,
+// awkward counts (0, 1, p − 1, p + 1: fewer elements than ranks and uneven
+// halves and blocks), in place and out, and many small segments. Their cost
+// formulas' spot values are in Registry.NamesAndCosts' manner, here.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "collbench/collectives/collective.h"
+#include "collbench/transport/inproc_transport.h"
+#include "collective_case.h"
+
+namespace collbench {
+namespace {
+
+constexpr std::string_view kScaleAlgorithms[] = {"double_binary_tree", "swing_latency",
+                                                 "swing_bandwidth"};
+
+const CollectiveInfo& allreduce() { return *find_collective("allreduce"); }
+
+std::size_t wrong_elements(const AlgorithmInfo& algorithm, int ranks, std::size_t count,
+                           DType dtype, ReduceOp op, bool in_place, std::size_t segment_bytes) {
+  std::atomic<std::size_t> wrong{0};
+  run_in_process(ranks, [&](Transport& transport) {
+    wrong += testing::run_checked_calls(transport, allreduce(), algorithm, count, dtype, op,
+                                        in_place, segment_bytes);
+  });
+  return wrong;
+}
+
+// (algorithm, ranks)
+using Param = std::tuple<std::string, int>;
+
+class AllreduceAnyP : public ::testing::TestWithParam<Param> {};
+
+TEST_P(AllreduceAnyP, EveryDtypeOpAndCount) {
+  const auto& [name, p] = GetParam();
+  const AlgorithmInfo& algorithm = *allreduce().find_algorithm(name);
+  const auto ranks = static_cast<std::size_t>(p);
+  for (const std::size_t count :
+       {std::size_t{0}, std::size_t{1}, ranks - 1, ranks + 1, std::size_t{1001}}) {
+    for (const DType dtype : kAllDTypes) {
+      for (const ReduceOp op : kAllReduceOps) {
+        const std::string where =
+            fmt::format("{} p={} count={} {} {}", name, p, count, to_string(dtype), to_string(op));
+        EXPECT_EQ(wrong_elements(algorithm, p, count, dtype, op, false, 0), 0u) << where;
+        if (count > ranks) {
+          EXPECT_EQ(wrong_elements(algorithm, p, count, dtype, op, true, 0), 0u)
+              << where << " in place";
+        }
+      }
+    }
+    // Segments of 40 bytes: the double binary tree's halves of 1001
+    // elements travel in 13 to 51 segments, many of them in flight at once.
+    for (const bool in_place : {false, true}) {
+      EXPECT_EQ(wrong_elements(algorithm, p, count, DType::f32, ReduceOp::sum, in_place, 40), 0u)
+          << name << " p=" << p << " count=" << count << " 40-byte segments"
+          << (in_place ? " in place" : "");
+    }
+  }
+}
+
+std::vector<Param> cases(std::initializer_list<int> rank_counts) {
+  std::vector<Param> all;
+  for (const std::string_view name : kScaleAlgorithms) {
+    for (const int p : rank_counts) all.emplace_back(std::string(name), p);
+  }
+  return all;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Param>& info) {
+  return fmt::format("{}_p{}", std::get<0>(info.param), std::get<1>(info.param));
+}
+
+// Instances named Full run only in the full tier (tests/CMakeLists.txt,
+// COLLBENCH_FULL_GTESTS).
+INSTANTIATE_TEST_SUITE_P(BeyondTheSuite, AllreduceAnyP,
+                         ::testing::ValuesIn(cases({10, 11, 12, 14, 15, 17})), case_name);
+INSTANTIATE_TEST_SUITE_P(Full, AllreduceAnyP, ::testing::ValuesIn(cases({31, 33, 63, 100})),
+                         case_name);
+
+TEST(AllreduceAnyP, TheScaleAlgorithmsAreRegistered) {
+  for (const std::string_view name : kScaleAlgorithms) {
+    EXPECT_NE(allreduce().find_algorithm(name), nullptr) << name;
+  }
+}
+
+// Spot values of the header comments' costs.
+TEST(AllreduceAnyP, Costs) {
+  const auto cost = [](std::string_view name, int p, double n) {
+    return allreduce().find_algorithm(name)->cost(p, n);
+  };
+  // p = 4, one segment: trees 3 → 1 → {0, 2} and 0 → 2 → {1, 3}. Transfers:
+  // leaves up (ranks 1 and 2 receive two), 1 → 3 and 2 → 0, the roots down,
+  // 1 and 2 down to two children each: 2 + 1 + 1 + 2 messages of n/2.
+  const CostTerms tree4 = cost("double_binary_tree", 4, 1000);
+  EXPECT_DOUBLE_EQ(tree4.messages, 6);
+  EXPECT_DOUBLE_EQ(tree4.bytes, 3000);
+  EXPECT_DOUBLE_EQ(tree4.reduce_bytes, 1000);
+  // p = 2, 4 MiB: halves in 4 segments of 512 KiB; 5 transfers, the 3 of the
+  // steady state with a segment up one tree and down the other at once.
+  const CostTerms tree2 = cost("double_binary_tree", 2, 4 << 20);
+  EXPECT_DOUBLE_EQ(tree2.messages, 1 + 3 * 2 + 1);
+  EXPECT_DOUBLE_EQ(tree2.bytes, 4 << 20);
+  EXPECT_DOUBLE_EQ(tree2.reduce_bytes, 2 << 20);
+  EXPECT_DOUBLE_EQ(cost("double_binary_tree", 1, 1000).messages, 0);
+  // Swing costs what recursive doubling and Rabenseifner cost on a flat
+  // network.
+  const CostTerms latency = cost("swing_latency", 8, 1000);
+  EXPECT_DOUBLE_EQ(latency.messages, 3);
+  EXPECT_DOUBLE_EQ(latency.bytes, 3000);
+  EXPECT_DOUBLE_EQ(latency.reduce_bytes, 3000);
+  EXPECT_DOUBLE_EQ(cost("swing_latency", 6, 1000).messages, 4);  // 2 steps, fold, unfold
+  const CostTerms bandwidth = cost("swing_bandwidth", 8, 800);
+  EXPECT_DOUBLE_EQ(bandwidth.messages, 6);
+  EXPECT_DOUBLE_EQ(bandwidth.bytes, 1400);
+  EXPECT_DOUBLE_EQ(bandwidth.reduce_bytes, 700);
+}
+
+// Every rank is an inner node of at most one tree: with one segment per
+// half it sends at most 4 messages (up and to two children in one tree, up
+// in the other) and receives at most 4; a rank inner in both would send 6.
+TEST(AllreduceAnyP, NoRankIsInnerInBothTrees) {
+  const AlgorithmInfo& algorithm = *allreduce().find_algorithm("double_binary_tree");
+  for (int p = 2; p <= 17; ++p) {
+    std::atomic<std::uint64_t> most{0}, total{0};
+    run_in_process(p, [&](Transport& transport) {
+      const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
+      std::vector<std::byte> in(64 * 4), out(64 * 4);
+      const auto call = algorithm.build(transport, spec, in, out);
+      transport.reset_counters();
+      call->run();
+      total += transport.messages_sent();
+      std::uint64_t seen = most.load();
+      while (transport.messages_sent() > seen &&
+             !most.compare_exchange_weak(seen, transport.messages_sent())) {
+      }
+    });
+    EXPECT_LE(most.load(), 4u) << "p=" << p;
+    // Two trees of p − 1 edges, each edge used once each way.
+    EXPECT_EQ(total.load(), 4u * static_cast<std::uint64_t>(p - 1)) << "p=" << p;
+  }
+}
+
+// Swing's peers: ρ_s = 1, −1, 3, −5, 11; even ranks add it, odd ones
+// subtract it, so rank 0 meets 1, 15, 3, 11 at p = 16 and rank 1 meets 0,
+// 2, 14, 6 — shown by the bytes each rank exchanges with each peer: a
+// transport that counts messages per peer.
+class PeerLedger final : public Transport {
+ public:
+  explicit PeerLedger(Transport& inner) : Transport(inner.rank(), inner.size()), inner_(inner) {}
+  std::string_view kind() const override { return inner_.kind(); }
+  RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
+    peers.push_back(peer);
+    return inner_.isend(data, peer, tag);
+  }
+  RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
+    return inner_.irecv(data, peer, tag);
+  }
+  void wait(RequestId request) override { inner_.wait(request); }
+  bool test(RequestId request) override { return inner_.test(request); }
+  void wait_all(std::span<const RequestId> requests) override { inner_.wait_all(requests); }
+  void barrier() override { inner_.barrier(); }
+  int take_tag_slot() override { return inner_.take_tag_slot(); }
+  std::vector<int> peers;
+
+ private:
+  Transport& inner_;
+};
+
+TEST(AllreduceAnyP, SwingPeers) {
+  for (const std::string_view name : {"swing_latency", "swing_bandwidth"}) {
+    std::vector<std::vector<int>> peers(16);
+    run_in_process(16, [&](Transport& transport) {
+      PeerLedger ledger(transport);
+      const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
+      std::vector<std::byte> in(64 * 4), out(64 * 4);
+      allreduce().find_algorithm(name)->build(ledger, spec, in, out)->run();
+      peers[static_cast<std::size_t>(transport.rank())] = ledger.peers;
+    });
+    std::vector<int> expected0 = {1, 15, 3, 11};
+    std::vector<int> expected1 = {0, 2, 14, 6};
+    if (name == "swing_bandwidth") {  // the allgather retraces the steps backwards
+      for (auto* expected : {&expected0, &expected1}) {
+        const std::vector<int> forward = *expected;
+        expected->insert(expected->end(), forward.rbegin(), forward.rend());
+      }
+    }
+    EXPECT_EQ(peers[0], expected0) << name;
+    EXPECT_EQ(peers[1], expected1) << name;
+  }
+}
+
+}  // namespace
+}  // namespace collbench
