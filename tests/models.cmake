@@ -1,7 +1,7 @@
 # Tests of cost-model fitting and scalability prediction (benchmarks/models):
 # unit tests of the library, then the two tools as users run them, on
 # synthetic CSVs generated from known α, β, γ and on bad input.
-add_executable(models_tests fit_test.cpp predict_test.cpp replace_together_test.cpp
+add_executable(models_tests fit_test.cpp predict_test.cpp replace_together_test.cpp tuning_test.cpp
                models_synthetic.cpp)
 target_link_libraries(models_tests PRIVATE collbench::models GTest::gtest_main collbench_warnings)
 collbench_add_gtest(models_tests)
