@@ -35,7 +35,7 @@ constexpr OmpiTunedAlgorithm kReduceScatterBlock[] = {
 };
 constexpr OmpiTunedAlgorithm kAllgather[] = {
     {"ompi_linear", 1}, {"ompi_bruck", 2},    {"ompi_recursive_doubling", 3},
-    {"ompi_ring", 4},   {"ompi_neighbor", 5}, {"ompi_two_proc", 6},
+    {"ompi_ring", 4},   {"ompi_neighbor", 5}, {"ompi_two_proc", 6, 2},
 };
 constexpr OmpiTunedAlgorithm kBcast[] = {
     {"ompi_basic_linear", 1},
@@ -53,8 +53,8 @@ constexpr OmpiTunedAlgorithm kReduce[] = {
     {"ompi_binomial", 5}, {"ompi_in_order_binary", 6}, {"ompi_rabenseifner", 7},
 };
 constexpr OmpiTunedAlgorithm kAlltoall[] = {
-    {"ompi_linear", 1},      {"ompi_pairwise", 2}, {"ompi_modified_bruck", 3},
-    {"ompi_linear_sync", 4}, {"ompi_two_proc", 5},
+    {"ompi_linear", 1},      {"ompi_pairwise", 2},    {"ompi_modified_bruck", 3},
+    {"ompi_linear_sync", 4}, {"ompi_two_proc", 5, 2},
 };
 
 constexpr std::array<OmpiTunedCollective, 6> kCollectives = {{
@@ -83,8 +83,13 @@ std::string forced_unsupported_reason(std::string_view transport_kind, int ranks
         "divide into {} ranks",
         collective.library, count, ranks);
   }
+  const OmpiTunedAlgorithm& algorithm = collective.algorithms[kAlgorithm];
+  if (reason.empty() && algorithm.only_ranks != 0 && ranks != algorithm.only_ranks) {
+    reason = fmt::format("Open MPI's {} {} runs on {} ranks only", collective.library,
+                         algorithm.row.substr(kOmpiRowPrefix.size()), algorithm.only_ranks);
+  }
   if (reason.empty() && probe() != nullptr) {
-    reason = probe()(collective, collective.algorithms[kAlgorithm], /*offered_only=*/false);
+    reason = probe()(collective, algorithm, /*offered_only=*/false);
   }
   return reason;
 }

@@ -34,6 +34,9 @@ namespace collbench {
 struct OmpiTunedAlgorithm {
   std::string_view row;  // "ompi_ring": collbench's name, in --algorithms and the CSV
   int id;                // the control variable's value and the rules file's algorithm
+  // The only rank count it runs on (Open MPI's two_proc algorithms return
+  // MPI_ERR_UNSUPPORTED_OPERATION elsewhere); 0: any.
+  int only_ranks = 0;
 };
 
 struct OmpiTunedCollective {
