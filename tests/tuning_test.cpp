@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -196,6 +198,39 @@ TEST(OmpiRules, GrammarRefusesWhatOpenMpiWouldNotRead) {
     } catch (const std::runtime_error& error) {
       EXPECT_NE(std::string(error.what()).find(why), std::string::npos)
           << error.what() << " (expected '" << why << "')";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace collbench
+
+namespace collbench {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path);
+  EXPECT_TRUE(file) << "cannot read " << path;
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+// The committed files of results/tuning/: both read by the grammar, and the
+// canary the real file with one entry changed (allreduce, 2 ranks, 1 MiB).
+TEST(OmpiRules, CommittedFilesParseAndTheCanaryDiffersAtOneSize) {
+  const std::string folder = std::string(COLLBENCH_SOURCE_DIR) + "/results/tuning/";
+  const RulesFile real = parse_ompi_rules(read_text(folder + "collbench.rules"), "collbench.rules");
+  const RulesFile canary = parse_ompi_rules(read_text(folder + "canary.rules"), "canary.rules");
+  const int allreduce = find_ompi_tuned("allreduce")->rules_id;
+  EXPECT_EQ(ompi_rules_algorithm(canary, allreduce, 2, 1 << 20), 5);
+  EXPECT_NE(ompi_rules_algorithm(real, allreduce, 2, 1 << 20), 5);
+  for (const OmpiTunedCollective& collective : ompi_tuned_collectives()) {
+    for (std::uint64_t bytes = 1; bytes <= (std::uint64_t{1} << 27); bytes *= 2) {
+      for (const std::uint64_t at : {bytes - 1, bytes, bytes + 1}) {
+        if (collective.rules_id == allreduce && at == (1u << 20)) continue;
+        EXPECT_EQ(ompi_rules_algorithm(canary, collective.rules_id, 2, at),
+                  ompi_rules_algorithm(real, collective.rules_id, 2, at))
+            << collective.collective << " " << at;
+      }
     }
   }
 }
