@@ -44,36 +44,10 @@ std::size_t library_slot(std::string_view collective) {
                                           collective, fmt::join(kLibraryCollectives, ", ")));
 }
 
-// Why the MPI library's own algorithm cannot run: not the mpi transport, or
-// more elements than an int counts; empty when it can. (What the fitter and
-// the predictor ask: whether a program links the library's builds is
-// build_library's concern.)
-std::string library_unsupported_reason(std::string_view transport_kind, int ranks,
-                                       std::size_t count) {
-  if (transport_kind != "mpi") {
-    return fmt::format("needs the mpi transport (this run uses '{}')", transport_kind);
-  }
-  if (count > static_cast<std::size_t>(INT_MAX)) {
-    return fmt::format("{} elements exceed MPI's int count", count);
-  }
-  return detail::common_unsupported_reason(transport_kind, ranks, count);
-}
-
-// Workspace of the `mpi` algorithms: unknown, the library's; n as a guess for
-// the memory guard.
-std::size_t library_workspace(int /*ranks*/, std::size_t bytes) { return bytes; }
-
 template <std::size_t kSlot>
 std::unique_ptr<Collective> build_library(Transport& transport, const CollectiveSpec& spec,
                                           std::span<const std::byte> in, std::span<std::byte> out) {
-  const auto build = library_builds()[kSlot];
-  if (build == nullptr) {
-    throw std::invalid_argument(fmt::format(
-        "{} algorithm 'mpi': this program was built without the MPI library's collectives "
-        "(link collbench::collectives_mpi and call use_mpi_library_collectives())",
-        kLibraryCollectives[kSlot]));
-  }
-  return build(transport, spec, in, out);
+  return build_library_collective(kLibraryCollectives[kSlot], transport, spec, in, out, nullptr);
 }
 
 template <std::size_t kSlot>
@@ -90,8 +64,36 @@ constexpr AlgorithmInfo library_row(std::string_view summary, bool reduces) {
 
 }  // namespace
 
+// What the fitter and the predictor ask too: whether a program links the
+// library's builds is build_library_collective's concern.
+std::string library_unsupported_reason(std::string_view transport_kind, int ranks,
+                                       std::size_t count) {
+  if (transport_kind != "mpi") {
+    return fmt::format("needs the mpi transport (this run uses '{}')", transport_kind);
+  }
+  if (count > static_cast<std::size_t>(INT_MAX)) {
+    return fmt::format("{} elements exceed MPI's int count", count);
+  }
+  return detail::common_unsupported_reason(transport_kind, ranks, count);
+}
+
+std::size_t library_workspace(int /*ranks*/, std::size_t bytes) { return bytes; }
+
 void set_library_build(std::string_view collective, LibraryBuild build) {
   library_builds()[library_slot(collective)] = build;
+}
+
+std::unique_ptr<Collective> build_library_collective(
+    std::string_view collective, Transport& transport, const CollectiveSpec& spec,
+    std::span<const std::byte> in, std::span<std::byte> out, const OmpiTunedAlgorithm* forced) {
+  const LibraryBuild build = library_builds()[library_slot(collective)];
+  if (build == nullptr) {
+    throw std::invalid_argument(fmt::format(
+        "{} algorithm '{}': this program was built without the MPI library's collectives "
+        "(link collbench::collectives_mpi and call use_mpi_library_collectives())",
+        collective, forced != nullptr ? forced->row : kMpiLibraryAlgorithm));
+  }
+  return build(transport, spec, in, out, forced);
 }
 
 // reduces_on_every_rank is unknown where the library reduces (it decides) and

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "algorithm_common.h"
 #include "collbench/collectives/algorithm.h"
@@ -409,59 +410,89 @@ extern const AlgorithmInfo kBinomialReduce, kReduceScatterGatherReduce, kMpiRedu
 extern const AlgorithmInfo kPairwiseAlltoall, kBruckAlltoall, kLinearAlltoall, kMpiAlltoall;
 extern const AlgorithmInfo kPairwiseAlltoallv, kMpiAlltoallv;
 
+namespace detail {
+std::vector<AlgorithmInfo> ompi_tuned_rows(std::string_view collective);  // ompi_tuned.cpp
+}  // namespace detail
+
+namespace {
+
+// A collective's algorithms: the hand-written ones, the library's with one of
+// its algorithms forced (ompi_tuned.h), and the library's own choice last.
+std::vector<AlgorithmInfo> with_library_rows(std::string_view collective,
+                                             std::initializer_list<AlgorithmInfo> hand_written,
+                                             const AlgorithmInfo& library) {
+  std::vector<AlgorithmInfo> algorithms(hand_written);
+  for (const AlgorithmInfo& row : detail::ompi_tuned_rows(collective)) algorithms.push_back(row);
+  algorithms.push_back(library);
+  return algorithms;
+}
+
+}  // namespace
+
 std::span<const CollectiveInfo> collectives() {
   // Each collective's algorithms in the order they are listed everywhere:
   // copies of the definitions, made on the first call, after every file's
   // static initialization.
-  static const auto allreduce = std::to_array<AlgorithmInfo>({
-      kRingAllreduce,
-      kTreeAllreduce,
-      kRecursiveDoublingAllreduce,
-      kRabenseifnerAllreduce,
-      kPsCentralAllreduce,
-      kPsShardedAllreduce,
-      kHierarchicalAllreduce,
-      kHierarchicalTreeAllreduce,
-      kDoubleBinaryTreeAllreduce,
-      kSwingLatencyAllreduce,
-      kSwingBandwidthAllreduce,
-      kMpiAllreduce,
-  });
-  static const auto reduce_scatter = std::to_array<AlgorithmInfo>({
-      kRingReduceScatter,
-      kRecursiveHalvingReduceScatter,
-      kPairwiseReduceScatter,
-      kHierarchicalReduceScatter,
-      kMpiReduceScatter,
-  });
-  static const auto allgather = std::to_array<AlgorithmInfo>({
-      kRingAllgather,
-      kRecursiveDoublingAllgather,
-      kBruckAllgather,
-      kHierarchicalAllgather,
-      kMpiAllgather,
-  });
-  static const auto broadcast = std::to_array<AlgorithmInfo>({
-      kBinomialBroadcast,
-      kScatterAllgatherBroadcast,
-      kChainBroadcast,
-      kMpiBroadcast,
-  });
-  static const auto reduce = std::to_array<AlgorithmInfo>({
-      kBinomialReduce,
-      kReduceScatterGatherReduce,
-      kMpiReduce,
-  });
-  static const auto alltoall = std::to_array<AlgorithmInfo>({
-      kPairwiseAlltoall,
-      kBruckAlltoall,
-      kLinearAlltoall,
-      kMpiAlltoall,
-  });
-  static const auto alltoallv = std::to_array<AlgorithmInfo>({
-      kPairwiseAlltoallv,
-      kMpiAlltoallv,
-  });
+  static const std::vector<AlgorithmInfo> allreduce =
+      with_library_rows("allreduce",
+                        {
+                            kRingAllreduce,
+                            kTreeAllreduce,
+                            kRecursiveDoublingAllreduce,
+                            kRabenseifnerAllreduce,
+                            kPsCentralAllreduce,
+                            kPsShardedAllreduce,
+                            kHierarchicalAllreduce,
+                            kHierarchicalTreeAllreduce,
+                            kDoubleBinaryTreeAllreduce,
+                            kSwingLatencyAllreduce,
+                            kSwingBandwidthAllreduce,
+                        },
+                        kMpiAllreduce);
+  static const std::vector<AlgorithmInfo> reduce_scatter =
+      with_library_rows("reduce_scatter",
+                        {
+                            kRingReduceScatter,
+                            kRecursiveHalvingReduceScatter,
+                            kPairwiseReduceScatter,
+                            kHierarchicalReduceScatter,
+                        },
+                        kMpiReduceScatter);
+  static const std::vector<AlgorithmInfo> allgather =
+      with_library_rows("allgather",
+                        {
+                            kRingAllgather,
+                            kRecursiveDoublingAllgather,
+                            kBruckAllgather,
+                            kHierarchicalAllgather,
+                        },
+                        kMpiAllgather);
+  static const std::vector<AlgorithmInfo> broadcast =
+      with_library_rows("broadcast",
+                        {
+                            kBinomialBroadcast,
+                            kScatterAllgatherBroadcast,
+                            kChainBroadcast,
+                        },
+                        kMpiBroadcast);
+  static const std::vector<AlgorithmInfo> reduce = with_library_rows("reduce",
+                                                                     {
+                                                                         kBinomialReduce,
+                                                                         kReduceScatterGatherReduce,
+                                                                     },
+                                                                     kMpiReduce);
+  static const std::vector<AlgorithmInfo> alltoall = with_library_rows("alltoall",
+                                                                       {
+                                                                           kPairwiseAlltoall,
+                                                                           kBruckAlltoall,
+                                                                           kLinearAlltoall,
+                                                                       },
+                                                                       kMpiAlltoall);
+  static const std::vector<AlgorithmInfo> alltoallv = with_library_rows("alltoallv",
+                                                                        {
+                                                                            kPairwiseAlltoallv,
+                                                                        },
+                                                                        kMpiAlltoallv);
   static const auto table = std::to_array<CollectiveInfo>({
       {"allreduce", "every rank gets the reduction of every rank's vector", true, whole_vector,
        whole_vector, allreduce_factor, "2(p-1)/p", allreduce_lower_bound, check_allreduce,

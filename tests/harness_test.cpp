@@ -436,9 +436,11 @@ TEST(Options, ListAlgorithmsCsvIsTheRegistryOncePerNameInItsOrder) {
     EXPECT_EQ(row[2], name);
     EXPECT_TRUE(seen.insert({row[1], row[2]}).second)
         << "listed twice: " << row[1] << " " << row[2];
-    // The MPI library's own algorithm has no cost model of its own.
-    EXPECT_EQ(row[3], name == "mpi" ? "mpi" : "hand-written") << name;
-    EXPECT_EQ(row[4], name == "mpi" ? "no" : "yes") << name;
+    // The MPI library's own algorithm, by its choice or forced (ompi_*), has
+    // no cost model of its own.
+    const bool library = is_library_algorithm(*algorithm);
+    EXPECT_EQ(row[3], library ? "mpi" : "hand-written") << name;
+    EXPECT_EQ(row[4], library ? "no" : "yes") << name;
     EXPECT_EQ(row[5], algorithm->reduces_on_every_rank ? "yes" : "no") << name;
     EXPECT_EQ(row[6], algorithm->summary) << name;
   }
@@ -523,6 +525,8 @@ TEST(Plan, SizeMajorAllreduceThenP2pPerPeerThenLocal) {
   std::vector<std::string> expected;
   for (const char* size : {"8", "1024"}) {
     for (const AlgorithmInfo& algorithm : allreduce().algorithms) {
+      // The library's forced algorithms only with --library-algorithms.
+      if (algorithm.forced_library_algorithm) continue;
       expected.push_back(fmt::format("allreduce/{}/{}", algorithm.name, size));
     }
   }
@@ -537,6 +541,46 @@ TEST(Plan, SizeMajorAllreduceThenP2pPerPeerThenLocal) {
   for (const BenchmarkCase& entry : plan.cases) names.push_back(entry.name);
   EXPECT_EQ(names, expected);
   EXPECT_TRUE(plan.notes.empty());
+}
+
+// --library-algorithms adds every forced row of the library to --algorithms'
+// selection, after it; named, a row that cannot run is an error, added by
+// the flag it is a note.
+TEST(Plan, LibraryAlgorithmsOnlyWhenAsked) {
+  const auto allreduce_rows = [](const CasePlan& plan) {
+    std::vector<std::string> names;
+    for (const BenchmarkCase& entry : plan.cases) {
+      if (entry.collective != nullptr && entry.collective->name == "allreduce") {
+        names.push_back(std::string(entry.algorithm->name));
+      }
+    }
+    return names;
+  };
+  const CasePlan plan = plan_cases(parse_options({"--sizes", "1KiB", "--families", "allreduce",
+                                                  "--algorithms", "ring", "--library-algorithms"}),
+                                   {}, "mpi", 2, 0);
+  std::vector<std::string> expected = {"ring"};
+  for (const AlgorithmInfo& algorithm : allreduce().algorithms) {
+    if (algorithm.forced_library_algorithm) expected.emplace_back(algorithm.name);
+  }
+  EXPECT_EQ(allreduce_rows(plan), expected);
+  EXPECT_EQ(
+      allreduce_rows(plan_cases(parse_options({"--sizes", "1KiB", "--families", "allreduce"}), {},
+                                "mpi", 2, 0)),
+      (std::vector<std::string>{"ring", "tree", "recursive_doubling", "rabenseifner", "ps_central",
+                                "ps_sharded", "hierarchical", "hierarchical_tree", "mpi"}));
+  // Over another transport the forced rows cannot run: a note when added by
+  // the flag, an error when named.
+  const CasePlan inproc =
+      plan_cases(parse_options({"--sizes", "1KiB", "--families", "allreduce", "--algorithms",
+                                "ring", "--library-algorithms"}),
+                 {}, "inproc", 2, 0);
+  EXPECT_EQ(allreduce_rows(inproc), std::vector<std::string>{"ring"});
+  EXPECT_FALSE(inproc.notes.empty());
+  EXPECT_THROW(plan_cases(parse_options({"--sizes", "1KiB", "--families", "allreduce",
+                                         "--algorithms", "ompi_ring"}),
+                          {}, "inproc", 2, 0),
+               UsageError);
 }
 
 TEST(Plan, SendrecvOnlyWhenNamedOnePerSizeAndNeedsTwoRanks) {

@@ -113,7 +113,7 @@ class PreparedCollective final : public PreparedMessages {
 
   double call(const BenchmarkCase& benchmark_case) override {
     if (benchmark_case.bare) return call_bare(benchmark_case);
-    const bool library = benchmark_case.algorithm->name == kMpiLibraryAlgorithm;
+    const bool library = is_library_algorithm(*benchmark_case.algorithm);
     if (library) context_.library_call_started(benchmark_case);
     const double start = MPI_Wtime();
     for (const std::size_t slot : sequence_) messages_[slot].algorithm->run();
@@ -182,7 +182,7 @@ class PreparedCollective final : public PreparedMessages {
   // wrong too.
   CheckResult checked_call(const BenchmarkCase& benchmark_case, const CheckPattern& pattern,
                            bool corrupting) {
-    const bool library = benchmark_case.algorithm->name == kMpiLibraryAlgorithm;
+    const bool library = is_library_algorithm(*benchmark_case.algorithm);
     std::uint64_t corrupt_left = corrupting ? options_.debug_corrupt_elements : 0;
     CheckResult total;
     std::uint64_t first_index = 0;

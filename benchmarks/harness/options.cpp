@@ -19,6 +19,7 @@
 #include "collbench/catalog/sizes.h"
 #include "collbench/collectives/algorithm.h"
 #include "collbench/collectives/collective.h"
+#include "collbench/collectives/ompi_tuned.h"
 #include "collbench/core/columns.h"
 #include "collbench/core/csv.h"
 #include "collbench/transport/transport_factory.h"
@@ -52,13 +53,24 @@ struct RawOptions {
   bool gemm_models_given = false;  // --gemm-models appeared, even with an empty value
 };
 
-// The collectives (each a --families name) and their algorithms.
+// The collectives (each a --families name) and their algorithms; the
+// library's forced algorithms in one line per collective.
 std::string algorithm_help() {
   std::string text = "Collectives (--families) and their algorithms (--algorithms):\n";
   for (const CollectiveInfo& collective : collectives()) {
     text += fmt::format("  {}: {}\n", collective.name, collective.summary);
+    std::vector<std::string_view> forced;
+    std::string_view forced_summary;
     for (const AlgorithmInfo& info : collective.algorithms) {
+      if (info.forced_library_algorithm) {
+        forced.push_back(info.name);
+        forced_summary = info.summary;
+        continue;
+      }
       text += fmt::format("    {:<24}{}\n", info.name, info.summary);
+    }
+    if (!forced.empty()) {
+      text += fmt::format("    {:<24}{}: {}\n", "ompi_*", forced_summary, fmt::join(forced, ", "));
     }
   }
   return text;
@@ -183,6 +195,15 @@ struct App {
                    "rank count or transport are skipped with a note; named explicitly they are "
                    "an error")
         ->type_name("LIST");
+    app.add_flag("--library-algorithms", options.library_algorithms,
+                 "Also run the MPI library's own collective with each of its algorithms forced "
+                 "(Open MPI's coll_tuned: the ompi_* rows of every collective of --families, "
+                 "listed by --list-algorithms where the library has them), never part of "
+                 "--algorithms all. Open MPI reads a forced algorithm only with "
+                 "coll_tuned_use_dynamic_rules set at launch: export "
+                 "OMPI_MCA_coll_tuned_use_dynamic_rules=1 (or mpirun --mca "
+                 "coll_tuned_use_dynamic_rules 1); without it the rows are skipped with a note, "
+                 "and named in --algorithms they are an error");
     app.add_option("--sizes", raw.sizes,
                    "Message sizes in bytes per rank (default: 8B:64MiB). Comma-separated items: "
                    "a size (4096, 1.5KiB, 64MiB), MIN:MAX (x2 steps), MIN:MAX:xF (step factor "
@@ -886,17 +907,7 @@ void validate_for_ranks(const Options& options, int ranks) {
   }
 }
 
-namespace {
-
-// The MPI library's own algorithm: collbench does not know which schedule the
-// library picks, so collbench-fit has no cost model of its own for it and
-// prices it at its collective's lower bound (model_terms in
-// benchmarks/models/fit.cpp); every other algorithm is hand-written here.
-bool is_mpi_library_algorithm(const AlgorithmInfo& info) {
-  return info.name == kMpiLibraryAlgorithm;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string algorithm_listing(bool csv) {
   const std::vector<std::string> header = columns::names(columns::kListing);
@@ -913,8 +924,13 @@ std::string algorithm_listing(bool csv) {
   int order = 0;
   for (const CollectiveInfo& collective : collectives()) {
     for (const AlgorithmInfo& info : collective.algorithms) {
+      // The library's forced algorithms only where this library has them.
+      if (!ompi_tuned_missing(collective.name, info.name).empty()) continue;
       const std::string position = std::to_string(++order);
-      const bool mpi = is_mpi_library_algorithm(info);
+      // The MPI library's own: collbench does not know which schedule the
+      // library picks, so collbench-fit prices it at its collective's lower
+      // bound (model_terms in benchmarks/models/fit.cpp).
+      const bool mpi = is_library_algorithm(info);
       const std::string implementation = mpi ? "mpi" : "hand-written";
       const std::string cost_model = mpi ? "no" : "yes";
       text += csv ? csv_line({position, std::string(collective.name), std::string(info.name),
@@ -985,6 +1001,7 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
   std::vector<std::pair<std::string, std::string>> fields = {
       {"--algorithms",
        options.all_algorithms ? "all" : fmt::format("{}", fmt::join(options.algorithms, ","))},
+      {"--library-algorithms", options.library_algorithms ? "yes" : "no"},
       {"--sizes", fmt::format("{}", fmt::join(options.sizes, ","))},
       {"--dtype", std::string(to_string(options.dtype))},
       {"--op", std::string(to_string(options.op))},

@@ -64,6 +64,9 @@ inline constexpr std::uint64_t kSharedMessageBytes = std::uint64_t{64} << 20;
 struct Options {
   bool all_algorithms = true;
   std::vector<std::string> algorithms;  // validated names, in the order given
+  // --library-algorithms: every row of the MPI library's algorithms forced
+  // one by one (ompi_*) besides those --algorithms selects; never in `all`.
+  bool library_algorithms = false;
   std::string sizes_text = "8B:64MiB";
   std::vector<std::uint64_t> sizes;  // bytes per rank, from sizes_text
   bool sizes_given = false;          // --sizes appeared on the command line

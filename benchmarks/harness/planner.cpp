@@ -46,15 +46,25 @@ std::vector<const AlgorithmInfo*> Planner::selected(const CollectiveInfo& collec
   std::vector<const AlgorithmInfo*> algorithms;
   const bool first_time = selected_for_.insert(&collective).second;
   if (options_.all_algorithms) {
-    for (const AlgorithmInfo& info : collective.algorithms) algorithms.push_back(&info);
-    return algorithms;
+    for (const AlgorithmInfo& info : collective.algorithms) {
+      if (!info.forced_library_algorithm) algorithms.push_back(&info);
+    }
+  } else {
+    for (const std::string& name : options_.algorithms) {
+      if (const AlgorithmInfo* info = collective.find_algorithm(name)) {
+        algorithms.push_back(info);
+      } else if (first_time) {
+        note(fmt::format("skipping {}/{}: {} has no algorithm '{}' (it has {})", collective.name,
+                         name, collective.name, name, collective.algorithm_names()));
+      }
+    }
   }
-  for (const std::string& name : options_.algorithms) {
-    if (const AlgorithmInfo* info = collective.find_algorithm(name)) {
-      algorithms.push_back(info);
-    } else if (first_time) {
-      note(fmt::format("skipping {}/{}: {} has no algorithm '{}' (it has {})", collective.name,
-                       name, collective.name, name, collective.algorithm_names()));
+  if (options_.library_algorithms) {
+    for (const AlgorithmInfo& info : collective.algorithms) {
+      if (info.forced_library_algorithm &&
+          std::find(algorithms.begin(), algorithms.end(), &info) == algorithms.end()) {
+        algorithms.push_back(&info);
+      }
     }
   }
   return algorithms;
@@ -74,7 +84,11 @@ bool Planner::runnable(const CollectiveInfo& collective, const AlgorithmInfo& al
   }
   if (reason.empty()) return true;
   const std::string name = fmt::format("{}/{}", collective.name, algorithm.name);
-  if (!options_.all_algorithms) {
+  // Named in --algorithms: an error; otherwise (all, --library-algorithms) a note.
+  const bool named =
+      !options_.all_algorithms && std::find(options_.algorithms.begin(), options_.algorithms.end(),
+                                            algorithm.name) != options_.algorithms.end();
+  if (named) {
     throw UsageError(
         fmt::format("algorithm '{}' cannot run {} of {} on {} ranks over the {} "
                     "transport: {}",

@@ -126,7 +126,7 @@ class PreparedTrain final : public PreparedCase {
         ready_layers_(benchmark_case.bucket_ready_layers),
         exchange_(prepare_messages(benchmark_case, context)),
         compute_only_(benchmark_case.compute_only),
-        library_(benchmark_case.algorithm->name == kMpiLibraryAlgorithm) {
+        library_(is_library_algorithm(*benchmark_case.algorithm)) {
     const Options& options = context.options();
     for (const DistinctGemm& group : distinct_gemm_layers(model_)) {
       const GemmLayer& layer = model_.gemm_layers[group.layer];

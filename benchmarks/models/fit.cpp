@@ -473,8 +473,8 @@ CostTerms model_terms(std::string_view collective, std::string_view algorithm, i
     throw std::invalid_argument(fmt::format("model_terms: unknown collective '{}'; known: {}",
                                             collective, collective_names()));
   }
-  if (algorithm != kMpiLibraryAlgorithm) {
-    if (const AlgorithmInfo* algorithm_info = info->find_algorithm(algorithm)) {
+  if (const AlgorithmInfo* algorithm_info = info->find_algorithm(algorithm)) {
+    if (!is_library_algorithm(*algorithm_info)) {
       if (own != nullptr) *own = true;
       return algorithm_info->cost(ranks, bytes);
     }

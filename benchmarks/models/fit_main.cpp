@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -17,6 +20,7 @@
 #include "collbench/catalog/catalog.h"
 #include "collbench/models/compute.h"
 #include "collbench/models/fit.h"
+#include "collbench/models/tuning.h"
 #include "plot_runner.h"
 #include "replace_on_commit.h"
 
@@ -49,6 +53,47 @@ void remove_earlier_compute(const std::string& path) {
         fmt::format("cannot remove {}, an earlier run's (this input has no gemm rows): {}", path,
                     error.message()));
   }
+}
+
+// The formats of --export.
+constexpr std::string_view kOmpiRules = "ompi-rules";
+
+// Writes `text` to `path` whole, or throws std::runtime_error.
+void write_text(const std::string& path, const std::string& text) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) {
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  const int error = errno;
+  if (std::fclose(file) != 0 || !written) {
+    throw std::runtime_error(
+        fmt::format("cannot write {}: {}", path, std::strerror(written ? errno : error)));
+  }
+}
+
+// --export ompi-rules FILE: the rules file alone, replaced whole or not at all.
+void export_rules(const std::vector<collbench::NamedTable>& tables,
+                  const std::vector<collbench::Measurement>& measurements,
+                  const std::string& destination) {
+  const collbench::OmpiRulesExport result = collbench::export_ompi_rules(measurements, tables);
+  // What the test holds every export to: a file Open MPI would read.
+  collbench::parse_ompi_rules(result.text, destination);
+  const std::filesystem::path path(destination);
+  const std::string folder =
+      path.has_parent_path() ? path.parent_path().string() : std::string(".");
+  collbench::ReplaceTogether output(folder);
+  write_text(output.add(path.filename().string()), result.text);
+  output.commit();
+  for (const collbench::LibraryChoice& choice : result.choices) {
+    std::printf("%s p=%d %.0f B: %s (fastest %s %.4g us, default %s)\n", choice.collective.c_str(),
+                choice.ranks, choice.bytes, choice.chosen.c_str(), choice.fastest.c_str(),
+                choice.fastest_seconds * 1e6,
+                std::isnan(choice.default_seconds)
+                    ? "not measured"
+                    : fmt::format("{:.4g} us", choice.default_seconds * 1e6).c_str());
+  }
+  std::printf("wrote %s\n", destination.c_str());
 }
 
 }  // namespace
@@ -124,6 +169,19 @@ int main(int argc, char** argv) {
                  "Python with matplotlib (a name without '/' is looked up in PATH)")
       ->capture_default_str()
       ->check(collbench::cli::path());
+  std::vector<std::string> export_args;
+  app.add_option("--export", export_args,
+                 "FORMAT FILE: instead of the fits, write a tuning file the MPI library reads, "
+                 "from the rows of its algorithms forced one by one (collbench "
+                 "--library-algorithms). ompi-rules: an Open MPI 4.1 coll_tuned dynamic rules "
+                 "file (per collective and measured rank count, at each measured size the "
+                 "fastest forced algorithm where it beat the default mpi beyond both "
+                 "interquartile ranges, the fixed decision elsewhere; a header says where it "
+                 "was measured). The input must hold one dtype, op and placement of those rows, "
+                 "and every collective with library rows some forced ones. FILE is replaced "
+                 "whole or not at all")
+      ->expected(2)
+      ->type_name("FORMAT FILE");
   app.add_flag("--residuals", residuals, "print every top-down residual in the report");
   app.add_flag("--brief", brief,
                "print only the p2p α and β, each algorithm's median relative error and the "
@@ -142,7 +200,28 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (!export_args.empty() && export_args[0] != kOmpiRules) {
+    std::fprintf(stderr, "collbench-fit: --export %s: unknown format; accepted: %s\n",
+                 export_args[0].c_str(), std::string(kOmpiRules).c_str());
+    return 2;
+  }
+
   try {
+    if (!export_args.empty()) {
+      const std::string& destination = export_args[1];
+      for (const std::string& input : inputs) {
+        std::error_code error;
+        if (std::filesystem::equivalent(input, destination, error)) {
+          throw std::invalid_argument(fmt::format("--export names the input file {}", destination));
+        }
+      }
+      std::vector<collbench::NamedTable> tables;
+      for (const std::string& path : inputs) {
+        tables.push_back({path, collbench::read_csv_file(path)});
+      }
+      export_rules(tables, collbench::aggregate_measurements(tables), destination);
+      return 0;
+    }
     collbench::require_writable_folder(out_dir, "--out-dir");
     if (!plot_dir.empty()) collbench::require_writable_folder(plot_dir, "--plot-dir");
     collbench::require_outputs_not_inputs(

@@ -19,8 +19,8 @@ namespace {
 class MpiAllgather final : public detail::AllgatherBase {
  public:
   MpiAllgather(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-               std::span<std::byte> out)
-      : AllgatherBase(transport, spec, in, out), library_(transport, spec, "allgather") {
+               std::span<std::byte> out, const OmpiTunedAlgorithm* forced)
+      : AllgatherBase(transport, spec, in, out), library_(transport, spec, "allgather", forced) {
     equal_blocks_ = spec.count % static_cast<std::size_t>(ranks_) == 0;
     for (int rank = 0; rank < ranks_; ++rank) {
       counts_.push_back(static_cast<int>(block(rank).count));
@@ -52,8 +52,11 @@ class MpiAllgather final : public detail::AllgatherBase {
 }  // namespace
 
 std::unique_ptr<Collective> detail::build_mpi_allgather(Transport& transport,
-    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
-  return detail::build_as<MpiAllgather>(transport, spec, in, out);
+                                                        const CollectiveSpec& spec,
+                                                        std::span<const std::byte> in,
+                                                        std::span<std::byte> out,
+                                                        const OmpiTunedAlgorithm* forced) {
+  return std::make_unique<MpiAllgather>(transport, spec, in, out, forced);
 }
 
 }  // namespace collbench

@@ -19,8 +19,8 @@ namespace {
 class MpiAllreduce final : public detail::AllreduceBase {
  public:
   MpiAllreduce(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-               std::span<std::byte> out)
-      : AllreduceBase(transport, spec, in, out), library_(transport, spec, "allreduce") {}
+               std::span<std::byte> out, const OmpiTunedAlgorithm* forced)
+      : AllreduceBase(transport, spec, in, out), library_(transport, spec, "allreduce", forced) {}
 
   void run() override {
     const void* send_buffer = in_place() ? MPI_IN_PLACE : static_cast<const void*>(in_);
@@ -37,8 +37,11 @@ class MpiAllreduce final : public detail::AllreduceBase {
 }  // namespace
 
 std::unique_ptr<Collective> detail::build_mpi_allreduce(Transport& transport,
-    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
-  return detail::build_as<MpiAllreduce>(transport, spec, in, out);
+                                                        const CollectiveSpec& spec,
+                                                        std::span<const std::byte> in,
+                                                        std::span<std::byte> out,
+                                                        const OmpiTunedAlgorithm* forced) {
+  return std::make_unique<MpiAllreduce>(transport, spec, in, out, forced);
 }
 
 }  // namespace collbench

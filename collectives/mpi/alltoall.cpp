@@ -44,11 +44,11 @@ int mpi_int(std::size_t elements, std::string_view collective) {
 class MpiAlltoall final : public detail::AlltoallBase {
  public:
   MpiAlltoall(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-              std::span<std::byte> out,
+              std::span<std::byte> out, const OmpiTunedAlgorithm* forced,
               const detail::ExchangeLayout& layout = detail::kAlltoallLayout)
       : AlltoallBase(transport, spec, in, out,
                      /*stage_in_place=*/!equal_blocks(spec, transport, layout), layout),
-        library_(transport, spec, layout.collective),
+        library_(transport, spec, layout.collective, forced),
         equal_blocks_(equal_blocks(spec, transport, layout)) {
     for (int peer = 0; peer < ranks_; ++peer) {
       const detail::Block sent = send_block(peer);
@@ -90,13 +90,17 @@ class MpiAlltoall final : public detail::AlltoallBase {
 std::unique_ptr<Collective> detail::build_mpi_alltoallv(Transport& transport,
                                                         const CollectiveSpec& spec,
                                                         std::span<const std::byte> in,
-                                                        std::span<std::byte> out) {
-  return std::make_unique<MpiAlltoall>(transport, spec, in, out, detail::kAlltoallvLayout);
+                                                        std::span<std::byte> out,
+                                                        const OmpiTunedAlgorithm* forced) {
+  return std::make_unique<MpiAlltoall>(transport, spec, in, out, forced, detail::kAlltoallvLayout);
 }
 
 std::unique_ptr<Collective> detail::build_mpi_alltoall(Transport& transport,
-    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
-  return detail::build_as<MpiAlltoall>(transport, spec, in, out);
+                                                       const CollectiveSpec& spec,
+                                                       std::span<const std::byte> in,
+                                                       std::span<std::byte> out,
+                                                       const OmpiTunedAlgorithm* forced) {
+  return std::make_unique<MpiAlltoall>(transport, spec, in, out, forced);
 }
 
 }  // namespace collbench

@@ -16,8 +16,8 @@ namespace {
 class MpiBroadcast final : public detail::BroadcastBase {
  public:
   MpiBroadcast(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-               std::span<std::byte> out)
-      : BroadcastBase(transport, spec, in, out), library_(transport, spec, "broadcast") {}
+               std::span<std::byte> out, const OmpiTunedAlgorithm* forced)
+      : BroadcastBase(transport, spec, in, out), library_(transport, spec, "broadcast", forced) {}
 
   void run() override {
     // MPI_Bcast takes a non-const buffer; at the root it is only read.
@@ -35,8 +35,11 @@ class MpiBroadcast final : public detail::BroadcastBase {
 }  // namespace
 
 std::unique_ptr<Collective> detail::build_mpi_broadcast(Transport& transport,
-    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
-  return detail::build_as<MpiBroadcast>(transport, spec, in, out);
+                                                        const CollectiveSpec& spec,
+                                                        std::span<const std::byte> in,
+                                                        std::span<std::byte> out,
+                                                        const OmpiTunedAlgorithm* forced) {
+  return std::make_unique<MpiBroadcast>(transport, spec, in, out, forced);
 }
 
 }  // namespace collbench

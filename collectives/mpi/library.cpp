@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
+#include <optional>
 #include <stdexcept>
 
 #include "algorithm_common.h"
@@ -38,7 +40,7 @@ MPI_User_function* user_function(ReduceOp op) {
 }  // namespace
 
 MpiLibraryCall::MpiLibraryCall(Transport& transport, const CollectiveSpec& spec,
-                               std::string_view collective) {
+                               std::string_view collective, const OmpiTunedAlgorithm* forced) {
   auto* mpi = dynamic_cast<MpiTransport*>(&transport);
   if (mpi == nullptr) {
     throw std::invalid_argument(fmt::format("{} algorithm 'mpi' needs the mpi transport, not '{}'",
@@ -48,6 +50,22 @@ MpiLibraryCall::MpiLibraryCall(Transport& transport, const CollectiveSpec& spec,
   if (spec.count > static_cast<std::size_t>(INT_MAX)) {
     throw std::invalid_argument(fmt::format(
         "{} algorithm 'mpi': {} elements exceed MPI's int count", collective, spec.count));
+  }
+  // Before any datatype or operation is made, which a throw would leak.
+  if (forced != nullptr) {
+    const OmpiTunedCollective* library = find_ompi_tuned(collective);
+    if (library == nullptr || find_ompi_tuned_algorithm(*library, forced->row) != forced) {
+      throw std::invalid_argument(
+          fmt::format("{} has no Open MPI algorithm '{}'", collective, forced->row));
+    }
+    if (library->needs_equal_blocks && spec.count % static_cast<std::size_t>(mpi->size()) != 0) {
+      throw std::invalid_argument(fmt::format(
+          "{} algorithm '{}': {} elements do not divide into {} ranks (coll_tuned_{}_algorithm "
+          "governs the equal-block call only)",
+          collective, forced->row, spec.count, mpi->size(), library->library));
+    }
+    owned_comm_ = forced_communicator(comm_, *library, *forced);
+    comm_ = owned_comm_;
   }
   switch (spec.dtype) {
     case DType::f32:
@@ -79,8 +97,142 @@ MpiLibraryCall::~MpiLibraryCall() {
   if (finalized) return;
   if (owned_op_ != MPI_OP_NULL) MPI_Op_free(&owned_op_);
   if (owned_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&owned_type_);
+  if (owned_comm_ != MPI_COMM_NULL) MPI_Comm_free(&owned_comm_);
 }
 
+namespace {
+
+// MPI_T, initialized on first use and never finalized: Open MPI 4.1's
+// MPI_T_finalize after MPI_Finalize crashes, and the process ends anyway.
+// Empty when ready, else why not.
+const std::string& mpi_t_failure() {
+  static const std::string failure = [] {
+    int provided = 0;
+    const int rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    return rc == MPI_SUCCESS ? std::string() : fmt::format("MPI_T_init_thread failed ({})", rc);
+  }();
+  return failure;
+}
+
+// The control variable's index, or -1 when the library has none of that name.
+int cvar_index(const std::string& name) {
+  int index = -1;
+  if (MPI_T_cvar_get_index(name.c_str(), &index) != MPI_SUCCESS) return -1;
+  return index;
+}
+
+std::string algorithm_variable(const OmpiTunedCollective& collective) {
+  return fmt::format("coll_tuned_{}_algorithm", collective.library);
+}
+
+// The name of the enumerator of `value` of the control variable at `index`;
+// nullopt when it has none.
+std::optional<std::string> enumerator_name(int index, int value) {
+  char name[256];
+  int name_length = sizeof name;
+  char description[1024];
+  int description_length = sizeof description;
+  int verbosity = 0, binding = 0, scope = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_T_enum enumtype = MPI_T_ENUM_NULL;
+  if (MPI_T_cvar_get_info(index, name, &name_length, &verbosity, &type, &enumtype, description,
+                          &description_length, &binding, &scope) != MPI_SUCCESS ||
+      enumtype == MPI_T_ENUM_NULL) {
+    return std::nullopt;
+  }
+  int items = 0;
+  char enum_name[256];
+  int enum_name_length = sizeof enum_name;
+  if (MPI_T_enum_get_info(enumtype, &items, enum_name, &enum_name_length) != MPI_SUCCESS) {
+    return std::nullopt;
+  }
+  for (int item = 0; item < items; ++item) {
+    int item_value = 0;
+    char item_name[256];
+    int item_name_length = sizeof item_name;
+    if (MPI_T_enum_get_item(enumtype, item, &item_value, item_name, &item_name_length) ==
+            MPI_SUCCESS &&
+        item_value == value) {
+      return std::string(item_name);
+    }
+  }
+  return std::nullopt;
+}
+
+// A control variable without an object binding, held for reading and writing.
+class ControlVariable {
+ public:
+  explicit ControlVariable(int index) {
+    int count = 0;
+    check_mpi(MPI_T_cvar_handle_alloc(index, nullptr, &handle_, &count), "MPI_T_cvar_handle_alloc");
+  }
+  ~ControlVariable() { MPI_T_cvar_handle_free(&handle_); }
+  ControlVariable(const ControlVariable&) = delete;
+  ControlVariable& operator=(const ControlVariable&) = delete;
+
+  // Zero-filled wider than any integer or bool the library may write.
+  long long read() const {
+    long long value = 0;
+    check_mpi(MPI_T_cvar_read(handle_, &value), "MPI_T_cvar_read");
+    return value;
+  }
+  void write(int value) { check_mpi(MPI_T_cvar_write(handle_, &value), "MPI_T_cvar_write"); }
+
+ private:
+  MPI_T_cvar_handle handle_ = MPI_T_CVAR_HANDLE_NULL;
+};
+
+}  // namespace
+
+std::string ompi_tuned_probe(const OmpiTunedCollective& collective,
+                             const OmpiTunedAlgorithm& algorithm, bool offered_only) {
+  if (!mpi_t_failure().empty()) return mpi_t_failure();
+  const std::string variable = algorithm_variable(collective);
+  const int index = cvar_index(variable);
+  if (index < 0) {
+    return fmt::format(
+        "the MPI library has no control variable {} (Open MPI's coll tuned component, 4.1 or "
+        "later, not excluded with --mca coll)",
+        variable);
+  }
+  const std::string_view expected = algorithm.row.substr(kOmpiRowPrefix.size());
+  std::optional<std::string> name = enumerator_name(index, algorithm.id);
+  if (!name) {
+    return fmt::format("the MPI library's {} has no algorithm {} ({})", variable, algorithm.id,
+                       expected);
+  }
+  std::replace(name->begin(), name->end(), '-', '_');
+  if (*name != expected) {
+    return fmt::format("the MPI library's {} {} is '{}', not '{}' (the ids of Open MPI 4.1)",
+                       variable, algorithm.id, *name, expected);
+  }
+  if (offered_only) return {};
+  const int dynamic = cvar_index("coll_tuned_use_dynamic_rules");
+  if (dynamic < 0 || ControlVariable(dynamic).read() == 0) {
+    return fmt::format(
+        "Open MPI reads {} only with coll_tuned_use_dynamic_rules set at launch "
+        "(OMPI_MCA_coll_tuned_use_dynamic_rules=1 in every rank's environment, or mpirun --mca "
+        "coll_tuned_use_dynamic_rules 1)",
+        variable);
+  }
+  return {};
+}
+
+MPI_Comm forced_communicator(MPI_Comm base, const OmpiTunedCollective& collective,
+                             const OmpiTunedAlgorithm& algorithm) {
+  if (const std::string reason = ompi_tuned_probe(collective, algorithm, false); !reason.empty()) {
+    throw std::invalid_argument(
+        fmt::format("{} algorithm '{}': {}", collective.collective, algorithm.row, reason));
+  }
+  ControlVariable variable(cvar_index(algorithm_variable(collective)));
+  const auto before = static_cast<int>(variable.read());
+  variable.write(algorithm.id);
+  MPI_Comm comm = MPI_COMM_NULL;
+  const int rc = MPI_Comm_dup(base, &comm);
+  variable.write(before);
+  check_mpi(rc, "MPI_Comm_dup", "{} algorithm '{}'", collective.collective, algorithm.row);
+  return comm;
+}
 
 }  // namespace collbench::detail
 
@@ -94,6 +246,7 @@ void use_mpi_library_collectives() {
   set_library_build("reduce", detail::build_mpi_reduce);
   set_library_build("alltoall", detail::build_mpi_alltoall);
   set_library_build("alltoallv", detail::build_mpi_alltoallv);
+  set_ompi_tuned_probe(detail::ompi_tuned_probe);
 }
 
 }  // namespace collbench

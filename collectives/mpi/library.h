@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/ompi_tuned.h"
 #include "collbench/transport/transport.h"
 
 namespace collbench::detail {
@@ -25,8 +26,11 @@ class MpiLibraryCall {
  public:
   // Throws std::invalid_argument when `transport` is not the mpi transport
   // or `count` exceeds MPI's int counts. `collective` names the caller in
-  // messages.
-  MpiLibraryCall(Transport& transport, const CollectiveSpec& spec, std::string_view collective);
+  // messages. With `forced`, the calls run on a communicator of their own
+  // on which the library's algorithm is forced (forced_communicator); it
+  // must then be one of `collective`'s (ompi_tuned.h).
+  MpiLibraryCall(Transport& transport, const CollectiveSpec& spec, std::string_view collective,
+                 const OmpiTunedAlgorithm* forced);
   ~MpiLibraryCall();
   MpiLibraryCall(const MpiLibraryCall&) = delete;
   MpiLibraryCall& operator=(const MpiLibraryCall&) = delete;
@@ -37,6 +41,7 @@ class MpiLibraryCall {
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm owned_comm_ = MPI_COMM_NULL;
   MPI_Datatype datatype_ = MPI_DATATYPE_NULL;
   MPI_Datatype owned_type_ = MPI_DATATYPE_NULL;
   MPI_Op op_ = MPI_OP_NULL;
@@ -47,18 +52,47 @@ class MpiLibraryCall {
 // is alltoall's, on alltoallv's shares), handed to the MPI-free table by
 // use_mpi_library_collectives().
 std::unique_ptr<Collective> build_mpi_allreduce(Transport& transport, const CollectiveSpec& spec,
-                                       std::span<const std::byte> in, std::span<std::byte> out);
-std::unique_ptr<Collective> build_mpi_reduce_scatter(Transport& transport, const CollectiveSpec& spec,
-                                       std::span<const std::byte> in, std::span<std::byte> out);
+                                                std::span<const std::byte> in,
+                                                std::span<std::byte> out,
+                                                const OmpiTunedAlgorithm* forced);
+std::unique_ptr<Collective> build_mpi_reduce_scatter(Transport& transport,
+                                                     const CollectiveSpec& spec,
+                                                     std::span<const std::byte> in,
+                                                     std::span<std::byte> out,
+                                                     const OmpiTunedAlgorithm* forced);
 std::unique_ptr<Collective> build_mpi_allgather(Transport& transport, const CollectiveSpec& spec,
-                                       std::span<const std::byte> in, std::span<std::byte> out);
+                                                std::span<const std::byte> in,
+                                                std::span<std::byte> out,
+                                                const OmpiTunedAlgorithm* forced);
 std::unique_ptr<Collective> build_mpi_broadcast(Transport& transport, const CollectiveSpec& spec,
-                                       std::span<const std::byte> in, std::span<std::byte> out);
+                                                std::span<const std::byte> in,
+                                                std::span<std::byte> out,
+                                                const OmpiTunedAlgorithm* forced);
 std::unique_ptr<Collective> build_mpi_reduce(Transport& transport, const CollectiveSpec& spec,
-                                       std::span<const std::byte> in, std::span<std::byte> out);
+                                             std::span<const std::byte> in,
+                                             std::span<std::byte> out,
+                                             const OmpiTunedAlgorithm* forced);
 std::unique_ptr<Collective> build_mpi_alltoall(Transport& transport, const CollectiveSpec& spec,
-                                       std::span<const std::byte> in, std::span<std::byte> out);
+                                               std::span<const std::byte> in,
+                                               std::span<std::byte> out,
+                                               const OmpiTunedAlgorithm* forced);
 std::unique_ptr<Collective> build_mpi_alltoallv(Transport& transport, const CollectiveSpec& spec,
-                                       std::span<const std::byte> in, std::span<std::byte> out);
+                                                std::span<const std::byte> in,
+                                                std::span<std::byte> out,
+                                                const OmpiTunedAlgorithm* forced);
+
+// Why this process's library cannot force `algorithm` (ompi_tuned.h's
+// OmpiTunedProbe): it has no coll_tuned_<library>_algorithm, or none of that
+// id and name; unless `offered_only`, also coll_tuned_use_dynamic_rules not
+// set at launch. Empty when it can.
+std::string ompi_tuned_probe(const OmpiTunedCollective& collective,
+                             const OmpiTunedAlgorithm& algorithm, bool offered_only);
+
+// A duplicate of `base` on which `collective` runs `algorithm`: the control
+// variable written through MPI_T, the communicator duplicated, the old value
+// written back. Collective over `base`. Throws std::invalid_argument with
+// ompi_tuned_probe's reason when the library cannot.
+MPI_Comm forced_communicator(MPI_Comm base, const OmpiTunedCollective& collective,
+                             const OmpiTunedAlgorithm& algorithm);
 
 }  // namespace collbench::detail

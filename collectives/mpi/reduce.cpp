@@ -15,8 +15,8 @@ namespace {
 class MpiReduce final : public detail::ReduceBase {
  public:
   MpiReduce(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-            std::span<std::byte> out)
-      : ReduceBase(transport, spec, in, out), library_(transport, spec, "reduce") {}
+            std::span<std::byte> out, const OmpiTunedAlgorithm* forced)
+      : ReduceBase(transport, spec, in, out), library_(transport, spec, "reduce", forced) {}
 
   void run() override {
     const void* send_buffer = in_place() ? MPI_IN_PLACE : static_cast<const void*>(in_);
@@ -33,8 +33,11 @@ class MpiReduce final : public detail::ReduceBase {
 }  // namespace
 
 std::unique_ptr<Collective> detail::build_mpi_reduce(Transport& transport,
-    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
-  return detail::build_as<MpiReduce>(transport, spec, in, out);
+                                                     const CollectiveSpec& spec,
+                                                     std::span<const std::byte> in,
+                                                     std::span<std::byte> out,
+                                                     const OmpiTunedAlgorithm* forced) {
+  return std::make_unique<MpiReduce>(transport, spec, in, out, forced);
 }
 
 }  // namespace collbench

@@ -23,8 +23,9 @@ namespace {
 class MpiReduceScatter final : public detail::ReduceScatterBase {
  public:
   MpiReduceScatter(Transport& transport, const CollectiveSpec& spec, std::span<const std::byte> in,
-                   std::span<std::byte> out)
-      : ReduceScatterBase(transport, spec, in, out), library_(transport, spec, "reduce_scatter") {
+                   std::span<std::byte> out, const OmpiTunedAlgorithm* forced)
+      : ReduceScatterBase(transport, spec, in, out),
+        library_(transport, spec, "reduce_scatter", forced) {
     equal_blocks_ = spec.count % static_cast<std::size_t>(ranks_) == 0;
     for (int rank = 0; rank < ranks_; ++rank) {
       counts_.push_back(static_cast<int>(block(rank).count));
@@ -57,8 +58,11 @@ class MpiReduceScatter final : public detail::ReduceScatterBase {
 }  // namespace
 
 std::unique_ptr<Collective> detail::build_mpi_reduce_scatter(Transport& transport,
-    const CollectiveSpec& spec, std::span<const std::byte> in, std::span<std::byte> out) {
-  return detail::build_as<MpiReduceScatter>(transport, spec, in, out);
+                                                             const CollectiveSpec& spec,
+                                                             std::span<const std::byte> in,
+                                                             std::span<std::byte> out,
+                                                             const OmpiTunedAlgorithm* forced) {
+  return std::make_unique<MpiReduceScatter>(transport, spec, in, out, forced);
 }
 
 }  // namespace collbench

@@ -138,6 +138,10 @@ struct AlgorithmInfo {
   // Needs the same number of ranks on every node (the hierarchical
   // algorithms); the harness refuses it on any other placement.
   bool needs_equal_ranks_per_node = false;
+  // The MPI library's own collective with one of its algorithms forced
+  // (ompi_*, collbench/collectives/ompi_tuned.h): like `mpi`, no cost model of
+  // its own; run only when asked for (--library-algorithms, or by name).
+  bool forced_library_algorithm = false;
 };
 
 // ⌈lg p⌉ and ⌊lg p⌋ for p >= 1.

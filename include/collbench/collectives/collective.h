@@ -134,7 +134,8 @@ struct CollectiveInfo {
   CheckResult (*check_output)(const CheckPattern& pattern, const CollectiveSpec& spec, int rank,
                               std::uint64_t first, std::span<const std::byte> output);
   // Its algorithms, in the order they are listed everywhere; the MPI
-  // library's own is last and named "mpi".
+  // library's own is last and named "mpi", after the library's algorithms
+  // forced one by one (ompi_*, collbench/collectives/ompi_tuned.h).
   std::span<const AlgorithmInfo> algorithms;
 
   const AlgorithmInfo* find_algorithm(std::string_view algorithm) const;  // nullptr when unknown
@@ -150,6 +151,12 @@ std::string collective_names();
 // The name of the MPI library's own algorithm in every collective: the
 // vendor baseline the hand-written ones are compared with.
 inline constexpr std::string_view kMpiLibraryAlgorithm = "mpi";
+// The library's own collective, by its choice (`mpi`) or with one of its
+// algorithms forced (ompi_*): no cost model of its own, and a call collbench
+// cannot interrupt.
+inline bool is_library_algorithm(const AlgorithmInfo& info) {
+  return info.name == kMpiLibraryAlgorithm || info.forced_library_algorithm;
+}
 // The root of the rooted collectives (broadcast, reduce): nccl-tests' and
 // the OSU benchmarks' default.
 inline constexpr int kRootRank = 0;

@@ -1,0 +1,239 @@
+// collbench-fit --export ompi-rules (benchmarks/models/tuning.cpp): every
+// exported file parsed back by the rules grammar and checked, through Open
+// MPI's lookup, against the choices it was made from; the grammar's own
+// refusals; and the export's refusals of bad input.
+#include "collbench/models/tuning.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "collbench/collectives/ompi_tuned.h"
+
+namespace collbench {
+namespace {
+
+Measurement library_point(const std::string& collective, const std::string& algorithm, int ranks,
+                          double bytes, double median, double spread = 0) {
+  Measurement m;
+  m.family = collective;
+  m.transport = "mpi";
+  m.placement = "intra";
+  m.dtype = "f32";
+  // As the CSV has it: no op where nothing is reduced.
+  m.op = collective == "allgather" || collective == "broadcast" || collective == "alltoall" ? ""
+                                                                                            : "sum";
+  m.algorithm = algorithm;
+  m.ranks = ranks;
+  m.bytes = bytes;
+  m.seconds = median;
+  m.q1_seconds = median - spread;
+  m.q3_seconds = median + spread;
+  m.samples = 3;
+  m.sources = {"synthetic.csv"};
+  return m;
+}
+
+// A measurement set over every collective of the table: at each size one
+// forced algorithm is fastest (which one moves with the size), the default
+// sometimes fastest, sometimes within the spread.
+std::vector<Measurement> synthetic_measurements() {
+  std::vector<Measurement> points;
+  const std::vector<double> sizes = {8, 1024, 65536, 1 << 20, 16 << 20, 64 << 20};
+  for (const OmpiTunedCollective& collective : ompi_tuned_collectives()) {
+    for (const int ranks : {2, 4, 8}) {
+      for (std::size_t k = 0; k < sizes.size(); ++k) {
+        const double base = 1e-5 * (1 + static_cast<double>(k));
+        const std::size_t winner =
+            (k + static_cast<std::size_t>(ranks)) % collective.algorithms.size();
+        for (std::size_t a = 0; a < collective.algorithms.size(); ++a) {
+          const double median = a == winner ? base : base * (2.0 + static_cast<double>(a));
+          points.push_back(library_point(std::string(collective.collective),
+                                         std::string(collective.algorithms[a].row), ranks, sizes[k],
+                                         median, base * 0.05));
+        }
+        // Every third size the default is fastest; every third the winner
+        // beats it only within the spread; else it is clearly slower.
+        const double library = k % 3 == 0 ? base * 0.5 : k % 3 == 1 ? base * 1.08 : base * 3;
+        points.push_back(library_point(std::string(collective.collective), "mpi", ranks, sizes[k],
+                                       library, base * 0.05));
+      }
+    }
+  }
+  return points;
+}
+
+TEST(OmpiRules, EveryExportParsesBackToItsChoices) {
+  const std::vector<Measurement> points = synthetic_measurements();
+  const OmpiRulesExport exported = export_ompi_rules(points, {});
+  const RulesFile parsed = parse_ompi_rules(exported.text, "exported");
+  ASSERT_EQ(parsed.collectives.size(), ompi_tuned_collectives().size());
+  int forced = 0, kept = 0;
+  for (const LibraryChoice& choice : exported.choices) {
+    const OmpiTunedCollective& collective = *find_ompi_tuned(choice.collective);
+    const auto bytes = static_cast<std::uint64_t>(choice.bytes);
+    // The measured point itself, and every size up to the next one measured.
+    EXPECT_EQ(ompi_rules_algorithm(parsed, collective.rules_id, choice.ranks, bytes),
+              choice.algorithm)
+        << choice.collective << " p=" << choice.ranks << " " << bytes;
+    const bool last = bytes == (64u << 20);
+    EXPECT_EQ(ompi_rules_algorithm(parsed, collective.rules_id, choice.ranks, bytes + 1),
+              last ? 0 : choice.algorithm)
+        << choice.collective << " p=" << choice.ranks << " " << bytes + 1;
+    // Each spread is 5% of the fastest median: the ranges overlap when the
+    // default is within 10% of it.
+    if (choice.chosen == "mpi") {
+      ++kept;
+      EXPECT_EQ(choice.algorithm, 0);
+      EXPECT_GE(choice.fastest_seconds * 1.1, choice.default_seconds) << "kept on evidence only";
+    } else {
+      ++forced;
+      EXPECT_LT(choice.fastest_seconds * 1.1, choice.default_seconds);
+      EXPECT_EQ(choice.algorithm, find_ompi_tuned_algorithm(collective, choice.chosen)->id);
+    }
+  }
+  EXPECT_GT(forced, 0);
+  EXPECT_GT(kept, 0);
+  // Beyond what was measured: the fixed decision.
+  for (const OmpiTunedCollective& collective : ompi_tuned_collectives()) {
+    for (const int ranks : {2, 4, 8}) {
+      EXPECT_EQ(ompi_rules_algorithm(parsed, collective.rules_id, ranks, 4), 0) << "below 8 B";
+      EXPECT_EQ(ompi_rules_algorithm(parsed, collective.rules_id, ranks, (64u << 20) + 1), 0)
+          << "above 64 MiB";
+    }
+    for (const int ranks : {1, 3, 5, 9, 1000}) {
+      EXPECT_EQ(ompi_rules_algorithm(parsed, collective.rules_id, ranks, 1024), 0)
+          << "unmeasured communicator size " << ranks;
+    }
+  }
+}
+
+TEST(OmpiRules, ChoicesFollowTheRule) {
+  // Two repetitions' worth of spread: a forced algorithm 10% faster within
+  // overlapping ranges keeps the default; 3x faster replaces it.
+  std::vector<Measurement> points = {
+      library_point("allreduce", "ompi_ring", 2, 1024, 0.9e-5, 0.1e-5),
+      library_point("allreduce", "mpi", 2, 1024, 1e-5, 0.1e-5),
+      library_point("allreduce", "ompi_basic_linear", 2, 4096, 1e-5, 0.1e-5),
+      library_point("allreduce", "ompi_ring", 2, 4096, 2e-5, 0.1e-5),
+      library_point("allreduce", "mpi", 2, 4096, 3e-5, 0.1e-5),
+  };
+  const OmpiRulesExport exported = export_ompi_rules(points, {});
+  ASSERT_EQ(exported.choices.size(), 2u);
+  EXPECT_EQ(exported.choices[0].chosen, "mpi");
+  EXPECT_EQ(exported.choices[1].chosen, "ompi_basic_linear");
+  EXPECT_EQ(exported.choices[1].algorithm, 1);
+  const RulesFile parsed = parse_ompi_rules(exported.text, "exported");
+  ASSERT_EQ(parsed.collectives.size(), 1u);
+  EXPECT_EQ(parsed.collectives[0].id, 2);
+  // Ranks 1 (fixed), 2 (the choices), 3 (fixed again).
+  ASSERT_EQ(parsed.collectives[0].communicators.size(), 3u);
+  EXPECT_EQ(parsed.collectives[0].communicators[0].ranks, 1);
+  EXPECT_EQ(parsed.collectives[0].communicators[2].ranks, 3);
+  const std::vector<RulesMessage> expected = {
+      {0, 0, 0, 0}, {4096, 1, kOmpiForcedFanout, kOmpiForcedSegmentBytes}, {4097, 0, 0, 0}};
+  EXPECT_EQ(parsed.collectives[0].communicators[1].messages, expected);
+  EXPECT_NE(exported.text.find("not evidence for a network"), std::string::npos);
+}
+
+TEST(OmpiRules, RefusesInputWithoutForcedAlgorithms) {
+  EXPECT_THROW(export_ompi_rules({}, {}), std::runtime_error);
+  const std::vector<Measurement> only_default = {library_point("allreduce", "mpi", 2, 1024, 1e-5)};
+  EXPECT_THROW(export_ompi_rules(only_default, {}), std::runtime_error);
+  // allreduce has forced rows, broadcast only the default.
+  const std::vector<Measurement> one_missing = {
+      library_point("allreduce", "ompi_ring", 2, 1024, 1e-5),
+      library_point("broadcast", "mpi", 2, 1024, 1e-5)};
+  try {
+    export_ompi_rules(one_missing, {});
+    ADD_FAILURE() << "a collective without forced rows was exported";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(
+        std::string(error.what()).find("broadcast has measurements of the library (mpi) but none"),
+        std::string::npos)
+        << error.what();
+  }
+  std::vector<Measurement> mixed = {library_point("allreduce", "ompi_ring", 2, 1024, 1e-5),
+                                    library_point("allreduce", "ompi_ring", 2, 2048, 1e-5)};
+  mixed[1].dtype = "f64";
+  EXPECT_THROW(export_ompi_rules(mixed, {}), std::runtime_error);
+  mixed[1].dtype = "f32";
+  mixed[1].op = "max";
+  EXPECT_THROW(export_ompi_rules(mixed, {}), std::runtime_error);
+}
+
+// The grammar: a well-formed file, then one broken thing at a time.
+TEST(OmpiRules, GrammarRefusesWhatOpenMpiWouldNotRead) {
+  const std::string good =
+      "# comment\n1 # one collective\n2\n1\n2\n2\n0 0 0 0\n1024 4 4 0 # ring\n";
+  const RulesFile parsed = parse_ompi_rules(good, "good");
+  ASSERT_EQ(parsed.collectives.size(), 1u);
+  EXPECT_EQ(ompi_rules_algorithm(parsed, 2, 2, 1023), 0);
+  EXPECT_EQ(ompi_rules_algorithm(parsed, 2, 2, 1024), 4);
+  EXPECT_EQ(ompi_rules_algorithm(parsed, 2, 64, 1 << 30), 4);
+  EXPECT_EQ(ompi_rules_algorithm(parsed, 3, 2, 1024), 0);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"1\n2\n1\n2\n2\n8 0 0 0\n1024 4 4 0\n", "first message size"},
+      {"1\n2\n1\n2\n2\n0 0 0 0\n0 4 4 0\n", "ascend"},
+      {"1\n2\n2\n4\n1\n0 0 0 0\n2\n1\n0 0 0 0\n", "ascend"},
+      {"1\n2\n1\n2\n2\n0 0 0 0\n1024 4 4\n", "ends"},
+      {"1\n2\n1\n2\n1\n0 0 0 0\n7\n", "after the last"},
+      {"1\n2\n1\n2\n1\n0 -1 0 0\n", "non-negative"},
+      {"1\n2\n1\n2\n1\n0 ring 0 0\n", "non-negative"},
+      {"2\n2\n1\n2\n1\n0 0 0 0\n2\n1\n2\n1\n0 0 0 0\n", "twice"},
+      {"1\n22\n1\n2\n1\n0 0 0 0\n", "collective id"},
+      {"0\n", "collectives"},
+      {"1\n2\n0\n", "no communicator size"},
+      {"1\n2\n1\n2\n0\n", "no message size"},
+  };
+  for (const auto& [text, why] : bad) {
+    try {
+      parse_ompi_rules(text, "bad");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const std::runtime_error& error) {
+      EXPECT_NE(std::string(error.what()).find(why), std::string::npos)
+          << error.what() << " (expected '" << why << "')";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace collbench
+
+namespace collbench {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path);
+  EXPECT_TRUE(file) << "cannot read " << path;
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+// The committed files of results/tuning/: both read by the grammar, and the
+// canary the real file with one entry changed (allreduce, 2 ranks, 1 MiB).
+TEST(OmpiRules, CommittedFilesParseAndTheCanaryDiffersAtOneSize) {
+  const std::string folder = std::string(COLLBENCH_SOURCE_DIR) + "/results/tuning/";
+  const RulesFile real = parse_ompi_rules(read_text(folder + "collbench.rules"), "collbench.rules");
+  const RulesFile canary = parse_ompi_rules(read_text(folder + "canary.rules"), "canary.rules");
+  const int allreduce = find_ompi_tuned("allreduce")->rules_id;
+  EXPECT_EQ(ompi_rules_algorithm(canary, allreduce, 2, 1 << 20), 5);
+  EXPECT_NE(ompi_rules_algorithm(real, allreduce, 2, 1 << 20), 5);
+  for (const OmpiTunedCollective& collective : ompi_tuned_collectives()) {
+    for (std::uint64_t bytes = 1; bytes <= (std::uint64_t{1} << 27); bytes *= 2) {
+      for (const std::uint64_t at : {bytes - 1, bytes, bytes + 1}) {
+        if (collective.rules_id == allreduce && at == (1u << 20)) continue;
+        EXPECT_EQ(ompi_rules_algorithm(canary, collective.rules_id, 2, at),
+                  ompi_rules_algorithm(real, collective.rules_id, 2, at))
+            << collective.collective << " " << at;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace collbench
