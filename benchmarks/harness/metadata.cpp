@@ -2,6 +2,7 @@
 #include "metadata.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -156,6 +157,22 @@ RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, 
 #else
   (void)uses_ofi;
 #endif
+  return metadata;
+}
+
+RunMetadata local_metadata(int ranks, const std::string& requested_run_id) {
+  RunMetadata metadata;
+  metadata.git_revision = build_git_revision();
+  metadata.run_id = requested_run_id.empty() ? make_run_id() : requested_run_id;
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) name = {};
+  metadata.hosts = name.data();
+  metadata.ranks = ranks;
+  metadata.nodes = 1;
+  metadata.ranks_per_node = ranks;
+  metadata.ranks_on_my_node = ranks;
+  metadata.rank_hosts.assign(static_cast<std::size_t>(ranks), metadata.hosts);
+  metadata.rank_nodes.assign(static_cast<std::size_t>(ranks), 0);
   return metadata;
 }
 

@@ -43,6 +43,9 @@ struct RunMetadata {
 
 // Collective over `comm`. `requested_run_id` empty: rank 0 makes one.
 RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, bool uses_ofi);
+// A job of `ranks` ranks that all run in this process, on this host, without
+// MPI (no MPI library, no MCA selection).
+RunMetadata local_metadata(int ranks, const std::string& requested_run_id);
 
 // "20250101T120000Z-3f9a1c": UTC time to the second, then 24 random bits so
 // that two runs started in the same second differ.

@@ -61,6 +61,12 @@ inline constexpr int kDefaultMinSamples = 10;
 // change.
 inline constexpr std::uint64_t kSharedMessageBytes = std::uint64_t{64} << 20;
 
+// Flags about samples, warm-up and repetitions, collbench's and Google
+// Benchmark's: a transport may refuse them (SingleProcessTransport).
+inline constexpr const char* kSamplingFlags[] = {
+    "--samples",    "--min-samples",           "--warmup",
+    "--interleave", "--benchmark_repetitions", "--benchmark_min_time"};
+
 struct Options {
   bool all_algorithms = true;
   std::vector<std::string> algorithms;  // validated names, in the order given
@@ -70,6 +76,11 @@ struct Options {
   DType dtype = DType::f32;
   ReduceOp op = ReduceOp::sum;
   std::string transport = "mpi";
+  // --ranks: the rank count of a transport whose ranks all run in this
+  // process (single_process.h); 0 when not given.
+  int ranks = 0;
+  // Those of kSamplingFlags that are collbench's own and were given.
+  std::vector<std::string> sampling_flags_given;
   std::string ofi_provider;
   bool list_providers = false;
   // --list-algorithms: print the algorithm registry and exit; as CSV when a
