@@ -57,6 +57,15 @@ set_tests_properties(harness_inproc PROPERTIES
   ENVIRONMENT "COLLBENCH_MPIRUN=none;COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
   TIMEOUT 180 LABELS "unit;harness" PROCESSORS 2)
 
+# --transport ofi without mpirun: ranks started by hand meet in a folder.
+if(COLLBENCH_HAVE_OFI)
+  add_test(NAME harness_ofi_file
+           COMMAND bash ${harness_driver} ofi_file $<TARGET_FILE:collbench_exe>)
+  set_tests_properties(harness_ofi_file PROPERTIES
+    ENVIRONMENT "COLLBENCH_MPIRUN=none;COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
+    TIMEOUT 180 LABELS "harness;ofi" PROCESSORS 2)
+endif()
+
 add_test(NAME harness_help COMMAND collbench_exe --help)
 set_tests_properties(harness_help PROPERTIES LABELS unit
   PASS_REGULAR_EXPRESSION "--sizes SIZES[^\n]*default: 8B:64MiB.*--benchmark_filter")

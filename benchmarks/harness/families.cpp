@@ -13,7 +13,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <mutex>
+#include <numeric>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <thread>
 
@@ -30,6 +32,9 @@ namespace {
 // and the sendrecv chain's (8).
 constexpr int kDiagnosisTag = 1;
 constexpr int kConnectTag = 9;
+// Runner::gather_over_transport: to rank 0, and back.
+constexpr int kGatherTag = 10;
+constexpr int kGatheredTag = 11;
 
 // Connection warm-up (Runner::connect_every_pair): rounds in which every
 // rank exchanges a message with every other rank, until at least
@@ -290,7 +295,12 @@ class Runner::Context final : public RunContext {
   }
   MPI_Comm library_comm() const override { return runner_.bare_comm_; }
   double now() const override {
-    return runner_.group_ == nullptr ? MPI_Wtime() : runner_.group_->now(transport_);
+    if (runner_.group_ != nullptr) return runner_.group_->now(transport_);
+    if (runner_.over_transport()) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    }
+    return MPI_Wtime();
   }
 
  private:
@@ -333,6 +343,55 @@ Runner::Runner(const Options& options, RankGroup& group, Progress& progress)
   }
 }
 
+Runner::Runner(const Options& options, Transport& transport, Progress& progress)
+    : options_(options),
+      local_(1),
+      transport_(transport),
+      progress_(progress),
+      rank_(transport.rank()),
+      ranks_(transport.size()) {
+  local_.front().transport = &transport;
+  local_.front().context = std::make_unique<Context>(*this, transport);
+}
+
+template <typename Work>
+void Runner::uncounted(Work&& work) {
+  const std::uint64_t bytes = transport_.bytes_sent();
+  const std::uint64_t messages = transport_.messages_sent();
+  std::forward<Work>(work)();
+  harness_bytes_ += transport_.bytes_sent() - bytes;
+  harness_messages_ += transport_.messages_sent() - messages;
+}
+
+template <typename Value>
+std::vector<Value> Runner::gather_over_transport(const Value& mine) {
+  std::vector<Value> all(static_cast<std::size_t>(ranks_));
+  uncounted([&] { gather_into(all, mine); });
+  return all;
+}
+
+template <typename Value>
+void Runner::gather_into(std::vector<Value>& all, const Value& mine) {
+  all[static_cast<std::size_t>(rank_)] = mine;
+  Transport& transport = transport_;
+  if (rank_ == 0) {
+    std::vector<RequestId> requests;
+    for (int r = 1; r < ranks_; ++r) {
+      requests.push_back(transport.irecv(
+          std::as_writable_bytes(std::span(&all[static_cast<std::size_t>(r)], 1)), r, kGatherTag));
+    }
+    transport.wait_all(requests);
+    requests.clear();
+    for (int r = 1; r < ranks_; ++r) {
+      requests.push_back(transport.isend(std::as_bytes(std::span(all)), r, kGatheredTag));
+    }
+    transport.wait_all(requests);
+  } else {
+    transport.wait(transport.isend(std::as_bytes(std::span(&mine, 1)), 0, kGatherTag));
+    transport.wait(transport.irecv(std::as_writable_bytes(std::span(all)), 0, kGatheredTag));
+  }
+}
+
 std::vector<Runner::LocalRank> Runner::local_ranks(RankGroup& group) {
   std::vector<LocalRank> local(static_cast<std::size_t>(group.size()));
   group.run([&](Transport& transport) {
@@ -358,6 +417,11 @@ Runner::SecondsOnRank Runner::slowest_call(const char* what) {
     }
     return slowest;
   }
+  if (over_transport()) {
+    const std::vector<double> all = gather_over_transport(local_.front().seconds);
+    const auto most = std::max_element(all.begin(), all.end());  // the first of equal ones
+    return {*most, static_cast<int>(most - all.begin())};
+  }
   // MAXLOC (MPI_DOUBLE_INT's layout): the lowest rank of equal times.
   const SecondsOnRank mine = {local_.front().seconds, rank_};
   SecondsOnRank slowest;
@@ -370,6 +434,10 @@ std::uint64_t Runner::job_sum(const std::function<std::uint64_t(const LocalRank&
   unsigned long long local_sum = 0;
   for (const LocalRank& local : local_) local_sum += value(local);
   if (group_ != nullptr) return local_sum;
+  if (over_transport()) {
+    const std::vector<unsigned long long> all = gather_over_transport(local_sum);
+    return std::accumulate(all.begin(), all.end(), std::uint64_t{0});
+  }
   unsigned long long sum = 0;
   allreduce(&local_sum, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, what);
   return sum;
@@ -399,12 +467,16 @@ void Runner::connect_every_pair() {
       transport.wait_all(requests);
     });
     more = round + 1 < kConnectRounds || std::chrono::steady_clock::now() - start < kConnectSettle;
-    if (group_ == nullptr) broadcast(&more, 1, MPI_INT, 0, "the connection warm-up");
+    if (over_transport()) {
+      more = gather_over_transport(more).front();
+    } else if (group_ == nullptr) {
+      broadcast(&more, 1, MPI_INT, 0, "the connection warm-up");
+    }
   }
 }
 
 Runner::~Runner() {
-  if (group_ != nullptr) return;
+  if (comm_ == MPI_COMM_NULL) return;
   transport_.set_timeout_handler({});  // it holds `this`
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -484,6 +556,10 @@ void Runner::broadcast(void* data, int count, MPI_Datatype type, int root, const
 
 void Runner::synchronize() {
   if (options_.sync != SyncMode::barrier) return;
+  if (over_transport()) {
+    uncounted([&] { transport_.barrier(); });
+    return;
+  }
   if (transport_.timeout().count() == 0) {
     check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
     return;
@@ -494,6 +570,10 @@ void Runner::synchronize() {
 }
 
 void Runner::wait_for_all_ranks_sleeping() {
+  if (over_transport()) {
+    uncounted([&] { transport_.barrier(); });
+    return;
+  }
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
   wait_bounded(request, "the barrier after a p2p or local call", /*sleeping=*/true);
@@ -516,6 +596,22 @@ void Runner::check(BenchmarkCase& benchmark_case) {
       if (local.check.wrong == 0) continue;
       benchmark_case.check_detail =
           fmt::format("rank {}, {}", local.transport->rank(), local.check.first_mismatch);
+      return;
+    }
+  }
+  if (over_transport()) {
+    // The first mismatch of the lowest rank that saw one, cut to a line.
+    struct Mismatch {
+      std::uint64_t wrong = 0;
+      std::array<char, 480> text{};
+    };
+    Mismatch mine;
+    mine.wrong = local_.front().check.wrong;
+    local_.front().check.first_mismatch.copy(mine.text.data(), mine.text.size() - 1);
+    const std::vector<Mismatch> all = gather_over_transport(mine);
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      if (all[r].wrong == 0) continue;
+      benchmark_case.check_detail = fmt::format("rank {}, {}", r, all[r].text.data());
       return;
     }
   }
@@ -544,7 +640,9 @@ void Runner::calibrate_batch(BenchmarkCase& benchmark_case) {
           std::ceil(kBatchSeconds / std::max(seconds_per_call, 1e-10)));
       calls = std::clamp<unsigned long long>(calls, 1, kMaxCalls);
     }
-    if (group_ == nullptr) {
+    if (over_transport()) {
+      calls = gather_over_transport(calls).front();
+    } else if (group_ == nullptr) {
       broadcast(&calls, 1, MPI_UNSIGNED_LONG_LONG, 0, "the agreement on the batch size");
     }
     return calls;
@@ -573,6 +671,11 @@ std::vector<double> Runner::gather_medians() {
     return medians;
   }
   const double median = summarize(local_.front().own_seconds).median;
+  if (over_transport()) {
+    std::vector<double> medians = gather_over_transport(median);
+    if (rank_ != 0) medians.clear();
+    return medians;
+  }
   std::vector<double> medians(rank_ == 0 ? static_cast<std::size_t>(ranks_) : 0);
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Igather(&median, 1, MPI_DOUBLE, medians.data(), 1, MPI_DOUBLE, 0, comm_, &request),
@@ -845,6 +948,8 @@ Runner::Samples Runner::time_samples(benchmark::State& state, const BenchmarkCas
     local.own_seconds.reserve(samples);
     local.transport->reset_counters();
   }
+  harness_bytes_ = 0;
+  harness_messages_ = 0;
   measured.slowest_counts.assign(static_cast<std::size_t>(ranks_), 0);
   expect_every_peer_contacted();
   const bool fault = benchmark_index_ == options_.debug_fault_after;
@@ -890,10 +995,10 @@ void Runner::set_counters(benchmark::State& state, const BenchmarkCase& benchmar
   const auto iterations =
       static_cast<double>(seconds.size()) * static_cast<double>(benchmark_case.calls_per_sample);
   // The first local rank's: rank 0's, whose row it is.
-  const std::uint64_t sent_bytes = transport_.bytes_sent();
-  const std::uint64_t all_messages =
-      job_sum([](const LocalRank& local) { return local.transport->messages_sent(); },
-              "the sum of the message counts");
+  const std::uint64_t sent_bytes = transport_.bytes_sent() - harness_bytes_;
+  const std::uint64_t all_messages = job_sum(
+      [&](const LocalRank& local) { return local.transport->messages_sent() - harness_messages_; },
+      "the sum of the message counts");
   if (seconds.empty()) return;
   const std::vector<double> rank_medians = gather_medians();
 

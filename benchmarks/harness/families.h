@@ -49,7 +49,10 @@
 // the sum of wrong elements and rank 0's decisions are then taken on that
 // thread, the barrier is the transport's, and the clock the group's
 // (RankGroup::now). A wait that times out throws, and the run ends with
-// its message (status 1).
+// its message (status 1). Or one rank per process without MPI
+// (`--transport ofi --bootstrap file:DIR`): the same lock-step, with the
+// barrier, the slowest rank's time and the agreements over the transport
+// itself (gather_over_transport), timed by the steady clock.
 //
 // Sample count: every call of Google Benchmark times at least
 // --min-samples samples (exactly --samples when given), and more when its
@@ -277,6 +280,11 @@ class Runner {
   Runner(const Options& options, Transport& transport, MPI_Comm timing_comm, Progress& progress);
   // Every rank of the job is in this process, in `group` (see above).
   Runner(const Options& options, RankGroup& group, Progress& progress);
+  // This process is one rank of a job without MPI (--bootstrap file:DIR):
+  // the harness's own collectives go over `transport` itself, with tags
+  // below kFirstSlotTag, and a wait that times out ends the run with the
+  // transport's message.
+  Runner(const Options& options, Transport& transport, Progress& progress);
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -317,6 +325,18 @@ class Runner {
     int rank = 0;
   };
   SecondsOnRank slowest_call(const char* what);
+  // Without MPI, one rank per process: every rank's `mine`, by rank, on
+  // every rank (gathered at rank 0 over the transport, then sent back).
+  template <typename Value>
+  std::vector<Value> gather_over_transport(const Value& mine);
+  template <typename Value>
+  void gather_into(std::vector<Value>& all, const Value& mine);
+  // Runs `work`, a wait of the harness's own over the transport, keeping
+  // the bytes and messages it sends out of the transport's counts (the CSV's
+  // are the algorithm's alone).
+  template <typename Work>
+  void uncounted(Work&& work);
+  bool over_transport() const { return group_ == nullptr && comm_ == MPI_COMM_NULL; }
   // The sum over the job's ranks of `value(rank)` of the local ranks.
   std::uint64_t job_sum(const std::function<std::uint64_t(const LocalRank&)>& value,
                         const char* what);
@@ -400,6 +420,9 @@ class Runner {
   Phase phase_ = Phase::setup;
   bool connected_ = false;         // connect_every_pair ran (at the first benchmark)
   std::uint64_t timed_calls_ = 0;  // of the current benchmark, over Google Benchmark's calls
+  // What uncounted() kept out, since the timed loop reset the counters.
+  std::uint64_t harness_bytes_ = 0;
+  std::uint64_t harness_messages_ = 0;
 };
 
 }  // namespace collbench::harness

@@ -32,6 +32,7 @@
 #include "collbench/collectives/mpi_library.h"
 #include "collbench/core/csv.h"
 #include "collbench/core/reduce.h"
+#include "collbench/transport/bootstrap.h"
 #include "collbench/transport/mpi_transport.h"
 #include "collbench/transport/transport_factory.h"
 #include "families.h"
@@ -73,8 +74,7 @@ std::string executable_digest() {
 
 // What a launcher (Open MPI's mpirun, a PMIx one such as srun, MPICH's
 // hydra) sets in each process it starts: the process's rank in the job.
-constexpr const char* kLauncherRankVariables[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",
-                                                  "PMI_RANK"};
+constexpr const char* kLauncherRankVariables[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
 
 struct World {
   // False: every rank runs in this process, and MPI is not initialized;
@@ -86,12 +86,23 @@ struct World {
   // What MPI_Init_thread provided: the train family's communication thread
   // needs MPI_THREAD_SERIALIZED (train_family.cpp).
   int thread_level = MPI_THREAD_SINGLE;
+  // Without MPI, one rank per process (--bootstrap file:DIR): how the ranks
+  // agree, once the options have said how to find each other.
+  std::unique_ptr<Bootstrap> bootstrap;
 };
 
 // True when no rank reports an error. Otherwise the lowest rank that has one
 // prints it; all ranks parse the same arguments, so that is rank 0 unless
 // the ranks disagree.
 bool all_ranks_ok(const World& world, const std::string& error) {
+  if (world.bootstrap) {
+    const std::vector<std::string> errors = world.bootstrap->allgather(error);
+    const auto first =
+        std::find_if(errors.begin(), errors.end(), [](const auto& e) { return !e.empty(); });
+    if (first == errors.end()) return true;
+    if (first - errors.begin() == world.rank) fmt::print(stderr, "collbench: {}\n", error);
+    return false;
+  }
   if (!world.mpi) {
     if (!error.empty() && world.rank == 0) fmt::print(stderr, "collbench: {}\n", error);
     return error.empty();
@@ -108,15 +119,21 @@ bool all_ranks_ok(const World& world, const std::string& error) {
   return false;
 }
 
+std::string configuration_difference(const std::string& serialized,
+                                     const std::vector<std::string>& by_rank, const World& world);
+
 // Gathers every rank's configuration on rank 0 and compares it with rank
 // 0's; the first difference is reported with the option's name and both
 // values.
 std::string compare_configurations(const World& world,
                                    const std::vector<std::pair<std::string, std::string>>& fields) {
-  if (!world.mpi) return {};  // one process: one configuration
   // Unit and record separators cannot appear in command-line text.
   std::string serialized;
   for (const auto& [name, value] : fields) serialized += name + '\x1f' + value + '\x1e';
+  if (world.bootstrap) {
+    return configuration_difference(serialized, world.bootstrap->allgather(serialized), world);
+  }
+  if (!world.mpi) return {};  // one process: one configuration
   int length = static_cast<int>(serialized.size());
   std::vector<int> lengths(static_cast<std::size_t>(world.size));
   check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world.comm),
@@ -128,6 +145,19 @@ std::string compare_configurations(const World& world,
   check_mpi(MPI_Gatherv(serialized.data(), length, MPI_CHAR, all.data(), lengths.data(),
                         offsets.data(), MPI_CHAR, 0, world.comm),
             "MPI_Gatherv", "configurations");
+  std::vector<std::string> by_rank;
+  for (std::size_t r = 0; world.rank == 0 && r < offsets.size(); ++r) {
+    by_rank.push_back(
+        all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+  }
+  return configuration_difference(serialized, by_rank, world);
+}
+
+// On rank 0: the first difference between its configuration and another
+// rank's (`by_rank`, serialized as compare_configurations does); empty
+// elsewhere or when they all agree.
+std::string configuration_difference(const std::string& serialized,
+                                     const std::vector<std::string>& by_rank, const World& world) {
   std::string difference;
   if (world.rank == 0) {
     auto parse = [](std::string_view text) {
@@ -143,9 +173,7 @@ std::string compare_configurations(const World& world,
     };
     const auto reference = parse(serialized);
     for (int r = 1; r < world.size && difference.empty(); ++r) {
-      const auto theirs = parse(std::string_view(all).substr(
-          static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
-          static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
+      const auto theirs = parse(by_rank[static_cast<std::size_t>(r)]);
       std::set<std::string> names;
       for (const auto& entry : reference) names.insert(entry.first);
       for (const auto& entry : theirs) names.insert(entry.first);
@@ -209,7 +237,11 @@ std::uint64_t agreed_memory_limit(const World& world, const RunMetadata& metadat
       available == 0 ? ULLONG_MAX
                      : available / static_cast<std::uint64_t>(metadata.ranks_on_my_node) / 10 * 9;
   unsigned long long limit = mine;
-  if (world.mpi) {
+  if (world.bootstrap) {
+    for (const std::string& theirs : world.bootstrap->allgather(std::to_string(mine))) {
+      limit = std::min(limit, std::stoull(theirs));
+    }
+  } else if (world.mpi) {
     check_mpi(MPI_Allreduce(&mine, &limit, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, world.comm),
               "MPI_Allreduce", "memory limit");
   }
@@ -499,24 +531,38 @@ std::vector<std::string> initialize_google_benchmark(const World& world, int arg
                                   benchmark_argv.begin() + benchmark_argc);
 }
 
-// Why a transport whose ranks all run in this process cannot start here:
-// under a launcher (its variables, as rank 0 of the job sees them), or in
-// an MPI process all the same (the argument scan of main missed it).
-std::string single_process_launch_problem(const World& world, const std::string& kind) {
+// Why a run started without MPI (`what` says how it starts its ranks)
+// cannot start here: under a launcher (its variables, as rank 0 of the job
+// sees them), or in an MPI process all the same (the argument scan of main
+// missed it).
+std::string launch_problem(const World& world, const std::string& what) {
   for (const char* variable : kLauncherRankVariables) {
     if (std::getenv(variable) == nullptr) continue;
     return fmt::format(
-        "--transport {} runs every rank in this one process and cannot start under "
-        "mpirun or srun ({} is set); start collbench alone, with --ranks N",
-        kind, variable);
+        "{} and cannot start under mpirun or srun ({} is set); start collbench "
+        "without them",
+        what, variable);
   }
-  if (world.mpi) {
-    return fmt::format(
-        "--transport {} runs every rank in this one process: start collbench "
-        "alone, with --ranks N, and without MPI",
-        kind);
-  }
+  if (world.mpi) return fmt::format("{}: start collbench without mpirun and without MPI", what);
   return {};
+}
+
+// --bootstrap file:DIR: this process is --rank of --ranks, and meets the
+// others in DIR (bounded by --timeout, or the default of a benchmark of no
+// bytes). Throws UsageError naming what is wrong (DIR missing, left by
+// another job, ranks that did not come).
+void open_bootstrap(World& world, const Options& options) {
+  const double seconds = options.timeout_seconds < 0 ? default_timeout_seconds(0, options.ranks)
+                                                     : options.timeout_seconds;
+  try {
+    world.bootstrap = make_file_bootstrap(options.bootstrap_folder(), options.rank, options.ranks,
+                                          timeout_milliseconds(seconds));
+  } catch (const std::exception& failure) {
+    throw UsageError(fmt::format("--bootstrap {} (rank {} of {}): {}", options.bootstrap,
+                                 options.rank, options.ranks, failure.what()));
+  }
+  world.rank = options.rank;
+  world.size = options.ranks;
 }
 
 // collbench's options, checked against the rank count and, on rank 0, the
@@ -530,11 +576,20 @@ std::string parse_and_check_options(World& world, const std::vector<std::string>
     options = parse_options(remaining);
     validate_single_process(options, setup.benchmark_flags);
     if (find_single_process_transport(options.transport) != nullptr) {
-      if (std::string problem = single_process_launch_problem(world, options.transport);
-          !problem.empty()) {
+      const std::string what = fmt::format(
+          "--transport {} runs every rank in this one process (--ranks N)", options.transport);
+      if (std::string problem = launch_problem(world, what); !problem.empty()) {
         throw UsageError(problem);
       }
       world.size = options.ranks;
+    }
+    if (!options.bootstrap_folder().empty()) {
+      const std::string what = fmt::format(
+          "--bootstrap {} meets ranks started one by one (--rank R)", options.bootstrap);
+      if (std::string problem = launch_problem(world, what); !problem.empty()) {
+        throw UsageError(problem);
+      }
+      open_bootstrap(world, options);
     }
     validate_for_ranks(options, world.size);
     configure_blas(options.blas_threads);
@@ -617,7 +672,15 @@ std::string open_transport(const World& world, RunSetup& setup) {
     return {};
   }
   try {
-    setup.transport = make_transport({options.transport, options.ofi_provider, MPI_COMM_WORLD});
+#ifdef COLLBENCH_HAVE_OFI
+    // The file bootstrap exchanges the libfabric transport's addresses.
+    if (world.bootstrap) {
+      setup.transport = std::make_unique<OfiTransport>(*world.bootstrap, options.ofi_provider);
+    }
+#endif
+    if (!setup.transport) {
+      setup.transport = make_transport({options.transport, options.ofi_provider, MPI_COMM_WORLD});
+    }
     // Without --timeout, the start-up exchanges get the default of a
     // benchmark of no bytes; the Runner sets each benchmark's own.
     const double timeout_seconds = options.timeout_seconds < 0
@@ -748,6 +811,9 @@ std::optional<int> set_up(World& world, int argc, char** argv, const std::vector
     setup.metadata =
         gather_metadata(world.comm, setup.options.run_id, setup.options.transport == "ofi");
     setup.transport->set_nodes(setup.metadata.rank_nodes);
+  } else if (world.bootstrap) {
+    setup.metadata = bootstrap_metadata(*world.bootstrap, setup.options.run_id);
+    setup.transport->set_nodes(setup.metadata.rank_nodes);
   } else {
     // The group's transports know their placement (one node for threads).
     setup.metadata = local_metadata(world.size, setup.options.run_id);
@@ -813,6 +879,8 @@ void run_benchmarks(const World& world, const std::vector<std::string>& args, Ru
   std::optional<Runner> runner_storage;
   if (setup.group) {
     runner_storage.emplace(options, *setup.group, progress);
+  } else if (!world.mpi) {
+    runner_storage.emplace(options, *setup.transport, progress);
   } else {
     runner_storage.emplace(options, *setup.transport, world.comm, progress);
   }
@@ -896,21 +964,29 @@ int run(World& world, int argc, char** argv) {
 namespace collbench::harness {
 namespace {
 
-// The --transport the command line asks for, read before anything else
+// The value of `option` on the command line, read before anything else
 // (CLI11 parses later, after MPI_Init when MPI is needed): the last one
 // given, as CLI11 takes it; "mpi" when none is.
-std::string requested_transport(int argc, char** argv) {
-  std::string kind = "mpi";
+std::string requested(int argc, char** argv, std::string_view option) {
+  std::string value = "mpi";
+  const std::string with_equals = std::string(option) + "=";
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg(argv[i]);
-    if (arg == "--transport" && i + 1 < argc) kind = argv[++i];
-    if (arg.starts_with("--transport=")) kind = arg.substr(std::string_view("--transport=").size());
+    if (arg == option && i + 1 < argc) value = argv[++i];
+    if (arg.starts_with(with_equals)) value = arg.substr(with_equals.size());
   }
-  return kind;
+  return value;
 }
 
-// Every rank in this process: no MPI_Init. Under a launcher (refused) only
-// the launcher's rank 0 speaks.
+// MPI is initialized only when the transport or the bootstrap is MPI's.
+bool needs_mpi(int argc, char** argv) {
+  return find_single_process_transport(requested(argc, argv, "--transport")) == nullptr &&
+         requested(argc, argv, "--bootstrap") == "mpi";
+}
+
+// Without MPI: every rank in this process, or this process one rank of a
+// job that meets through --bootstrap. Under a launcher (refused) only the
+// launcher's rank 0 speaks.
 int run_without_mpi(int argc, char** argv) {
   World world;
   world.mpi = false;
@@ -932,8 +1008,7 @@ int run_without_mpi(int argc, char** argv) {
 int main(int argc, char** argv) {
   collbench::harness::set_process_signals();
   collbench::use_mpi_library_collectives();
-  if (collbench::harness::find_single_process_transport(
-          collbench::harness::requested_transport(argc, argv)) != nullptr) {
+  if (!collbench::harness::needs_mpi(argc, argv)) {
     return collbench::harness::run_without_mpi(argc, argv);
   }
   collbench::harness::World world;

@@ -49,6 +49,39 @@ std::vector<std::string> accepted_transports() {
   return kinds;
 }
 
+// --bootstrap, --rank and --ranks, which go together: the file bootstrap
+// serves the libfabric transport's address exchange.
+void validate_bootstrap(const Options& options) {
+  if (options.bootstrap == "mpi") {
+    if (options.rank >= 0) {
+      throw UsageError(
+          fmt::format("--rank {} goes with --bootstrap {}DIR; under mpirun the "
+                      "launcher numbers the ranks",
+                      options.rank, kFileBootstrapPrefix));
+    }
+    return;
+  }
+  if (options.bootstrap_folder().empty()) {
+    throw UsageError(fmt::format("unknown --bootstrap '{}'; accepted: mpi, {}DIR",
+                                 options.bootstrap, kFileBootstrapPrefix));
+  }
+  if (options.transport != "ofi") {
+    throw UsageError(
+        fmt::format("--bootstrap {} exchanges the addresses of --transport ofi; --transport {} {}",
+                    options.bootstrap, options.transport,
+                    options.transport == "mpi" ? "starts under mpirun" : "needs no bootstrap"));
+  }
+  if (options.rank < 0 || options.ranks == 0) {
+    throw UsageError(fmt::format(
+        "--bootstrap {} needs --rank R and --ranks N: one process per rank, started alike",
+        options.bootstrap));
+  }
+  if (options.rank >= options.ranks) {
+    throw UsageError(fmt::format("--rank {}: the job has --ranks {}; accepted: 0 to {}",
+                                 options.rank, options.ranks, options.ranks - 1));
+  }
+}
+
 // The raw strings CLI11 fills; converted and validated by parse_options.
 struct RawOptions {
   std::string algorithms = "all";
@@ -177,7 +210,8 @@ struct App {
   CLI::App app{
       "collbench: collective-communication microbenchmarks (Google Benchmark under MPI).\n"
       "Launch with mpirun/srun on any number of ranks; rank 0 reports. Or, without mpirun\n"
-      "and without MPI, every rank in this process: --transport inproc --ranks N.",
+      "and without MPI, every rank in this process: --transport inproc --ranks N; or one\n"
+      "process per rank over libfabric: --transport ofi --bootstrap file:DIR --rank R --ranks N.",
       "collbench"};
   RawOptions raw;
   Options options;
@@ -267,11 +301,24 @@ struct App {
         ->type_name("KIND");
     app.add_option("--ranks", options.ranks,
                    fmt::format("--transport {}: how many ranks to run in this process (each "
-                               "sample's time is the slowest rank's, as under mpirun); refused "
-                               "with the transports mpirun starts, whose -np sets it",
-                               single_process_transport_names()))
+                               "sample's time is the slowest rank's, as under mpirun); "
+                               "--bootstrap {}DIR: how many processes the job has; refused "
+                               "otherwise (mpirun's -np sets it)",
+                               single_process_transport_names(), kFileBootstrapPrefix))
         ->type_name("N")
         ->check(cli::whole_number(1, INT32_MAX, "ranks"));
+    app.add_option("--bootstrap", options.bootstrap,
+                   fmt::format("How the ranks of --transport ofi find each other: mpi (default: "
+                               "the mpirun job) or {}DIR, started without mpirun and without "
+                               "MPI, one process per --rank R of --ranks N, each writing its "
+                               "address to DIR (empty, on a file system every rank sees) and "
+                               "waiting up to --timeout for the others'",
+                               kFileBootstrapPrefix))
+        ->type_name("SPEC");
+    app.add_option("--rank", options.rank,
+                   "--bootstrap file:DIR: this process's rank, 0 to --ranks minus 1")
+        ->type_name("R")
+        ->check(cli::whole_number(0, INT32_MAX, "rank"));
     app.add_option("--ofi-provider", options.ofi_provider,
                    "libfabric provider for --transport ofi, e.g. tcp, 'tcp;ofi_rxm', shm, "
                    "sockets, verbs (default: FI_PROVIDER or libfabric's first choice)")
@@ -778,6 +825,12 @@ double default_timeout_seconds(std::uint64_t bytes, int ranks) {
   return std::min(seconds, cli::kMaxTimeoutSeconds);
 }
 
+std::string Options::bootstrap_folder() const {
+  return bootstrap.starts_with(kFileBootstrapPrefix)
+             ? bootstrap.substr(std::string_view(kFileBootstrapPrefix).size())
+             : std::string();
+}
+
 bool Options::has_family(const std::string& family) const {
   return std::find(families.begin(), families.end(), family) != families.end();
 }
@@ -861,6 +914,7 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError(fmt::format("--ofi-provider '{}' needs --transport ofi (got --transport {})",
                                  options.ofi_provider, options.transport));
   }
+  validate_bootstrap(options);
   validate_algorithms(raw, options);
   validate_sizes(raw, options);
   validate_families(raw, options);
@@ -1024,6 +1078,7 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--timeline", options.timeline_path},
       {"--transport", options.transport},
       {"--ranks", std::to_string(options.ranks)},
+      {"--bootstrap", options.bootstrap},
       {"--ofi-provider", options.ofi_provider},
       {"--list-providers", options.list_providers ? "yes" : "no"},
       {"--list-algorithms",

@@ -64,11 +64,13 @@ void validate_single_process(
     const std::vector<std::pair<std::string, std::string>>& benchmark_flags) {
   const SingleProcessTransport* transport = find_single_process_transport(options.transport);
   if (transport == nullptr) {
-    if (options.ranks > 0) {
+    if (options.ranks > 0 && options.bootstrap_folder().empty()) {
       throw UsageError(
-          fmt::format("--ranks {} is for a transport whose ranks run in this process ({}); with "
-                      "--transport {} the launcher sets the rank count (mpirun -np N)",
-                      options.ranks, single_process_transport_names(), options.transport));
+          fmt::format("--ranks {} is for a transport whose ranks run in this process ({}) or "
+                      "for --bootstrap {}DIR; with --transport {} the launcher sets the rank "
+                      "count (mpirun -np N)",
+                      options.ranks, single_process_transport_names(), kFileBootstrapPrefix,
+                      options.transport));
     }
     return;
   }
