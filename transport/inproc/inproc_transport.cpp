@@ -277,17 +277,15 @@ class InProcessRankGroup final : public RankGroup {
       transports_.push_back(std::make_unique<InProcessTransport>(world_, rank));
     }
     threads_.reserve(static_cast<std::size_t>(ranks));
-    for (int rank = 0; rank < ranks; ++rank) threads_.emplace_back([this, rank] { serve(rank); });
+    try {
+      for (int rank = 0; rank < ranks; ++rank) threads_.emplace_back([this, rank] { serve(rank); });
+    } catch (...) {
+      stop();  // the threads started so far; the thread limit was reached
+      throw;
+    }
   }
 
-  ~InProcessRankGroup() override {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    work_.notify_all();
-    for (std::thread& thread : threads_) thread.join();
-  }
+  ~InProcessRankGroup() override { stop(); }
 
   std::string_view kind() const override { return "inproc"; }
   int size() const override { return static_cast<int>(transports_.size()); }
@@ -310,6 +308,15 @@ class InProcessRankGroup final : public RankGroup {
   }
 
  private:
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    work_.notify_all();
+    for (std::thread& thread : threads_) thread.join();
+  }
+
   void serve(int rank) {
     std::uint64_t seen = 0;
     while (true) {
