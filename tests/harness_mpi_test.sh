@@ -759,6 +759,14 @@ print(f"{len(rows)} rows of {ranks} ranks in one process, MPI never initialized"
 PYTHON
     fail "CSV check of $work/run.csv failed"
 
+  # --transport=KIND is read as CLI11 reads it, before MPI would start.
+  set +e
+  LD_PRELOAD=$forbid "$collbench" --transport=inproc --ranks 2 --families allreduce \
+    --algorithms ring --sizes 8B --samples 1 --quiet >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--transport=inproc: exit status $status"; }
+
   # The slowest rank sets every sample's time (its sleep is in the minimum),
   # and is named.
   delay_us=50000
