@@ -115,13 +115,13 @@ class PreparedCollective final : public PreparedMessages {
     if (benchmark_case.bare) return call_bare(benchmark_case);
     const bool library = benchmark_case.algorithm->name == kMpiLibraryAlgorithm;
     if (library) context_.library_call_started(benchmark_case);
-    const double start = MPI_Wtime();
+    const double start = context_.now();
     for (const std::size_t slot : sequence_) messages_[slot].algorithm->run();
     if (rank_ == options_.debug_slow_rank && options_.debug_slow_us > 0) {
       std::this_thread::sleep_for(
           std::chrono::duration<double, std::micro>(options_.debug_slow_us));
     }
-    const double elapsed = MPI_Wtime() - start;
+    const double elapsed = context_.now() - start;
     if (library) context_.library_call_returned();
     return elapsed;
   }
@@ -154,11 +154,11 @@ class PreparedCollective final : public PreparedMessages {
                       : options_.op == ReduceOp::max ? MPI_MAX
                                                      : MPI_SUM;
     context_.library_call_started(benchmark_case);
-    const double start = MPI_Wtime();
+    const double start = context_.now();
     const int rc = MPI_Allreduce(message.in.data(), message.out.data(),
                                  static_cast<int>(message.in.size() / dtype_size(options_.dtype)),
                                  f32 ? MPI_FLOAT : MPI_DOUBLE, op, context_.library_comm());
-    const double elapsed = MPI_Wtime() - start;
+    const double elapsed = context_.now() - start;
     context_.library_call_returned();
     check_mpi(rc, "MPI_Allreduce", "mpi_bare");
     return elapsed;

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "collbench/transport/bootstrap.h"
+
 namespace collbench::harness {
 
 struct RunMetadata {
@@ -43,6 +45,12 @@ struct RunMetadata {
 
 // Collective over `comm`. `requested_run_id` empty: rank 0 makes one.
 RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, bool uses_ofi);
+// A job of `ranks` ranks that all run in this process, on this host, without
+// MPI (no MPI library, no MCA selection).
+RunMetadata local_metadata(int ranks, const std::string& requested_run_id);
+// Collective over the bootstrap's ranks, without MPI (rank 0's run id, every
+// rank's host); the libfabric version, the only transport it serves.
+RunMetadata bootstrap_metadata(Bootstrap& bootstrap, const std::string& requested_run_id);
 
 // "20250101T120000Z-3f9a1c": UTC time to the second, then 24 random bits so
 // that two runs started in the same second differ.
