@@ -8,12 +8,15 @@
 // the process must describe the same platform.
 //
 // Messages: isend/irecv match inside collbench, as MPI does (the oldest
-// unmatched send of the same source and tag first), in one queue per
-// destination rank; once matched, the transfer is a host-to-host SimGrid
-// communication (Comm::sendto) of the message's size from the sender's host
-// to the receiver's, started at the match (rendezvous, as every transfer of
-// the in-process transport). So the simulation holds O(p) queues and no
-// mailbox at all. A receive shorter than the message fails both requests.
+// unmatched send of the same source and tag first), in queues keyed by
+// (destination, source, tag) that hold only what is unmatched; once
+// matched, the transfer is a host-to-host SimGrid communication
+// (Comm::sendto) of the message's size from the sender's host to the
+// receiver's, started at the match (rendezvous, as every transfer of the
+// in-process transport). So the simulation holds no mailbox at all. A
+// receive shorter than the message fails both requests. Messages between
+// one pair posted at once share the route's bandwidth (max-min) instead of
+// following each other as on one connection.
 //
 // Time charged, all of it simulated (real time spent never counts):
 //   - per message, LogGP's o on the sending actor before the send leaves and
