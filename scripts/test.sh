@@ -182,7 +182,9 @@ run_group() {
 }
 
 if ((run_default || run_full || run_netsim)); then
-  cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_WERROR=ON >/dev/null
+  # SimGrid ON: the simulated truth tests must never skip for want of it.
+  cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_WERROR=ON \
+    -DCOLLBENCH_WITH_SIMGRID=ON >/dev/null
   timed build "$build_budget" cmake --build build-test -j "$jobs" || exit 1
   groups=()
   if ((run_default)); then groups+=("${default_groups[@]}"); fi
