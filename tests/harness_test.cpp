@@ -123,7 +123,8 @@ TEST(SingleProcess, ATransportMayRefuseTheSamplingFlags) {
     EXPECT_THROW(
         {
           try {
-            validate_single_process(once, parse_options(args), {});
+            Options parsed = parse_options(args);
+            validate_single_process(once, parsed, {});
           } catch (const UsageError& error) {
             EXPECT_EQ(std::string(error.what()),
                       flag + " cannot be used with --transport inproc: every case runs once");
@@ -133,15 +134,14 @@ TEST(SingleProcess, ATransportMayRefuseTheSamplingFlags) {
         UsageError)
         << flag;
   }
-  const Options plain = parse_options({"--transport", "inproc", "--ranks", "2"});
+  Options plain = parse_options({"--transport", "inproc", "--ranks", "2"});
   for (const std::string flag : {"--benchmark_repetitions", "--benchmark_min_time"}) {
     EXPECT_THROW(validate_single_process(once, plain, {{flag, "2"}}), UsageError) << flag;
   }
   EXPECT_NO_THROW(validate_single_process(once, plain, {{"--benchmark_filter", "ring"}}));
   // inproc itself takes them all.
-  EXPECT_NO_THROW(validate_single_process(
-      parse_options({"--transport", "inproc", "--ranks", "2", "--samples", "3"}),
-      {{"--benchmark_repetitions", "2"}}));
+  Options with_samples = parse_options({"--transport", "inproc", "--ranks", "2", "--samples", "3"});
+  EXPECT_NO_THROW(validate_single_process(with_samples, {{"--benchmark_repetitions", "2"}}));
 }
 
 TEST(Options, DefaultTimeoutGrowsWithBytesAndRanks) {

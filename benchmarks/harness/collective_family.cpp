@@ -51,6 +51,7 @@ class PreparedCollective final : public PreparedMessages {
         collective_(*benchmark_case.collective),
         message_collectives_(benchmark_case.message_collectives) {
     const std::size_t element_bytes = dtype_size(options_.dtype);
+    const bool payload = !options_.sim.no_payload;
     // messages_ holds the distinct slots; sequence_ the slot of each call.
     const std::vector<std::size_t> slots = benchmark_case.message_slots();
     std::vector<std::size_t> slot_of_message(slots.size());
@@ -68,12 +69,15 @@ class PreparedCollective final : public PreparedMessages {
       message.spec.op = options_.op;
       message.spec.count = benchmark_case.message_bytes[k] / element_bytes;
       message.spec.routing = benchmark_case.routing_of(k);
-      message.in = AlignedBuffer(
-          message.collective->input_block(message.spec, ranks_, rank_).count * element_bytes);
-      message.out = AlignedBuffer(
-          message.collective->output_block(message.spec, ranks_, rank_).count * element_bytes);
+      const std::size_t in_bytes =
+          message.collective->input_block(message.spec, ranks_, rank_).count * element_bytes;
+      const std::size_t out_bytes =
+          message.collective->output_block(message.spec, ranks_, rank_).count * element_bytes;
+      // Size-only simulation reads and writes no byte of them.
+      message.in = payload ? AlignedBuffer(in_bytes) : AlignedBuffer::untouched(in_bytes);
+      message.out = payload ? AlignedBuffer(out_bytes) : AlignedBuffer::untouched(out_bytes);
     }
-    fill_inputs(CheckPattern(ranks_, kUncheckedGeneration));
+    if (payload) fill_inputs(CheckPattern(ranks_, kUncheckedGeneration));
     build_algorithms(benchmark_case);
   }
 

@@ -871,7 +871,7 @@ void Runner::start(const BenchmarkCase& benchmark_case, int round) {
   }
   if (!connected_) {
     phase_ = Phase::connect;
-    if (!options_.debug_skip_connection_warmup) connect_every_pair();
+    if (!options_.debug_skip_connection_warmup && !options_.no_connections) connect_every_pair();
     connected_ = true;
   }
 }
@@ -925,7 +925,9 @@ void Runner::expect_every_peer_contacted() const {
   // Every peer has been addressed before the first timed call, so no
   // first contact (where transports set up connections) is timed. A
   // benchmark's own warm-up reaches only the peers its algorithm uses: this
-  // holds only because connect_every_pair ran.
+  // holds only because connect_every_pair ran. A simulation has no
+  // connections to set up, and skips it (main.cpp).
+  if (options_.no_connections) return;
   for (const LocalRank& local : local_) {
     const Transport& transport = *local.transport;
     if (transport.peers_contacted() != static_cast<std::uint64_t>(ranks_ - 1)) {

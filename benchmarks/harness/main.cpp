@@ -488,6 +488,8 @@ std::string read_benchmark_flags(const std::vector<std::string>& args, RunSetup&
 
 // Hands Google Benchmark its flags (initializing it only when `initialize`)
 // and returns the arguments it leaves, collbench's own.
+std::string requested(int argc, char** argv, std::string_view option);
+
 std::vector<std::string> initialize_google_benchmark(const World& world, int argc, char** argv,
                                                      const std::vector<std::string>& args,
                                                      const BenchmarkOut& out, bool initialize) {
@@ -519,8 +521,12 @@ std::vector<std::string> initialize_google_benchmark(const World& world, int arg
   // min_time of 0. Appended last, so it wins over a --benchmark_min_time
   // given (scripts/run.sh puts one before the user's flags). Spotted in argv
   // as CLI11 will read it (an option token, "--samples" or "--samples=N").
+  // A simulated case runs once too (its transport is deterministic).
   char fixed_count_min_time[] = "--benchmark_min_time=0";
-  if (std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+  const SingleProcessTransport* single =
+      find_single_process_transport(requested(argc, argv, "--transport"));
+  if ((single != nullptr && single->deterministic) ||
+      std::any_of(args.begin(), args.end(), [](const std::string& arg) {
         return arg == "--samples" || arg.starts_with("--samples=");
       })) {
     benchmark_argv.push_back(fixed_count_min_time);
@@ -582,6 +588,13 @@ std::string parse_and_check_options(World& world, const std::vector<std::string>
         throw UsageError(problem);
       }
       world.size = options.ranks;
+      if (find_single_process_transport(options.transport)->deterministic) {
+        // One call per case: its time is the same every time.
+        options.samples = 1;
+        options.min_samples = 1;
+        options.warmup = 0;
+        options.no_connections = true;
+      }
     }
     if (!options.bootstrap_folder().empty()) {
       const std::string what = fmt::format(
@@ -817,6 +830,7 @@ std::optional<int> set_up(World& world, int argc, char** argv, const std::vector
   } else {
     // The group's transports know their placement (one node for threads).
     setup.metadata = local_metadata(world.size, setup.options.run_id);
+    describe_simulation(*setup.group, setup.options.sim, setup.options.dtype, setup.metadata);
   }
   if (!all_ranks_ok(world, plan_benchmarks(world, setup))) return kUsageStatus;
   print_notes(world, setup.plan);

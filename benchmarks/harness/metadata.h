@@ -29,6 +29,11 @@ struct RunMetadata {
   std::string mpi_library;        // first line of MPI_Get_library_version
   std::string libfabric_version;  // fi_version() when the OFI transport is used
   std::string mpi_mca;            // open_mpi_transport_selection() of rank 0
+  // --transport sim: the CSV's sim_* columns, as written (empty otherwise).
+  struct Simulation {
+    std::string platform, network, payload, alpha_us, beta_GBps, gamma_GBps, overhead_us,
+        calibration;
+  } simulation;
 
   // How the ranks are placed on the nodes: "slot" (ranks 0..K−1 on the
   // first node, OpenMPI's --map-by slot; also any job of one node, or one

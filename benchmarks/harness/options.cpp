@@ -319,6 +319,7 @@ struct App {
                    "--bootstrap file:DIR: this process's rank, 0 to --ranks minus 1")
         ->type_name("R")
         ->check(cli::whole_number(0, INT32_MAX, "rank"));
+    add_sim_options(app, options.sim);
     app.add_option("--ofi-provider", options.ofi_provider,
                    "libfabric provider for --transport ofi, e.g. tcp, 'tcp;ofi_rxm', shm, "
                    "sockets, verbs (default: FI_PROVIDER or libfabric's first choice)")
@@ -883,6 +884,7 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   Options& options = app.options;
   app.raw.sizes_given = app.app.count("--sizes") > 0;
+  options.families_given = app.app.count("--families") > 0;
   app.raw.gemm_models_given = app.app.count("--gemm-models") > 0;
   validate_listing(app.app.count("--csv") > 0, options);
   const RawOptions& raw = app.raw;

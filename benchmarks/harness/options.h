@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collbench/core/dtype.h"
+#include "sim_options.h"
 
 namespace collbench::harness {
 
@@ -86,6 +87,8 @@ struct Options {
   // "file:DIR" for --transport ofi started without mpirun, one process per
   // `rank` (--rank) of `ranks`.
   std::string bootstrap = "mpi";
+  // --transport sim: the simulated cluster (sim_options.h).
+  SimFlags sim;
   int rank = -1;  // --rank: not given
   // Those of kSamplingFlags that are collbench's own and were given.
   std::vector<std::string> sampling_flags_given;
@@ -111,6 +114,7 @@ struct Options {
   // benchmark once (see main.cpp).
   bool interleave = false;
   std::vector<std::string> families;  // subset of kFamilyNames
+  bool families_given = false;        // --families appeared (not the default list)
   // --families gemm: the catalog models whose GEMM layers run (empty: the
   // --workload models, or kDefaultGemmModels without any), at these
   // per-rank batches, with OpenBLAS on this many threads per rank.
@@ -137,6 +141,9 @@ struct Options {
   // share buffers (BenchmarkCase::message_slots); tests lower it.
   std::uint64_t debug_share_messages_from = kSharedMessageBytes;
   bool debug_skip_connection_warmup = false;
+  // Set for a simulated transport (SingleProcessTransport::deterministic):
+  // no connection to set up, so no connection warm-up and no check of it.
+  bool no_connections = false;
   int debug_stuck_rank = -1;
   int debug_crash_rank = -1;
   int debug_fault_after = 0;  // benchmarks that finish before the stuck or crash fault

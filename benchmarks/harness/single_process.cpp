@@ -6,6 +6,9 @@
 #include <array>
 
 #include "collbench/transport/inproc_transport.h"
+#ifdef COLLBENCH_HAVE_SIMGRID
+#include "collbench/transport/sim_transport.h"
+#endif
 
 namespace collbench::harness {
 namespace {
@@ -41,12 +44,37 @@ std::unique_ptr<RankGroup> make_inproc_group(const Options& options) {
   return group;
 }
 
-constexpr std::array kTransports = {
-    SingleProcessTransport{"inproc", kMaxInProcessRanks, "", kWithoutMpiRefusals,
-                           make_inproc_group},
-    // --transport sim plugs in here: its RankGroup from make_sim_rank_group
-    // (collbench/transport/sim_transport.h), a sampling_refusal saying that a
-    // simulated case is deterministic and runs once, and its own refusals.
+#ifdef COLLBENCH_HAVE_SIMGRID
+// The simulator's, beside those: what does not go through the transport
+// runs on this machine's CPU, which the simulated clock does not see.
+constexpr std::array kSimRefusals = {
+    kWithoutMpiRefusals[0],
+    kWithoutMpiRefusals[1],
+    kWithoutMpiRefusals[2],
+    Refusal{"local",
+            "its kernels run on this machine's CPU, which the simulated clock does not see; "
+            "the simulation charges reductions at --gamma instead"},
+    Refusal{"reduce_all", "as local: its kernels run outside the simulated clock"},
+};
+
+// Actors are coroutines of one thread: a simulated rank costs a stack and
+// its buffers, not a core.
+constexpr int kMaxSimulatedRanks = 1 << 20;
+
+std::unique_ptr<RankGroup> make_sim_group(const Options& options) {
+  std::string note;
+  return make_sim_rank_group(sim_params(options.sim, options.ranks, options.dtype, note));
+}
+#endif
+
+constexpr SingleProcessTransport kTransports[] = {
+    {"inproc", kMaxInProcessRanks, "", kWithoutMpiRefusals, make_inproc_group},
+#ifdef COLLBENCH_HAVE_SIMGRID
+    {"sim", kMaxSimulatedRanks,
+     "a simulated case is deterministic: it runs once, and its time is the simulated time of "
+     "that call",
+     kSimRefusals, make_sim_group, true},
+#endif
 };
 
 }  // namespace
@@ -54,15 +82,20 @@ constexpr std::array kTransports = {
 std::span<const SingleProcessTransport> single_process_transports() { return kTransports; }
 
 const SingleProcessTransport* find_single_process_transport(std::string_view kind) {
-  const auto found = std::find_if(kTransports.begin(), kTransports.end(),
+  const auto found = std::find_if(std::begin(kTransports), std::end(kTransports),
                                   [&](const SingleProcessTransport& t) { return t.kind == kind; });
-  return found == kTransports.end() ? nullptr : &*found;
+  return found == std::end(kTransports) ? nullptr : &*found;
 }
 
 void validate_single_process(
-    const Options& options,
-    const std::vector<std::pair<std::string, std::string>>& benchmark_flags) {
+    Options& options, const std::vector<std::pair<std::string, std::string>>& benchmark_flags) {
   const SingleProcessTransport* transport = find_single_process_transport(options.transport);
+  if (!options.sim.given.empty() && options.transport != "sim") {
+    throw UsageError(
+        fmt::format("{} describes the simulated cluster of --transport sim; with "
+                    "--transport {} leave it out",
+                    options.sim.given.front(), options.transport));
+  }
   if (transport == nullptr) {
     if (options.ranks > 0 && options.bootstrap_folder().empty()) {
       throw UsageError(
@@ -78,7 +111,7 @@ void validate_single_process(
 }
 
 void validate_single_process(
-    const SingleProcessTransport& transport_entry, const Options& options,
+    const SingleProcessTransport& transport_entry, Options& options,
     const std::vector<std::pair<std::string, std::string>>& benchmark_flags) {
   const SingleProcessTransport* transport = &transport_entry;
   if (options.ranks == 0) {
@@ -91,6 +124,10 @@ void validate_single_process(
                                  transport->kind, transport->max_ranks));
   }
   for (const Refusal& refusal : transport->refused_families) {
+    if (!options.families_given) {
+      std::erase(options.families, std::string(refusal.name));
+      continue;
+    }
     if (options.has_family(std::string(refusal.name))) {
       throw UsageError(fmt::format("--families {} cannot run with --transport {}: {}", refusal.name,
                                    transport->kind, refusal.why));
@@ -101,6 +138,20 @@ void validate_single_process(
         "--debug-stuck-rank tests the hang protection across the processes of an MPI job; "
         "with --transport {} a rank that never returns cannot be ended apart from the others",
         transport->kind));
+  }
+  if (!options.sim.calibration.empty()) {
+    for (const char* replaced : {"--link-latency", "--link-bandwidth", "--gamma"}) {
+      if (std::find(options.sim.given.begin(), options.sim.given.end(), replaced) !=
+          options.sim.given.end()) {
+        throw UsageError(
+            fmt::format("{} and --calibration both set the network; give one", replaced));
+      }
+    }
+  }
+  if (options.sim.no_payload && options.check) {
+    throw UsageError(
+        "--check needs the payload: size-only mode (--no-payload) moves no byte; leave out one "
+        "of them");
   }
   if (!transport->sampling_refusal.empty()) {
     std::vector<std::string> given = options.sampling_flags_given;

@@ -31,6 +31,9 @@ struct SingleProcessTransport {
   // --families it cannot run.
   std::span<const Refusal> refused_families;
   std::unique_ptr<RankGroup> (*make_group)(const Options& options);
+  // A simulation: every case is deterministic and runs once (one sample, no
+  // warm-up, no connection warm-up: there are no connections to set up).
+  bool deterministic = false;
 };
 
 std::span<const SingleProcessTransport> single_process_transports();
@@ -40,14 +43,14 @@ const SingleProcessTransport* find_single_process_transport(std::string_view kin
 std::string single_process_transport_names();
 
 // Checks `options` against its transport's table entry, if it has one: the
-// rank count, the refused families and, with the Google Benchmark flags
-// given (benchmark_run_flags), the sampling flags. Throws UsageError.
+// rank count, the refused families (those of the default list, not asked
+// for, are left out instead) and, with the Google Benchmark flags given
+// (benchmark_run_flags), the sampling flags. Throws UsageError.
 void validate_single_process(
-    const Options& options,
-    const std::vector<std::pair<std::string, std::string>>& benchmark_flags);
+    Options& options, const std::vector<std::pair<std::string, std::string>>& benchmark_flags);
 // The same against `transport`'s entry, which options.transport names.
 void validate_single_process(
-    const SingleProcessTransport& transport, const Options& options,
+    const SingleProcessTransport& transport, Options& options,
     const std::vector<std::pair<std::string, std::string>>& benchmark_flags);
 
 }  // namespace collbench::harness
