@@ -57,6 +57,15 @@ set_tests_properties(harness_inproc PROPERTIES
   ENVIRONMENT "COLLBENCH_MPIRUN=none;COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
   TIMEOUT 180 LABELS "unit;harness" PROCESSORS 2)
 
+# --transport sim: the harness on SimGrid actors, MPI_Init fatal.
+if(COLLBENCH_HAVE_SIMGRID)
+  add_test(NAME harness_sim COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/harness_sim_test.sh
+                                    $<TARGET_FILE:collbench_exe> /usr/bin/python3)
+  set_tests_properties(harness_sim PROPERTIES
+    ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
+    TIMEOUT 300 LABELS "unit;harness")
+endif()
+
 # --transport ofi without mpirun: ranks started by hand meet in a folder.
 if(COLLBENCH_HAVE_OFI)
   add_test(NAME harness_ofi_file
