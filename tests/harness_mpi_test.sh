@@ -868,6 +868,25 @@ row = rows[0]
 if float(row["min_us"]) < 50000 or row["slowest_rank"] != "1":
     fail(f"slow rank 1: min {row['min_us']} us, slowest rank {row['slowest_rank']}")
 PYTHON
+  # The check's agreement over the transport: rank 1's 3 corrupt elements
+  # fail the run on both ranks, and rank 0 names them.
+  corrupt=(--transport ofi --ofi-provider shm --bootstrap "file:$folder" --ranks 2 --families allreduce
+           --algorithms ring --sizes 64B --check --debug-corrupt-elements 3 --samples 1 --quiet
+           --timeout 60)
+  LD_PRELOAD=$forbid timeout 120 "$collbench" "${corrupt[@]}" --rank 1 >"$work/rank1.out" 2>&1 &
+  rank1=$!
+  set +e
+  LD_PRELOAD=$forbid timeout 120 "$collbench" "${corrupt[@]}" --rank 0 >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  wait "$rank1"
+  status1=$?
+  set -e
+  [[ $status -eq 1 && $status1 -eq 1 ]] ||
+    { cat "$work/stderr" "$work/rank1.out" >&2; fail "corrupt elements: exit status $status (rank 1: $status1), expected 1"; }
+  grep -q "^collbench: --check found wrong results in 1 benchmark: allreduce/ring/64 (3 wrong)" \
+    "$work/stderr" && grep -q "first: rank 1, element 0: got" "$work/stdout" ||
+    { cat "$work/stderr" "$work/stdout" >&2; fail "corrupt elements: rank 1's not named"; }
+
   # A folder left by another job is refused at once, not waited on.
   stale=$work/stale
   mkdir "$stale"
