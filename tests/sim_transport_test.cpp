@@ -87,8 +87,9 @@ TEST(SimPlatform, RefusesBadSpecsAndRankCounts) {
   for (const SimParams& params :
        {with("ring", 4), with("star:", 4), with("star:x", 4), with("torus:4", 4),
         with("torus:2x0", 4), with("torus:2x2x2x2", 16), with("fat-tree:2;4,4;1,2", 16),
-        with("fat-tree:2;4;1,2;1,2", 4), with("dragonfly:1,1;1,1;1", 1), with("star:4", 5),
-        with("torus:2x2", 3), with("star", 0), with("/nonexistent.xml", 2)}) {
+        with("fat-tree:2;4;1,2;1,2", 4), with("dragonfly:1,1;1,1;1", 1),
+        with("dragonfly:2,1;1,1;1,1;1", 2), with("star:4", 5), with("torus:2x2", 3),
+        with("star", 0), with("/nonexistent.xml", 2)}) {
     EXPECT_THROW(make_sim_rank_group(params), std::invalid_argument) << params.platform;
   }
   SimParams uneven = with("star", 5);

@@ -165,6 +165,14 @@ Shape parse_shape(const SimParams& params, std::string_view spec, std::string_vi
     }
     shape.numbers.push_back(positive(spec, parts[3]));
     nodes *= shape.numbers.back();
+    // Probed in child processes: 2,1;1,1;1,1;1, 3,1;..., 2,2;..., 5,3;...
+    // crash (segfault, or a double free at 4,1;1,1;1,1;4) as soon as a
+    // message crosses groups; 2 routers or chassis per group run.
+    if (shape.numbers[0] > 1 && shape.numbers[2] * shape.numbers[4] == 1) {
+      bad_spec(spec,
+               "SimGrid 3.32 crashes on a dragonfly of several groups with one router each; give "
+               "each group at least 2 chassis or 2 routers");
+    }
   }
   if (nodes > 1u << 20) bad_spec(spec, fmt::format("{} nodes are more than 2^20", nodes));
   shape.nodes = static_cast<int>(nodes);
