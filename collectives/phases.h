@@ -223,6 +223,14 @@ struct Fold {
   int rem;
   int new_rank;  // −1 for a rank that sits out
   bool sits_out() const { return new_rank < 0; }
+  // The largest share of the vector that `participants` consecutive
+  // participants stand for: the first ones, each of whom absorbed a rank
+  // (the blocks of d + min(d, rem) ranks of p). A round that swaps, or gives
+  // away, d participants' blocks takes this long on its critical path,
+  // more than d/p' of the vector when p is not a power of two.
+  double largest_share(int participants) const {
+    return static_cast<double>(participants + std::min(participants, rem)) / (pof2 + rem);
+  }
   // The real rank of participant `participant`.
   int real_rank(int participant) const {
     return participant < rem ? participant * 2 + 1 : participant + rem;

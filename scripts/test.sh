@@ -5,7 +5,8 @@
 # warnings as errors), then every CTest test not labelled `full`, in groups:
 #   unit   the GoogleTest binaries (every in-process algorithm at p <= 8, a
 #          million elements at p = 3), the tools on synthetic data and bad
-#          input, the CSV schema check, the Python script tests
+#          input, the CSV schema check, the Python script tests, the harness
+#          with every rank in one process (harness_inproc)
 #   mpi    a short mpirun smoke (np 2-3) and the bad-input table
 #   other  the tests with neither label
 # --full runs the default tier, then
@@ -182,7 +183,9 @@ run_group() {
 }
 
 if ((run_default || run_full || run_netsim)); then
-  cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_WERROR=ON >/dev/null
+  # SimGrid ON: the simulated truth tests must never skip for want of it.
+  cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_WERROR=ON \
+    -DCOLLBENCH_WITH_SIMGRID=ON >/dev/null
   timed build "$build_budget" cmake --build build-test -j "$jobs" || exit 1
   groups=()
   if ((run_default)); then groups+=("${default_groups[@]}"); fi

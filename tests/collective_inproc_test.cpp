@@ -283,19 +283,22 @@ TEST(Registry, NamesAndCosts) {
   EXPECT_DOUBLE_EQ(rs_ring.reduce_bytes, 750);
   const CostTerms halving =
       find_collective("reduce_scatter")->find_algorithm("recursive_halving")->cost(6, 600);
-  EXPECT_DOUBLE_EQ(halving.messages, 4);              // 2 rounds + fold + unfold
-  EXPECT_DOUBLE_EQ(halving.bytes, 450 + 700);         // (p'−1)/p'·n + n + n/p, p' = 4
-  EXPECT_DOUBLE_EQ(halving.reduce_bytes, 450 + 600);  // (p'−1)/p'·n + n
+  EXPECT_DOUBLE_EQ(halving.messages, 4);  // 2 rounds + fold + unfold
+  // Fold n, rounds of the largest ranges of 2 and 1 participants (4/6 and
+  // 2/6 of n: the first participants absorbed a rank each), unfold n/p.
+  EXPECT_DOUBLE_EQ(halving.bytes, 600 + 600 + 100);
+  EXPECT_DOUBLE_EQ(halving.reduce_bytes, 600 + 600);
   const CostTerms doubling =
       find_collective("allgather")->find_algorithm("recursive_doubling")->cost(8, 800);
   EXPECT_DOUBLE_EQ(doubling.messages, 3);
   EXPECT_DOUBLE_EQ(doubling.bytes, 700);
   EXPECT_DOUBLE_EQ(doubling.reduce_bytes, 0);
-  // Not a power of two: fold n/p, rounds (p'−1)/p'·n, unfold n.
+  // Not a power of two: fold n/p, rounds of the largest ranges of 1 and 2
+  // participants (2/6 and 4/6 of n), unfold n.
   const CostTerms doubling6 =
       find_collective("allgather")->find_algorithm("recursive_doubling")->cost(6, 600);
   EXPECT_DOUBLE_EQ(doubling6.messages, 4);
-  EXPECT_DOUBLE_EQ(doubling6.bytes, 100 + 450 + 600);
+  EXPECT_DOUBLE_EQ(doubling6.bytes, 100 + 600 + 600);
   const CollectiveInfo& broadcast = *find_collective("broadcast");
   const CostTerms binomial_broadcast = broadcast.find_algorithm("binomial")->cost(5, 1000);
   EXPECT_DOUBLE_EQ(binomial_broadcast.messages, 3);

@@ -48,6 +48,33 @@ if(COLLBENCH_HAVE_OFI)
 endif()
 harness_mpi_test(progress LABELS full)
 
+# Every rank in one process, started alone: --transport inproc with MPI_Init
+# made fatal (mpi_init_forbidden preloaded), the CSV read back.
+add_library(mpi_init_forbidden SHARED mpi_init_forbidden.cpp)
+target_link_libraries(mpi_init_forbidden PRIVATE collbench_warnings)
+add_test(NAME harness_inproc COMMAND bash ${harness_driver} inproc $<TARGET_FILE:collbench_exe> 4)
+set_tests_properties(harness_inproc PROPERTIES
+  ENVIRONMENT "COLLBENCH_MPIRUN=none;COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
+  TIMEOUT 180 LABELS "unit;harness" PROCESSORS 2)
+
+# --transport sim: the harness on SimGrid actors, MPI_Init fatal.
+if(COLLBENCH_HAVE_SIMGRID)
+  add_test(NAME harness_sim COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/harness_sim_test.sh
+                                    $<TARGET_FILE:collbench_exe> /usr/bin/python3)
+  set_tests_properties(harness_sim PROPERTIES
+    ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
+    TIMEOUT 300 LABELS "unit;harness")
+endif()
+
+# --transport ofi without mpirun: ranks started by hand meet in a folder.
+if(COLLBENCH_HAVE_OFI)
+  add_test(NAME harness_ofi_file
+           COMMAND bash ${harness_driver} ofi_file $<TARGET_FILE:collbench_exe>)
+  set_tests_properties(harness_ofi_file PROPERTIES
+    ENVIRONMENT "COLLBENCH_MPIRUN=none;COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
+    TIMEOUT 180 LABELS "harness;ofi" PROCESSORS 2)
+endif()
+
 add_test(NAME harness_help COMMAND collbench_exe --help)
 set_tests_properties(harness_help PROPERTIES LABELS unit
   PASS_REGULAR_EXPRESSION "--sizes SIZES[^\n]*default: 8B:64MiB.*--benchmark_filter")

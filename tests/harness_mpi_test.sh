@@ -34,7 +34,22 @@
 #                bookkeeping (iteration >= compute alone, exposed <=
 #                communication alone, within their spreads), and a --timeline
 #                whose buckets start when ready, in order, within the iteration
-# Environment: COLLBENCH_MPIRUN, the mpirun command with its options.
+#   inproc NP    --transport inproc --ranks NP, started alone with MPI_Init
+#                made fatal (COLLBENCH_FORBID_MPI_INIT preloaded): ring and
+#                tree checked, the CSV read back by scripts/collbench_csv.py
+#                with the rank count, transport and host right; a slow rank
+#                sets the time and is named; --check's wrong elements; the
+#                single-process refusals (mpi_bare, train, gemm, --ranks
+#                under mpi, under a launcher) exit 2
+#   ofi_file     --transport ofi --bootstrap file:DIR --rank R --ranks 2 on
+#                libfabric's shm provider, two processes started by hand with
+#                MPI_Init made fatal: checked rows of ofi/shm on 2 ranks whose
+#                sent bytes are the algorithm's alone (the harness's own
+#                messages kept out), DIR empty after; a stale DIR is exit 2
+#                naming the file, at once
+# Environment: COLLBENCH_MPIRUN, the mpirun command with its options;
+# COLLBENCH_FORBID_MPI_INIT (inproc, ofi_file), a library to preload whose
+# MPI_Init ends the process.
 set -euo pipefail
 
 scenario=$1
@@ -699,6 +714,194 @@ errors)
   [[ ! -e $work/error.csv ]] || fail "an output file was created for differing executables"
   ;;
 
+inproc)
+  forbid=${COLLBENCH_FORBID_MPI_INIT:?set COLLBENCH_FORBID_MPI_INIT to the mpi_init_forbidden library}
+  alone() {  # alone ARGS...: collbench without mpirun, MPI_Init fatal
+    set +e
+    LD_PRELOAD=$forbid "$collbench" --transport inproc "$@" >"$work/stdout" 2>"$work/stderr"
+    status=$?
+    set -e
+  }
+  # The preloaded MPI_Init is the one collbench would call: an MPI run dies.
+  set +e
+  LD_PRELOAD=$forbid "$collbench" --families allreduce --algorithms ring --sizes 8B --samples 1 \
+    >"$work/stdout" 2>"$work/stderr"
+  mpi_status=$?
+  set -e
+  [[ $mpi_status -eq 97 ]] && grep -q "mpi_init_forbidden: MPI_Init" "$work/stderr" ||
+    fail "the preloaded MPI_Init does not stop an MPI run (status $mpi_status): the test proves nothing"
+
+  alone --ranks "$np" --algorithms ring,tree --sizes 1KiB,1MiB --check --csv "$work/run.csv" \
+    --samples 3 --quiet
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
+  PYTHONPATH="$(dirname "$0")/../scripts" "$python" - "$work/run.csv" "$np" "$(hostname)" <<'PYTHON' ||
+import sys
+import collbench_csv
+path, ranks, host = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rows = collbench_csv.read_rows(path, ("benchmark", "transport", "ranks", "hosts"), "the inproc test")
+expected = set()
+for size in (1024, 1 << 20):
+    expected |= {f"allreduce/{a}/{size}" for a in ("ring", "tree")}
+    expected |= {f"p2p/pingpong/{size}/peer:{peer}" for peer in range(1, ranks)}
+    expected |= {f"local/reduce/f32/{size}", f"local/memcpy/{size}"}
+names = sorted(row["benchmark"] for row in rows)
+if names != sorted(expected):
+    sys.exit(f"rows {names}, expected {sorted(expected)}")
+for row in rows:
+    name = row["benchmark"]
+    local = row["family"] == "local"
+    got = (row["transport"], row["ranks"], row["nodes"], row["ranks_per_node"], row["hosts"],
+           row["mpi_library"], row["mpi_mca"], row["check"], row["wrong_elements"])
+    want = ("local" if local else "inproc", str(ranks), "1", str(ranks), host, "", "", "ok", "0")
+    if got != want:
+        sys.exit(f"{name}: {got}, expected {want}")
+    if row["family"] == "allreduce" and len(row["rank_median_us"].split(";")) != ranks:
+        sys.exit(f"{name}: rank medians {row['rank_median_us']} for {ranks} ranks")
+print(f"{len(rows)} rows of {ranks} ranks in one process, MPI never initialized")
+PYTHON
+    fail "CSV check of $work/run.csv failed"
+
+  # --transport=KIND is read as CLI11 reads it, before MPI would start.
+  set +e
+  LD_PRELOAD=$forbid "$collbench" --transport=inproc --ranks 2 --families allreduce \
+    --algorithms ring --sizes 8B --samples 1 --quiet >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--transport=inproc: exit status $status"; }
+
+  # The slowest rank sets every sample's time (its sleep is in the minimum),
+  # and is named.
+  delay_us=50000
+  slow=$((np - 1))
+  alone --ranks "$np" --families allreduce --algorithms ring --sizes 1KiB --samples 5 --quiet \
+    --debug-slow-rank "$slow" --debug-slow-us "$delay_us" --csv "$work/slow.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "slow rank: exit status $status"; }
+  check_csv "$work/slow.csv" "$delay_us" "$slow" <<'PYTHON'
+delay, slow = float(sys.argv[2]), int(sys.argv[3])
+row = rows[0]
+medians = [float(m) for m in row["rank_median_us"].split(";")]
+if len(rows) != 1 or float(row["min_us"]) < delay or int(row["slowest_rank"]) != slow \
+        or medians[slow] < delay:
+    fail(f"slow rank {slow}: min {row['min_us']} us, slowest {row['slowest_rank']}, medians {medians}")
+PYTHON
+
+  # Wrong elements of every rank count: the last rank's are corrupted.
+  alone --ranks "$np" --families allreduce --algorithms ring,tree --sizes 64B --check \
+    --debug-corrupt-elements 3 --samples 1 --quiet --csv "$work/wrong.csv"
+  [[ $status -eq 1 ]] || { cat "$work/stderr" >&2; fail "--check with corrupt elements: exit status $status, expected 1"; }
+  grep -q "^collbench: --check found wrong results in 2 benchmarks: allreduce/ring/64 (3 wrong)" \
+    "$work/stderr" || { cat "$work/stderr" >&2; fail "no summary of the wrong results"; }
+  grep -q "first: rank $((np - 1)), element 0: got" "$work/stdout" ||
+    { cat "$work/stdout" >&2; fail "the first wrong element is not the last rank's"; }
+
+  # Refused, each with one line and status 2, and no file.
+  refused() {  # refused FRAGMENT ARGS...
+    local fragment=$1
+    shift
+    set +e
+    LD_PRELOAD=$forbid "$@" --csv "$work/refused.csv" >"$work/stdout" 2>"$work/stderr"
+    status=$?
+    set -e
+    [[ $status -eq 2 && $(wc -l <"$work/stderr") -eq 1 ]] && grep -qF -- "$fragment" "$work/stderr" ||
+      { cat "$work/stderr" >&2; fail "$* : status $status, expected 2 and one line with '$fragment'"; }
+    [[ ! -e $work/refused.csv ]] || fail "$* : left $work/refused.csv"
+  }
+  refused "--transport inproc runs every rank in this process and needs --ranks N" \
+    "$collbench" --transport inproc
+  refused "--families mpi_bare cannot run with --transport inproc: it calls the MPI library" \
+    "$collbench" --transport inproc --ranks 2 --families mpi_bare
+  refused "--families train cannot run with --transport inproc" \
+    "$collbench" --transport inproc --ranks 2 --families train --workload googlenet:ddp
+  refused "--families gemm cannot run with --transport inproc" \
+    "$collbench" --transport inproc --ranks 2 --families gemm
+  refused "cannot start under mpirun or srun (OMPI_COMM_WORLD_RANK is set)" \
+    env OMPI_COMM_WORLD_RANK=0 "$collbench" --transport inproc --ranks 2
+  ;;
+ofi_file)
+  forbid=${COLLBENCH_FORBID_MPI_INIT:?set COLLBENCH_FORBID_MPI_INIT to the mpi_init_forbidden library}
+  folder=$work/meet
+  mkdir "$folder"
+  args=(--transport ofi --ofi-provider shm --bootstrap "file:$folder" --ranks 2 --families allreduce,p2p
+        --algorithms ring,tree --sizes 1KiB,1MiB --check --samples 3 --quiet --timeout 60)
+  LD_PRELOAD=$forbid timeout 120 "$collbench" "${args[@]}" --rank 1 >"$work/rank1.out" 2>&1 &
+  rank1=$!
+  set +e
+  LD_PRELOAD=$forbid timeout 120 "$collbench" "${args[@]}" --rank 0 --csv "$work/run.csv" \
+    >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  wait "$rank1"
+  status1=$?
+  set -e
+  [[ $status -eq 0 && $status1 -eq 0 ]] ||
+    { cat "$work/stderr" "$work/rank1.out" >&2; fail "exit status $status (rank 1: $status1)"; }
+  [[ -z $(ls -A "$folder") ]] || fail "the bootstrap folder is not empty: $(ls -A "$folder")"
+  check_csv "$work/run.csv" <<'PYTHON'
+expected = {f"allreduce/{a}/{n}" for a in ("ring", "tree") for n in (1024, 1 << 20)}
+expected |= {f"p2p/pingpong/{n}/peer:1" for n in (1024, 1 << 20)}
+if sorted(row["benchmark"] for row in rows) != sorted(expected):
+    fail(f"rows {[row['benchmark'] for row in rows]}")
+for row in rows:
+    got = (row["transport"], row["ranks"], row["check"], row["mpi_library"])
+    if got != ("ofi", "2", "ok", "") or "shm" not in row["provider"]:
+        fail(f"{row['benchmark']}: {got}, provider {row['provider']}")
+    # ring and tree at p = 2 send the vector once, the ping-pong its message:
+    # the harness's own barriers and reductions over the transport do not count.
+    if int(row["sent_bytes_per_rank"]) != int(row["bytes"]):
+        fail(f"{row['benchmark']}: {row['sent_bytes_per_rank']} bytes sent for {row['bytes']}")
+print("ofi over a file bootstrap, no MPI:", len(rows), "rows")
+PYTHON
+  # The slowest rank's time, reduced over the transport: rank 1 sleeps.
+  slow=(--transport ofi --ofi-provider shm --bootstrap "file:$folder" --ranks 2 --families allreduce
+        --algorithms ring --sizes 1KiB --samples 3 --quiet --timeout 60 --debug-slow-rank 1
+        --debug-slow-us 50000)
+  LD_PRELOAD=$forbid timeout 120 "$collbench" "${slow[@]}" --rank 1 >"$work/rank1.out" 2>&1 &
+  rank1=$!
+  set +e
+  LD_PRELOAD=$forbid timeout 120 "$collbench" "${slow[@]}" --rank 0 --csv "$work/slow.csv" \
+    >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  wait "$rank1"
+  status1=$?
+  set -e
+  [[ $status -eq 0 && $status1 -eq 0 ]] ||
+    { cat "$work/stderr" "$work/rank1.out" >&2; fail "slow rank: exit status $status (rank 1: $status1)"; }
+  check_csv "$work/slow.csv" <<'PYTHON'
+row = rows[0]
+if float(row["min_us"]) < 50000 or row["slowest_rank"] != "1":
+    fail(f"slow rank 1: min {row['min_us']} us, slowest rank {row['slowest_rank']}")
+PYTHON
+  # The check's agreement over the transport: rank 1's 3 corrupt elements
+  # fail the run on both ranks, and rank 0 names them.
+  corrupt=(--transport ofi --ofi-provider shm --bootstrap "file:$folder" --ranks 2 --families allreduce
+           --algorithms ring --sizes 64B --check --debug-corrupt-elements 3 --samples 1 --quiet
+           --timeout 60)
+  LD_PRELOAD=$forbid timeout 120 "$collbench" "${corrupt[@]}" --rank 1 >"$work/rank1.out" 2>&1 &
+  rank1=$!
+  set +e
+  LD_PRELOAD=$forbid timeout 120 "$collbench" "${corrupt[@]}" --rank 0 >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  wait "$rank1"
+  status1=$?
+  set -e
+  [[ $status -eq 1 && $status1 -eq 1 ]] ||
+    { cat "$work/stderr" "$work/rank1.out" >&2; fail "corrupt elements: exit status $status (rank 1: $status1), expected 1"; }
+  grep -q "^collbench: --check found wrong results in 1 benchmark: allreduce/ring/64 (3 wrong)" \
+    "$work/stderr" && grep -q "first: rank 1, element 0: got" "$work/stdout" ||
+    { cat "$work/stderr" "$work/stdout" >&2; fail "corrupt elements: rank 1's not named"; }
+
+  # A folder left by another job is refused at once, not waited on.
+  stale=$work/stale
+  mkdir "$stale"
+  echo "another job" >"$stale/rank0.round0"
+  set +e
+  LD_PRELOAD=$forbid timeout 60 "$collbench" --transport ofi --bootstrap "file:$stale" --rank 0 \
+    --ranks 2 --csv "$work/stale.csv" >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  set -e
+  [[ $status -eq 2 ]] && grep -q "rank0.round0 exists as this rank starts" "$work/stderr" ||
+    { cat "$work/stderr" >&2; fail "stale folder: exit status $status"; }
+  [[ ! -e $work/stale.csv ]] || fail "stale folder: a CSV was created"
+  ;;
 progress)
   # Under mpirun rank 0's stderr is a pipe: the line needs --progress there.
   args=(--algorithms ring --families allreduce --sizes 8B,64B --samples 2)

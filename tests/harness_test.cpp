@@ -29,6 +29,7 @@
 #include "metadata.h"
 #include "options.h"
 #include "reporter.h"
+#include "single_process.h"
 #include "statistics.h"
 
 namespace collbench::harness {
@@ -106,6 +107,41 @@ TEST(Options, SamplesFixTheCountMinSamplesSetTheFloor) {
   EXPECT_NE(std::find(fields.begin(), fields.end(),
                       std::pair<std::string, std::string>{"--min-samples", "10"}),
             fields.end());
+}
+
+// A transport of one process that refuses the sampling flags, as the
+// simulated one will (its cases are deterministic and run once): every flag
+// of kSamplingFlags is refused with its sentence, collbench's and Google
+// Benchmark's alike, and a run without them is accepted.
+TEST(SingleProcess, ATransportMayRefuseTheSamplingFlags) {
+  const SingleProcessTransport once{"inproc", 8, "every case runs once", {}, nullptr};
+  const std::vector<std::vector<std::string>> own = {
+      {"--samples", "3"}, {"--min-samples", "3"}, {"--warmup", "2"}, {"--interleave"}};
+  for (std::vector<std::string> args : own) {
+    const std::string flag = args.front();
+    args.insert(args.end(), {"--transport", "inproc", "--ranks", "2"});
+    EXPECT_THROW(
+        {
+          try {
+            Options parsed = parse_options(args);
+            validate_single_process(once, parsed, {});
+          } catch (const UsageError& error) {
+            EXPECT_EQ(std::string(error.what()),
+                      flag + " cannot be used with --transport inproc: every case runs once");
+            throw;
+          }
+        },
+        UsageError)
+        << flag;
+  }
+  Options plain = parse_options({"--transport", "inproc", "--ranks", "2"});
+  for (const std::string flag : {"--benchmark_repetitions", "--benchmark_min_time"}) {
+    EXPECT_THROW(validate_single_process(once, plain, {{flag, "2"}}), UsageError) << flag;
+  }
+  EXPECT_NO_THROW(validate_single_process(once, plain, {{"--benchmark_filter", "ring"}}));
+  // inproc itself takes them all.
+  Options with_samples = parse_options({"--transport", "inproc", "--ranks", "2", "--samples", "3"});
+  EXPECT_NO_THROW(validate_single_process(with_samples, {{"--benchmark_repetitions", "2"}}));
 }
 
 TEST(Options, DefaultTimeoutGrowsWithBytesAndRanks) {

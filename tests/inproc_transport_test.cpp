@@ -219,5 +219,56 @@ TEST(InProcessTransport, OneFailingRankEndsTheOthersPromptly) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
+// The single-process driver's group: one thread per rank for the group's
+// life, each with its transport, one body per run().
+TEST(InProcessRankGroup, RanksKeepTheirThreadAndTransportAcrossRuns) {
+  const std::unique_ptr<RankGroup> group = make_inproc_rank_group(3);
+  ASSERT_EQ(group->size(), 3);
+  EXPECT_EQ(group->kind(), "inproc");
+  std::array<std::thread::id, 3> threads{};
+  std::array<Transport*, 3> transports{};
+  std::array<int, 3> first_slots{};
+  std::atomic<int> bodies{0};
+  group->run([&](Transport& transport) {
+    const auto rank = static_cast<std::size_t>(transport.rank());
+    threads[rank] = std::this_thread::get_id();
+    transports[rank] = &transport;
+    first_slots[rank] = transport.take_tag_slot();
+    ++bodies;
+  });
+  EXPECT_EQ(bodies.load(), 3);
+  group->run([&](Transport& transport) {
+    const auto rank = static_cast<std::size_t>(transport.rank());
+    EXPECT_EQ(threads[rank], std::this_thread::get_id()) << "rank " << rank;
+    EXPECT_EQ(transports[rank], &transport) << "rank " << rank;
+    EXPECT_NE(threads[rank], std::thread::id{});
+    // The slot taken in the first run is still taken: the transport is the same.
+    EXPECT_EQ(transport.take_tag_slot(), first_slots[rank] + kTagsPerSlot) << "rank " << rank;
+    // The ranks talk to each other within one run.
+    std::vector<int> token = {static_cast<int>(rank)};
+    std::vector<int> got(1);
+    const int right = (transport.rank() + 1) % 3;
+    const int left = (transport.rank() + 2) % 3;
+    std::vector<RequestId> requests = {transport.irecv(writable_bytes_of(got), left, 5),
+                                       transport.isend(bytes_of(token), right, 5)};
+    transport.wait_all(requests);
+    EXPECT_EQ(got[0], left);
+    ++bodies;
+  });
+  EXPECT_EQ(bodies.load(), 6);
+}
+
+// Waits without a timeout: a rank the failure did not wake would hang here.
+TEST(InProcessRankGroup, OneFailingRankEndsTheRunWithItsError) {
+  const std::unique_ptr<RankGroup> group = make_inproc_rank_group(4, std::chrono::milliseconds(0));
+  EXPECT_THROW(group->run([](Transport& transport) {
+    if (transport.rank() == 2) throw std::logic_error("rank 2 broke");
+    transport.barrier();
+  }),
+               std::logic_error);
+  // The world ended with it: the next run fails instead of hanging.
+  EXPECT_THROW(group->run([](Transport& transport) { transport.barrier(); }), std::runtime_error);
+}
+
 }  // namespace
 }  // namespace collbench

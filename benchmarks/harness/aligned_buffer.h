@@ -18,12 +18,19 @@ class AlignedBuffer {
   AlignedBuffer() = default;
   // Throws std::runtime_error when `bytes` cannot be allocated.
   explicit AlignedBuffer(std::size_t bytes);
+  // Address space that is never backed until written, for size-only
+  // simulation (--no-payload), where no byte of a buffer is read or
+  // written: p·n need not fit in memory. Page-aligned.
+  static AlignedBuffer untouched(std::size_t bytes);
   std::span<std::byte> span() const { return {data_.get(), size_}; }
   std::byte* data() const { return data_.get(); }
   std::size_t size() const { return size_; }
 
  private:
   struct Free {
+    Free() noexcept : mapped(0) {}
+    explicit Free(std::size_t bytes) noexcept : mapped(bytes) {}
+    std::size_t mapped;  // > 0: an untouched mapping of this many bytes
     void operator()(std::byte* pointer) const;
   };
   std::unique_ptr<std::byte, Free> data_;

@@ -51,6 +51,7 @@ class PreparedCollective final : public PreparedMessages {
         collective_(*benchmark_case.collective),
         message_collectives_(benchmark_case.message_collectives) {
     const std::size_t element_bytes = dtype_size(options_.dtype);
+    const bool payload = !options_.sim.no_payload;
     // messages_ holds the distinct slots; sequence_ the slot of each call.
     const std::vector<std::size_t> slots = benchmark_case.message_slots();
     std::vector<std::size_t> slot_of_message(slots.size());
@@ -68,12 +69,15 @@ class PreparedCollective final : public PreparedMessages {
       message.spec.op = options_.op;
       message.spec.count = benchmark_case.message_bytes[k] / element_bytes;
       message.spec.routing = benchmark_case.routing_of(k);
-      message.in = AlignedBuffer(
-          message.collective->input_block(message.spec, ranks_, rank_).count * element_bytes);
-      message.out = AlignedBuffer(
-          message.collective->output_block(message.spec, ranks_, rank_).count * element_bytes);
+      const std::size_t in_bytes =
+          message.collective->input_block(message.spec, ranks_, rank_).count * element_bytes;
+      const std::size_t out_bytes =
+          message.collective->output_block(message.spec, ranks_, rank_).count * element_bytes;
+      // Size-only simulation reads and writes no byte of them.
+      message.in = payload ? AlignedBuffer(in_bytes) : AlignedBuffer::untouched(in_bytes);
+      message.out = payload ? AlignedBuffer(out_bytes) : AlignedBuffer::untouched(out_bytes);
     }
-    fill_inputs(CheckPattern(ranks_, kUncheckedGeneration));
+    if (payload) fill_inputs(CheckPattern(ranks_, kUncheckedGeneration));
     build_algorithms(benchmark_case);
   }
 
@@ -115,13 +119,13 @@ class PreparedCollective final : public PreparedMessages {
     if (benchmark_case.bare) return call_bare(benchmark_case);
     const bool library = is_library_algorithm(*benchmark_case.algorithm);
     if (library) context_.library_call_started(benchmark_case);
-    const double start = MPI_Wtime();
+    const double start = context_.now();
     for (const std::size_t slot : sequence_) messages_[slot].algorithm->run();
     if (rank_ == options_.debug_slow_rank && options_.debug_slow_us > 0) {
       std::this_thread::sleep_for(
           std::chrono::duration<double, std::micro>(options_.debug_slow_us));
     }
-    const double elapsed = MPI_Wtime() - start;
+    const double elapsed = context_.now() - start;
     if (library) context_.library_call_returned();
     return elapsed;
   }
@@ -154,11 +158,11 @@ class PreparedCollective final : public PreparedMessages {
                       : options_.op == ReduceOp::max ? MPI_MAX
                                                      : MPI_SUM;
     context_.library_call_started(benchmark_case);
-    const double start = MPI_Wtime();
+    const double start = context_.now();
     const int rc = MPI_Allreduce(message.in.data(), message.out.data(),
                                  static_cast<int>(message.in.size() / dtype_size(options_.dtype)),
                                  f32 ? MPI_FLOAT : MPI_DOUBLE, op, context_.library_comm());
-    const double elapsed = MPI_Wtime() - start;
+    const double elapsed = context_.now() - start;
     context_.library_call_returned();
     check_mpi(rc, "MPI_Allreduce", "mpi_bare");
     return elapsed;

@@ -13,7 +13,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <mutex>
+#include <numeric>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <thread>
 
@@ -30,12 +32,9 @@ namespace {
 // and the sendrecv chain's (8).
 constexpr int kDiagnosisTag = 1;
 constexpr int kConnectTag = 9;
-
-// MPI_DOUBLE_INT's layout, for MPI_MAXLOC: a time and the rank it is from.
-struct SecondsOnRank {
-  double seconds = 0;
-  int rank = 0;
-};
+// Runner::gather_over_transport: to rank 0, and back.
+constexpr int kGatherTag = 10;
+constexpr int kGatheredTag = 11;
 
 // Connection warm-up (Runner::connect_every_pair): rounds in which every
 // rank exchanges a message with every other rank, until at least
@@ -265,40 +264,64 @@ class Runner::Watchdog {
   std::thread thread_;  // last: starts once everything above is initialized
 };
 
-// What the Runner lends the families (family.h).
+// What the Runner lends the families (family.h), one per local rank.
 class Runner::Context final : public RunContext {
  public:
-  explicit Context(Runner& runner) : runner_(runner) {}
+  Context(Runner& runner, Transport& transport) : runner_(runner), transport_(transport) {}
   const Options& options() const override { return runner_.options_; }
-  Transport& transport() const override { return runner_.transport_; }
-  int rank() const override { return runner_.rank_; }
+  Transport& transport() const override { return transport_; }
+  int rank() const override { return transport_.rank(); }
   int ranks() const override { return runner_.ranks_; }
-  void synchronize() override { runner_.synchronize(); }
-  void wait_for_all_ranks_sleeping() override { runner_.wait_for_all_ranks_sleeping(); }
+  void synchronize() override {
+    if (runner_.group_ == nullptr) {
+      runner_.synchronize();
+    } else if (runner_.options_.sync == SyncMode::barrier) {
+      transport_.barrier();
+    }
+  }
+  void wait_for_all_ranks_sleeping() override {
+    // The in-process transport's barrier sleeps while it waits.
+    if (runner_.group_ == nullptr) {
+      runner_.wait_for_all_ranks_sleeping();
+    } else {
+      transport_.barrier();
+    }
+  }
   void library_call_started(const BenchmarkCase& benchmark_case) override {
-    if (runner_.watchdog_) runner_.watchdog_->arm(benchmark_case, runner_.transport_.timeout());
+    if (runner_.watchdog_) runner_.watchdog_->arm(benchmark_case, transport_.timeout());
   }
   void library_call_returned() override {
     if (runner_.watchdog_) runner_.watchdog_->disarm();
   }
   MPI_Comm library_comm() const override { return runner_.bare_comm_; }
+  double now() const override {
+    if (runner_.group_ != nullptr) return runner_.group_->now(transport_);
+    if (runner_.over_transport()) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    }
+    return MPI_Wtime();
+  }
 
  private:
   Runner& runner_;
+  Transport& transport_;
 };
 
 Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_comm,
                Progress& progress)
     : options_(options),
+      local_(1),
       transport_(transport),
       comm_(timing_comm),
       progress_(progress),
       rank_(transport.rank()),
       ranks_(transport.size()) {
+  local_.front().transport = &transport;
+  local_.front().context = std::make_unique<Context>(*this, transport);
   if (auto* mpi = dynamic_cast<MpiTransport*>(&transport)) bare_comm_ = mpi->comm();
   check_mpi(MPI_Comm_dup(comm_, &diagnosis_comm_), "MPI_Comm_dup", "timeout diagnosis");
   if (transport.timeout().count() > 0) watchdog_ = std::make_unique<Watchdog>(rank_);
-  context_ = std::make_unique<Context>(*this);
   core_handoff_ = std::make_unique<CoreHandoffProbe>(comm_);
   // Every wait of the harness happens inside a benchmark (current_ is set);
   // the report runs at the wait, before its buffers are freed.
@@ -307,53 +330,186 @@ Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_com
   });
 }
 
+Runner::Runner(const Options& options, RankGroup& group, Progress& progress)
+    : options_(options),
+      group_(&group),
+      local_(local_ranks(group)),
+      transport_(*local_.front().transport),
+      progress_(progress),
+      rank_(0),
+      ranks_(group.size()) {
+  for (LocalRank& local : local_) {
+    local.context = std::make_unique<Context>(*this, *local.transport);
+  }
+}
+
+Runner::Runner(const Options& options, Transport& transport, Progress& progress)
+    : options_(options),
+      local_(1),
+      transport_(transport),
+      progress_(progress),
+      rank_(transport.rank()),
+      ranks_(transport.size()) {
+  local_.front().transport = &transport;
+  local_.front().context = std::make_unique<Context>(*this, transport);
+}
+
+template <typename Work>
+void Runner::uncounted(Work&& work) {
+  const std::uint64_t bytes = transport_.bytes_sent();
+  const std::uint64_t messages = transport_.messages_sent();
+  std::forward<Work>(work)();
+  harness_bytes_ += transport_.bytes_sent() - bytes;
+  harness_messages_ += transport_.messages_sent() - messages;
+}
+
+template <typename Value>
+std::vector<Value> Runner::gather_over_transport(const Value& mine) {
+  std::vector<Value> all(static_cast<std::size_t>(ranks_));
+  uncounted([&] { gather_into(all, mine); });
+  return all;
+}
+
+template <typename Value>
+void Runner::gather_into(std::vector<Value>& all, const Value& mine) {
+  all[static_cast<std::size_t>(rank_)] = mine;
+  Transport& transport = transport_;
+  if (rank_ == 0) {
+    std::vector<RequestId> requests;
+    for (int r = 1; r < ranks_; ++r) {
+      requests.push_back(transport.irecv(
+          std::as_writable_bytes(std::span(&all[static_cast<std::size_t>(r)], 1)), r, kGatherTag));
+    }
+    transport.wait_all(requests);
+    requests.clear();
+    for (int r = 1; r < ranks_; ++r) {
+      requests.push_back(transport.isend(std::as_bytes(std::span(all)), r, kGatheredTag));
+    }
+    transport.wait_all(requests);
+  } else {
+    transport.wait(transport.isend(std::as_bytes(std::span(&mine, 1)), 0, kGatherTag));
+    transport.wait(transport.irecv(std::as_writable_bytes(std::span(all)), 0, kGatheredTag));
+  }
+}
+
+std::vector<Runner::LocalRank> Runner::local_ranks(RankGroup& group) {
+  std::vector<LocalRank> local(static_cast<std::size_t>(group.size()));
+  group.run([&](Transport& transport) {
+    local[static_cast<std::size_t>(transport.rank())].transport = &transport;
+  });
+  return local;
+}
+
+void Runner::each_rank(const std::function<void(LocalRank&)>& body) {
+  if (group_ == nullptr) {
+    body(local_.front());
+    return;
+  }
+  group_->run(
+      [&](Transport& transport) { body(local_[static_cast<std::size_t>(transport.rank())]); });
+}
+
+Runner::SecondsOnRank Runner::slowest_call(const char* what) {
+  if (group_ != nullptr) {
+    SecondsOnRank slowest{local_.front().seconds, 0};
+    for (std::size_t r = 1; r < local_.size(); ++r) {
+      if (local_[r].seconds > slowest.seconds) slowest = {local_[r].seconds, static_cast<int>(r)};
+    }
+    return slowest;
+  }
+  if (over_transport()) {
+    const std::vector<double> all = gather_over_transport(local_.front().seconds);
+    const auto most = std::max_element(all.begin(), all.end());  // the first of equal ones
+    return {*most, static_cast<int>(most - all.begin())};
+  }
+  // MAXLOC (MPI_DOUBLE_INT's layout): the lowest rank of equal times.
+  const SecondsOnRank mine = {local_.front().seconds, rank_};
+  SecondsOnRank slowest;
+  allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, what);
+  return slowest;
+}
+
+std::uint64_t Runner::job_sum(const std::function<std::uint64_t(const LocalRank&)>& value,
+                              const char* what) {
+  unsigned long long local_sum = 0;
+  for (const LocalRank& local : local_) local_sum += value(local);
+  if (group_ != nullptr) return local_sum;
+  if (over_transport()) {
+    const std::vector<unsigned long long> all = gather_over_transport(local_sum);
+    return std::accumulate(all.begin(), all.end(), std::uint64_t{0});
+  }
+  unsigned long long sum = 0;
+  allreduce(&local_sum, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, what);
+  return sum;
+}
+
 void Runner::connect_every_pair() {
   // Both directions of every pair carry a message in every round, so every
   // connection any algorithm, the ping-pong or the MPI library's own
   // allreduce (the mpi transport's communicator) can use exists before the
   // first benchmark, and none is set up inside a timed call. Rank 0 decides
   // when to stop, so every rank runs the same rounds.
-  std::vector<std::array<std::byte, 8>> inbox(static_cast<std::size_t>(ranks_));
-  const std::array<std::byte, 8> outbox{};
-  std::vector<RequestId> requests;
-  requests.reserve(2 * static_cast<std::size_t>(ranks_));
   const auto start = std::chrono::steady_clock::now();
   for (int round = 0, more = ranks_ > 1 ? 1 : 0; more != 0; ++round) {
-    requests.clear();
-    for (int shift = 1; shift < ranks_; ++shift) {
-      const int from = (rank_ + ranks_ - shift) % ranks_;
-      requests.push_back(
-          transport_.irecv(inbox[static_cast<std::size_t>(from)], from, kConnectTag));
-      requests.push_back(transport_.isend(outbox, (rank_ + shift) % ranks_, kConnectTag));
-    }
-    transport_.wait_all(requests);
+    each_rank([&](LocalRank& local) {
+      Transport& transport = *local.transport;
+      const int rank = transport.rank();
+      std::vector<std::array<std::byte, 8>> inbox(static_cast<std::size_t>(ranks_));
+      const std::array<std::byte, 8> outbox{};
+      std::vector<RequestId> requests;
+      requests.reserve(2 * static_cast<std::size_t>(ranks_));
+      for (int shift = 1; shift < ranks_; ++shift) {
+        const int from = (rank + ranks_ - shift) % ranks_;
+        requests.push_back(
+            transport.irecv(inbox[static_cast<std::size_t>(from)], from, kConnectTag));
+        requests.push_back(transport.isend(outbox, (rank + shift) % ranks_, kConnectTag));
+      }
+      transport.wait_all(requests);
+    });
     more = round + 1 < kConnectRounds || std::chrono::steady_clock::now() - start < kConnectSettle;
-    broadcast(&more, 1, MPI_INT, 0, "the connection warm-up");
+    if (over_transport()) {
+      more = gather_over_transport(more).front();
+    } else if (group_ == nullptr) {
+      broadcast(&more, 1, MPI_INT, 0, "the connection warm-up");
+    }
   }
 }
 
 Runner::~Runner() {
+  if (comm_ == MPI_COMM_NULL) return;
   transport_.set_timeout_handler({});  // it holds `this`
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized == 0 && diagnosis_comm_ != MPI_COMM_NULL) MPI_Comm_free(&diagnosis_comm_);
 }
 
-void Runner::release() { prepared_.reset(); }
+void Runner::release() {
+  each_rank([](LocalRank& local) { local.prepared.reset(); });
+}
 
-PreparedCase& Runner::prepare(const BenchmarkCase& benchmark_case) {
-  if (prepared_ && prepared_->owner == &benchmark_case) return *prepared_;
-  // The previous benchmark's buffers serve this one as they are (the
-  // family says when): keep them, and build only the new algorithm.
-  if (!prepared_ || !prepared_->adopt(benchmark_case)) {
-    // Free the previous benchmark's memory before allocating this one's: the
-    // memory guard assumes one benchmark at a time.
-    prepared_.reset();
-    prepared_ = family_runner(benchmark_case.family).prepare(benchmark_case, *context_);
-  }
-  prepared_->owner = &benchmark_case;
-  prepared_->warmed_up = false;
-  return *prepared_;
+void Runner::prepare(const BenchmarkCase& benchmark_case) {
+  const std::unique_ptr<PreparedCase>& current = local_.front().prepared;
+  if (current && current->owner == &benchmark_case) return;
+  each_rank([&](LocalRank& local) {
+    std::unique_ptr<PreparedCase>& prepared = local.prepared;
+    // The previous benchmark's buffers serve this one as they are (the
+    // family says when): keep them, and build only the new algorithm.
+    if (!prepared || !prepared->adopt(benchmark_case)) {
+      // Free the previous benchmark's memory before allocating this one's:
+      // the memory guard assumes one benchmark at a time.
+      prepared.reset();
+      prepared = family_runner(benchmark_case.family).prepare(benchmark_case, *local.context);
+    }
+    prepared->owner = &benchmark_case;
+    prepared->warmed_up = false;
+  });
+}
+
+void Runner::call_everywhere(const BenchmarkCase& benchmark_case, bool synchronized) {
+  each_rank([&](LocalRank& local) {
+    if (synchronized) local.context->synchronize();
+    local.seconds = local.prepared->call(benchmark_case);
+  });
 }
 
 void Runner::wait_bounded(MPI_Request& request, const char* what, bool sleeping) {
@@ -400,6 +556,10 @@ void Runner::broadcast(void* data, int count, MPI_Datatype type, int root, const
 
 void Runner::synchronize() {
   if (options_.sync != SyncMode::barrier) return;
+  if (over_transport()) {
+    uncounted([&] { transport_.barrier(); });
+    return;
+  }
   if (transport_.timeout().count() == 0) {
     check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
     return;
@@ -410,24 +570,52 @@ void Runner::synchronize() {
 }
 
 void Runner::wait_for_all_ranks_sleeping() {
+  if (over_transport()) {
+    uncounted([&] { transport_.barrier(); });
+    return;
+  }
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
   wait_bounded(request, "the barrier after a p2p or local call", /*sleeping=*/true);
 }
 
-void Runner::check(BenchmarkCase& benchmark_case, PreparedCase& prepared) {
-  const CheckResult mine = prepared.check(benchmark_case);
+void Runner::check(BenchmarkCase& benchmark_case) {
+  each_rank([&](LocalRank& local) { local.check = local.prepared->check(benchmark_case); });
 
   // Every rank must take the same decision: total the wrong elements and
   // take the first mismatch from the lowest rank that saw one.
-  unsigned long long wrong = mine.wrong;
-  unsigned long long total_wrong = 0;
-  allreduce(&wrong, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
-            "the agreement on the --check result");
+  const std::uint64_t total_wrong =
+      job_sum([](const LocalRank& local) { return local.check.wrong; },
+              "the agreement on the --check result");
   benchmark_case.checked = true;
   benchmark_case.wrong_elements = total_wrong;
   benchmark_case.wrong_elements_all_rounds += total_wrong;
   if (total_wrong == 0) return;
+  if (group_ != nullptr) {
+    for (const LocalRank& local : local_) {
+      if (local.check.wrong == 0) continue;
+      benchmark_case.check_detail =
+          fmt::format("rank {}, {}", local.transport->rank(), local.check.first_mismatch);
+      return;
+    }
+  }
+  if (over_transport()) {
+    // The first mismatch of the lowest rank that saw one, cut to a line.
+    struct Mismatch {
+      std::uint64_t wrong = 0;
+      std::array<char, 480> text{};
+    };
+    Mismatch mine;
+    mine.wrong = local_.front().check.wrong;
+    local_.front().check.first_mismatch.copy(mine.text.data(), mine.text.size() - 1);
+    const std::vector<Mismatch> all = gather_over_transport(mine);
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      if (all[r].wrong == 0) continue;
+      benchmark_case.check_detail = fmt::format("rank {}, {}", r, all[r].text.data());
+      return;
+    }
+  }
+  const CheckResult& mine = local_.front().check;
   int reporter = mine.wrong > 0 ? rank_ : ranks_;
   int first_reporter = ranks_;
   allreduce(&reporter, &first_reporter, 1, MPI_INT, MPI_MIN, "the agreement on the --check result");
@@ -439,7 +627,7 @@ void Runner::check(BenchmarkCase& benchmark_case, PreparedCase& prepared) {
   benchmark_case.check_detail = detail;
 }
 
-void Runner::calibrate_batch(BenchmarkCase& benchmark_case, PreparedCase& prepared) {
+void Runner::calibrate_batch(BenchmarkCase& benchmark_case) {
   // Rank 0 decides and broadcasts, so every rank agrees. A single call of a
   // tiny kernel is mostly timer overhead, so the first estimate (the fastest
   // of a few single calls) is refined by timing one batch of that size.
@@ -452,25 +640,42 @@ void Runner::calibrate_batch(BenchmarkCase& benchmark_case, PreparedCase& prepar
           std::ceil(kBatchSeconds / std::max(seconds_per_call, 1e-10)));
       calls = std::clamp<unsigned long long>(calls, 1, kMaxCalls);
     }
-    broadcast(&calls, 1, MPI_UNSIGNED_LONG_LONG, 0, "the agreement on the batch size");
+    if (over_transport()) {
+      calls = gather_over_transport(calls).front();
+    } else if (group_ == nullptr) {
+      broadcast(&calls, 1, MPI_UNSIGNED_LONG_LONG, 0, "the agreement on the batch size");
+    }
     return calls;
   };
+  // The first local rank is rank 0 whenever its time is the one that counts.
   benchmark_case.calls_per_sample = 1;
   double fastest = 0;
   for (int probe = 0; probe < kProbes; ++probe) {
-    const double seconds = prepared.call(benchmark_case);
+    call_everywhere(benchmark_case, false);
+    const double seconds = local_.front().seconds;
     fastest = probe == 0 ? seconds : std::min(fastest, seconds);
   }
   benchmark_case.calls_per_sample = batch_for(fastest);
   if (benchmark_case.calls_per_sample > 1) {
-    const double batch_seconds = prepared.call(benchmark_case);
+    call_everywhere(benchmark_case, false);
+    const double batch_seconds = local_.front().seconds;
     benchmark_case.calls_per_sample =
         batch_for(batch_seconds / static_cast<double>(benchmark_case.calls_per_sample));
   }
 }
 
-std::vector<double> Runner::gather_medians(std::vector<double>& own_seconds) {
-  const double median = summarize(own_seconds).median;
+std::vector<double> Runner::gather_medians() {
+  if (group_ != nullptr) {
+    std::vector<double> medians;
+    for (LocalRank& local : local_) medians.push_back(summarize(local.own_seconds).median);
+    return medians;
+  }
+  const double median = summarize(local_.front().own_seconds).median;
+  if (over_transport()) {
+    std::vector<double> medians = gather_over_transport(median);
+    if (rank_ != 0) medians.clear();
+    return medians;
+  }
   std::vector<double> medians(rank_ == 0 ? static_cast<std::size_t>(ranks_) : 0);
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Igather(&median, 1, MPI_DOUBLE, medians.data(), 1, MPI_DOUBLE, 0, comm_, &request),
@@ -487,11 +692,11 @@ std::string rank_median_label(const std::vector<double>& medians_seconds) {
   return label;
 }
 
-void Runner::inject_fault() const {
-  if (rank_ == options_.debug_crash_rank) {
+void Runner::inject_fault(int rank) const {
+  if (rank == options_.debug_crash_rank) {
     std::raise(SIGSEGV);
   }
-  if (rank_ == options_.debug_stuck_rank) {
+  if (rank == options_.debug_stuck_rank) {
     while (true) std::this_thread::sleep_for(std::chrono::hours(1));
   }
 }
@@ -622,8 +827,10 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int rou
     run_unguarded(state, benchmark_case, round);
   } catch (const std::exception& error) {
     progress_.clear();
-    fmt::print(stderr, "collbench: rank {}: {} failed: {}\n", rank_, benchmark_case.name,
-               error.what());
+    // In a group the ranks' errors name their rank themselves.
+    fmt::print(stderr, "collbench: {}{} failed: {}\n",
+               group_ == nullptr ? fmt::format("rank {}: ", rank_) : std::string(),
+               benchmark_case.name, error.what());
     std::fflush(stderr);
     abort_job();
   }
@@ -631,10 +838,10 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int rou
 
 // What the timed loop measured, for the counters.
 struct Runner::Samples {
-  // Per-call seconds of every sample, the slowest rank's and this rank's
-  // own, and how often each rank was the slowest.
+  // Per-call seconds of every sample, the slowest rank's (each local
+  // rank's own are in its LocalRank), and how often each rank was the
+  // slowest.
   std::vector<double> seconds;
-  std::vector<double> own_seconds;
   std::vector<std::uint64_t> slowest_counts;
   std::optional<double> handoff_before;
   std::optional<double> handoff_after;
@@ -643,16 +850,18 @@ struct Runner::Samples {
 void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case, int round) {
   start(benchmark_case, round);
   phase_ = Phase::setup;
-  PreparedCase& prepared = prepare(benchmark_case);
-  if (!get_ready(state, benchmark_case, round, prepared)) return;
-  Samples samples = time_samples(state, benchmark_case, prepared);
+  prepare(benchmark_case);
+  if (!get_ready(state, benchmark_case, round)) return;
+  Samples samples = time_samples(state, benchmark_case);
   set_counters(state, benchmark_case, samples);
 }
 
 void Runner::start(const BenchmarkCase& benchmark_case, int round) {
   if (options_.timeout_seconds < 0) {
-    transport_.set_timeout(
-        timeout_milliseconds(default_timeout_seconds(benchmark_case.bytes(), ranks_)));
+    for (LocalRank& local : local_) {
+      local.transport->set_timeout(
+          timeout_milliseconds(default_timeout_seconds(benchmark_case.bytes(), ranks_)));
+    }
   }
   if (current_ != std::pair<const BenchmarkCase*, int>{&benchmark_case, round}) {
     current_ = {&benchmark_case, round};
@@ -662,19 +871,18 @@ void Runner::start(const BenchmarkCase& benchmark_case, int round) {
   }
   if (!connected_) {
     phase_ = Phase::connect;
-    if (!options_.debug_skip_connection_warmup) connect_every_pair();
+    if (!options_.debug_skip_connection_warmup && !options_.no_connections) connect_every_pair();
     connected_ = true;
   }
 }
 
-bool Runner::get_ready(benchmark::State& state, BenchmarkCase& benchmark_case, int round,
-                       PreparedCase& prepared) {
+bool Runner::get_ready(benchmark::State& state, BenchmarkCase& benchmark_case, int round) {
   // The --check calls are untimed calls of the same algorithm on the same
   // buffers, so they count as the first warm-up calls.
   int warmup_calls = options_.warmup;
   if (options_.check && benchmark_case.checked_round != round) {
     phase_ = Phase::check;
-    check(benchmark_case, prepared);
+    check(benchmark_case);
     benchmark_case.checked_round = round;
     warmup_calls -= kCheckedCalls;
   }
@@ -684,18 +892,15 @@ bool Runner::get_ready(benchmark::State& state, BenchmarkCase& benchmark_case, i
                             .c_str());
     return false;
   }
-  prepared.before_timing();
-  if (!prepared.warmed_up) {
+  each_rank([](LocalRank& local) { local.prepared->before_timing(); });
+  if (!local_.front().prepared->warmed_up) {
     phase_ = Phase::warmup;
-    for (int i = 0; i < warmup_calls; ++i) {
-      synchronize();
-      prepared.call(benchmark_case);
-    }
-    prepared.warmed_up = true;
+    for (int i = 0; i < warmup_calls; ++i) call_everywhere(benchmark_case, true);
+    for (LocalRank& local : local_) local.prepared->warmed_up = true;
   }
   if (!is_collective(benchmark_case.family) && !benchmark_case.calibrated) {
     phase_ = Phase::calibration;
-    calibrate_batch(benchmark_case, prepared);
+    calibrate_batch(benchmark_case);
     benchmark_case.calibrated = true;
   }
   return true;
@@ -720,58 +925,69 @@ void Runner::expect_every_peer_contacted() const {
   // Every peer has been addressed before the first timed call, so no
   // first contact (where transports set up connections) is timed. A
   // benchmark's own warm-up reaches only the peers its algorithm uses: this
-  // holds only because connect_every_pair ran.
-  if (transport_.peers_contacted() != static_cast<std::uint64_t>(ranks_ - 1)) {
-    throw std::logic_error(fmt::format(
-        "rank {} has addressed {} of its {} peers before timing: the connection warm-up "
-        "(Runner::connect_every_pair) did not reach them all",
-        rank_, transport_.peers_contacted(), ranks_ - 1));
+  // holds only because connect_every_pair ran. A simulation has no
+  // connections to set up, and skips it (main.cpp).
+  if (options_.no_connections) return;
+  for (const LocalRank& local : local_) {
+    const Transport& transport = *local.transport;
+    if (transport.peers_contacted() != static_cast<std::uint64_t>(ranks_ - 1)) {
+      throw std::logic_error(fmt::format(
+          "rank {} has addressed {} of its {} peers before timing: the connection warm-up "
+          "(Runner::connect_every_pair) did not reach them all",
+          transport.rank(), transport.peers_contacted(), ranks_ - 1));
+    }
   }
 }
 
-Runner::Samples Runner::time_samples(benchmark::State& state, const BenchmarkCase& benchmark_case,
-                                     PreparedCase& prepared) {
+Runner::Samples Runner::time_samples(benchmark::State& state, const BenchmarkCase& benchmark_case) {
   const std::uint64_t calls = benchmark_case.calls_per_sample;
   const std::uint64_t samples = sample_count(state, benchmark_case);
   // Reserved so that the timed loop allocates nothing.
   Samples measured;
   measured.seconds.reserve(samples);
-  measured.own_seconds.reserve(samples);
+  for (LocalRank& local : local_) {
+    local.own_seconds.clear();
+    local.own_seconds.reserve(samples);
+    local.transport->reset_counters();
+  }
+  harness_bytes_ = 0;
+  harness_messages_ = 0;
   measured.slowest_counts.assign(static_cast<std::size_t>(ranks_), 0);
-  transport_.reset_counters();
   expect_every_peer_contacted();
-  const bool fault = benchmark_index_ == options_.debug_fault_after &&
-                     (rank_ == options_.debug_stuck_rank || rank_ == options_.debug_crash_rank);
-  measured.handoff_before = core_handoff_->measure();
-  // The probe holds ranks 0 and 1 for up to its budget while the others go
-  // on; with --sync none nothing else lines the ranks up, and that wait would
-  // land in the others' first timed call (and in Google Benchmark's choice
-  // of the iteration count).
-  if (ranks_ > 1) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
-    wait_bounded(request, "the barrier after the core-distance probe");
+  const bool fault = benchmark_index_ == options_.debug_fault_after;
+  if (core_handoff_) {
+    measured.handoff_before = core_handoff_->measure();
+    // The probe holds ranks 0 and 1 for up to its budget while the others go
+    // on; with --sync none nothing else lines the ranks up, and that wait
+    // would land in the others' first timed call (and in Google Benchmark's
+    // choice of the iteration count).
+    if (ranks_ > 1) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+      wait_bounded(request, "the barrier after the core-distance probe");
+    }
   }
   phase_ = Phase::timed;
+  const std::function<void(LocalRank&)> sample_call = [&](LocalRank& local) {
+    if (fault) inject_fault(local.transport->rank());
+    if (!benchmark_case.bare) local.context->synchronize();
+    local.seconds = local.prepared->call(benchmark_case);
+  };
   while (state.KeepRunningBatch(static_cast<benchmark::IterationCount>(samples * calls))) {
     for (std::uint64_t sample = 0; sample < samples; ++sample) {
-      if (fault) inject_fault();
       ++timed_calls_;
-      if (!benchmark_case.bare) synchronize();
-      // MAXLOC: the slowest rank's time, and which rank that was (the
-      // lowest of equal ones).
-      const SecondsOnRank mine = {prepared.call(benchmark_case), rank_};
-      SecondsOnRank slowest;
-      allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC,
-                "the reduction of the iteration time");
+      each_rank(sample_call);
+      const SecondsOnRank slowest = slowest_call("the reduction of the iteration time");
       state.SetIterationTime(slowest.seconds);
       measured.seconds.push_back(slowest.seconds / static_cast<double>(calls));
-      measured.own_seconds.push_back(mine.seconds / static_cast<double>(calls));
+      for (LocalRank& local : local_) {
+        local.own_seconds.push_back(local.seconds / static_cast<double>(calls));
+      }
       ++measured.slowest_counts[static_cast<std::size_t>(slowest.rank)];
     }
   }
   phase_ = Phase::after;
-  measured.handoff_after = core_handoff_->measure();
+  if (core_handoff_) measured.handoff_after = core_handoff_->measure();
   return measured;
 }
 
@@ -780,13 +996,13 @@ void Runner::set_counters(benchmark::State& state, const BenchmarkCase& benchmar
   std::vector<double>& seconds = measured.seconds;
   const auto iterations =
       static_cast<double>(seconds.size()) * static_cast<double>(benchmark_case.calls_per_sample);
-  const std::uint64_t sent_bytes = transport_.bytes_sent();
-  unsigned long long messages = transport_.messages_sent();
-  unsigned long long all_messages = 0;
-  allreduce(&messages, &all_messages, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
-            "the sum of the message counts");
+  // The first local rank's: rank 0's, whose row it is.
+  const std::uint64_t sent_bytes = transport_.bytes_sent() - harness_bytes_;
+  const std::uint64_t all_messages = job_sum(
+      [&](const LocalRank& local) { return local.transport->messages_sent() - harness_messages_; },
+      "the sum of the message counts");
   if (seconds.empty()) return;
-  const std::vector<double> rank_medians = gather_medians(measured.own_seconds);
+  const std::vector<double> rank_medians = gather_medians();
 
   const Summary summary = summarize(seconds);
   const double bytes = static_cast<double>(benchmark_case.bytes());

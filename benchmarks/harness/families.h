@@ -42,6 +42,18 @@
 // iteration-count decisions, which depend only on that time, are identical
 // on every rank.
 //
+// Or every rank in this one process (`--transport inproc --ranks N`, no
+// MPI): the Runner holds one RunContext and PreparedCase per rank and runs
+// each step (preparing, the check, each sample's calls) on all of them
+// through a RankGroup, from Google Benchmark's thread; the slowest rank,
+// the sum of wrong elements and rank 0's decisions are then taken on that
+// thread, the barrier is the transport's, and the clock the group's
+// (RankGroup::now). A wait that times out throws, and the run ends with
+// its message (status 1). Or one rank per process without MPI
+// (`--transport ofi --bootstrap file:DIR`): the same lock-step, with the
+// barrier, the slowest rank's time and the agreements over the transport
+// itself (gather_over_transport), timed by the steady clock.
+//
 // Sample count: every call of Google Benchmark times at least
 // --min-samples samples (exactly --samples when given), and more when its
 // request (max_iterations, grown until the samples' total reaches
@@ -85,6 +97,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -93,6 +106,7 @@
 #include "collbench/catalog/workload.h"
 #include "collbench/collectives/algorithm.h"
 #include "collbench/collectives/collective.h"
+#include "collbench/transport/rank_group.h"
 #include "collbench/transport/transport.h"
 #include "core_handoff.h"
 #include "family.h"
@@ -261,7 +275,16 @@ std::string rank_median_label(const std::vector<double>& medians_seconds);
 //   run's label (rank 0) is rank_median_label.
 class Runner {
  public:
+  // This process is one rank of an MPI job; the harness's own collectives
+  // go over `timing_comm`.
   Runner(const Options& options, Transport& transport, MPI_Comm timing_comm, Progress& progress);
+  // Every rank of the job is in this process, in `group` (see above).
+  Runner(const Options& options, RankGroup& group, Progress& progress);
+  // This process is one rank of a job without MPI (--bootstrap file:DIR):
+  // the harness's own collectives go over `transport` itself, with tags
+  // below kFirstSlotTag, and a wait that times out ends the run with the
+  // transport's message.
+  Runner(const Options& options, Transport& transport, Progress& progress);
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -281,34 +304,72 @@ class Runner {
   class Watchdog;
   class Context;  // the RunContext the families get (family.h)
   struct Samples;
+  // A rank this process runs: its transport, context and prepared case.
+  struct LocalRank {
+    Transport* transport = nullptr;
+    // Before prepared, which holds it: destroyed after it.
+    std::unique_ptr<Context> context;
+    std::unique_ptr<PreparedCase> prepared;
+    double seconds = 0;               // its latest call's
+    CheckResult check;                // its latest --check calls'
+    std::vector<double> own_seconds;  // per call, of every sample of the timed loop
+  };
+  static std::vector<LocalRank> local_ranks(RankGroup& group);
+  // `body` on every rank of this process: directly (MPI: one), or on all
+  // of them at once through the group.
+  void each_rank(const std::function<void(LocalRank&)>& body);
+  // The slowest rank's time of the latest call (the lowest rank of equal
+  // ones), over the job.
+  struct SecondsOnRank {
+    double seconds = 0;
+    int rank = 0;
+  };
+  SecondsOnRank slowest_call(const char* what);
+  // Without MPI, one rank per process: every rank's `mine`, by rank, on
+  // every rank (gathered at rank 0 over the transport, then sent back).
+  template <typename Value>
+  std::vector<Value> gather_over_transport(const Value& mine);
+  template <typename Value>
+  void gather_into(std::vector<Value>& all, const Value& mine);
+  // Runs `work`, a wait of the harness's own over the transport, keeping
+  // the bytes and messages it sends out of the transport's counts (the CSV's
+  // are the algorithm's alone).
+  template <typename Work>
+  void uncounted(Work&& work);
+  bool over_transport() const { return group_ == nullptr && comm_ == MPI_COMM_NULL; }
+  // The sum over the job's ranks of `value(rank)` of the local ranks.
+  std::uint64_t job_sum(const std::function<std::uint64_t(const LocalRank&)>& value,
+                        const char* what);
   // At the start of the first benchmark: every pair of ranks exchanges
   // messages over the transport, so that no connection is set up inside a
   // timed call.
   void connect_every_pair();
   // Every rank's median of its own per-call times, on rank 0 (empty
-  // elsewhere). Reorders `own_seconds`.
-  std::vector<double> gather_medians(std::vector<double>& own_seconds);
+  // elsewhere). Reorders their own_seconds.
+  std::vector<double> gather_medians();
   void run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_case, int round);
   // The timeout of its size, progress and --debug-fault-after's count at a
   // benchmark's first call; the connection warm-up at the first benchmark's.
   void start(const BenchmarkCase& benchmark_case, int round);
-  // The family's buffers and algorithm for `benchmark_case`: the current
-  // ones, the previous benchmark's when they serve it, or new ones.
-  PreparedCase& prepare(const BenchmarkCase& benchmark_case);
+  // The family's buffers and algorithm for `benchmark_case` on every local
+  // rank: the current ones, the previous benchmark's when they serve it,
+  // or new ones.
+  void prepare(const BenchmarkCase& benchmark_case);
   // The untimed calls before the timed loop: --check (false, with the error
   // set on `state`, when it found wrong elements), warm-up, calibration.
-  bool get_ready(benchmark::State& state, BenchmarkCase& benchmark_case, int round,
-                 PreparedCase& prepared);
+  bool get_ready(benchmark::State& state, BenchmarkCase& benchmark_case, int round);
   // The family's --check calls, and every rank's agreement on their result.
-  void check(BenchmarkCase& benchmark_case, PreparedCase& prepared);
-  void calibrate_batch(BenchmarkCase& benchmark_case, PreparedCase& prepared);
+  void check(BenchmarkCase& benchmark_case);
+  void calibrate_batch(BenchmarkCase& benchmark_case);
+  // One call on every local rank (each rank's time in LocalRank::seconds),
+  // after the barrier unless `synchronized` is false.
+  void call_everywhere(const BenchmarkCase& benchmark_case, bool synchronized);
   std::uint64_t sample_count(const benchmark::State& state,
                              const BenchmarkCase& benchmark_case) const;
   void expect_every_peer_contacted() const;
   // The timed loop: every sample's time, the slowest rank's (and this
   // rank's own).
-  Samples time_samples(benchmark::State& state, const BenchmarkCase& benchmark_case,
-                       PreparedCase& prepared);
+  Samples time_samples(benchmark::State& state, const BenchmarkCase& benchmark_case);
   // The counters of a run (see above) from its samples, which it reorders.
   void set_counters(benchmark::State& state, const BenchmarkCase& benchmark_case,
                     Samples& measured);
@@ -332,26 +393,26 @@ class Runner {
   // On the lowest rank heard from: the one line that names the benchmark,
   // where it stopped and the ranks that had not arrived.
   void report_timeout(const Whereabouts& whereabouts, const std::string& detail);
-  // --debug-stuck-rank and --debug-crash-rank.
-  void inject_fault() const;
+  // --debug-stuck-rank and --debug-crash-rank, on `rank`.
+  void inject_fault(int rank) const;
 
   // Where this rank is, for the timeout report.
   enum class Phase { connect, setup, check, warmup, calibration, timed, after };
 
   const Options& options_;
+  RankGroup* group_ = nullptr;    // null: this process is one rank of an MPI job
+  std::vector<LocalRank> local_;  // by rank, when in a group
+  // The first local rank's: the one rank of an MPI process, or rank 0.
   Transport& transport_;
-  MPI_Comm comm_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
   // The mpi transport's communicator, the one `mpi` uses (mpi_bare); else null.
   MPI_Comm bare_comm_ = MPI_COMM_NULL;
   Progress& progress_;
-  int rank_ = 0;
+  int rank_ = 0;  // this process's (0 in a group: it reports)
   int ranks_ = 0;
-  // Before prepared_, which holds it: destroyed after it.
-  std::unique_ptr<Context> context_;
-  std::unique_ptr<PreparedCase> prepared_;
-  MPI_Comm diagnosis_comm_ = MPI_COMM_NULL;  // the timeout report's messages only
-  std::unique_ptr<Watchdog> watchdog_;       // with a timeout only
-  std::unique_ptr<CoreHandoffProbe> core_handoff_;
+  MPI_Comm diagnosis_comm_ = MPI_COMM_NULL;         // the timeout report's messages only
+  std::unique_ptr<Watchdog> watchdog_;              // with a timeout only
+  std::unique_ptr<CoreHandoffProbe> core_handoff_;  // MPI only
   int benchmark_index_ = -1;  // benchmarks (rounds of one, under --interleave) started, minus one
   // The registration Google Benchmark is calling: its first call starts a
   // benchmark (progress, --debug-fault-after).
@@ -359,6 +420,9 @@ class Runner {
   Phase phase_ = Phase::setup;
   bool connected_ = false;         // connect_every_pair ran (at the first benchmark)
   std::uint64_t timed_calls_ = 0;  // of the current benchmark, over Google Benchmark's calls
+  // What uncounted() kept out, since the timed loop reset the counters.
+  std::uint64_t harness_bytes_ = 0;
+  std::uint64_t harness_messages_ = 0;
 };
 
 }  // namespace collbench::harness

@@ -60,6 +60,10 @@ class RunContext {
   // The mpi transport's communicator, the one `mpi` uses (mpi_bare's);
   // MPI_COMM_NULL over another transport.
   virtual MPI_Comm library_comm() const = 0;
+  // Seconds on this rank's clock, what a family times its calls with:
+  // MPI_Wtime under MPI, RankGroup::now for ranks in one process (the
+  // simulated clock under simulation).
+  virtual double now() const = 0;
 
  protected:
   ~RunContext() = default;

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <mpi.h>
 
 #include <cstdint>
 
@@ -32,12 +31,12 @@ class LocalKernelCase : public PreparedCase {
   double time_calls(std::uint64_t calls, Kernel kernel) {
     double elapsed = 0;
     if (runs_kernel()) {
-      const double start = MPI_Wtime();
+      const double start = context_.now();
       for (std::uint64_t i = 0; i < calls; ++i) {
         kernel();
         benchmark::ClobberMemory();
       }
-      elapsed = MPI_Wtime() - start;
+      elapsed = context_.now() - start;
     }
     if (!every_rank_) context_.wait_for_all_ranks_sleeping();
     return elapsed;

@@ -1,5 +1,8 @@
 // collbench: the Google Benchmark harness for collective communication,
-// launched under mpirun/srun on any number of ranks.
+// launched under mpirun/srun on any number of ranks, or, with a transport
+// whose ranks all run in one process (`--transport inproc --ranks N`,
+// single_process.h), started alone: then MPI is never initialized, and this
+// process is every rank (the Runner drives them, families.h).
 //
 // Every rank parses the same arguments, checks that all ranks got the same
 // configuration, registers the same benchmarks and runs them in lock-step;
@@ -29,6 +32,7 @@
 #include "collbench/collectives/mpi_library.h"
 #include "collbench/core/csv.h"
 #include "collbench/core/reduce.h"
+#include "collbench/transport/bootstrap.h"
 #include "collbench/transport/mpi_transport.h"
 #include "collbench/transport/transport_factory.h"
 #include "families.h"
@@ -38,6 +42,7 @@
 #include "process_signals.h"
 #include "progress.h"
 #include "reporter.h"
+#include "single_process.h"
 #include "train_family.h"
 #ifdef COLLBENCH_HAVE_OFI
 #include "collbench/transport/ofi_transport.h"
@@ -67,19 +72,41 @@ std::string executable_digest() {
   return failed ? "unknown" : fmt::format("{:016x}", hash);
 }
 
+// What a launcher (Open MPI's mpirun, a PMIx one such as srun, MPICH's
+// hydra) sets in each process it starts: the process's rank in the job.
+constexpr const char* kLauncherRankVariables[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+
 struct World {
+  // False: every rank runs in this process, and MPI is not initialized;
+  // `size` is then --ranks, known once the options are parsed.
+  bool mpi = true;
   MPI_Comm comm = MPI_COMM_NULL;  // the harness's own: barriers, timing, agreement
   int rank = 0;
   int size = 1;
   // What MPI_Init_thread provided: the train family's communication thread
   // needs MPI_THREAD_SERIALIZED (train_family.cpp).
   int thread_level = MPI_THREAD_SINGLE;
+  // Without MPI, one rank per process (--bootstrap file:DIR): how the ranks
+  // agree, once the options have said how to find each other.
+  std::unique_ptr<Bootstrap> bootstrap;
 };
 
 // True when no rank reports an error. Otherwise the lowest rank that has one
 // prints it; all ranks parse the same arguments, so that is rank 0 unless
 // the ranks disagree.
 bool all_ranks_ok(const World& world, const std::string& error) {
+  if (world.bootstrap) {
+    const std::vector<std::string> errors = world.bootstrap->allgather(error);
+    const auto first =
+        std::find_if(errors.begin(), errors.end(), [](const auto& e) { return !e.empty(); });
+    if (first == errors.end()) return true;
+    if (first - errors.begin() == world.rank) fmt::print(stderr, "collbench: {}\n", error);
+    return false;
+  }
+  if (!world.mpi) {
+    if (!error.empty() && world.rank == 0) fmt::print(stderr, "collbench: {}\n", error);
+    return error.empty();
+  }
   int mine = error.empty() ? world.size : world.rank;
   int first = world.size;
   check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, world.comm), "MPI_Allreduce",
@@ -92,6 +119,9 @@ bool all_ranks_ok(const World& world, const std::string& error) {
   return false;
 }
 
+std::string configuration_difference(const std::string& serialized,
+                                     const std::vector<std::string>& by_rank, const World& world);
+
 // Gathers every rank's configuration on rank 0 and compares it with rank
 // 0's; the first difference is reported with the option's name and both
 // values.
@@ -100,6 +130,10 @@ std::string compare_configurations(const World& world,
   // Unit and record separators cannot appear in command-line text.
   std::string serialized;
   for (const auto& [name, value] : fields) serialized += name + '\x1f' + value + '\x1e';
+  if (world.bootstrap) {
+    return configuration_difference(serialized, world.bootstrap->allgather(serialized), world);
+  }
+  if (!world.mpi) return {};  // one process: one configuration
   int length = static_cast<int>(serialized.size());
   std::vector<int> lengths(static_cast<std::size_t>(world.size));
   check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world.comm),
@@ -111,6 +145,19 @@ std::string compare_configurations(const World& world,
   check_mpi(MPI_Gatherv(serialized.data(), length, MPI_CHAR, all.data(), lengths.data(),
                         offsets.data(), MPI_CHAR, 0, world.comm),
             "MPI_Gatherv", "configurations");
+  std::vector<std::string> by_rank;
+  for (std::size_t r = 0; world.rank == 0 && r < offsets.size(); ++r) {
+    by_rank.push_back(
+        all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+  }
+  return configuration_difference(serialized, by_rank, world);
+}
+
+// On rank 0: the first difference between its configuration and another
+// rank's (`by_rank`, serialized as compare_configurations does); empty
+// elsewhere or when they all agree.
+std::string configuration_difference(const std::string& serialized,
+                                     const std::vector<std::string>& by_rank, const World& world) {
   std::string difference;
   if (world.rank == 0) {
     auto parse = [](std::string_view text) {
@@ -126,9 +173,7 @@ std::string compare_configurations(const World& world,
     };
     const auto reference = parse(serialized);
     for (int r = 1; r < world.size && difference.empty(); ++r) {
-      const auto theirs = parse(std::string_view(all).substr(
-          static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
-          static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)])));
+      const auto theirs = parse(by_rank[static_cast<std::size_t>(r)]);
       std::set<std::string> names;
       for (const auto& entry : reference) names.insert(entry.first);
       for (const auto& entry : theirs) names.insert(entry.first);
@@ -191,9 +236,15 @@ std::uint64_t agreed_memory_limit(const World& world, const RunMetadata& metadat
   unsigned long long mine =
       available == 0 ? ULLONG_MAX
                      : available / static_cast<std::uint64_t>(metadata.ranks_on_my_node) / 10 * 9;
-  unsigned long long limit = 0;
-  check_mpi(MPI_Allreduce(&mine, &limit, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, world.comm),
-            "MPI_Allreduce", "memory limit");
+  unsigned long long limit = mine;
+  if (world.bootstrap) {
+    for (const std::string& theirs : world.bootstrap->allgather(std::to_string(mine))) {
+      limit = std::min(limit, std::stoull(theirs));
+    }
+  } else if (world.mpi) {
+    check_mpi(MPI_Allreduce(&mine, &limit, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, world.comm),
+              "MPI_Allreduce", "memory limit");
+  }
   return limit == ULLONG_MAX ? 0 : limit;
 }
 
@@ -417,7 +468,8 @@ struct RunSetup {
   // repetition (Google Benchmark runs a benchmark's repetitions back to back).
   int rounds = 1;
   std::vector<Workload> workloads;
-  std::unique_ptr<Transport> transport;
+  std::unique_ptr<Transport> transport;  // under MPI: this process's rank's
+  std::unique_ptr<RankGroup> group;      // without: every rank, in this process
   RunMetadata metadata;
   CasePlan plan;
   std::size_t selected = 0;        // of plan.cases, by --benchmark_filter
@@ -436,6 +488,8 @@ std::string read_benchmark_flags(const std::vector<std::string>& args, RunSetup&
 
 // Hands Google Benchmark its flags (initializing it only when `initialize`)
 // and returns the arguments it leaves, collbench's own.
+std::string requested(int argc, char** argv, std::string_view option);
+
 std::vector<std::string> initialize_google_benchmark(const World& world, int argc, char** argv,
                                                      const std::vector<std::string>& args,
                                                      const BenchmarkOut& out, bool initialize) {
@@ -467,8 +521,12 @@ std::vector<std::string> initialize_google_benchmark(const World& world, int arg
   // min_time of 0. Appended last, so it wins over a --benchmark_min_time
   // given (scripts/run.sh puts one before the user's flags). Spotted in argv
   // as CLI11 will read it (an option token, "--samples" or "--samples=N").
+  // A simulated case runs once too (its transport is deterministic).
   char fixed_count_min_time[] = "--benchmark_min_time=0";
-  if (std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+  const SingleProcessTransport* single =
+      find_single_process_transport(requested(argc, argv, "--transport"));
+  if ((single != nullptr && single->deterministic) ||
+      std::any_of(args.begin(), args.end(), [](const std::string& arg) {
         return arg == "--samples" || arg.starts_with("--samples=");
       })) {
     benchmark_argv.push_back(fixed_count_min_time);
@@ -479,14 +537,73 @@ std::vector<std::string> initialize_google_benchmark(const World& world, int arg
                                   benchmark_argv.begin() + benchmark_argc);
 }
 
+// Why a run started without MPI (`what` says how it starts its ranks)
+// cannot start here: under a launcher (its variables, as rank 0 of the job
+// sees them), or in an MPI process all the same (the argument scan of main
+// missed it).
+std::string launch_problem(const World& world, const std::string& what) {
+  for (const char* variable : kLauncherRankVariables) {
+    if (std::getenv(variable) == nullptr) continue;
+    return fmt::format(
+        "{} and cannot start under mpirun or srun ({} is set); start collbench "
+        "without them",
+        what, variable);
+  }
+  if (world.mpi) return fmt::format("{}: start collbench without mpirun and without MPI", what);
+  return {};
+}
+
+// --bootstrap file:DIR: this process is --rank of --ranks, and meets the
+// others in DIR (bounded by --timeout, or the default of a benchmark of no
+// bytes). Throws UsageError naming what is wrong (DIR missing, left by
+// another job, ranks that did not come).
+void open_bootstrap(World& world, const Options& options) {
+  const double seconds = options.timeout_seconds < 0 ? default_timeout_seconds(0, options.ranks)
+                                                     : options.timeout_seconds;
+  try {
+    world.bootstrap = make_file_bootstrap(options.bootstrap_folder(), options.rank, options.ranks,
+                                          timeout_milliseconds(seconds));
+  } catch (const std::exception& failure) {
+    throw UsageError(fmt::format("--bootstrap {} (rank {} of {}): {}", options.bootstrap,
+                                 options.rank, options.ranks, failure.what()));
+  }
+  world.rank = options.rank;
+  world.size = options.ranks;
+}
+
 // collbench's options, checked against the rank count and, on rank 0, the
-// output paths. Returns the error, or empty.
-std::string parse_and_check_options(const World& world, const std::vector<std::string>& remaining,
+// output paths. Without MPI the rank count is --ranks. Returns the error,
+// or empty.
+std::string parse_and_check_options(World& world, const std::vector<std::string>& remaining,
                                     const std::vector<std::string>& args, RunSetup& setup) {
   Options& options = setup.options;
   std::string error;
   try {
     options = parse_options(remaining);
+    validate_single_process(options, setup.benchmark_flags);
+    if (find_single_process_transport(options.transport) != nullptr) {
+      const std::string what = fmt::format(
+          "--transport {} runs every rank in this one process (--ranks N)", options.transport);
+      if (std::string problem = launch_problem(world, what); !problem.empty()) {
+        throw UsageError(problem);
+      }
+      world.size = options.ranks;
+      if (find_single_process_transport(options.transport)->deterministic) {
+        // One call per case: its time is the same every time.
+        options.samples = 1;
+        options.min_samples = 1;
+        options.warmup = 0;
+        options.no_connections = true;
+      }
+    }
+    if (!options.bootstrap_folder().empty()) {
+      const std::string what = fmt::format(
+          "--bootstrap {} meets ranks started one by one (--rank R)", options.bootstrap);
+      if (std::string problem = launch_problem(world, what); !problem.empty()) {
+        throw UsageError(problem);
+      }
+      open_bootstrap(world, options);
+    }
     validate_for_ranks(options, world.size);
     configure_blas(options.blas_threads);
     if (world.rank == 0) error = shared_output_problem(options, args);
@@ -551,10 +668,32 @@ std::string read_workloads(RunSetup& setup) {
   return {};
 }
 
+// The CSV's transport column: the kind of the ranks' transport.
+std::string transport_kind(const RunSetup& setup) {
+  return std::string(setup.group ? setup.group->kind() : setup.transport->kind());
+}
+
 std::string open_transport(const World& world, RunSetup& setup) {
   const Options& options = setup.options;
+  if (const SingleProcessTransport* single = find_single_process_transport(options.transport)) {
+    try {
+      setup.group = single->make_group(options);
+    } catch (const std::exception& failure) {
+      return fmt::format("--transport {} --ranks {}: {}", options.transport, options.ranks,
+                         failure.what());
+    }
+    return {};
+  }
   try {
-    setup.transport = make_transport({options.transport, options.ofi_provider, MPI_COMM_WORLD});
+#ifdef COLLBENCH_HAVE_OFI
+    // The file bootstrap exchanges the libfabric transport's addresses.
+    if (world.bootstrap) {
+      setup.transport = std::make_unique<OfiTransport>(*world.bootstrap, options.ofi_provider);
+    }
+#endif
+    if (!setup.transport) {
+      setup.transport = make_transport({options.transport, options.ofi_provider, MPI_COMM_WORLD});
+    }
     // Without --timeout, the start-up exchanges get the default of a
     // benchmark of no bytes; the Runner sets each benchmark's own.
     const double timeout_seconds = options.timeout_seconds < 0
@@ -582,7 +721,7 @@ std::string plan_benchmarks(const World& world, RunSetup& setup) {
   const Options& options = setup.options;
   CasePlan& plan = setup.plan;
   try {
-    plan = plan_cases(options, setup.workloads, setup.transport->kind(), world.size,
+    plan = plan_cases(options, setup.workloads, transport_kind(setup), world.size,
                       agreed_memory_limit(world, setup.metadata), setup.metadata.rank_nodes);
   } catch (const UsageError& usage) {
     return usage.what();
@@ -669,8 +808,8 @@ std::string open_csv(const World& world, RunSetup& setup) {
 // input on any rank ends the run on all of them (status 2) before any
 // benchmark runs. Returns the exit status when the run ends here, nothing
 // when the benchmarks are to run.
-std::optional<int> set_up(const World& world, int argc, char** argv,
-                          const std::vector<std::string>& args, RunSetup& setup) {
+std::optional<int> set_up(World& world, int argc, char** argv, const std::vector<std::string>& args,
+                          RunSetup& setup) {
   std::string error = read_benchmark_flags(args, setup);
   setup.out = benchmark_out_of(args);
   const std::vector<std::string> remaining =
@@ -681,9 +820,18 @@ std::optional<int> set_up(const World& world, int argc, char** argv,
   if (const std::optional<int> listed = print_listing(world, setup.options)) return listed;
   if (!all_ranks_ok(world, read_workloads(setup))) return kUsageStatus;
   if (!all_ranks_ok(world, open_transport(world, setup))) return kUsageStatus;
-  setup.metadata =
-      gather_metadata(world.comm, setup.options.run_id, setup.options.transport == "ofi");
-  setup.transport->set_nodes(setup.metadata.rank_nodes);
+  if (world.mpi) {
+    setup.metadata =
+        gather_metadata(world.comm, setup.options.run_id, setup.options.transport == "ofi");
+    setup.transport->set_nodes(setup.metadata.rank_nodes);
+  } else if (world.bootstrap) {
+    setup.metadata = bootstrap_metadata(*world.bootstrap, setup.options.run_id);
+    setup.transport->set_nodes(setup.metadata.rank_nodes);
+  } else {
+    // The group's transports know their placement (one node for threads).
+    setup.metadata = local_metadata(world.size, setup.options.run_id);
+    describe_simulation(*setup.group, setup.options.sim, setup.options.dtype, setup.metadata);
+  }
   if (!all_ranks_ok(world, plan_benchmarks(world, setup))) return kUsageStatus;
   print_notes(world, setup.plan);
   setup.list_only = lists_tests_only(setup.benchmark_flags);
@@ -706,13 +854,13 @@ void register_benchmarks(CasePlan& plan, Runner& runner, int rounds, bool interl
   }
 }
 
-void add_run_context(const RunMetadata& metadata, const Transport& transport) {
+void add_run_context(const RunMetadata& metadata, const std::string& transport) {
   benchmark::AddCustomContext("collbench_run_id", metadata.run_id);
   benchmark::AddCustomContext("collbench_git_revision", metadata.git_revision);
   benchmark::AddCustomContext("collbench_ranks", std::to_string(metadata.ranks));
   benchmark::AddCustomContext("collbench_hosts", metadata.hosts);
   benchmark::AddCustomContext("collbench_mpi_library", metadata.mpi_library);
-  benchmark::AddCustomContext("collbench_transport", std::string(transport.kind()));
+  benchmark::AddCustomContext("collbench_transport", transport);
 }
 
 // Rank 0's run: Google Benchmark's display (console or JSON) and the CSV rows.
@@ -720,8 +868,8 @@ void run_reporting(RunSetup& setup, Progress& progress, bool display_aggregates_
   std::map<std::string, const BenchmarkCase*> cases_by_name;
   for (BenchmarkCase& entry : setup.plan.cases) cases_by_name.emplace(entry.name, &entry);
   RowContext context;
-  context.transport = std::string(setup.transport->kind());
-  context.provider = setup.transport->provider();
+  context.transport = transport_kind(setup);
+  context.provider = setup.transport ? setup.transport->provider() : std::string();
   context.reduce_kernel = std::string(active_reduce_variant());
   if (setup.options.has_family("gemm")) context.blas = blas_description();
   context.options = &setup.options;
@@ -742,7 +890,15 @@ void run_benchmarks(const World& world, const std::vector<std::string>& args, Ru
   const bool show_progress = !options.quiet && (options.progress || isatty(STDERR_FILENO) != 0);
   Progress progress(world.rank == 0 && show_progress,
                     setup.selected * static_cast<std::size_t>(setup.rounds));
-  Runner runner(options, *setup.transport, world.comm, progress);
+  std::optional<Runner> runner_storage;
+  if (setup.group) {
+    runner_storage.emplace(options, *setup.group, progress);
+  } else if (!world.mpi) {
+    runner_storage.emplace(options, *setup.transport, progress);
+  } else {
+    runner_storage.emplace(options, *setup.transport, world.comm, progress);
+  }
+  Runner& runner = *runner_storage;
   // The aggregates-only flags would keep every repetition's run from the
   // reporter, and so from the CSV. Each benchmark is registered to hand rank
   // 0's reporter every run instead; the reporter shows only the aggregates on
@@ -752,7 +908,7 @@ void run_benchmarks(const World& world, const std::vector<std::string>& args, Ru
   const bool display_aggregates_only =
       report_aggregates_only || benchmark_flag_set(args, "--benchmark_display_aggregates_only");
   register_benchmarks(setup.plan, runner, setup.rounds, options.interleave, report_aggregates_only);
-  add_run_context(setup.metadata, *setup.transport);
+  add_run_context(setup.metadata, transport_kind(setup));
   if (world.rank == 0) {
     run_reporting(setup, progress, display_aggregates_only);
   } else {
@@ -800,7 +956,7 @@ int check_status(const World& world, const CasePlan& plan) {
   return kFailureStatus;
 }
 
-int run(const World& world, int argc, char** argv) {
+int run(World& world, int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (asks_for_help(args)) {
     if (world.rank == 0) print_help();
@@ -819,14 +975,61 @@ int run(const World& world, int argc, char** argv) {
 }  // namespace
 }  // namespace collbench::harness
 
+namespace collbench::harness {
+namespace {
+
+// The value of `option` on the command line, read before anything else
+// (CLI11 parses later, after MPI_Init when MPI is needed): the last one
+// given, as CLI11 takes it; "mpi" when none is.
+std::string requested(int argc, char** argv, std::string_view option) {
+  std::string value = "mpi";
+  const std::string with_equals = std::string(option) + "=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (arg == option && i + 1 < argc) value = argv[++i];
+    if (arg.starts_with(with_equals)) value = arg.substr(with_equals.size());
+  }
+  return value;
+}
+
+// MPI is initialized only when the transport or the bootstrap is MPI's.
+bool needs_mpi(int argc, char** argv) {
+  return find_single_process_transport(requested(argc, argv, "--transport")) == nullptr &&
+         requested(argc, argv, "--bootstrap") == "mpi";
+}
+
+// Without MPI: every rank in this process, or this process one rank of a
+// job that meets through --bootstrap. Under a launcher (refused) only the
+// launcher's rank 0 speaks.
+int run_without_mpi(int argc, char** argv) {
+  World world;
+  world.mpi = false;
+  for (const char* variable : kLauncherRankVariables) {
+    if (const char* rank = std::getenv(variable); rank != nullptr) world.rank = std::atoi(rank);
+  }
+  try {
+    return run(world, argc, argv);
+  } catch (const std::exception& failure) {
+    fmt::print(stderr, "collbench: {}\n", failure.what());
+    std::fflush(stderr);
+    abort_job();
+  }
+}
+
+}  // namespace
+}  // namespace collbench::harness
+
 int main(int argc, char** argv) {
   collbench::harness::set_process_signals();
+  collbench::use_mpi_library_collectives();
+  if (!collbench::harness::needs_mpi(argc, argv)) {
+    return collbench::harness::run_without_mpi(argc, argv);
+  }
   collbench::harness::World world;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &world.thread_level) != MPI_SUCCESS) {
     std::fputs("collbench: MPI_Init_thread failed\n", stderr);
     return 1;
   }
-  collbench::use_mpi_library_collectives();
   int status = 0;
   try {
     MPI_Comm_dup(MPI_COMM_WORLD, &world.comm);

@@ -2,6 +2,7 @@
 #include "metadata.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -89,11 +90,49 @@ std::uint64_t node_available_memory() {
   return 0;
 }
 
+namespace {
+
+// Nodes, ranks per node and this rank's node mates, from every rank's host.
+void place_ranks(RunMetadata& metadata, std::vector<std::string> rank_hosts, int rank) {
+  std::vector<std::string> distinct;
+  std::vector<int> per_host;
+  for (std::string& host : rank_hosts) {
+    auto found = std::find(distinct.begin(), distinct.end(), host);
+    if (found == distinct.end()) {
+      distinct.push_back(host);
+      per_host.push_back(1);
+    } else {
+      ++per_host[static_cast<std::size_t>(found - distinct.begin())];
+    }
+    metadata.rank_nodes.push_back(
+        static_cast<int>(std::find(distinct.begin(), distinct.end(), host) - distinct.begin()));
+    metadata.rank_hosts.push_back(std::move(host));
+  }
+  metadata.ranks = static_cast<int>(metadata.rank_hosts.size());
+  metadata.nodes = static_cast<int>(distinct.size());
+  metadata.ranks_per_node = *std::max_element(per_host.begin(), per_host.end());
+  const auto mine = std::find(distinct.begin(), distinct.end(),
+                              metadata.rank_hosts[static_cast<std::size_t>(rank)]);
+  metadata.ranks_on_my_node = per_host[static_cast<std::size_t>(mine - distinct.begin())];
+  for (const std::string& host : distinct) {
+    metadata.hosts += (metadata.hosts.empty() ? "" : ";") + host;
+  }
+}
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) name = {};
+  return name.data();
+}
+
+}  // namespace
+
 RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, bool uses_ofi) {
   RunMetadata metadata;
   int rank = 0;
+  int ranks = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(comm, &metadata.ranks), "MPI_Comm_size");
+  check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   metadata.git_revision = build_git_revision();
 
   // Run id: rank 0's, so that all rows of all ranks' view agree.
@@ -110,33 +149,15 @@ RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, 
   std::array<char, MPI_MAX_PROCESSOR_NAME> name{};
   int length = 0;
   check_mpi(MPI_Get_processor_name(name.data(), &length), "MPI_Get_processor_name");
-  std::vector<char> all_names(static_cast<std::size_t>(metadata.ranks) * name.size());
+  std::vector<char> all_names(static_cast<std::size_t>(ranks) * name.size());
   check_mpi(MPI_Allgather(name.data(), static_cast<int>(name.size()), MPI_CHAR, all_names.data(),
                           static_cast<int>(name.size()), MPI_CHAR, comm),
             "MPI_Allgather", "hostnames");
-  std::vector<std::string> distinct;
-  std::vector<int> per_host;
-  for (int r = 0; r < metadata.ranks; ++r) {
-    std::string host(all_names.data() + static_cast<std::size_t>(r) * name.size());
-    auto found = std::find(distinct.begin(), distinct.end(), host);
-    if (found == distinct.end()) {
-      distinct.push_back(host);
-      per_host.push_back(1);
-    } else {
-      ++per_host[static_cast<std::size_t>(found - distinct.begin())];
-    }
-    metadata.rank_nodes.push_back(
-        static_cast<int>(std::find(distinct.begin(), distinct.end(), host) - distinct.begin()));
-    metadata.rank_hosts.push_back(std::move(host));
+  std::vector<std::string> rank_hosts;
+  for (int r = 0; r < ranks; ++r) {
+    rank_hosts.emplace_back(all_names.data() + static_cast<std::size_t>(r) * name.size());
   }
-  metadata.nodes = static_cast<int>(distinct.size());
-  metadata.ranks_per_node = *std::max_element(per_host.begin(), per_host.end());
-  const auto mine = std::find(distinct.begin(), distinct.end(),
-                              metadata.rank_hosts[static_cast<std::size_t>(rank)]);
-  metadata.ranks_on_my_node = per_host[static_cast<std::size_t>(mine - distinct.begin())];
-  for (const std::string& host : distinct) {
-    metadata.hosts += (metadata.hosts.empty() ? "" : ";") + host;
-  }
+  place_ranks(metadata, std::move(rank_hosts), rank);
 
   std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> library{};
   check_mpi(MPI_Get_library_version(library.data(), &length), "MPI_Get_library_version");
@@ -156,6 +177,32 @@ RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, 
 #else
   (void)uses_ofi;
 #endif
+  return metadata;
+}
+
+RunMetadata bootstrap_metadata(Bootstrap& bootstrap, const std::string& requested_run_id) {
+  RunMetadata metadata;
+  metadata.git_revision = build_git_revision();
+  const std::string id = requested_run_id.empty() ? make_run_id() : requested_run_id;
+  metadata.run_id = bootstrap.allgather(id).front();
+  place_ranks(metadata, bootstrap.allgather(host_name()), bootstrap.rank());
+#ifdef COLLBENCH_HAVE_OFI
+  metadata.libfabric_version = ofi_library_version();
+#endif
+  return metadata;
+}
+
+RunMetadata local_metadata(int ranks, const std::string& requested_run_id) {
+  RunMetadata metadata;
+  metadata.git_revision = build_git_revision();
+  metadata.run_id = requested_run_id.empty() ? make_run_id() : requested_run_id;
+  metadata.hosts = host_name();
+  metadata.ranks = ranks;
+  metadata.nodes = 1;
+  metadata.ranks_per_node = ranks;
+  metadata.ranks_on_my_node = ranks;
+  metadata.rank_hosts.assign(static_cast<std::size_t>(ranks), metadata.hosts);
+  metadata.rank_nodes.assign(static_cast<std::size_t>(ranks), 0);
   return metadata;
 }
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "collbench/transport/bootstrap.h"
+
 namespace collbench::harness {
 
 struct RunMetadata {
@@ -27,6 +29,11 @@ struct RunMetadata {
   std::string mpi_library;        // first line of MPI_Get_library_version
   std::string libfabric_version;  // fi_version() when the OFI transport is used
   std::string mpi_mca;            // open_mpi_transport_selection() of rank 0
+  // --transport sim: the CSV's sim_* columns, as written (empty otherwise).
+  struct Simulation {
+    std::string platform, network, payload, alpha_us, beta_GBps, gamma_GBps, overhead_us,
+        calibration;
+  } simulation;
 
   // How the ranks are placed on the nodes: "slot" (ranks 0..K−1 on the
   // first node, OpenMPI's --map-by slot; also any job of one node, or one
@@ -43,6 +50,12 @@ struct RunMetadata {
 
 // Collective over `comm`. `requested_run_id` empty: rank 0 makes one.
 RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, bool uses_ofi);
+// A job of `ranks` ranks that all run in this process, on this host, without
+// MPI (no MPI library, no MCA selection).
+RunMetadata local_metadata(int ranks, const std::string& requested_run_id);
+// Collective over the bootstrap's ranks, without MPI (rank 0's run id, every
+// rank's host); the libfabric version, the only transport it serves.
+RunMetadata bootstrap_metadata(Bootstrap& bootstrap, const std::string& requested_run_id);
 
 // "20250101T120000Z-3f9a1c": UTC time to the second, then 24 random bits so
 // that two runs started in the same second differ.

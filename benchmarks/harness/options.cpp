@@ -23,6 +23,7 @@
 #include "collbench/core/columns.h"
 #include "collbench/core/csv.h"
 #include "collbench/transport/transport_factory.h"
+#include "single_process.h"
 
 namespace collbench::harness {
 namespace {
@@ -38,6 +39,49 @@ constexpr std::int64_t kMaxSamples = 10000000;
 // What --gemm-batches A:B runs, for its help and its errors: A doubled
 // until B, so 3:12 is 3, 6, 12 (powers of two only when A is one).
 constexpr std::string_view kGemmBatchRange = "A:B for A, 2A, 4A, ... up to B";
+
+// --transport's kinds: those mpirun starts (this build's), then those whose
+// ranks all run in this process.
+std::vector<std::string> accepted_transports() {
+  std::vector<std::string> kinds = transport_kinds();
+  for (const SingleProcessTransport& transport : single_process_transports()) {
+    kinds.emplace_back(transport.kind);
+  }
+  return kinds;
+}
+
+// --bootstrap, --rank and --ranks, which go together: the file bootstrap
+// serves the libfabric transport's address exchange.
+void validate_bootstrap(const Options& options) {
+  if (options.bootstrap == "mpi") {
+    if (options.rank >= 0) {
+      throw UsageError(
+          fmt::format("--rank {} goes with --bootstrap {}DIR; under mpirun the "
+                      "launcher numbers the ranks",
+                      options.rank, kFileBootstrapPrefix));
+    }
+    return;
+  }
+  if (options.bootstrap_folder().empty()) {
+    throw UsageError(fmt::format("unknown --bootstrap '{}'; accepted: mpi, {}DIR",
+                                 options.bootstrap, kFileBootstrapPrefix));
+  }
+  if (options.transport != "ofi") {
+    throw UsageError(
+        fmt::format("--bootstrap {} exchanges the addresses of --transport ofi; --transport {} {}",
+                    options.bootstrap, options.transport,
+                    options.transport == "mpi" ? "starts under mpirun" : "needs no bootstrap"));
+  }
+  if (options.rank < 0 || options.ranks == 0) {
+    throw UsageError(fmt::format(
+        "--bootstrap {} needs --rank R and --ranks N: one process per rank, started alike",
+        options.bootstrap));
+  }
+  if (options.rank >= options.ranks) {
+    throw UsageError(fmt::format("--rank {}: the job has --ranks {}; accepted: 0 to {}",
+                                 options.rank, options.ranks, options.ranks - 1));
+  }
+}
 
 // The raw strings CLI11 fills; converted and validated by parse_options.
 struct RawOptions {
@@ -177,7 +221,9 @@ every rank).
 struct App {
   CLI::App app{
       "collbench: collective-communication microbenchmarks (Google Benchmark under MPI).\n"
-      "Launch with mpirun/srun on any number of ranks; rank 0 reports.",
+      "Launch with mpirun/srun on any number of ranks; rank 0 reports. Or, without mpirun\n"
+      "and without MPI, every rank in this process: --transport inproc --ranks N; or one\n"
+      "process per rank over libfabric: --transport ofi --bootstrap file:DIR --rank R --ranks N.",
       "collbench"};
   RawOptions raw;
   Options options;
@@ -269,9 +315,32 @@ struct App {
         ->expected(1);
     app.add_option(
            "--transport", options.transport,
-           fmt::format("Transport for the hand-written algorithms (default: mpi); one of {}",
-                       fmt::join(transport_kinds(), ", ")))
+           fmt::format("Transport for the hand-written algorithms (default: mpi); one of {}. "
+                       "{} runs every rank in this process (threads over shared memory), "
+                       "started without mpirun and without MPI, with --ranks N",
+                       fmt::join(accepted_transports(), ", "), single_process_transport_names()))
         ->type_name("KIND");
+    app.add_option("--ranks", options.ranks,
+                   fmt::format("--transport {}: how many ranks to run in this process (each "
+                               "sample's time is the slowest rank's, as under mpirun); "
+                               "--bootstrap {}DIR: how many processes the job has; refused "
+                               "otherwise (mpirun's -np sets it)",
+                               single_process_transport_names(), kFileBootstrapPrefix))
+        ->type_name("N")
+        ->check(cli::whole_number(1, INT32_MAX, "ranks"));
+    app.add_option("--bootstrap", options.bootstrap,
+                   fmt::format("How the ranks of --transport ofi find each other: mpi (default: "
+                               "the mpirun job) or {}DIR, started without mpirun and without "
+                               "MPI, one process per --rank R of --ranks N, each writing its "
+                               "address to DIR (empty, on a file system every rank sees) and "
+                               "waiting up to --timeout for the others'",
+                               kFileBootstrapPrefix))
+        ->type_name("SPEC");
+    app.add_option("--rank", options.rank,
+                   "--bootstrap file:DIR: this process's rank, 0 to --ranks minus 1")
+        ->type_name("R")
+        ->check(cli::whole_number(0, INT32_MAX, "rank"));
+    add_sim_options(app, options.sim);
     app.add_option("--ofi-provider", options.ofi_provider,
                    "libfabric provider for --transport ofi, e.g. tcp, 'tcp;ofi_rxm', shm, "
                    "sockets, verbs (default: FI_PROVIDER or libfabric's first choice)")
@@ -778,6 +847,12 @@ double default_timeout_seconds(std::uint64_t bytes, int ranks) {
   return std::min(seconds, cli::kMaxTimeoutSeconds);
 }
 
+std::string Options::bootstrap_folder() const {
+  return bootstrap.starts_with(kFileBootstrapPrefix)
+             ? bootstrap.substr(std::string_view(kFileBootstrapPrefix).size())
+             : std::string();
+}
+
 bool Options::has_family(const std::string& family) const {
   return std::find(families.begin(), families.end(), family) != families.end();
 }
@@ -830,6 +905,7 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   Options& options = app.options;
   app.raw.sizes_given = app.app.count("--sizes") > 0;
+  options.families_given = app.app.count("--families") > 0;
   app.raw.gemm_models_given = app.app.count("--gemm-models") > 0;
   validate_listing(app.app.count("--csv") > 0, options);
   const RawOptions& raw = app.raw;
@@ -851,7 +927,7 @@ Options parse_options(const std::vector<std::string>& args) {
   } else {
     throw UsageError(fmt::format("unknown --sync '{}'; accepted: barrier, none", raw.sync));
   }
-  const std::vector<std::string> kinds = transport_kinds();
+  const std::vector<std::string> kinds = accepted_transports();
   if (std::find(kinds.begin(), kinds.end(), options.transport) == kinds.end()) {
     throw UsageError(fmt::format("unknown --transport '{}'; accepted by this build: {}{}",
                                  options.transport, fmt::join(kinds, ", "),
@@ -861,12 +937,18 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError(fmt::format("--ofi-provider '{}' needs --transport ofi (got --transport {})",
                                  options.ofi_provider, options.transport));
   }
+  validate_bootstrap(options);
   validate_algorithms(raw, options);
   validate_sizes(raw, options);
   validate_families(raw, options);
   validate_gemm(raw, options);
   validate_train(options);
   validate_run_id(options.run_id);
+  for (const char* flag : kSamplingFlags) {
+    if (app.app.get_option_no_throw(flag) != nullptr && app.app.count(flag) > 0) {
+      options.sampling_flags_given.emplace_back(flag);
+    }
+  }
   if (options.debug_slow_us > 0 && options.debug_slow_rank < 0) {
     throw UsageError("--debug-slow-us needs --debug-slow-rank R to say which rank is slow");
   }
@@ -1014,6 +1096,8 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--compute-scale", fmt::format("{}", options.compute_scale)},
       {"--timeline", options.timeline_path},
       {"--transport", options.transport},
+      {"--ranks", std::to_string(options.ranks)},
+      {"--bootstrap", options.bootstrap},
       {"--ofi-provider", options.ofi_provider},
       {"--list-providers", options.list_providers ? "yes" : "no"},
       {"--list-algorithms",

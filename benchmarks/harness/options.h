@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collbench/core/dtype.h"
+#include "sim_options.h"
 
 namespace collbench::harness {
 
@@ -61,6 +62,15 @@ inline constexpr int kDefaultMinSamples = 10;
 // change.
 inline constexpr std::uint64_t kSharedMessageBytes = std::uint64_t{64} << 20;
 
+// Flags about samples, warm-up and repetitions, collbench's and Google
+// Benchmark's: a transport may refuse them (SingleProcessTransport).
+inline constexpr const char* kSamplingFlags[] = {
+    "--samples",    "--min-samples",           "--warmup",
+    "--interleave", "--benchmark_repetitions", "--benchmark_min_time"};
+
+// --bootstrap file:DIR.
+inline constexpr const char* kFileBootstrapPrefix = "file:";
+
 struct Options {
   bool all_algorithms = true;
   std::vector<std::string> algorithms;  // validated names, in the order given
@@ -73,6 +83,18 @@ struct Options {
   DType dtype = DType::f32;
   ReduceOp op = ReduceOp::sum;
   std::string transport = "mpi";
+  // --ranks: the rank count of a transport whose ranks all run in this
+  // process (single_process.h); 0 when not given.
+  int ranks = 0;
+  // How the ranks find each other: "mpi" (the launcher's MPI job), or
+  // "file:DIR" for --transport ofi started without mpirun, one process per
+  // `rank` (--rank) of `ranks`.
+  std::string bootstrap = "mpi";
+  // --transport sim: the simulated cluster (sim_options.h).
+  SimFlags sim;
+  int rank = -1;  // --rank: not given
+  // Those of kSamplingFlags that are collbench's own and were given.
+  std::vector<std::string> sampling_flags_given;
   std::string ofi_provider;
   bool list_providers = false;
   // --list-algorithms: print the algorithm registry and exit; as CSV when a
@@ -95,6 +117,7 @@ struct Options {
   // benchmark once (see main.cpp).
   bool interleave = false;
   std::vector<std::string> families;  // subset of kFamilyNames
+  bool families_given = false;        // --families appeared (not the default list)
   // --families gemm: the catalog models whose GEMM layers run (empty: the
   // --workload models, or kDefaultGemmModels without any), at these
   // per-rank batches, with OpenBLAS on this many threads per rank.
@@ -121,11 +144,16 @@ struct Options {
   // share buffers (BenchmarkCase::message_slots); tests lower it.
   std::uint64_t debug_share_messages_from = kSharedMessageBytes;
   bool debug_skip_connection_warmup = false;
+  // Set for a simulated transport (SingleProcessTransport::deterministic):
+  // no connection to set up, so no connection warm-up and no check of it.
+  bool no_connections = false;
   int debug_stuck_rank = -1;
   int debug_crash_rank = -1;
   int debug_fault_after = 0;  // benchmarks that finish before the stuck or crash fault
 
   bool has_family(const std::string& family) const;
+  // --bootstrap file:DIR's DIR; empty under the mpi bootstrap.
+  std::string bootstrap_folder() const;
   // The floor in force: --samples when it fixes the count, else --min-samples.
   int sample_floor() const { return samples > 0 ? samples : min_samples; }
 };

@@ -71,14 +71,14 @@ class PreparedPingPong final : public PreparedP2p {
     const int peer = benchmark_case.peer;
     const std::uint64_t round_trips = benchmark_case.calls_per_sample;
     if (rank_ == 0) {
-      const double start = MPI_Wtime();
+      const double start = context_.now();
       for (std::uint64_t i = 0; i < round_trips; ++i) {
         const RequestId receive = transport_.irecv(receive_.span(), peer, kPingPongTag);
         const RequestId send = transport_.isend(send_.span(), peer, kPingPongTag);
         transport_.wait(send);
         transport_.wait(receive);
       }
-      half_round_trips = (MPI_Wtime() - start) / 2;
+      half_round_trips = (context_.now() - start) / 2;
     } else if (rank_ == peer) {
       for (std::uint64_t i = 0; i < round_trips; ++i) {
         transport_.wait(transport_.irecv(receive_.span(), 0, kPingPongTag));
@@ -112,14 +112,14 @@ class PreparedSendrecv final : public PreparedP2p {
     const int right = (rank_ + 1) % ranks_;
     const int left = (rank_ + ranks_ - 1) % ranks_;
     const std::uint64_t exchanges = benchmark_case.calls_per_sample;
-    const double start = MPI_Wtime();
+    const double start = context_.now();
     for (std::uint64_t i = 0; i < exchanges; ++i) {
       const std::array<RequestId, 2> requests = {
           transport_.irecv(receive_.span(), left, kSendrecvTag),
           transport_.isend(send_.span(), right, kSendrecvTag)};
       transport_.wait_all(requests);
     }
-    return MPI_Wtime() - start;
+    return context_.now() - start;
   }
 };
 

@@ -61,6 +61,12 @@ void keep_file_of_normal_end() { g_path[0] = '\0'; }
 
 void abort_job() {
   remove_file_of_abnormal_end();
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  // Without MPI (every rank in this process) the job is this process.
+  if (initialized == 0 || finalized != 0) std::_Exit(1);
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();  // MPI_Abort does not return
 }

@@ -46,8 +46,8 @@ inline void set_process_signals() {
 void remove_if_ended_abnormally(const std::string& path);
 // Forgets it (renamed or removed by the normal end).
 void keep_file_of_normal_end();
-// Ends the whole job from this rank (MPI_Abort, status 1), removing that
-// file first.
+// Ends the whole job from this rank (MPI_Abort, status 1; without MPI,
+// every rank in this process: exit status 1), removing that file first.
 [[noreturn]] void abort_job();
 
 }  // namespace collbench::harness

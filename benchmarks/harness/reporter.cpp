@@ -175,7 +175,15 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       metadata.hosts,
       metadata.mpi_library,
       metadata.libfabric_version,
-      metadata.mpi_mca};
+      metadata.mpi_mca,
+      metadata.simulation.platform,
+      metadata.simulation.network,
+      metadata.simulation.payload,
+      metadata.simulation.alpha_us,
+      metadata.simulation.beta_GBps,
+      metadata.simulation.gamma_GBps,
+      metadata.simulation.overhead_us,
+      metadata.simulation.calibration};
   if (row.size() != csv_columns().size()) {
     throw std::logic_error(
         fmt::format("CSV row has {} fields for {} columns", row.size(), csv_columns().size()));

@@ -16,7 +16,10 @@
 //
 // Cost (p = 2^k): lg p·α + (p−1)/p·nβ + (p−1)/p·nγ — the lower bound: the
 // fewest rounds and the fewest bytes. Otherwise the fold and unfold add
-// 2α + (n + n/p)β + nγ.
+// 2α + (n + n/p)β + nγ, and the round that gives away the blocks of d
+// participants receives and reduces the largest range of d participants'
+// blocks (Fold::largest_share), more than d/p' of the vector: at p = 3,
+// 2n/3 instead of n/2 (the simulated star showed it).
 #include <cstring>
 
 #include "phases.h"
@@ -116,13 +119,15 @@ CostTerms recursive_halving_cost(const Layout& layout, double n) {
   const detail::Fold fold(p, 0);
   CostTerms terms;
   detail::add_fold_step(terms, layout, n);
-  // The round with partners `half` apart gives away `half` participants' blocks.
+  // The round with partners `half` apart gives away `half` participants'
+  // blocks and reduces as many.
+  terms.reduce_bytes = fold.rem > 0 ? n : 0;
   for (int half = fold.pof2 / 2; half >= 1; half /= 2) {
-    detail::add_participant_round(terms, layout, half, half * n / fold.pof2);
+    const double bytes = fold.largest_share(half) * n;
+    detail::add_participant_round(terms, layout, half, bytes);
+    terms.reduce_bytes += bytes;
   }
   detail::add_unfold_step(terms, layout, n / p);
-  const double share = static_cast<double>(fold.pof2 - 1) / fold.pof2;
-  terms.reduce_bytes = share * n + (fold.rem > 0 ? n : 0);
   return terms;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -262,6 +263,106 @@ void run_in_process(int ranks, const std::function<void(Transport&)>& body,
   }
   for (std::thread& thread : threads) thread.join();
   if (first_error) std::rethrow_exception(first_error);
+}
+
+namespace {
+
+class InProcessRankGroup final : public RankGroup {
+ public:
+  InProcessRankGroup(int ranks, std::chrono::milliseconds timeout)
+      : world_(std::make_shared<InProcessWorld>(ranks, timeout)) {
+    // Every transport exists before any thread runs, so a body never waits
+    // for a peer that is still being built.
+    for (int rank = 0; rank < ranks; ++rank) {
+      transports_.push_back(std::make_unique<InProcessTransport>(world_, rank));
+    }
+    threads_.reserve(static_cast<std::size_t>(ranks));
+    try {
+      for (int rank = 0; rank < ranks; ++rank) threads_.emplace_back([this, rank] { serve(rank); });
+    } catch (...) {
+      stop();  // the threads started so far; the thread limit was reached
+      throw;
+    }
+  }
+
+  ~InProcessRankGroup() override { stop(); }
+
+  std::string_view kind() const override { return "inproc"; }
+  int size() const override { return static_cast<int>(transports_.size()); }
+
+  void run(const std::function<void(Transport& transport)>& body) override {
+    std::unique_lock lock(mutex_);
+    body_ = &body;
+    first_error_ = nullptr;
+    running_ = size();
+    ++generation_;
+    work_.notify_all();
+    done_.wait(lock, [this] { return running_ == 0; });
+    body_ = nullptr;
+    if (first_error_) std::rethrow_exception(first_error_);
+  }
+
+  double now(Transport& /*transport*/) const override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+ private:
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    work_.notify_all();
+    for (std::thread& thread : threads_) thread.join();
+  }
+
+  void serve(int rank) {
+    std::uint64_t seen = 0;
+    while (true) {
+      const std::function<void(Transport&)>* body = nullptr;
+      {
+        std::unique_lock lock(mutex_);
+        work_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+        if (stopping_) return;
+        seen = generation_;
+        body = body_;
+      }
+      try {
+        (*body)(*transports_[static_cast<std::size_t>(rank)]);
+      } catch (...) {
+        // Kept before the others are woken: theirs ("aborted because
+        // another rank failed") must not take its place.
+        {
+          std::lock_guard lock(mutex_);
+          if (!first_error_) first_error_ = std::current_exception();
+        }
+        world_->abort();
+      }
+      std::lock_guard lock(mutex_);
+      if (--running_ == 0) done_.notify_one();
+    }
+  }
+
+  std::shared_ptr<InProcessWorld> world_;
+  std::vector<std::unique_ptr<InProcessTransport>> transports_;
+  std::mutex mutex_;
+  std::condition_variable work_;  // a new generation, or stopping
+  std::condition_variable done_;  // running_ reached 0
+  const std::function<void(Transport&)>* body_ = nullptr;
+  std::uint64_t generation_ = 0;
+  int running_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr first_error_;
+  std::vector<std::thread> threads_;  // last: they start once the rest exists
+};
+
+}  // namespace
+
+std::unique_ptr<RankGroup> make_inproc_rank_group(int ranks, std::chrono::milliseconds timeout) {
+  if (ranks < 1)
+    throw std::invalid_argument(fmt::format("make_inproc_rank_group: {} ranks", ranks));
+  return std::make_unique<InProcessRankGroup>(ranks, timeout);
 }
 
 }  // namespace collbench

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 
+#include "collbench/transport/rank_group.h"
 #include "collbench/transport/transport.h"
 
 namespace collbench {
@@ -39,5 +40,13 @@ class InProcessTransport final : public Transport {
 // (after all threads have ended; the others are woken up and fail too).
 void run_in_process(int ranks, const std::function<void(Transport&)>& body,
                     std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+// `ranks` threads, each with its transport, that live as long as the group
+// and run one body per RankGroup::run call (the harness's single-process
+// driver: spawning threads for every sample would cost more than the call
+// it times). A body that throws ends the world as run_in_process does: the
+// other ranks' waits fail at once, and every later run() throws.
+std::unique_ptr<RankGroup> make_inproc_rank_group(
+    int ranks, std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 }  // namespace collbench

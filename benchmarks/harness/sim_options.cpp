@@ -1,0 +1,163 @@
+#include "sim_options.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "metadata.h"
+
+#ifdef COLLBENCH_HAVE_SIMGRID
+#include "collbench/models/predict.h"
+#endif
+
+namespace collbench::harness {
+
+void add_sim_options(CLI::App& app, SimFlags& flags) {
+  const auto add = [&](const char* name, std::string& value, const char* type,
+                       const std::string& help) {
+    app.add_option(name, value, help)->type_name(type)->each([&flags, name](const std::string&) {
+      flags.given.emplace_back(name);
+    });
+  };
+  add("--platform", flags.platform, "SPEC",
+      "--transport sim: star (every node on one switch; default), star:N, fat-tree:L;D..;U..;C.. "
+      "(SimGrid's string, so a 2:1 taper can be written), torus:AxB, torus:AxBxC, "
+      "dragonfly:G,g;C,c;R,r;N (SimGrid's string), or a SimGrid platform XML file (ranks on its "
+      "hosts in the order it declares them). --ranks must equal its nodes x --ppn");
+  app.add_option("--ppn", flags.ppn,
+                 "--transport sim: ranks per node, each behind an intra-node link (default: 1)")
+      ->type_name("K")
+      ->check(CLI::Range(1, 1 << 20))
+      ->each([&flags](const std::string&) { flags.given.emplace_back("--ppn"); });
+  add("--link-latency", flags.link_latency, "TIME",
+      "--transport sim: latency of each network link, with its unit: s, ms, us, ns (default: "
+      "1us). The CSV records the end-to-end α a ping-pong between two nodes sees");
+  add("--link-bandwidth", flags.link_bandwidth, "RATE",
+      "--transport sim: bandwidth of each network link: Bps, kBps, MBps, GBps (bytes) or bps, "
+      "kbps, Mbps, Gbps (bits), SI (default: 10GBps)");
+  add("--intra-latency", flags.intra_latency, "TIME",
+      "--transport sim, --ppn > 1: latency of a rank's link inside its node (default: 100ns)");
+  add("--intra-bandwidth", flags.intra_bandwidth, "RATE",
+      "--transport sim, --ppn > 1: bandwidth of that link (default: 50GBps)");
+  add("--gamma", flags.gamma, "RATE",
+      "--transport sim: reduction speed, bytes of one operand reduced per second, charged as "
+      "simulated time (n·γ), or 0 (default: 10GBps, collbench-predict's)");
+  add("--memory-rate", flags.memory_rate, "RATE",
+      "--transport sim: speed of the algorithms' local copies, or 0: free (default: 0)");
+  add("--overhead", flags.overhead, "TIME",
+      "--transport sim: LogGP's o, CPU time per message on the sender and on the receiver "
+      "(default: 0s)");
+  app.add_flag("--no-payload", flags.no_payload,
+               "--transport sim: size-only mode: the same messages and simulated times, no byte "
+               "copied or reduced (--check refused), for p·n beyond this machine's memory")
+      ->each([&flags](const std::string&) { flags.given.emplace_back("--no-payload"); });
+  add("--calibration", flags.calibration, "FILE",
+      "--transport sim, --platform star: α and β of the network from a collbench-fit "
+      "models.csv (its p2p ping-pong fit, placement inter), γ from its reduce fit of the run's "
+      "--dtype; they replace --link-latency, --link-bandwidth and --gamma. The end-to-end α "
+      "(two links of a star, plus 2o) is split over the route's two links");
+  app.add_option("--simgrid-arg", flags.simgrid_args,
+                 "--transport sim: an argument for SimGrid itself, e.g. "
+                 "--simgrid-arg=--log=root.thresh:info (repeatable; its log is silent otherwise)")
+      ->type_name("ARG")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->each([&flags](const std::string&) { flags.given.emplace_back("--simgrid-arg"); });
+}
+
+#ifdef COLLBENCH_HAVE_SIMGRID
+namespace {
+
+// Parses one flag's value, naming the flag when it is bad.
+template <typename Parse>
+double parsed(Parse parse, const char* flag, const std::string& value) {
+  try {
+    return parse(value);
+  } catch (const std::invalid_argument& bad) {
+    throw std::invalid_argument(fmt::format("{} {}: {}", flag, value, bad.what()));
+  }
+}
+
+// α, β, γ from collbench-fit's models.csv, for a star: a route between two
+// nodes is two links (each node's own), so each link gets half of α − 2o.
+void calibrate(const SimFlags& flags, DType dtype, SimParams& params, std::string& note) {
+  if (params.platform.rfind("star", 0) != 0 || params.ppn != 1) {
+    throw std::invalid_argument(fmt::format(
+        "--calibration {}: converting the fit's end-to-end α into per-link latency is defined for "
+        "--platform star with --ppn 1; for --platform {} give --link-latency and "
+        "--link-bandwidth",
+        flags.calibration, params.platform));
+  }
+  NetworkSelection selection;
+  selection.dtype = std::string(to_string(dtype));
+  Network network;
+  try {
+    network = network_from_models_csv(flags.calibration, selection, kDefaultGammaSecondsPerByte);
+  } catch (const std::exception& failure) {
+    throw std::invalid_argument(fmt::format("--calibration: {}", failure.what()));
+  }
+  const double route_latency = network.params.alpha - 2 * params.overhead;
+  if (route_latency < 0 || network.params.beta <= 0) {
+    throw std::invalid_argument(fmt::format(
+        "--calibration {}: its α ({:.3g} us) is below 2o ({:.3g} us) or its β is not positive",
+        flags.calibration, network.params.alpha * 1e6, 2 * params.overhead * 1e6));
+  }
+  params.link_latency = route_latency / 2;
+  params.link_bandwidth = 1 / network.params.beta;
+  params.gamma_rate = network.params.gamma > 0 ? 1 / network.params.gamma : 0;
+  note = fmt::format(
+      "calibrated from {} ({}): α {:.4g} us end to end = 2 links of {:.4g} us + 2o; β {:.4g} "
+      "GB/s; γ {:.4g} GB/s ({})",
+      flags.calibration, network.description, network.params.alpha * 1e6, params.link_latency * 1e6,
+      params.link_bandwidth / 1e9, params.gamma_rate > 0 ? params.gamma_rate / 1e9 : 0.0,
+      network.gamma_origin);
+}
+
+}  // namespace
+
+void describe_simulation(const RankGroup& group, const SimFlags& flags, DType dtype,
+                         RunMetadata& metadata) {
+  const auto* simulation = dynamic_cast<const SimRankGroup*>(&group);
+  if (simulation == nullptr) return;
+  std::string note;
+  const SimParams params = sim_params(flags, group.size(), dtype, note);
+  const EndToEndLinks links = simulation->end_to_end();
+  RunMetadata::Simulation& row = metadata.simulation;
+  row.platform = params.platform;
+  row.network = std::string(SimRankGroup::kNetworkModel);
+  row.payload = params.payload ? "real" : "size-only";
+  row.alpha_us = fmt::format("{:.6g}", links.alpha * 1e6);
+  row.beta_GBps = links.beta > 0 ? fmt::format("{:.6g}", 1 / links.beta / 1e9) : "";
+  row.gamma_GBps = fmt::format("{:.6g}", params.gamma_rate / 1e9);
+  row.overhead_us = fmt::format("{:.6g}", params.overhead * 1e6);
+  row.calibration = flags.calibration.empty() ? "as given" : flags.calibration;
+  metadata.ranks_per_node = params.ppn;
+  metadata.nodes = group.size() / params.ppn;
+  metadata.rank_nodes.resize(static_cast<std::size_t>(group.size()));
+  for (int rank = 0; rank < group.size(); ++rank) {
+    metadata.rank_nodes[static_cast<std::size_t>(rank)] = rank / params.ppn;
+  }
+}
+
+SimParams sim_params(const SimFlags& flags, int ranks, DType dtype, std::string& note) {
+  SimParams params;
+  params.ranks = ranks;
+  params.platform = flags.platform;
+  params.ppn = flags.ppn;
+  params.link_latency = parsed(parse_latency, "--link-latency", flags.link_latency);
+  params.link_bandwidth = parsed(parse_bandwidth, "--link-bandwidth", flags.link_bandwidth);
+  params.intra_latency = parsed(parse_latency, "--intra-latency", flags.intra_latency);
+  params.intra_bandwidth = parsed(parse_bandwidth, "--intra-bandwidth", flags.intra_bandwidth);
+  params.gamma_rate = parsed(parse_rate_or_zero, "--gamma", flags.gamma);
+  params.memory_rate = parsed(parse_rate_or_zero, "--memory-rate", flags.memory_rate);
+  params.overhead = parsed(parse_latency, "--overhead", flags.overhead);
+  params.payload = !flags.no_payload;
+  params.simgrid_args = flags.simgrid_args;
+  note = "links, γ and o as given";
+  if (!flags.calibration.empty()) calibrate(flags, dtype, params, note);
+  return params;
+}
+#else
+void describe_simulation(const RankGroup&, const SimFlags&, DType, RunMetadata&) {}
+#endif
+
+}  // namespace collbench::harness

@@ -1,0 +1,53 @@
+// collbench --transport sim: the flags that describe the simulated
+// cluster (platform, links, γ, o, payload), and the SimParams they make,
+// from the flags or from a collbench-fit models.csv (--calibration).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "collbench/core/dtype.h"
+#include "collbench/transport/rank_group.h"
+
+#ifdef COLLBENCH_HAVE_SIMGRID
+#include "collbench/transport/sim_transport.h"
+#endif
+
+namespace collbench::harness {
+
+// As given on the command line; units are required (the sim transport
+// parses them strictly).
+struct SimFlags {
+  std::string platform = "star";
+  int ppn = 1;
+  std::string link_latency = "1us";
+  std::string link_bandwidth = "10GBps";
+  std::string intra_latency = "100ns";
+  std::string intra_bandwidth = "50GBps";
+  std::string gamma = "10GBps";  // kDefaultGammaSecondsPerByte's rate (collbench-predict's)
+  std::string memory_rate = "0";
+  std::string overhead = "0s";
+  bool no_payload = false;
+  std::string calibration;  // a models.csv of collbench-fit
+  std::vector<std::string> simgrid_args;
+  // The flags given (for refusing them with another transport).
+  std::vector<std::string> given;
+};
+
+void add_sim_options(CLI::App& app, SimFlags& flags);
+
+struct RunMetadata;
+// With `group` a simulation's: the CSV's sim_* columns, and the simulated
+// nodes (--ppn ranks each) in place of this host. Nothing otherwise.
+void describe_simulation(const RankGroup& group, const SimFlags& flags, DType dtype,
+                         RunMetadata& metadata);
+
+#ifdef COLLBENCH_HAVE_SIMGRID
+// What the run's platform is made of; throws std::invalid_argument with one
+// sentence naming the flag to fix (bad units, a calibration file that
+// cannot give α and β). `note` says where each value came from.
+SimParams sim_params(const SimFlags& flags, int ranks, DType dtype, std::string& note);
+#endif
+
+}  // namespace collbench::harness

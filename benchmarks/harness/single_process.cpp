@@ -1,0 +1,178 @@
+#include "single_process.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "collbench/transport/inproc_transport.h"
+#ifdef COLLBENCH_HAVE_SIMGRID
+#include "collbench/transport/sim_transport.h"
+#endif
+
+namespace collbench::harness {
+namespace {
+
+// What no transport of one process can run: without MPI, and with every
+// rank a thread (or an actor) of this process.
+constexpr std::array kWithoutMpiRefusals = {
+    Refusal{"mpi_bare",
+            "it calls the MPI library's MPI_Allreduce, and a single-process run has "
+            "no MPI; run it under mpirun with --transport mpi"},
+    Refusal{"train",
+            "each rank's iteration runs its GEMMs beside a communication thread, and "
+            "in one process every rank's compute would share this process's cores, "
+            "which times no real training step; run it under mpirun"},
+    Refusal{"gemm",
+            "its GEMMs run on rank 0 alone, which no transport takes part in; run it "
+            "with --transport mpi (one rank is enough)"},
+};
+
+// Every rank a thread: each is a stack and a share of the cores.
+constexpr int kMaxInProcessRanks = 1024;
+
+std::unique_ptr<RankGroup> make_inproc_group(const Options& options) {
+  // The Runner sets each benchmark's own timeout before it runs.
+  const double seconds = options.timeout_seconds < 0 ? default_timeout_seconds(0, options.ranks)
+                                                     : options.timeout_seconds;
+  std::unique_ptr<RankGroup> group =
+      make_inproc_rank_group(options.ranks, timeout_milliseconds(seconds));
+  // Threads of one process share its node, as ranks of one host do under
+  // mpirun (the hierarchical algorithms group by node).
+  const std::vector<int> one_node(static_cast<std::size_t>(options.ranks), 0);
+  group->run([&](Transport& transport) { transport.set_nodes(one_node); });
+  return group;
+}
+
+#ifdef COLLBENCH_HAVE_SIMGRID
+// The simulator's, beside those: what does not go through the transport
+// runs on this machine's CPU, which the simulated clock does not see.
+constexpr std::array kSimRefusals = {
+    kWithoutMpiRefusals[0],
+    kWithoutMpiRefusals[1],
+    kWithoutMpiRefusals[2],
+    Refusal{"local",
+            "its kernels run on this machine's CPU, which the simulated clock does not see; "
+            "the simulation charges reductions at --gamma instead"},
+    Refusal{"reduce_all", "as local: its kernels run outside the simulated clock"},
+};
+
+// Actors are coroutines of one thread: a simulated rank costs a stack and
+// its buffers, not a core.
+constexpr int kMaxSimulatedRanks = 1 << 20;
+
+std::unique_ptr<RankGroup> make_sim_group(const Options& options) {
+  std::string note;
+  return make_sim_rank_group(sim_params(options.sim, options.ranks, options.dtype, note));
+}
+#endif
+
+constexpr SingleProcessTransport kTransports[] = {
+    {"inproc", kMaxInProcessRanks, "", kWithoutMpiRefusals, make_inproc_group},
+#ifdef COLLBENCH_HAVE_SIMGRID
+    {"sim", kMaxSimulatedRanks,
+     "a simulated case is deterministic: it runs once, and its time is the simulated time of "
+     "that call",
+     kSimRefusals, make_sim_group, true},
+#endif
+};
+
+}  // namespace
+
+std::span<const SingleProcessTransport> single_process_transports() { return kTransports; }
+
+const SingleProcessTransport* find_single_process_transport(std::string_view kind) {
+  const auto found = std::find_if(std::begin(kTransports), std::end(kTransports),
+                                  [&](const SingleProcessTransport& t) { return t.kind == kind; });
+  return found == std::end(kTransports) ? nullptr : &*found;
+}
+
+void validate_single_process(
+    Options& options, const std::vector<std::pair<std::string, std::string>>& benchmark_flags) {
+  const SingleProcessTransport* transport = find_single_process_transport(options.transport);
+  if (!options.sim.given.empty() && options.transport != "sim") {
+    throw UsageError(
+        fmt::format("{} describes the simulated cluster of --transport sim; with "
+                    "--transport {} leave it out",
+                    options.sim.given.front(), options.transport));
+  }
+  if (transport == nullptr) {
+    if (options.ranks > 0 && options.bootstrap_folder().empty()) {
+      throw UsageError(
+          fmt::format("--ranks {} is for a transport whose ranks run in this process ({}) or "
+                      "for --bootstrap {}DIR; with --transport {} the launcher sets the rank "
+                      "count (mpirun -np N)",
+                      options.ranks, single_process_transport_names(), kFileBootstrapPrefix,
+                      options.transport));
+    }
+    return;
+  }
+  validate_single_process(*transport, options, benchmark_flags);
+}
+
+void validate_single_process(
+    const SingleProcessTransport& transport_entry, Options& options,
+    const std::vector<std::pair<std::string, std::string>>& benchmark_flags) {
+  const SingleProcessTransport* transport = &transport_entry;
+  if (options.ranks == 0) {
+    throw UsageError(fmt::format(
+        "--transport {} runs every rank in this process and needs --ranks N to say how many",
+        transport->kind));
+  }
+  if (options.ranks > transport->max_ranks) {
+    throw UsageError(fmt::format("--ranks {}: --transport {} runs at most {} ranks", options.ranks,
+                                 transport->kind, transport->max_ranks));
+  }
+  for (const Refusal& refusal : transport->refused_families) {
+    if (!options.families_given) {
+      std::erase(options.families, std::string(refusal.name));
+      continue;
+    }
+    if (options.has_family(std::string(refusal.name))) {
+      throw UsageError(fmt::format("--families {} cannot run with --transport {}: {}", refusal.name,
+                                   transport->kind, refusal.why));
+    }
+  }
+  if (options.debug_stuck_rank >= 0) {
+    throw UsageError(fmt::format(
+        "--debug-stuck-rank tests the hang protection across the processes of an MPI job; "
+        "with --transport {} a rank that never returns cannot be ended apart from the others",
+        transport->kind));
+  }
+  if (!options.sim.calibration.empty()) {
+    for (const char* replaced : {"--link-latency", "--link-bandwidth", "--gamma"}) {
+      if (std::find(options.sim.given.begin(), options.sim.given.end(), replaced) !=
+          options.sim.given.end()) {
+        throw UsageError(
+            fmt::format("{} and --calibration both set the network; give one", replaced));
+      }
+    }
+  }
+  if (options.sim.no_payload && options.check) {
+    throw UsageError(
+        "--check needs the payload: size-only mode (--no-payload) moves no byte; leave out one "
+        "of them");
+  }
+  if (!transport->sampling_refusal.empty()) {
+    std::vector<std::string> given = options.sampling_flags_given;
+    for (const auto& flag : benchmark_flags) {
+      for (const char* name : kSamplingFlags) {
+        if (flag.first == name) given.push_back(flag.first);
+      }
+    }
+    if (!given.empty()) {
+      throw UsageError(fmt::format("{} cannot be used with --transport {}: {}", given.front(),
+                                   transport->kind, transport->sampling_refusal));
+    }
+  }
+}
+
+std::string single_process_transport_names() {
+  std::string names;
+  for (const SingleProcessTransport& transport : kTransports) {
+    names += (names.empty() ? "" : ", ") + std::string(transport.kind);
+  }
+  return names;
+}
+
+}  // namespace collbench::harness

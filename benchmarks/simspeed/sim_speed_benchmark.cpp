@@ -1,0 +1,110 @@
+// How fast the sim transport simulates: ring allreduce of 1 MiB in
+// size-only mode on a full-bisection fat-tree of p nodes (p = 1024 by
+// default; --ranks=4096 for the larger one: one platform per process).
+// Reported: wall seconds per collective (real time), the simulated time,
+// simulated messages per wall second, and the process's peak RSS.
+//   collbench-sim-speed [--ranks=N] [--cfg=SimGrid option...] [Google Benchmark flags]
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collbench/collectives/collective.h"
+#include "collbench/transport/sim_transport.h"
+
+namespace collbench {
+namespace {
+
+int g_ranks = 1024;
+std::vector<std::string> g_simgrid_args;  // --cfg=... and --log=... pass through
+
+// A two-level fat-tree of p = k² nodes, k per leaf switch, k spine
+// switches each linked to every leaf switch: full bisection.
+std::string fat_tree(int ranks) {
+  int k = 1;
+  while (k * k < ranks) ++k;
+  if (k * k != ranks) {
+    std::fprintf(stderr, "collbench-sim-speed: --ranks %d is not a square k*k\n", ranks);
+    std::exit(2);
+  }
+  return "fat-tree:2;" + std::to_string(k) + "," + std::to_string(k) + ";1," + std::to_string(k) +
+         ";1,1";
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024;  // KiB on Linux
+}
+
+void BM_RingAllreduceSizeOnly(benchmark::State& state) {
+  SimParams params;
+  params.ranks = g_ranks;
+  params.platform = fat_tree(g_ranks);
+  params.link_latency = 0.5e-6;
+  params.link_bandwidth = 12.5e9;
+  params.gamma_rate = 10e9;
+  params.payload = false;
+  params.simgrid_args = g_simgrid_args;
+  auto group = make_sim_rank_group(params);
+  const CollectiveInfo& allreduce = *find_collective("allreduce");
+  const AlgorithmInfo& ring = *allreduce.find_algorithm("ring");
+  const CollectiveSpec spec{DType::f32, ReduceOp::sum, (1 << 20) / 4, 0, {}};
+  std::vector<std::unique_ptr<UntouchedBuffer>> buffers;
+  std::vector<std::unique_ptr<Collective>> calls(static_cast<std::size_t>(g_ranks));
+  for (int rank = 0; rank < g_ranks; ++rank) {
+    buffers.push_back(std::make_unique<UntouchedBuffer>(spec.count * 4));
+  }
+  group->run([&](Transport& transport) {
+    const auto rank = static_cast<std::size_t>(transport.rank());
+    calls[rank] = ring.build(transport, spec, buffers[rank]->span(), buffers[rank]->span());
+  });
+  double simulated = 0;
+  std::uint64_t messages = 0;
+  double wall = 0;
+  for (auto _ : state) {
+    const std::uint64_t before = group->messages();
+    std::vector<double> start(calls.size()), end(calls.size());
+    const auto wall_start = std::chrono::steady_clock::now();
+    group->run([&](Transport& transport) {
+      const auto rank = static_cast<std::size_t>(transport.rank());
+      start[rank] = group->now(transport);
+      calls[rank]->run();
+      end[rank] = group->now(transport);
+    });
+    wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    simulated = *std::max_element(end.begin(), end.end()) - start[0];
+    messages += group->messages() - before;
+  }
+  state.counters["ranks"] = g_ranks;
+  state.counters["simulated_us"] = simulated * 1e6;
+  state.counters["messages"] = static_cast<double>(messages) / state.iterations();
+  state.counters["messages_per_wall_s"] = static_cast<double>(messages) / wall;
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_RingAllreduceSizeOnly)->Iterations(2)->Unit(benchmark::kSecond)->UseRealTime();
+
+}  // namespace
+}  // namespace collbench
+
+int main(int argc, char** argv) {
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--ranks=", 8) == 0) {
+      collbench::g_ranks = std::atoi(argv[i] + 8);
+    } else if (std::strncmp(argv[i], "--cfg=", 6) == 0 || std::strncmp(argv[i], "--log=", 6) == 0) {
+      collbench::g_simgrid_args.emplace_back(argv[i]);
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  int rest_count = static_cast<int>(rest.size());
+  benchmark::Initialize(&rest_count, rest.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# collbench --transport sim: the harness on the simulated transport, in one
+# process without MPI (MPI_Init made fatal by the preloaded library).
+#   1. every allreduce algorithm of the table (but mpi) at p = 8 on a star,
+#      --check: every row ok, one sample, the sim_* columns as given;
+#   2. two runs give identical time columns (a simulation is deterministic);
+#   3. ring's time is its cost formula on the star's end-to-end α, β and γ
+#      within 1%, and size-only mode (--no-payload) gives the same times.
+# Usage: harness_sim_test.sh COLLBENCH PYTHON
+set -euo pipefail
+collbench=${1:?usage: harness_sim_test.sh COLLBENCH PYTHON}
+python=${2:?usage: harness_sim_test.sh COLLBENCH PYTHON}
+forbid=${COLLBENCH_FORBID_MPI_INIT:?set COLLBENCH_FORBID_MPI_INIT to the mpi_init_forbidden library}
+work=$(mktemp -d "${TMPDIR:-/tmp}/harness_sim.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "harness_sim: $*" >&2; exit 1; }
+
+algorithms=$("$collbench" --list-algorithms --csv | awk -F, '$2 == "allreduce" && $4 != "mpi" {printf "%s%s", sep, $3; sep=","}')
+[[ -n $algorithms ]] || fail "no allreduce algorithm listed"
+run() {  # run CSV ARGS...
+  local csv=$1
+  shift
+  LD_PRELOAD=$forbid "$collbench" --transport sim --ranks 8 --platform star --link-latency 1us \
+    --link-bandwidth 10GBps --gamma 5GBps --families allreduce --sizes 8B,64KiB,1MiB \
+    --csv "$csv" --quiet "$@" >"$work/stdout" 2>"$work/stderr" ||
+    { cat "$work/stderr" >&2; fail "collbench $* failed"; }
+}
+run "$work/first.csv" --algorithms "$algorithms" --check
+run "$work/second.csv" --algorithms "$algorithms" --check
+run "$work/size_only.csv" --algorithms ring --no-payload
+
+PYTHONPATH="$(dirname "$0")/../scripts" "$python" - "$work" "$algorithms" <<'PYTHON'
+import sys
+import collbench_csv
+work, algorithms = sys.argv[1], sys.argv[2].split(",")
+columns = ("benchmark", "algorithm", "bytes", "median_us", "min_us", "max_us", "samples", "check",
+           "transport", "sim_platform", "sim_payload", "sim_alpha_us", "sim_beta_GBps",
+           "sim_gamma_GBps")
+first = collbench_csv.read_rows(f"{work}/first.csv", columns, "the sim test")
+second = collbench_csv.read_rows(f"{work}/second.csv", columns, "the sim test")
+size_only = collbench_csv.read_rows(f"{work}/size_only.csv", columns, "the sim test")
+if sorted({r["algorithm"] for r in first}) != sorted(algorithms):
+    sys.exit(f"algorithms {sorted({r['algorithm'] for r in first})}, expected {sorted(algorithms)}")
+for row in first:
+    got = (row["transport"], row["samples"], row["check"], row["sim_platform"], row["sim_payload"],
+           row["sim_alpha_us"], row["sim_beta_GBps"], row["sim_gamma_GBps"])
+    if got != ("sim", "1", "ok", "star", "real", "2", "10", "5"):
+        sys.exit(f"{row['benchmark']}: {got}")
+times = lambda rows: {r["benchmark"]: (r["median_us"], r["min_us"], r["max_us"]) for r in rows}
+if times(first) != times(second):
+    sys.exit("two runs gave different times: a simulation must be deterministic")
+# ring on a star: 2(p-1) steps of alpha + n/p beta, (p-1) n/p gamma.
+p, alpha, beta, gamma = 8, 2e-6, 1 / 10e9, 1 / 5e9
+for row in first:
+    if row["algorithm"] != "ring":
+        continue
+    n = int(row["bytes"])
+    cost = 2 * (p - 1) * alpha + 2 * (p - 1) / p * n * beta + (p - 1) / p * n * gamma
+    got = float(row["median_us"]) * 1e-6
+    if abs(got - cost) > 0.01 * cost:
+        sys.exit(f"{row['benchmark']}: {got * 1e6:.4f} us simulated, {cost * 1e6:.4f} us by the formula")
+ring = {k: v for k, v in times(first).items() if "/ring/" in k}
+if times(size_only) != ring:
+    sys.exit(f"size-only times {times(size_only)} differ from the real ones {ring}")
+if {r["sim_payload"] for r in size_only} != {"size-only"}:
+    sys.exit("size-only rows do not say so")
+PYTHON
+echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal"

@@ -1,0 +1,144 @@
+// Each platform kind of the sim transport, in a process of its own (SimGrid
+// loads one platform per process; GoogleTest's threadsafe death-test style
+// runs each case's statement in a fresh child): the ping-pong between two
+// ranks takes 2(α + nβ) with the α and β that end_to_end() reports for
+// them, and rank r sits where the spec says.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <vector>
+
+#include "collbench/transport/sim_transport.h"
+
+namespace collbench {
+namespace {
+
+// Simulated seconds of a ping-pong of `bytes` between ranks a and b.
+double ping_pong(RankGroup& group, int a, int b, std::size_t bytes) {
+  std::vector<std::byte> buffer_a(bytes), buffer_b(bytes);
+  double start = 0, end = 0;
+  group.run([&](Transport& transport) {
+    if (transport.rank() == a) {
+      start = group.now(transport);
+      transport.wait(transport.isend(buffer_a, b, 0));
+      transport.wait(transport.irecv(buffer_a, b, 1));
+      end = group.now(transport);
+    } else if (transport.rank() == b) {
+      transport.wait(transport.irecv(buffer_b, a, 0));
+      transport.wait(transport.isend(buffer_b, a, 1));
+    }
+  });
+  return end - start;
+}
+
+bool near(double actual, double expected) {
+  return std::abs(actual - expected) <= 1e-9 * expected + 1e-15;
+}
+
+// In the child: builds the group, checks the ping-pong between ranks 0 and
+// `peer` against `alpha` and `beta`, and exits 0 when it agrees.
+[[noreturn]] void check_and_exit(const SimParams& params, int peer, double alpha, double beta) {
+  auto group = make_sim_rank_group(params);
+  const std::size_t bytes = 1 << 20;
+  const double seconds = ping_pong(*group, 0, peer, bytes);
+  const double expected = 2 * (alpha + static_cast<double>(bytes) * beta);
+  if (!near(seconds, expected)) {
+    std::cerr << params.platform << ": ping-pong 0<->" << peer << " " << seconds << " s, expected "
+              << expected << " s" << std::endl;
+    std::exit(1);
+  }
+  std::exit(0);
+}
+
+SimParams platform(std::string spec, int ranks) {
+  SimParams params;
+  params.platform = std::move(spec);
+  params.ranks = ranks;
+  params.link_latency = 1e-6;
+  params.link_bandwidth = 1e9;
+  return params;
+}
+
+[[noreturn]] void check_reported(const SimParams& params) {
+  auto group = make_sim_rank_group(params);
+  const EndToEndLinks links = group->end_to_end();
+  group.reset();
+  check_and_exit(params, params.ppn, links.alpha, links.beta);
+}
+
+class SimPlatform : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(SimPlatform, StarNeighboursAreTwoLinksApart) {
+  EXPECT_EXIT(check_and_exit(platform("star", 4), 1, 2e-6, 1e-9), ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(SimPlatform, TorusFatTreeAndDragonflyAgreeWithTheirRoutes) {
+  for (const auto& [spec, ranks] :
+       std::vector<std::pair<std::string, int>>{{"torus:2x3", 6},
+                                                {"torus:2x2x2", 8},
+                                                {"fat-tree:2;4,4;1,2;1,2", 16},
+                                                {"dragonfly:2,1;2,1;2,1;2", 16}}) {
+    EXPECT_EXIT(check_reported(platform(spec, ranks)), ::testing::ExitedWithCode(0), "") << spec;
+  }
+}
+
+// ppn = 2: ranks 0 and 1 share node 0, behind intra links of 0.1 µs and
+// 50 GB/s each; rank 2 is on node 1, whose route adds both intra links.
+TEST_F(SimPlatform, RanksPerNodeSitBehindIntraNodeLinks) {
+  SimParams params = platform("star", 6);
+  params.ppn = 2;
+  params.intra_latency = 0.1e-6;
+  params.intra_bandwidth = 5e10;
+  EXPECT_EXIT(check_and_exit(params, 1, 0.2e-6, 1 / 5e10), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(check_and_exit(params, 2, 2.2e-6, 1e-9), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(check_reported(params), ::testing::ExitedWithCode(0), "");
+}
+
+// Hosts declared c, a, b (not in name order): rank 0 on c, rank 1 on a,
+// whose route is the 1 ms link (a then b would take the 3 ms one).
+TEST_F(SimPlatform, AnXmlFilesHostsTakeRanksInTheOrderItDeclaresThem) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("collbench_sim_platform_" + std::to_string(getpid()) + ".xml");
+  std::ofstream(path) << R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="c" speed="1Gf"/>
+    <host id="a" speed="1Gf"/>
+    <host id="b" speed="1Gf"/>
+    <link id="ca" bandwidth="1GBps" latency="1ms"/>
+    <link id="cb" bandwidth="1GBps" latency="2ms"/>
+    <link id="ab" bandwidth="1GBps" latency="3ms"/>
+    <route src="c" dst="a"><link_ctn id="ca"/></route>
+    <route src="c" dst="b"><link_ctn id="cb"/></route>
+    <route src="a" dst="b"><link_ctn id="ab"/></route>
+  </zone>
+</platform>
+)";
+  SimParams params = platform(path.string(), 3);
+  EXPECT_EXIT(check_and_exit(params, 1, 1e-3, 1e-9), ::testing::ExitedWithCode(0), "");
+  params.ranks = 2;
+  EXPECT_EXIT(
+      {
+        try {
+          make_sim_rank_group(params);
+        } catch (const std::invalid_argument& error) {
+          std::cerr << error.what() << std::endl;
+          std::exit(3);
+        }
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(3), "give --ranks 3");
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace collbench

@@ -1,0 +1,305 @@
+// The sim transport's mechanics on a star of 17 nodes (one platform per
+// process: SimGrid seals it at the first run): units, bad platforms,
+// ping-pong times against the links, o and γ charged, MPI's matching order,
+// truncation, deadlock, size-only mode, the ideal barrier and the clock.
+// Every expected time is exact arithmetic on the platform's numbers.
+#include "collbench/transport/sim_transport.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace collbench {
+namespace {
+
+constexpr double kLinkLatency = 0.5e-6;  // per link: α = 1 µs end to end
+constexpr double kBandwidth = 1e9;       // β = 1 ns per byte
+
+SimParams star(int ranks) {
+  SimParams params;
+  params.ranks = ranks;
+  params.platform = "star:17";
+  params.link_latency = kLinkLatency;
+  params.link_bandwidth = kBandwidth;
+  params.allow_unused_slots = true;
+  return params;
+}
+
+// Simulated seconds of one run of `body`: the latest end less the common start.
+double timed_run(RankGroup& group, const std::function<void(Transport&)>& body) {
+  std::vector<double> ends(static_cast<std::size_t>(group.size()));
+  double start = 0;
+  group.run([&](Transport& transport) {
+    start = group.now(transport);
+    body(transport);
+    ends[static_cast<std::size_t>(transport.rank())] = group.now(transport);
+  });
+  return *std::max_element(ends.begin(), ends.end()) - start;
+}
+
+void expect_seconds(double actual, double expected) {
+  EXPECT_NEAR(actual, expected, 1e-9 * expected + 1e-15);
+}
+
+TEST(SimUnits, ParsesWhatSimGridWrites) {
+  EXPECT_DOUBLE_EQ(parse_latency("1.5us"), 1.5e-6);
+  EXPECT_DOUBLE_EQ(parse_latency("2ms"), 2e-3);
+  EXPECT_DOUBLE_EQ(parse_latency("3s"), 3.0);
+  EXPECT_DOUBLE_EQ(parse_latency("40ns"), 40e-9);
+  EXPECT_DOUBLE_EQ(parse_latency("0s"), 0.0);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("10GBps"), 1e10);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("100Gbps"), 12.5e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("5MBps"), 5e6);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("8kbps"), 1e3);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("3Bps"), 3.0);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("16bps"), 2.0);
+  EXPECT_DOUBLE_EQ(parse_rate_or_zero("0"), 0.0);
+  EXPECT_DOUBLE_EQ(parse_rate_or_zero("2GBps"), 2e9);
+}
+
+TEST(SimUnits, RefusesMissingOrWrongUnitsAndBadValues) {
+  for (const char* text : {"1", "1 us", "us", "-1us", "1xs", "1.5", "", "nanus", "1e999s"}) {
+    EXPECT_THROW(parse_latency(text), std::invalid_argument) << text;
+  }
+  for (const char* text :
+       {"10", "10GB", "10gbps", "0GBps", "-1GBps", "GBps", "1 GBps", "infGBps"}) {
+    EXPECT_THROW(parse_bandwidth(text), std::invalid_argument) << text;
+  }
+  EXPECT_THROW(parse_rate_or_zero("0s"), std::invalid_argument);
+  try {
+    parse_latency("5");
+    FAIL();
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("ns, us, ms, s"), std::string::npos) << error.what();
+  }
+}
+
+TEST(SimPlatform, RefusesBadSpecsAndRankCounts) {
+  const auto with = [](std::string platform, int ranks) {
+    SimParams params;
+    params.platform = std::move(platform);
+    params.ranks = ranks;
+    return params;
+  };
+  for (const SimParams& params :
+       {with("ring", 4), with("star:", 4), with("star:x", 4), with("torus:4", 4),
+        with("torus:2x0", 4), with("torus:2x2x2x2", 16), with("fat-tree:2;4,4;1,2", 16),
+        with("fat-tree:2;4;1,2;1,2", 4), with("dragonfly:1,1;1,1;1", 1),
+        with("dragonfly:2,1;1,1;1,1;1", 2), with("star:4", 5), with("torus:2x2", 3),
+        with("star", 0), with("/nonexistent.xml", 2)}) {
+    EXPECT_THROW(make_sim_rank_group(params), std::invalid_argument) << params.platform;
+  }
+  SimParams uneven = with("star", 5);
+  uneven.ppn = 2;
+  EXPECT_THROW(make_sim_rank_group(uneven), std::invalid_argument);
+  SimParams negative = star(2);
+  negative.overhead = -1;
+  EXPECT_THROW(make_sim_rank_group(negative), std::invalid_argument);
+}
+
+// Rank 0 sends n bytes, rank 1 returns them: 2(α + nβ) (+ 2o each way).
+double ping_pong(RankGroup& group, std::size_t bytes) {
+  std::vector<std::byte> buffer0(bytes), buffer1(bytes);
+  return timed_run(group, [&](Transport& transport) {
+    if (transport.rank() == 0) {
+      transport.wait(transport.isend(buffer0, 1, 1));
+      transport.wait(transport.irecv(buffer0, 1, 2));
+    } else if (transport.rank() == 1) {
+      transport.wait(transport.irecv(buffer1, 0, 1));
+      transport.wait(transport.isend(buffer1, 0, 2));
+    }
+  });
+}
+
+TEST(SimTransport, PingPongIsTheRoutesLatencyAndBandwidth) {
+  auto group = make_sim_rank_group(star(2));
+  const EndToEndLinks links = group->end_to_end();
+  EXPECT_DOUBLE_EQ(links.alpha, 2 * kLinkLatency);
+  EXPECT_DOUBLE_EQ(links.beta, 1 / kBandwidth);
+  for (const std::size_t bytes : {std::size_t{0}, std::size_t{8}, std::size_t{1} << 20}) {
+    expect_seconds(ping_pong(*group, bytes), 2 * (links.alpha + bytes * links.beta));
+  }
+}
+
+TEST(SimTransport, OverheadIsChargedOnBothSidesOfEveryMessage) {
+  SimParams params = star(2);
+  params.overhead = 3e-6;
+  auto group = make_sim_rank_group(params);
+  const EndToEndLinks links = group->end_to_end();
+  EXPECT_DOUBLE_EQ(links.alpha, 2 * kLinkLatency + 2 * params.overhead);
+  expect_seconds(ping_pong(*group, 1000), 2 * (links.alpha + 1000 * links.beta));
+}
+
+// Two flows into one port share it (max-min): the receiver's link carries
+// both, so they end together after α + 2nβ, not α + nβ.
+TEST(SimTransport, FlowsIntoOnePortShareItsBandwidth) {
+  auto group = make_sim_rank_group(star(3));
+  const std::size_t bytes = 1 << 20;
+  std::vector<std::vector<std::byte>> buffers(3, std::vector<std::byte>(2 * bytes));
+  const double seconds = timed_run(*group, [&](Transport& transport) {
+    auto& mine = buffers[static_cast<std::size_t>(transport.rank())];
+    if (transport.rank() == 0) {
+      const RequestId first = transport.irecv(std::span(mine).first(bytes), 1, 0);
+      const RequestId second = transport.irecv(std::span(mine).last(bytes), 2, 0);
+      const RequestId both[] = {first, second};
+      transport.wait_all(both);
+    } else {
+      transport.wait(transport.isend(std::span(mine).first(bytes), 0, 0));
+    }
+  });
+  expect_seconds(seconds, 2 * kLinkLatency + 2.0 * bytes / kBandwidth);
+}
+
+TEST(SimTransport, ReductionsChargeGammaAndCopiesTheMemoryRate) {
+  SimParams params = star(1);
+  params.gamma_rate = 2e9;
+  params.memory_rate = 4e9;
+  auto group = make_sim_rank_group(params);
+  std::vector<float> a(1000, 1.0f), b(1000, 2.0f), c(1000);
+  const double reduced = timed_run(*group, [&](Transport& transport) {
+    transport.reduce(DType::f32, ReduceOp::sum, a.data(), b.data(), a.size());
+    transport.reduce_into(DType::f32, ReduceOp::sum, c.data(), a.data(), b.data(), a.size());
+  });
+  expect_seconds(reduced, 2 * 4000 / params.gamma_rate);
+  EXPECT_EQ(a[0], 3.0f);
+  EXPECT_EQ(c[0], 5.0f);
+  const double copied = timed_run(*group, [&](Transport& transport) {
+    transport.copy(c.data(), b.data(), 4000);
+    transport.scale_for_average(DType::f32, c.data(), c.size(), 2);
+  });
+  expect_seconds(copied, 2 * 4000 / params.memory_rate);
+  EXPECT_EQ(c[0], 1.0f);
+}
+
+// Sends of one source and tag arrive in the order they were posted, other
+// tags and sources aside, however the receives are interleaved.
+TEST(SimTransport, MatchingKeepsMpisOrder) {
+  auto group = make_sim_rank_group(star(3));
+  constexpr int kMessages = 6;
+  std::vector<std::vector<int>> received(2 * kMessages, std::vector<int>(1, -1));
+  group->run([&](Transport& transport) {
+    std::vector<RequestId> requests;
+    std::vector<std::vector<int>> values;
+    if (transport.rank() > 0) {
+      for (int i = 0; i < kMessages; ++i) values.push_back({transport.rank() * 100 + i});
+      // Tag i % 2: the receiver asks for tag 1 first.
+      for (int i = 0; i < kMessages; ++i) {
+        requests.push_back(transport.isend(std::as_bytes(std::span(values[i])), 0, i % 2));
+      }
+    } else {
+      for (const int tag : {1, 0}) {
+        for (int source = 2; source >= 1; --source) {
+          for (int i = tag; i < kMessages; i += 2) {
+            auto& slot = received[static_cast<std::size_t>((source - 1) * kMessages + i)];
+            requests.push_back(
+                transport.irecv(std::as_writable_bytes(std::span(slot)), source, tag));
+          }
+        }
+      }
+    }
+    transport.wait_all(requests);
+  });
+  for (int source = 1; source <= 2; ++source) {
+    for (int i = 0; i < kMessages; ++i) {
+      EXPECT_EQ(received[static_cast<std::size_t>((source - 1) * kMessages + i)][0],
+                source * 100 + i)
+          << "source " << source << " message " << i;
+    }
+  }
+}
+
+TEST(SimTransport, ATruncatedReceiveFailsAndTheGroupRunsAgain) {
+  auto group = make_sim_rank_group(star(2));
+  std::vector<std::byte> big(16), small(8);
+  try {
+    group->run([&](Transport& transport) {
+      if (transport.rank() == 0) transport.wait(transport.isend(big, 1, 0));
+      if (transport.rank() == 1) transport.wait(transport.irecv(small, 0, 0));
+    });
+    FAIL() << "no error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("truncated"), std::string::npos) << error.what();
+  }
+  expect_seconds(ping_pong(*group, 8), 2 * (2 * kLinkLatency + 8 / kBandwidth));
+}
+
+TEST(SimTransport, ADeadlockIsReportedNotHung) {
+  auto group = make_sim_rank_group(star(2));
+  std::vector<std::byte> buffer(8);
+  try {
+    group->run([&](Transport& transport) {
+      if (transport.rank() == 1) transport.wait(transport.irecv(buffer, 0, 5));
+    });
+    FAIL() << "no error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("rank 1 receives from rank 0 tag 5"),
+              std::string::npos)
+        << error.what();
+  }
+  expect_seconds(ping_pong(*group, 8), 2 * (2 * kLinkLatency + 8 / kBandwidth));
+}
+
+// Size-only: the same time, and not a byte written or reduced.
+TEST(SimTransport, SizeOnlyModeTimesTheSameAndTouchesNothing) {
+  SimParams params = star(2);
+  params.gamma_rate = 1e9;
+  const auto exchange_and_reduce = [](RankGroup& group, std::vector<float>& in,
+                                      std::vector<float>& out) {
+    return timed_run(group, [&](Transport& transport) {
+      if (transport.rank() == 0) {
+        transport.wait(transport.isend(std::as_bytes(std::span(in)), 1, 0));
+      } else {
+        transport.wait(transport.irecv(std::as_writable_bytes(std::span(out)), 0, 0));
+        transport.reduce(DType::f32, ReduceOp::sum, out.data(), in.data(), out.size());
+      }
+    });
+  };
+  std::vector<float> in(4096, 1.0f), out(4096, 7.0f);
+  auto real = make_sim_rank_group(params);
+  const double real_seconds = exchange_and_reduce(*real, in, out);
+  EXPECT_EQ(out[0], 2.0f);
+  params.payload = false;
+  auto size_only = make_sim_rank_group(params);
+  std::fill(out.begin(), out.end(), 7.0f);
+  const double size_only_seconds = exchange_and_reduce(*size_only, in, out);
+  EXPECT_EQ(out[0], 7.0f);
+  expect_seconds(size_only_seconds, real_seconds);
+  expect_seconds(real_seconds, 2 * kLinkLatency + 16384 / kBandwidth + 16384 / 1e9);
+}
+
+// Every rank leaves the barrier when the last arrives, at that instant.
+TEST(SimTransport, TheBarrierIsIdealAndTheClockNeverResets) {
+  SimParams params = star(4);
+  params.memory_rate = 1e9;
+  auto group = make_sim_rank_group(params);
+  std::vector<std::byte> scratch(4000);
+  std::vector<double> after(4);
+  double start = 0;
+  group->run([&](Transport& transport) {
+    start = group->now(transport);
+    // Rank r copies r·1000 bytes: r µs.
+    transport.copy(scratch.data(), scratch.data(),
+                   1000 * static_cast<std::size_t>(transport.rank()));
+    transport.barrier();
+    after[static_cast<std::size_t>(transport.rank())] = group->now(transport);
+  });
+  for (const double time : after) expect_seconds(time - start, 3e-6);
+  double next = 0;
+  group->run([&](Transport& transport) { next = group->now(transport); });
+  EXPECT_GE(next, after[0]);
+}
+
+TEST(SimTransport, UntouchedBuffersCostNoMemoryUntilWritten) {
+  const UntouchedBuffer huge(std::size_t{1} << 40);  // 1 TiB of address space
+  EXPECT_EQ(huge.span().size(), std::size_t{1} << 40);
+  huge.span()[12345] = std::byte{7};
+  EXPECT_EQ(huge.span()[12345], std::byte{7});
+  const UntouchedBuffer empty(0);
+  EXPECT_TRUE(empty.span().empty());
+}
+
+}  // namespace
+}  // namespace collbench
