@@ -122,7 +122,7 @@ class RecordedRun(unittest.TestCase):
         self.assertIn(NOT_MEANINGFUL, scaling)
         self.assertIn("model resnet50", scaling)
         # Every allreduce algorithm with a cost model of its own (collbench-predict --help).
-        self.assertEqual(len(table_after(scaling, "## How far")), 8)
+        self.assertEqual(len(table_after(scaling, "## How far")), 11)
         # The prediction of this report, linked though it lands in scaling/ after the report.
         self.assertIn("\n- [scaling/scaling.csv](scaling/scaling.csv)\n", self.reports[2])
 
