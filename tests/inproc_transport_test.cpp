@@ -24,7 +24,7 @@ std::span<std::byte> writable_bytes_of(std::vector<int>& values) {
 }
 
 TEST(InProcessTransport, SameTagMessagesArriveInPostOrder) {
-  run_in_process(2, [](Transport& transport) {
+  run_in_process(2, [](InstrumentedTransport& transport) {
     if (transport.rank() == 0) {
       std::vector<int> first = {1, 2}, second = {3, 4, 5};
       RequestId a = transport.isend(bytes_of(first), 1, 7);
@@ -47,7 +47,7 @@ TEST(InProcessTransport, SameTagMessagesArriveInPostOrder) {
 TEST(InProcessTransport, CountsEachPeerAddressedOnce) {
   // Rank 0 sends to 1 twice and receives from 2: two peers; a bad peer is
   // refused before it is counted.
-  run_in_process(3, [](Transport& transport) {
+  run_in_process(3, [](InstrumentedTransport& transport) {
     std::vector<int> value = {7};
     EXPECT_EQ(transport.peers_contacted(), 0u);
     if (transport.rank() == 0) {
@@ -178,13 +178,13 @@ TEST(InProcessTransport, MissingSenderTimesOutNamingThePeer) {
 
 // The handler runs at the wait, before the waiting frame (which owns the
 // pending receive's buffer) unwinds, then the wait throws
-// (Transport::set_timeout_handler).
+// (InstrumentedTransport::set_timeout_handler).
 TEST(InProcessTransport, TimeoutHandlerRunsAtTheWaitThenTheWaitThrows) {
   std::atomic<int> handled = 0;
   EXPECT_THROW(
       run_in_process(
           2,
-          [&](Transport& transport) {
+          [&](InstrumentedTransport& transport) {
             if (transport.rank() != 1) return;
             bool frame_alive = false;
             transport.set_timeout_handler([&](const TimeoutError& error) {

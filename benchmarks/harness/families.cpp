@@ -287,7 +287,7 @@ class Runner::Context final : public RunContext {
   Runner& runner_;
 };
 
-Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_comm,
+Runner::Runner(const Options& options, InstrumentedTransport& transport, MPI_Comm timing_comm,
                Progress& progress)
     : options_(options),
       transport_(transport),
@@ -295,7 +295,7 @@ Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_com
       progress_(progress),
       rank_(transport.rank()),
       ranks_(transport.size()) {
-  if (auto* mpi = dynamic_cast<MpiTransport*>(&transport)) bare_comm_ = mpi->comm();
+  if (auto* mpi = dynamic_cast<MpiTransport*>(&transport.unwrapped())) bare_comm_ = mpi->comm();
   check_mpi(MPI_Comm_dup(comm_, &diagnosis_comm_), "MPI_Comm_dup", "timeout diagnosis");
   if (transport.timeout().count() > 0) watchdog_ = std::make_unique<Watchdog>(rank_);
   context_ = std::make_unique<Context>(*this);

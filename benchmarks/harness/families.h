@@ -93,7 +93,7 @@
 #include "collbench/catalog/workload.h"
 #include "collbench/collectives/algorithm.h"
 #include "collbench/collectives/collective.h"
-#include "collbench/transport/transport.h"
+#include "collbench/transport/instrumented_transport.h"
 #include "core_handoff.h"
 #include "family.h"
 #include "metadata.h"
@@ -261,7 +261,8 @@ std::string rank_median_label(const std::vector<double>& medians_seconds);
 //   run's label (rank 0) is rank_median_label.
 class Runner {
  public:
-  Runner(const Options& options, Transport& transport, MPI_Comm timing_comm, Progress& progress);
+  Runner(const Options& options, InstrumentedTransport& transport, MPI_Comm timing_comm,
+         Progress& progress);
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -339,7 +340,7 @@ class Runner {
   enum class Phase { connect, setup, check, warmup, calibration, timed, after };
 
   const Options& options_;
-  Transport& transport_;
+  InstrumentedTransport& transport_;
   MPI_Comm comm_;
   // The mpi transport's communicator, the one `mpi` uses (mpi_bare); else null.
   MPI_Comm bare_comm_ = MPI_COMM_NULL;

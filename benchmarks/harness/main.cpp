@@ -417,7 +417,7 @@ struct RunSetup {
   // repetition (Google Benchmark runs a benchmark's repetitions back to back).
   int rounds = 1;
   std::vector<Workload> workloads;
-  std::unique_ptr<Transport> transport;
+  std::unique_ptr<InstrumentedTransport> transport;
   RunMetadata metadata;
   CasePlan plan;
   std::size_t selected = 0;        // of plan.cases, by --benchmark_filter

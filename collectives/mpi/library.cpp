@@ -39,7 +39,7 @@ MPI_User_function* user_function(ReduceOp op) {
 
 MpiLibraryCall::MpiLibraryCall(Transport& transport, const CollectiveSpec& spec,
                                std::string_view collective) {
-  auto* mpi = dynamic_cast<MpiTransport*>(&transport);
+  auto* mpi = dynamic_cast<MpiTransport*>(&transport.unwrapped());
   if (mpi == nullptr) {
     throw std::invalid_argument(fmt::format("{} algorithm 'mpi' needs the mpi transport, not '{}'",
                                             collective, transport.kind()));
@@ -80,7 +80,6 @@ MpiLibraryCall::~MpiLibraryCall() {
   if (owned_op_ != MPI_OP_NULL) MPI_Op_free(&owned_op_);
   if (owned_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&owned_type_);
 }
-
 
 }  // namespace collbench::detail
 

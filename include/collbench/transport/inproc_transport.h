@@ -4,13 +4,15 @@
 //
 // A send completes when a matching receive has copied its data (rendezvous),
 // so a test that forgets a receive hangs here exactly as it would under MPI
-// with large messages — until the timeout, which then names the pending peers.
+// with large messages — until the timeout, which then names the pending peers
+// (run_in_process's InstrumentedTransport).
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <memory>
 
+#include "collbench/transport/instrumented_transport.h"
 #include "collbench/transport/transport.h"
 
 namespace collbench {
@@ -28,16 +30,20 @@ class InProcessTransport final : public Transport {
   void wait(RequestId request) override;
   bool test(RequestId request) override;
   void wait_all(std::span<const RequestId> requests) override;
+  // Sleeps until a completion instead of polling.
+  bool wait_until(std::span<const RequestId> requests, std::span<bool> done,
+                  Clock::time_point deadline) override;
+  // Bounded by the world's timeout (run_in_process's), throwing TimeoutError.
   void barrier() override;
 
  private:
   std::shared_ptr<InProcessWorld> world_;
 };
 
-// Runs `body` on `ranks` threads, each with its own transport whose waits
-// are bounded by `timeout`. Rethrows the first exception any rank threw
-// (after all threads have ended; the others are woken up and fail too).
-void run_in_process(int ranks, const std::function<void(Transport&)>& body,
+// Runs `body` on `ranks` threads, each with its own transport, instrumented
+// (counters, and waits and barriers bounded by `timeout`). Rethrows the first exception any rank
+// threw (after all threads have ended; the others are woken up and fail too).
+void run_in_process(int ranks, const std::function<void(InstrumentedTransport&)>& body,
                     std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 }  // namespace collbench

@@ -1,7 +1,9 @@
 // MPI point-to-point transport: MPI_Isend/MPI_Irecv/MPI_Test* on a
 // communicator duplicated from the one given, so that collbench's traffic can
 // never match anyone else's. Every MPI return code is checked and turned
-// into an exception naming the call, the peer and the tag.
+// into an exception naming the call, the peer and the tag. A bounded wait
+// (InstrumentedTransport's timeout) polls MPI_Test: MPI_Waitall cannot be
+// bounded.
 #pragma once
 
 #include <fmt/format.h>
@@ -43,14 +45,8 @@ class MpiTransport final : public Transport {
   MPI_Comm comm() const { return comm_; }
 
  private:
-  struct Pending {
-    int peer = -1;
-    int tag = -1;
-    bool is_send = false;
-  };
-  RequestId acquire(int peer, int tag, bool is_send);
+  RequestId acquire();
   void release(RequestId request);
-  [[noreturn]] void throw_timeout(std::span<const RequestId> requests) const;
 
   // The datatype and count a message of `bytes` goes as; *derived is set
   // when the type was made for it (free it once posted).
@@ -59,7 +55,6 @@ class MpiTransport final : public Transport {
   const std::size_t largest_plain_message_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::vector<MPI_Request> requests_;
-  std::vector<Pending> pending_;
   std::vector<RequestId> free_;
   std::vector<MPI_Request> scratch_;  // wait_all's gathered requests
 };
