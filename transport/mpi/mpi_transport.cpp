@@ -1,6 +1,7 @@
 #include "collbench/transport/mpi_transport.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -150,6 +151,25 @@ void MpiTransport::wait_all(std::span<const RequestId> requests) {
   check_mpi(MPI_Waitall(count, scratch_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
             "rank {}, {} requests", this->rank(), count);
   for (RequestId id : requests) release(id);
+}
+
+bool MpiTransport::wait_until(std::span<const RequestId> requests, std::span<bool> done,
+                              Clock::time_point deadline) {
+  scratch_.clear();
+  for (RequestId id : requests) scratch_.push_back(requests_[id]);
+  const int count = static_cast<int>(scratch_.size());
+  int all_done = 0;
+  for (std::uint64_t polls = 0;; ++polls) {
+    check_mpi(MPI_Testall(count, scratch_.data(), &all_done, MPI_STATUSES_IGNORE), "MPI_Testall",
+              "rank {}, {} requests", this->rank(), count);
+    if (all_done) break;
+    if (yield_while_waiting() && polls >= kPollsBeforeYield) sched_yield();
+    // MPI_Testall completes none of the requests unless it completes all.
+    if ((polls & 255) == 0 && Clock::now() > deadline) return false;
+  }
+  for (RequestId id : requests) release(id);
+  std::fill(done.begin(), done.end(), true);
+  return true;
 }
 
 void MpiTransport::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
