@@ -133,6 +133,11 @@ Known known_disagreement(const CollectiveInfo& collective, const AlgorithmInfo& 
       (which == "broadcast/scatter_allgather" || which == "reduce/reduce_scatter_gather")) {
     return Known::unchecked;
   }
+  // Not reconciled yet (issue 45): its cost() prices a lock-step schedule
+  // of the two trees one transfer at a time; simulated it is up to 50%
+  // faster at 8 B (the trees' halves run at once) and up to 11% slower at
+  // 64 KiB – 1 MiB (both trees' segments share a rank's link).
+  if (which == "allreduce/double_binary_tree") return Known::unchecked;
   return Known::exact;
 }
 

@@ -109,19 +109,25 @@ CasePlan Planner::finish(std::uint64_t memory_limit_per_rank) {
 
 void Planner::check_memory(const BenchmarkCase& entry, std::uint64_t memory_limit_per_rank) const {
   const std::uint64_t needed = entry.memory_bytes(ranks_);
+  std::string hint(smaller_hint(entry));
+  if (transport_kind_ == "sim" && !options_.sim.no_payload) {
+    hint = "use --no-payload (size-only: no buffer filled) or " + hint;
+  }
   // Refused even when MemAvailable is unknown (limit 0).
   if (needed == kSaturatedBytes) {
     throw UsageError(fmt::format(
         "{} needs more than {} per rank (buffers and workspace), beyond any machine's memory; "
         "{}",
-        entry.name, format_bytes(kSaturatedBytes), smaller_hint(entry)));
+        entry.name, format_bytes(kSaturatedBytes), hint));
   }
+  // Size-only simulation maps its messages' buffers untouched: only the
+  // algorithms' workspaces take memory, which this limit does not single out.
+  if (options_.sim.no_payload) return;
   if (memory_limit_per_rank > 0 && needed > memory_limit_per_rank) {
     throw UsageError(fmt::format(
         "{} needs {} per rank (buffers and workspace) but only {} per rank is available "
         "(MemAvailable shared by the ranks of a node, 90% of it); {} or fewer ranks per node",
-        entry.name, format_bytes(needed), format_bytes(memory_limit_per_rank),
-        smaller_hint(entry)));
+        entry.name, format_bytes(needed), format_bytes(memory_limit_per_rank), hint));
   }
 }
 
