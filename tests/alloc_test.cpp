@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "collbench/collectives/algorithm.h"
-#include "collbench/collectives/mpi_library.h"
 #include "collbench/collectives/collective.h"
+#include "collbench/collectives/mpi_library.h"
 #include "collbench/core/check.h"
 #include "collbench/transport/inproc_transport.h"
 #include "collbench/transport/mpi_transport.h"
@@ -127,7 +127,8 @@ TEST(AllocationFree, InProcess) {
 }
 
 TEST(AllocationFree, Mpi) {
-  MpiTransport transport(MPI_COMM_WORLD);
+  MpiTransport mpi(MPI_COMM_WORLD);
+  InstrumentedTransport transport(mpi);
   transport.set_timeout(std::chrono::seconds(30));
   if (transport.size() < 2) GTEST_SKIP() << "needs mpirun -np 2 or more";
   for (const CollectiveInfo& collective : collectives()) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collbench/collectives/collective.h"
+#include "collbench/transport/forwarding_transport.h"
 #include "collbench/transport/inproc_transport.h"
 #include "collective_case.h"
 
@@ -131,7 +132,7 @@ TEST(AllreduceAnyP, NoRankIsInnerInBothTrees) {
   const AlgorithmInfo& algorithm = *allreduce().find_algorithm("double_binary_tree");
   for (int p = 2; p <= 17; ++p) {
     std::atomic<std::uint64_t> most{0}, total{0};
-    run_in_process(p, [&](Transport& transport) {
+    run_in_process(p, [&](InstrumentedTransport& transport) {
       const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
       std::vector<std::byte> in(64 * 4), out(64 * 4);
       const auto call = algorithm.build(transport, spec, in, out);
@@ -153,26 +154,14 @@ TEST(AllreduceAnyP, NoRankIsInnerInBothTrees) {
 // subtract it, so rank 0 meets 1, 15, 3, 11 at p = 16 and rank 1 meets 0,
 // 2, 14, 6 — shown by the bytes each rank exchanges with each peer: a
 // transport that counts messages per peer.
-class PeerLedger final : public Transport {
+class PeerLedger final : public ForwardingTransport {
  public:
-  explicit PeerLedger(Transport& inner) : Transport(inner.rank(), inner.size()), inner_(inner) {}
-  std::string_view kind() const override { return inner_.kind(); }
+  using ForwardingTransport::ForwardingTransport;
   RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
     peers.push_back(peer);
-    return inner_.isend(data, peer, tag);
+    return ForwardingTransport::isend(data, peer, tag);
   }
-  RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
-    return inner_.irecv(data, peer, tag);
-  }
-  void wait(RequestId request) override { inner_.wait(request); }
-  bool test(RequestId request) override { return inner_.test(request); }
-  void wait_all(std::span<const RequestId> requests) override { inner_.wait_all(requests); }
-  void barrier() override { inner_.barrier(); }
-  int take_tag_slot() override { return inner_.take_tag_slot(); }
   std::vector<int> peers;
-
- private:
-  Transport& inner_;
 };
 
 TEST(AllreduceAnyP, SwingPeers) {

@@ -51,6 +51,7 @@
 #include "collbench/collectives/collective.h"
 #include "collbench/core/check.h"
 #include "collbench/core/reduce.h"
+#include "collbench/transport/forwarding_transport.h"
 #include "collbench/transport/inproc_transport.h"
 
 namespace collbench {
@@ -110,12 +111,9 @@ std::string_view fault_name(Fault fault) {
 // leave the bytes as they are is no fault, so it moves to the next message.
 // Matching is never disturbed (the message is still received from the peer
 // the algorithm asked for), so a faulted algorithm runs to its end.
-class FaultyTransport final : public Transport {
+class FaultyTransport final : public ForwardingTransport {
  public:
-  explicit FaultyTransport(Transport& inner)
-      : Transport(inner.rank(), inner.size()), inner_(inner) {}
-
-  std::string_view kind() const override { return inner_.kind(); }
+  explicit FaultyTransport(Transport& inner) : ForwardingTransport(inner) {}
 
   // Arms the fault for the next call; `element_bytes` is the dtype's size.
   void arm(Fault fault, std::size_t element_bytes, std::size_t target) {
@@ -144,7 +142,7 @@ class FaultyTransport final : public Transport {
     // What this rank sent is a payload from "another peer" (itself) for any
     // message it receives.
     if (armed_) history_.push_back({rank(), {data.begin(), data.end()}});
-    return inner_.isend(data, peer, tag);
+    return inner().isend(data, peer, tag);
   }
 
   RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
@@ -153,29 +151,28 @@ class FaultyTransport final : public Transport {
     if (armed_ && !fired_ && index >= target_ && fault_ == Fault::drop_payload) {
       // Received into a scratch buffer that is then thrown away.
       pending.scratch.resize(data.size());
-      const RequestId request = inner_.irecv(pending.scratch, peer, tag);
+      const RequestId request = inner().irecv(pending.scratch, peer, tag);
       pending_[request] = std::move(pending);
       return request;
     }
-    const RequestId request = inner_.irecv(data, peer, tag);
+    const RequestId request = inner().irecv(data, peer, tag);
     if (armed_) pending_[request] = std::move(pending);
     return request;
   }
 
   void wait(RequestId request) override {
-    inner_.wait(request);
+    inner().wait(request);
     completed(request);
   }
   bool test(RequestId request) override {
-    const bool done = inner_.test(request);
+    const bool done = inner().test(request);
     if (done) completed(request);
     return done;
   }
   void wait_all(std::span<const RequestId> requests) override {
-    inner_.wait_all(requests);
+    inner().wait_all(requests);
     for (const RequestId request : requests) completed(request);
   }
-  void barrier() override { inner_.barrier(); }
 
  private:
   struct Pending {
@@ -228,7 +225,6 @@ class FaultyTransport final : public Transport {
     history_.push_back({pending.peer, {data.begin(), data.end()}});
   }
 
-  Transport& inner_;
   Fault fault_ = Fault::drop_payload;
   std::size_t element_bytes_ = 1;
   std::size_t target_ = 0;

@@ -12,6 +12,7 @@
 
 #include "collbench/collectives/collective.h"
 #include "collbench/core/check.h"
+#include "collbench/transport/forwarding_transport.h"
 #include "collbench/transport/inproc_transport.h"
 #include "collective_case.h"
 
@@ -146,7 +147,7 @@ std::uint64_t messages_of_rank_0(std::string_view collective_name, std::string_v
   const CollectiveInfo& collective = *find_collective(collective_name);
   const AlgorithmInfo& algorithm = *collective.find_algorithm(algorithm_name);
   std::atomic<std::uint64_t> messages{0};
-  run_in_process(ranks, [&](Transport& transport) {
+  run_in_process(ranks, [&](InstrumentedTransport& transport) {
     const int rank = transport.rank();
     const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, segment_bytes, {}};
     std::vector<std::byte> in(collective.input_block(spec, ranks, rank).count * 4);
@@ -374,7 +375,7 @@ TEST(BytesSent, BandwidthOptimalAlgorithmsMoveTheirModelBytes) {
       const std::string_view name = algorithm.name;
       const std::string_view collective_name = collective.name;
       std::atomic<std::uint64_t> max_sent{0};
-      run_in_process(p, [&](Transport& transport) {
+      run_in_process(p, [&](InstrumentedTransport& transport) {
         const int rank = transport.rank();
         const CollectiveSpec spec{DType::f32, ReduceOp::sum, count, 0, {}};
         std::vector<std::byte> in(collective.input_block(spec, p, rank).count * sizeof(float));
@@ -411,7 +412,7 @@ TEST(BytesSent, AlltoallAlgorithmsMoveTheirModelBytes) {
       const std::size_t count = static_cast<std::size_t>(p) * 100;
       const double expected = algorithm.cost(p, count * 4.0).bytes;
       std::atomic<int> matching{0};
-      run_in_process(p, [&](Transport& transport) {
+      run_in_process(p, [&](InstrumentedTransport& transport) {
         std::vector<std::byte> in(count * sizeof(float));
         std::vector<std::byte> out(in.size());
         auto call = algorithm.build(transport, {DType::f32, ReduceOp::sum, count, 0, {}}, in, out);
@@ -567,29 +568,20 @@ TEST(AlltoallvRouting, SkewedDispatchAndCombineAreCorrectInAndOutOfPlace) {
 
 // Forwards to the in-process transport and records the tag of every send
 // and receive, and every send's data.
-class TransportRecorder final : public Transport {
+class TransportRecorder final : public ForwardingTransport {
  public:
-  explicit TransportRecorder(Transport& inner)
-      : Transport(inner.rank(), inner.size()), inner_(inner) {}
-  std::string_view kind() const override { return inner_.kind(); }
+  explicit TransportRecorder(Transport& inner) : ForwardingTransport(inner) {}
   RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
     tags.insert(tag);
     sends.push_back(data);
-    return inner_.isend(data, peer, tag);
+    return ForwardingTransport::isend(data, peer, tag);
   }
   RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
     tags.insert(tag);
-    return inner_.irecv(data, peer, tag);
+    return ForwardingTransport::irecv(data, peer, tag);
   }
-  void wait(RequestId request) override { inner_.wait(request); }
-  bool test(RequestId request) override { return inner_.test(request); }
-  void wait_all(std::span<const RequestId> requests) override { inner_.wait_all(requests); }
-  void barrier() override { inner_.barrier(); }
   std::set<int> tags;
   std::vector<std::span<const std::byte>> sends;
-
- private:
-  Transport& inner_;
 };
 
 TEST(SendSources, AllgathersSendTheOwnBlockFromIn) {

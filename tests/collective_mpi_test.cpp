@@ -40,9 +40,9 @@ class CollectiveOverTransport : public ::testing::TestWithParam<Param> {
     delete transport_;
     transport_ = nullptr;
   }
-  static Transport* transport_;
+  static InstrumentedTransport* transport_;
 };
-Transport* CollectiveOverTransport::transport_ = nullptr;
+InstrumentedTransport* CollectiveOverTransport::transport_ = nullptr;
 
 TEST_P(CollectiveOverTransport, EveryDtypeOpAndCount) {
   const CollectiveInfo& collective = *find_collective(GetParam().first);
@@ -115,7 +115,7 @@ TEST_P(CollectiveOverTransport, SkewedRoutings) {
 class TransportTimeout : public CollectiveOverTransport {};
 
 TEST_F(TransportTimeout, HandlerRunsAtTheWaitThenTheWaitThrows) {
-  Transport& transport = *transport_;
+  InstrumentedTransport& transport = *transport_;
   constexpr int kTag = 4243;
   std::vector<std::byte> buffer(64);
   bool frame_alive = false;
@@ -159,14 +159,15 @@ TEST_F(TransportTimeout, HandlerRunsAtTheWaitThenTheWaitThrows) {
 // transport under test (mpi or ofi).
 TEST(TransportTest, CompletesWithoutBlockingAndReleases) {
   auto owned = make_transport(g_options);
-  Transport& transport = *owned;
+  InstrumentedTransport& transport = *owned;
   transport.set_timeout(std::chrono::seconds(30));
   testing::expect_test_completes_and_releases(transport);
 }
 
 TEST(LargeMessages, DerivedDatatypesCarryEveryAlgorithm) {
   if (g_options.kind != "mpi") GTEST_SKIP() << "the mpi transport's limit";
-  MpiTransport transport(MPI_COMM_WORLD, /*largest_plain_message=*/1000);
+  MpiTransport mpi(MPI_COMM_WORLD, /*largest_plain_message=*/1000);
+  InstrumentedTransport transport(mpi);
   transport.set_timeout(std::chrono::seconds(30));
   for (const CollectiveInfo& collective : collectives()) {
     for (const AlgorithmInfo& algorithm : collective.algorithms) {

@@ -757,6 +757,12 @@ for row in rows:
         sys.exit(f"{name}: {got}, expected {want}")
     if row["family"] == "allreduce" and len(row["rank_median_us"].split(";")) != ranks:
         sys.exit(f"{name}: rank medians {row['rank_median_us']} for {ranks} ranks")
+    # The ranks' sends are counted (the Runner instruments the group's
+    # transports): the ring's 2(p-1) blocks of n/p per call.
+    if name.startswith("allreduce/ring/"):
+        size = int(row["bytes"])
+        if row["sent_bytes_per_rank"] != str(2 * (ranks - 1) * size // ranks):
+            sys.exit(f"{name}: sent_bytes_per_rank {row['sent_bytes_per_rank']}")
 print(f"{len(rows)} rows of {ranks} ranks in one process, MPI never initialized")
 PYTHON
     fail "CSV check of $work/run.csv failed"

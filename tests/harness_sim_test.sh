@@ -5,7 +5,8 @@
 #      --check: every row ok, one sample, the sim_* columns as given;
 #   2. two runs give identical time columns (a simulation is deterministic);
 #   3. ring's time is its cost formula on the star's end-to-end α, β and γ
-#      within 1%, and size-only mode (--no-payload) gives the same times.
+#      within 1%, and size-only mode (--no-payload) gives the same times;
+#   4. ring's bytes sent per rank, as the harness counts them, are 2(p-1)n/p.
 # Usage: harness_sim_test.sh COLLBENCH PYTHON
 set -euo pipefail
 collbench=${1:?usage: harness_sim_test.sh COLLBENCH PYTHON}
@@ -35,7 +36,7 @@ import collbench_csv
 work, algorithms = sys.argv[1], sys.argv[2].split(",")
 columns = ("benchmark", "algorithm", "bytes", "median_us", "min_us", "max_us", "samples", "check",
            "transport", "sim_platform", "sim_payload", "sim_alpha_us", "sim_beta_GBps",
-           "sim_gamma_GBps")
+           "sim_gamma_GBps", "sent_bytes_per_rank")
 first = collbench_csv.read_rows(f"{work}/first.csv", columns, "the sim test")
 second = collbench_csv.read_rows(f"{work}/second.csv", columns, "the sim test")
 size_only = collbench_csv.read_rows(f"{work}/size_only.csv", columns, "the sim test")
@@ -59,6 +60,9 @@ for row in first:
     got = float(row["median_us"]) * 1e-6
     if abs(got - cost) > 0.01 * cost:
         sys.exit(f"{row['benchmark']}: {got * 1e6:.4f} us simulated, {cost * 1e6:.4f} us by the formula")
+    # The sends are counted: 2(p-1) blocks of n/p where p divides the f32 elements.
+    if n % (4 * p) == 0 and row["sent_bytes_per_rank"] != str(2 * (p - 1) * n // p):
+        sys.exit(f"{row['benchmark']}: sent_bytes_per_rank {row['sent_bytes_per_rank']}")
 ring = {k: v for k, v in times(first).items() if "/ring/" in k}
 if times(size_only) != ring:
     sys.exit(f"size-only times {times(size_only)} differ from the real ones {ring}")

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collbench/collectives/collective.h"
+#include "collbench/transport/forwarding_transport.h"
 #include "collbench/transport/inproc_transport.h"
 #include "collective_case.h"
 
@@ -140,27 +141,33 @@ TEST(Hierarchical, SetNodesNeedsOneIdPerRank) {
   });
 }
 
+// Topology coordinates are optional (empty until set), one vector per rank,
+// all of one length; a decorator starts with its inner transport's.
+TEST(Hierarchical, CoordinatesAreEmptyUntilSetAndCheckedWhenSet) {
+  run_in_process(2, [](Transport& transport) {
+    EXPECT_TRUE(transport.coordinates_of(1).empty());
+    EXPECT_THROW(transport.set_coordinates({{0, 1}}), std::invalid_argument);
+    EXPECT_THROW(transport.set_coordinates({{0, 1}, {2}}), std::invalid_argument);
+    transport.set_coordinates({{0, 1}, {2, 3}});
+    EXPECT_EQ(transport.coordinates_of(1)[1], 3);
+    transport.set_nodes({5, 5});
+    ForwardingTransport view(transport);
+    EXPECT_EQ(view.coordinates_of(0)[1], 1);
+    EXPECT_EQ(view.node_of(1), 5);
+  });
+}
+
 // A transport that counts the bytes each rank sends to each peer.
-class CountingTransport final : public Transport {
+class CountingTransport final : public ForwardingTransport {
  public:
   CountingTransport(Transport& parent, std::vector<double>& sent_to)
-      : Transport(parent.rank(), parent.size()), parent_(parent), sent_to_(sent_to) {}
-  std::string_view kind() const override { return parent_.kind(); }
+      : ForwardingTransport(parent), sent_to_(sent_to) {}
   RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
     sent_to_[static_cast<std::size_t>(peer)] += static_cast<double>(data.size());
-    return parent_.isend(data, peer, tag);
+    return ForwardingTransport::isend(data, peer, tag);
   }
-  RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
-    return parent_.irecv(data, peer, tag);
-  }
-  void wait(RequestId request) override { parent_.wait(request); }
-  bool test(RequestId request) override { return parent_.test(request); }
-  void wait_all(std::span<const RequestId> requests) override { parent_.wait_all(requests); }
-  void barrier() override { parent_.barrier(); }
-  int take_tag_slot() override { return parent_.take_tag_slot(); }
 
  private:
-  Transport& parent_;
   std::vector<double>& sent_to_;
 };
 

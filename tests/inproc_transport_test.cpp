@@ -7,10 +7,13 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <list>
+#include <memory>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
-#include "collbench/transport/subgroup_transport.h"
+#include "collbench/transport/forwarding_transport.h"
 #include "transport_case.h"
 
 namespace collbench {
@@ -24,7 +27,7 @@ std::span<std::byte> writable_bytes_of(std::vector<int>& values) {
 }
 
 TEST(InProcessTransport, SameTagMessagesArriveInPostOrder) {
-  run_in_process(2, [](Transport& transport) {
+  run_in_process(2, [](InstrumentedTransport& transport) {
     if (transport.rank() == 0) {
       std::vector<int> first = {1, 2}, second = {3, 4, 5};
       RequestId a = transport.isend(bytes_of(first), 1, 7);
@@ -47,7 +50,7 @@ TEST(InProcessTransport, SameTagMessagesArriveInPostOrder) {
 TEST(InProcessTransport, CountsEachPeerAddressedOnce) {
   // Rank 0 sends to 1 twice and receives from 2: two peers; a bad peer is
   // refused before it is counted.
-  run_in_process(3, [](Transport& transport) {
+  run_in_process(3, [](InstrumentedTransport& transport) {
     std::vector<int> value = {7};
     EXPECT_EQ(transport.peers_contacted(), 0u);
     if (transport.rank() == 0) {
@@ -108,14 +111,92 @@ TEST(InProcessTransport, TestCompletesWithoutBlockingAndReleases) {
       3, [&](Transport& transport) { testing::expect_test_completes_and_releases(transport); });
 }
 
+// Sends complete at once, as MPI's eager protocol completes a small send
+// before its receive is posted: the payload is copied and sent in the
+// background, so that a wait never waits for a send's receiver. The
+// in-process transport's sends are rendezvous (a send completes when its
+// receive has copied it), which holds a sender until its peer arrives and
+// so can hide a protocol that forgets to wait for someone.
+class EagerTransport final : public ForwardingTransport {
+ public:
+  using ForwardingTransport::ForwardingTransport;
+  ~EagerTransport() override {
+    try {
+      drain();
+    } catch (...) {
+      // The test has failed already; its peers are being woken up.
+    }
+  }
+
+  RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
+    reap();
+    Background& sending = background_.emplace_back();
+    sending.payload.assign(data.begin(), data.end());
+    sending.request = ForwardingTransport::isend(sending.payload, peer, tag);
+    return kCompletedSend;
+  }
+  void wait(RequestId request) override {
+    if (request != kCompletedSend) ForwardingTransport::wait(request);
+  }
+  bool test(RequestId request) override {
+    return request == kCompletedSend || ForwardingTransport::test(request);
+  }
+  void wait_all(std::span<const RequestId> requests) override {
+    std::vector<RequestId> receives;
+    for (const RequestId request : requests) {
+      if (request != kCompletedSend) receives.push_back(request);
+    }
+    ForwardingTransport::wait_all(receives);
+  }
+  // Waits for the background sends: before their receivers leave.
+  void drain() {
+    for (Background& sending : background_) ForwardingTransport::wait(sending.request);
+    background_.clear();
+  }
+
+ private:
+  static constexpr RequestId kCompletedSend = RequestId{1} << 31;
+  struct Background {
+    std::vector<std::byte> payload;
+    RequestId request = 0;
+  };
+  void reap() {
+    background_.remove_if(
+        [this](Background& sending) { return ForwardingTransport::test(sending.request); });
+  }
+  std::list<Background> background_;
+};
+
+TEST(EagerTransport, SendsCompleteBeforeTheirReceiveIsPosted) {
+  std::atomic<bool> sent{false};
+  run_in_process(2, [&](Transport& inner) {
+    EagerTransport transport(inner);
+    std::vector<int> value = {transport.rank() == 0 ? 42 : 0};
+    if (transport.rank() == 0) {
+      transport.wait(transport.isend(bytes_of(value), 1, 0));
+      value[0] = 0;  // the payload was copied
+      sent = true;
+    } else {
+      while (!sent) std::this_thread::yield();
+      transport.wait(transport.irecv(writable_bytes_of(value), 0, 0));
+      EXPECT_EQ(value[0], 42);
+    }
+    transport.drain();
+  });
+}
+
 // A subgroup's barrier holds its members, and only them, until all of them
 // arrived: two interleaved subgroups of 3 (members in parent order) and one
 // of 5 in reverse order (not a power of two). The last member of each is
 // late, so that a barrier that does not wait lets the others through early.
-TEST(SubgroupTransport, BarrierHoldsTheMembersUntilAllArrive) {
+// Over rendezvous sends, and over eager ones, with which a barrier that
+// skips a round lets a member through that waits only for early ones.
+void expect_subgroup_barrier_holds(bool eager) {
   for (const int ranks : {6, 5}) {
     std::array<std::atomic<int>, 2> arrived{};
-    run_in_process(ranks, [&](Transport& transport) {
+    run_in_process(ranks, [&](Transport& inner) {
+      EagerTransport eager_transport(inner);
+      Transport& transport = eager ? static_cast<Transport&>(eager_transport) : inner;
       const int group = ranks == 6 ? transport.rank() % 2 : 0;
       std::vector<int> members;
       if (ranks == 6) {
@@ -123,18 +204,29 @@ TEST(SubgroupTransport, BarrierHoldsTheMembersUntilAllArrive) {
       } else {
         members = {4, 3, 2, 1, 0};
       }
-      detail::SubgroupTransport subgroup(transport, members);
+      const std::unique_ptr<Transport> view = transport.subgroup(members);
+      Transport& subgroup = *view;
       const int size = subgroup.size();
       for (int round = 1; round <= 3; ++round) {
         if (subgroup.rank() == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         ++arrived[static_cast<std::size_t>(group)];
         subgroup.barrier();
         EXPECT_GE(arrived[static_cast<std::size_t>(group)].load(), size * round)
-            << "left the barrier of " << size << " before every member arrived";
+            << "left the barrier of " << size << " before every member arrived"
+            << (eager ? " (eager sends)" : "");
         subgroup.barrier();  // no member starts the next round before all checked
       }
+      eager_transport.drain();
     });
   }
+}
+
+TEST(SubgroupTransport, BarrierHoldsTheMembersUntilAllArrive) {
+  expect_subgroup_barrier_holds(/*eager=*/false);
+}
+
+TEST(SubgroupTransport, BarrierHoldsTheMembersUntilAllArriveWithEagerSends) {
+  expect_subgroup_barrier_holds(/*eager=*/true);
 }
 
 TEST(InProcessTransport, TruncationIsAnError) {
@@ -178,13 +270,13 @@ TEST(InProcessTransport, MissingSenderTimesOutNamingThePeer) {
 
 // The handler runs at the wait, before the waiting frame (which owns the
 // pending receive's buffer) unwinds, then the wait throws
-// (Transport::set_timeout_handler).
+// (InstrumentedTransport::set_timeout_handler).
 TEST(InProcessTransport, TimeoutHandlerRunsAtTheWaitThenTheWaitThrows) {
   std::atomic<int> handled = 0;
   EXPECT_THROW(
       run_in_process(
           2,
-          [&](Transport& transport) {
+          [&](InstrumentedTransport& transport) {
             if (transport.rank() != 1) return;
             bool frame_alive = false;
             transport.set_timeout_handler([&](const TimeoutError& error) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collbench/collectives/collective.h"
+#include "collbench/transport/forwarding_transport.h"
 #include "collbench/transport/inproc_transport.h"
 #include "collective_case.h"
 
@@ -26,23 +27,9 @@ namespace {
 
 // A transport that forwards communication to another and keeps a ledger of
 // the local work passed to it; with do_work false it does none of it.
-class LocalWorkLedger final : public Transport {
+class LocalWorkLedger final : public ForwardingTransport {
  public:
-  LocalWorkLedger(Transport& inner, bool do_work)
-      : Transport(inner.rank(), inner.size()), inner_(inner), do_work_(do_work) {}
-
-  std::string_view kind() const override { return inner_.kind(); }
-  RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
-    return inner_.isend(data, peer, tag);
-  }
-  RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
-    return inner_.irecv(data, peer, tag);
-  }
-  void wait(RequestId request) override { inner_.wait(request); }
-  bool test(RequestId request) override { return inner_.test(request); }
-  void wait_all(std::span<const RequestId> requests) override { inner_.wait_all(requests); }
-  void barrier() override { inner_.barrier(); }
-  int take_tag_slot() override { return inner_.take_tag_slot(); }
+  LocalWorkLedger(Transport& inner, bool do_work) : ForwardingTransport(inner), do_work_(do_work) {}
 
   void reduce(DType dtype, ReduceOp op, void* dst, const void* src, std::size_t count) override {
     reduced_bytes += count * dtype_size(dtype);
@@ -67,7 +54,6 @@ class LocalWorkLedger final : public Transport {
   std::uint64_t copied_bytes = 0;
 
  private:
-  Transport& inner_;
   bool do_work_;
 };
 

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "collbench/transport/instrumented_transport.h"
 #include "collbench/transport/mpi_bootstrap.h"
 
 namespace collbench {
@@ -31,6 +32,7 @@ constexpr std::chrono::milliseconds kTestTimeout{30'000};
 
 std::string g_provider;                     // as given on the command line
 std::unique_ptr<OfiTransport> g_transport;  // shared by the tests: opening costs ~100 ms
+std::unique_ptr<InstrumentedTransport> g_instrumented;  // g_transport, counted and bounded
 
 std::byte pattern_byte(std::uint64_t seed, std::size_t index) {
   // Differs between neighbouring bytes, messages and 256-byte blocks, so a
@@ -95,12 +97,13 @@ const std::vector<std::size_t> kSizes = {0,     1,     2,    7,    8,      63,  
                                          65536, 65537, 1000, 9000, 262144, 1 << 20, (4 << 20) + 3};
 
 TEST(OfiTransport, ReportsWhatWasNegotiated) {
-  OfiTransport& transport = *g_transport;
+  OfiTransport& ofi = *g_transport;
+  Transport& transport = *g_instrumented;
   EXPECT_EQ(transport.kind(), "ofi");
   EXPECT_NE(transport.provider().find(g_provider), std::string::npos)
       << "asked for " << g_provider << ", got " << transport.provider();
-  EXPECT_GT(transport.max_message_size(), 0u);
-  EXPECT_EQ(transport.inject_size(), 0u) << "fi_tinject must be off unless asked for";
+  EXPECT_GT(ofi.max_message_size(), 0u);
+  EXPECT_EQ(ofi.inject_size(), 0u) << "fi_tinject must be off unless asked for";
   EXPECT_FALSE(ofi_library_version().empty());
   const std::string table = ofi_list_providers();
   EXPECT_NE(table.find(transport.provider()), std::string::npos) << table;
@@ -108,7 +111,7 @@ TEST(OfiTransport, ReportsWhatWasNegotiated) {
 }
 
 TEST(OfiTransport, PingPongOfManySizesIncludingZero) {
-  Transport& transport = *g_transport;
+  Transport& transport = *g_instrumented;
   for (int partner = 1; partner < transport.size(); ++partner) {
     for (const std::size_t size : kSizes) ping_pong(transport, partner, size, partner);
   }
@@ -116,7 +119,7 @@ TEST(OfiTransport, PingPongOfManySizesIncludingZero) {
 }
 
 TEST(OfiTransport, ReceiveIntoLargerBufferKeepsTheRest) {
-  Transport& transport = *g_transport;
+  Transport& transport = *g_instrumented;
   const int rank = transport.rank();
   if (rank <= 1) {
     Buffer buffer(transport, 1000);
@@ -139,7 +142,7 @@ TEST(OfiTransport, ReceiveIntoLargerBufferKeepsTheRest) {
 // senders are done (so those messages arrive unexpected): a message matched
 // out of order would land in a buffer of the wrong size or pattern.
 TEST(OfiTransport, SameTagMessagesMatchInPostOrder) {
-  Transport& transport = *g_transport;
+  Transport& transport = *g_instrumented;
   const int rank = transport.rank();
   const int size = transport.size();
   const int next = (rank + 1) % size;
@@ -190,7 +193,8 @@ TEST(OfiTransport, SameTagMessagesMatchInPostOrder) {
 // waits in reverse order. Every payload is checked: a lost or duplicated
 // completion either hangs (and times out) or leaves a buffer unfilled.
 TEST(OfiTransport, ManyOutstandingOperationsInBothDirections) {
-  OfiTransport& transport = *g_transport;
+  OfiTransport& ofi = *g_transport;
+  Transport& transport = *g_instrumented;
   const int rank = transport.rank();
   const int size = transport.size();
   // 1200 per peer; on shm, whose pool of receive entries bounds what may be
@@ -198,8 +202,8 @@ TEST(OfiTransport, ManyOutstandingOperationsInBothDirections) {
   // out among the peers, which at 2 ranks is still 512 + 512 operations.
   int operations = 1200;
   if (transport.provider() == "shm") {
-    operations = std::min<int>(operations,
-                               static_cast<int>(transport.receive_queue_size() / 2) / (size - 1));
+    operations =
+        std::min<int>(operations, static_cast<int>(ofi.receive_queue_size() / 2) / (size - 1));
   }
   const int kOperations = operations;
   auto message_size = [](int i) -> std::size_t {
@@ -253,7 +257,8 @@ TEST(OfiTransport, ManyOutstandingOperationsInBothDirections) {
 TEST(OfiTransport, TruncationIsReportedWithPeerAndTag) {
   OfiOptions options;
   options.setup_timeout = std::chrono::milliseconds(2000);
-  OfiTransport transport(*make_mpi_bootstrap(MPI_COMM_WORLD), g_provider, options);
+  OfiTransport ofi(*make_mpi_bootstrap(MPI_COMM_WORLD), g_provider, options);
+  InstrumentedTransport transport(ofi);
   transport.set_timeout(kTestTimeout);
   const int rank = transport.rank();
   if (rank <= 1) {
@@ -276,7 +281,7 @@ TEST(OfiTransport, TruncationIsReportedWithPeerAndTag) {
 }
 
 TEST(OfiTransport, TimeoutNamesPeerAndTagAndRequestStaysUsable) {
-  Transport& transport = *g_transport;
+  InstrumentedTransport& transport = *g_instrumented;
   const int rank = transport.rank();
   Buffer buffer(transport, 64);
   if (rank == 1) {
@@ -309,7 +314,7 @@ TEST(OfiTransport, TimeoutNamesPeerAndTagAndRequestStaysUsable) {
 // request is back in the pool (testing it again is an error, as waiting
 // for it would be). Sends are completed by test() too.
 TEST(OfiTransport, TestCompletesWithoutBlocking) {
-  OfiTransport& transport = *g_transport;
+  Transport& transport = *g_instrumented;
   const int rank = transport.rank();
   Buffer buffer(transport, 4000);
   if (rank == 1) {
@@ -336,7 +341,7 @@ TEST(OfiTransport, TestCompletesWithoutBlocking) {
 }
 
 TEST(OfiTransport, BarrierWaitsForTheSlowestRank) {
-  Transport& transport = *g_transport;
+  Transport& transport = *g_instrumented;
   transport.barrier();
   const auto start = std::chrono::steady_clock::now();
   if (transport.rank() == transport.size() - 1) {
@@ -352,16 +357,17 @@ TEST(OfiTransport, BarrierWaitsForTheSlowestRank) {
 TEST(OfiTransport, SplitsMessagesAboveForcedLimit) {
   OfiOptions options;
   options.max_message_size = 1000;
-  OfiTransport transport(*make_mpi_bootstrap(MPI_COMM_WORLD), g_provider, options);
+  OfiTransport ofi(*make_mpi_bootstrap(MPI_COMM_WORLD), g_provider, options);
+  InstrumentedTransport transport(ofi);
   transport.set_timeout(kTestTimeout);
-  ASSERT_EQ(transport.max_message_size(), 1000u);
+  ASSERT_EQ(ofi.max_message_size(), 1000u);
   const int rank = transport.rank();
 
   const std::vector<std::size_t> sizes = {0, 1, 999, 1000, 1001, 2000, 12345, (1 << 20) + 7};
   std::size_t expected_operations = 0;
   std::size_t expected_bytes = 0;
   transport.reset_counters();
-  const std::uint64_t posted_before = transport.operations_posted();
+  const std::uint64_t posted_before = ofi.operations_posted();
   for (const std::size_t size : sizes) {
     ping_pong(transport, 1, size, 5);
     // ping_pong posts one send and one receive per message on both ranks.
@@ -371,7 +377,7 @@ TEST(OfiTransport, SplitsMessagesAboveForcedLimit) {
       expected_bytes += size;
     }
   }
-  EXPECT_EQ(transport.operations_posted() - posted_before, expected_operations);
+  EXPECT_EQ(ofi.operations_posted() - posted_before, expected_operations);
   EXPECT_EQ(transport.bytes_sent(), expected_bytes);
   EXPECT_EQ(transport.messages_sent(), rank <= 1 ? sizes.size() : 0u);
 
@@ -455,9 +461,10 @@ TEST(OfiTransport, SplitsMessagesAboveForcedLimit) {
 TEST(OfiTransport, MemoryRegistrationIsRequiredWhenForced) {
   OfiOptions options;
   options.force_memory_registration = true;
-  OfiTransport transport(*make_mpi_bootstrap(MPI_COMM_WORLD), g_provider, options);
+  OfiTransport ofi(*make_mpi_bootstrap(MPI_COMM_WORLD), g_provider, options);
+  InstrumentedTransport transport(ofi);
   transport.set_timeout(kTestTimeout);
-  ASSERT_TRUE(transport.requires_memory_registration());
+  ASSERT_TRUE(ofi.requires_memory_registration());
 
   std::vector<std::byte> unregistered(256);
   try {
@@ -511,7 +518,7 @@ TEST(OfiTransport, UnknownProviderNamesTheAvailableOnes) {
 // Ping-pong between ranks 0 and 1: prints the half round-trip latency of an
 // 8-byte message and the bandwidth of 4 MiB ones, for the report.
 TEST(OfiTransport, PingPongPerformance) {
-  OfiTransport& transport = *g_transport;
+  Transport& transport = *g_instrumented;
   const int rank = transport.rank();
   struct Case {
     std::size_t bytes;
@@ -612,7 +619,8 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return kSkipExitCode;
   }
-  g_transport->set_timeout(kTestTimeout);
+  g_instrumented = std::make_unique<InstrumentedTransport>(*g_transport);
+  g_instrumented->set_timeout(kTestTimeout);
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
@@ -621,6 +629,7 @@ int main(int argc, char** argv) {
   const int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
   int any_failed = 0;
   MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  g_instrumented.reset();
   g_transport.reset();
   MPI_Finalize();
   return any_failed;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "collbench/transport/bootstrap.h"
+#include "collbench/transport/instrumented_transport.h"
 #include "collbench/transport/ofi_transport.h"
 #include "temp_dir.h"
 
@@ -71,9 +72,10 @@ int run_rank(const std::string& dir, int rank, int ranks, const std::string& pro
   const std::unique_ptr<Bootstrap> bootstrap = make_file_bootstrap(dir, rank, ranks, kChildTimeout);
   OfiOptions options;
   options.setup_timeout = kChildTimeout;
-  std::unique_ptr<OfiTransport> transport;
+  std::unique_ptr<InstrumentedTransport> transport;
   try {
-    transport = std::make_unique<OfiTransport>(*bootstrap, provider, options);
+    transport = std::make_unique<InstrumentedTransport>(
+        std::make_unique<OfiTransport>(*bootstrap, provider, options));
   } catch (const OfiProviderUnavailable& error) {
     if (rank == 0) std::printf("SKIPPED: %s\n", error.what());
     return kSkipExitCode;

@@ -1,16 +1,21 @@
 // The sim transport's mechanics on a star of 17 nodes (one platform per
 // process: SimGrid seals it at the first run): units, bad platforms,
 // ping-pong times against the links, o and γ charged, MPI's matching order,
-// truncation, deadlock, size-only mode, the ideal barrier and the clock.
+// truncation, deadlock, size-only mode, the ideal barrier and the clock,
+// bounded waits through the harness's instrumented transport.
 // Every expected time is exact arithmetic on the platform's numbers.
 #include "collbench/transport/sim_transport.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <vector>
+
+#include "collbench/transport/instrumented_transport.h"
 
 namespace collbench {
 namespace {
@@ -121,6 +126,38 @@ TEST(SimTransport, PingPongIsTheRoutesLatencyAndBandwidth) {
   EXPECT_DOUBLE_EQ(links.beta, 1 / kBandwidth);
   for (const std::size_t bytes : {std::size_t{0}, std::size_t{8}, std::size_t{1} << 20}) {
     expect_seconds(ping_pong(*group, bytes), 2 * (links.alpha + bytes * links.beta));
+  }
+}
+
+// The harness wraps each rank in an InstrumentedTransport with a timeout,
+// which sends every wait through wait_until: on an actor that wait must
+// suspend (polling would never let simulated time pass), so the ping-pong
+// takes the bare transport's simulated time, and its sends are counted.
+TEST(SimTransport, BoundedWaitsOfAnInstrumentedTransportSuspendTheActor) {
+  auto group = make_sim_rank_group(star(2));
+  const EndToEndLinks links = group->end_to_end();
+  std::vector<std::unique_ptr<InstrumentedTransport>> instrumented(2);
+  group->run([&](Transport& transport) {
+    auto& mine = instrumented[static_cast<std::size_t>(transport.rank())];
+    mine = std::make_unique<InstrumentedTransport>(transport);
+    mine->set_timeout(std::chrono::seconds(60));
+  });
+  constexpr std::size_t kBytes = 1000;
+  std::vector<std::byte> buffer0(kBytes), buffer1(kBytes);
+  const double seconds = timed_run(*group, [&](Transport& bare) {
+    InstrumentedTransport& transport = *instrumented[static_cast<std::size_t>(bare.rank())];
+    if (transport.rank() == 0) {
+      transport.wait(transport.isend(buffer0, 1, 1));
+      transport.wait(transport.irecv(buffer0, 1, 2));
+    } else {
+      transport.wait(transport.irecv(buffer1, 0, 1));
+      transport.wait(transport.isend(buffer1, 0, 2));
+    }
+  });
+  expect_seconds(seconds, 2 * (links.alpha + kBytes * links.beta));
+  for (const auto& transport : instrumented) {
+    EXPECT_EQ(transport->bytes_sent(), kBytes);
+    EXPECT_EQ(transport->peers_contacted(), 1u);
   }
 }
 

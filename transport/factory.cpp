@@ -21,13 +21,16 @@ std::vector<std::string> transport_kinds() {
 #endif
 }
 
-std::unique_ptr<Transport> make_transport(const TransportOptions& options) {
-  if (options.kind == "mpi") return std::make_unique<MpiTransport>(options.comm);
+std::unique_ptr<InstrumentedTransport> make_transport(const TransportOptions& options) {
+  if (options.kind == "mpi") {
+    return std::make_unique<InstrumentedTransport>(std::make_unique<MpiTransport>(options.comm));
+  }
 #ifdef COLLBENCH_HAVE_OFI
   if (options.kind == "ofi") {
     // The bootstrap only serves the constructor's exchange of names.
     const std::unique_ptr<Bootstrap> bootstrap = make_mpi_bootstrap(options.comm);
-    return std::make_unique<OfiTransport>(*bootstrap, options.ofi_provider);
+    return std::make_unique<InstrumentedTransport>(
+        std::make_unique<OfiTransport>(*bootstrap, options.ofi_provider));
   }
 #else
   if (options.kind == "ofi") {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
@@ -28,12 +29,12 @@ SubgroupTransport::SubgroupTransport(Transport& parent, std::vector<int> members
       members_(std::move(members)) {}
 
 RequestId SubgroupTransport::isend(std::span<const std::byte> data, int peer, int tag) {
-  check_and_note_peer(peer, tag);
+  check_peer_and_tag(peer, tag);
   return parent_.isend(data, members_[static_cast<std::size_t>(peer)], tag);
 }
 
 RequestId SubgroupTransport::irecv(std::span<std::byte> data, int peer, int tag) {
-  check_and_note_peer(peer, tag);
+  check_peer_and_tag(peer, tag);
   return parent_.irecv(data, members_[static_cast<std::size_t>(peer)], tag);
 }
 
@@ -51,3 +52,11 @@ void SubgroupTransport::barrier() {
 }
 
 }  // namespace collbench::detail
+
+namespace collbench {
+
+std::unique_ptr<Transport> Transport::subgroup(std::vector<int> members) {
+  return std::make_unique<detail::SubgroupTransport>(*this, std::move(members));
+}
+
+}  // namespace collbench

@@ -267,7 +267,8 @@ class Runner::Watchdog {
 // What the Runner lends the families (family.h), one per local rank.
 class Runner::Context final : public RunContext {
  public:
-  Context(Runner& runner, Transport& transport) : runner_(runner), transport_(transport) {}
+  Context(Runner& runner, InstrumentedTransport& transport)
+      : runner_(runner), transport_(transport) {}
   const Options& options() const override { return runner_.options_; }
   Transport& transport() const override { return transport_; }
   int rank() const override { return transport_.rank(); }
@@ -295,7 +296,7 @@ class Runner::Context final : public RunContext {
   }
   MPI_Comm library_comm() const override { return runner_.bare_comm_; }
   double now() const override {
-    if (runner_.group_ != nullptr) return runner_.group_->now(transport_);
+    if (runner_.group_ != nullptr) return runner_.group_->now(transport_.inner());
     if (runner_.over_transport()) {
       return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
           .count();
@@ -305,10 +306,10 @@ class Runner::Context final : public RunContext {
 
  private:
   Runner& runner_;
-  Transport& transport_;
+  InstrumentedTransport& transport_;
 };
 
-Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_comm,
+Runner::Runner(const Options& options, InstrumentedTransport& transport, MPI_Comm timing_comm,
                Progress& progress)
     : options_(options),
       local_(1),
@@ -319,7 +320,7 @@ Runner::Runner(const Options& options, Transport& transport, MPI_Comm timing_com
       ranks_(transport.size()) {
   local_.front().transport = &transport;
   local_.front().context = std::make_unique<Context>(*this, transport);
-  if (auto* mpi = dynamic_cast<MpiTransport*>(&transport)) bare_comm_ = mpi->comm();
+  if (auto* mpi = dynamic_cast<MpiTransport*>(&transport.unwrapped())) bare_comm_ = mpi->comm();
   check_mpi(MPI_Comm_dup(comm_, &diagnosis_comm_), "MPI_Comm_dup", "timeout diagnosis");
   if (transport.timeout().count() > 0) watchdog_ = std::make_unique<Watchdog>(rank_);
   core_handoff_ = std::make_unique<CoreHandoffProbe>(comm_);
@@ -339,11 +340,12 @@ Runner::Runner(const Options& options, RankGroup& group, Progress& progress)
       rank_(0),
       ranks_(group.size()) {
   for (LocalRank& local : local_) {
+    local.transport->set_timeout(start_up_timeout(options, ranks_));
     local.context = std::make_unique<Context>(*this, *local.transport);
   }
 }
 
-Runner::Runner(const Options& options, Transport& transport, Progress& progress)
+Runner::Runner(const Options& options, InstrumentedTransport& transport, Progress& progress)
     : options_(options),
       local_(1),
       transport_(transport),
@@ -395,7 +397,9 @@ void Runner::gather_into(std::vector<Value>& all, const Value& mine) {
 std::vector<Runner::LocalRank> Runner::local_ranks(RankGroup& group) {
   std::vector<LocalRank> local(static_cast<std::size_t>(group.size()));
   group.run([&](Transport& transport) {
-    local[static_cast<std::size_t>(transport.rank())].transport = &transport;
+    LocalRank& rank = local[static_cast<std::size_t>(transport.rank())];
+    rank.instrumented = std::make_unique<InstrumentedTransport>(transport);
+    rank.transport = rank.instrumented.get();
   });
   return local;
 }
@@ -929,7 +933,7 @@ void Runner::expect_every_peer_contacted() const {
   // connections to set up, and skips it (main.cpp).
   if (options_.no_connections) return;
   for (const LocalRank& local : local_) {
-    const Transport& transport = *local.transport;
+    const InstrumentedTransport& transport = *local.transport;
     if (transport.peers_contacted() != static_cast<std::uint64_t>(ranks_ - 1)) {
       throw std::logic_error(fmt::format(
           "rank {} has addressed {} of its {} peers before timing: the connection warm-up "

@@ -106,8 +106,8 @@
 #include "collbench/catalog/workload.h"
 #include "collbench/collectives/algorithm.h"
 #include "collbench/collectives/collective.h"
+#include "collbench/transport/instrumented_transport.h"
 #include "collbench/transport/rank_group.h"
-#include "collbench/transport/transport.h"
 #include "core_handoff.h"
 #include "family.h"
 #include "metadata.h"
@@ -277,14 +277,15 @@ class Runner {
  public:
   // This process is one rank of an MPI job; the harness's own collectives
   // go over `timing_comm`.
-  Runner(const Options& options, Transport& transport, MPI_Comm timing_comm, Progress& progress);
+  Runner(const Options& options, InstrumentedTransport& transport, MPI_Comm timing_comm,
+         Progress& progress);
   // Every rank of the job is in this process, in `group` (see above).
   Runner(const Options& options, RankGroup& group, Progress& progress);
   // This process is one rank of a job without MPI (--bootstrap file:DIR):
   // the harness's own collectives go over `transport` itself, with tags
   // below kFirstSlotTag, and a wait that times out ends the run with the
   // transport's message.
-  Runner(const Options& options, Transport& transport, Progress& progress);
+  Runner(const Options& options, InstrumentedTransport& transport, Progress& progress);
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -306,7 +307,10 @@ class Runner {
   struct Samples;
   // A rank this process runs: its transport, context and prepared case.
   struct LocalRank {
-    Transport* transport = nullptr;
+    // In a group: the group's rank's transport, instrumented here (the
+    // group's own count nothing and do not bound their waits).
+    std::unique_ptr<InstrumentedTransport> instrumented;
+    InstrumentedTransport* transport = nullptr;  // `instrumented`, or the MPI process's
     // Before prepared, which holds it: destroyed after it.
     std::unique_ptr<Context> context;
     std::unique_ptr<PreparedCase> prepared;
@@ -403,7 +407,7 @@ class Runner {
   RankGroup* group_ = nullptr;    // null: this process is one rank of an MPI job
   std::vector<LocalRank> local_;  // by rank, when in a group
   // The first local rank's: the one rank of an MPI process, or rank 0.
-  Transport& transport_;
+  InstrumentedTransport& transport_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   // The mpi transport's communicator, the one `mpi` uses (mpi_bare); else null.
   MPI_Comm bare_comm_ = MPI_COMM_NULL;

@@ -468,8 +468,8 @@ struct RunSetup {
   // repetition (Google Benchmark runs a benchmark's repetitions back to back).
   int rounds = 1;
   std::vector<Workload> workloads;
-  std::unique_ptr<Transport> transport;  // under MPI: this process's rank's
-  std::unique_ptr<RankGroup> group;      // without: every rank, in this process
+  std::unique_ptr<InstrumentedTransport> transport;  // under MPI: this process's rank's
+  std::unique_ptr<RankGroup> group;                  // without: every rank, in this process
   RunMetadata metadata;
   CasePlan plan;
   std::size_t selected = 0;        // of plan.cases, by --benchmark_filter
@@ -558,11 +558,9 @@ std::string launch_problem(const World& world, const std::string& what) {
 // bytes). Throws UsageError naming what is wrong (DIR missing, left by
 // another job, ranks that did not come).
 void open_bootstrap(World& world, const Options& options) {
-  const double seconds = options.timeout_seconds < 0 ? default_timeout_seconds(0, options.ranks)
-                                                     : options.timeout_seconds;
   try {
     world.bootstrap = make_file_bootstrap(options.bootstrap_folder(), options.rank, options.ranks,
-                                          timeout_milliseconds(seconds));
+                                          start_up_timeout(options, options.ranks));
   } catch (const std::exception& failure) {
     throw UsageError(fmt::format("--bootstrap {} (rank {} of {}): {}", options.bootstrap,
                                  options.rank, options.ranks, failure.what()));
@@ -688,18 +686,14 @@ std::string open_transport(const World& world, RunSetup& setup) {
 #ifdef COLLBENCH_HAVE_OFI
     // The file bootstrap exchanges the libfabric transport's addresses.
     if (world.bootstrap) {
-      setup.transport = std::make_unique<OfiTransport>(*world.bootstrap, options.ofi_provider);
+      setup.transport = std::make_unique<InstrumentedTransport>(
+          std::make_unique<OfiTransport>(*world.bootstrap, options.ofi_provider));
     }
 #endif
     if (!setup.transport) {
       setup.transport = make_transport({options.transport, options.ofi_provider, MPI_COMM_WORLD});
     }
-    // Without --timeout, the start-up exchanges get the default of a
-    // benchmark of no bytes; the Runner sets each benchmark's own.
-    const double timeout_seconds = options.timeout_seconds < 0
-                                       ? default_timeout_seconds(0, world.size)
-                                       : options.timeout_seconds;
-    setup.transport->set_timeout(timeout_milliseconds(timeout_seconds));
+    setup.transport->set_timeout(start_up_timeout(options, world.size));
   } catch (const std::exception& failure) {
     return fmt::format(
         "--transport {}{}: {}", options.transport,

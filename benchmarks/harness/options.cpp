@@ -847,6 +847,11 @@ double default_timeout_seconds(std::uint64_t bytes, int ranks) {
   return std::min(seconds, cli::kMaxTimeoutSeconds);
 }
 
+std::chrono::milliseconds start_up_timeout(const Options& options, int ranks) {
+  return timeout_milliseconds(options.timeout_seconds < 0 ? default_timeout_seconds(0, ranks)
+                                                          : options.timeout_seconds);
+}
+
 std::string Options::bootstrap_folder() const {
   return bootstrap.starts_with(kFileBootstrapPrefix)
              ? bootstrap.substr(std::string_view(kFileBootstrapPrefix).size())

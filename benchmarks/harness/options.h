@@ -170,6 +170,11 @@ double default_timeout_seconds(std::uint64_t bytes, int ranks);
 // 0 (which means "wait forever"). Only 0 gives 0.
 std::chrono::milliseconds timeout_milliseconds(double seconds);
 
+// What bounds the start-up exchanges (the bootstrap, the transport's
+// set-up, a group's first steps) on `ranks` ranks: --timeout, or without it
+// the default of a benchmark of no bytes. The Runner sets each benchmark's own.
+std::chrono::milliseconds start_up_timeout(const Options& options, int ranks);
+
 // Parses `args` (argv without the program name, Google Benchmark's flags
 // already removed). Throws UsageError.
 Options parse_options(const std::vector<std::string>& args);

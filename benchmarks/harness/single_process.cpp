@@ -32,11 +32,9 @@ constexpr std::array kWithoutMpiRefusals = {
 constexpr int kMaxInProcessRanks = 1024;
 
 std::unique_ptr<RankGroup> make_inproc_group(const Options& options) {
-  // The Runner sets each benchmark's own timeout before it runs.
-  const double seconds = options.timeout_seconds < 0 ? default_timeout_seconds(0, options.ranks)
-                                                     : options.timeout_seconds;
+  // Bounds the barriers; the Runner bounds the waits (Runner::LocalRank).
   std::unique_ptr<RankGroup> group =
-      make_inproc_rank_group(options.ranks, timeout_milliseconds(seconds));
+      make_inproc_rank_group(options.ranks, start_up_timeout(options, options.ranks));
   // Threads of one process share its node, as ranks of one host do under
   // mpirun (the hierarchical algorithms group by node).
   const std::vector<int> one_node(static_cast<std::size_t>(options.ranks), 0);

@@ -325,11 +325,11 @@ int unit_of(const std::vector<Unit>& units, int rank) {
   return -1;
 }
 
-std::unique_ptr<Transport> open_transport(const Options& options) {
+std::unique_ptr<InstrumentedTransport> open_transport(const Options& options) {
   TransportOptions transport_options;
   transport_options.kind = options.transport;
   transport_options.ofi_provider = options.ofi_provider;
-  std::unique_ptr<Transport> transport = make_transport(transport_options);
+  std::unique_ptr<InstrumentedTransport> transport = make_transport(transport_options);
   transport->set_timeout(harness::timeout_milliseconds(options.timeout_seconds));
   return transport;
 }
@@ -701,7 +701,7 @@ int run(int argc, char** argv) {
     return kUsageStatus;
   }
 
-  const std::unique_ptr<Transport> transport = open_transport(options);
+  const std::unique_ptr<InstrumentedTransport> transport = open_transport(options);
   const Participant me{options, units, *transport, rank, unit_of(units, rank)};
   Buffers buffers(*transport, options, me.my_unit >= 0);
   Matrices matrices = measure(me, buffers);

@@ -41,7 +41,7 @@ MPI_User_function* user_function(ReduceOp op) {
 
 MpiLibraryCall::MpiLibraryCall(Transport& transport, const CollectiveSpec& spec,
                                std::string_view collective, const OmpiTunedAlgorithm* forced) {
-  auto* mpi = dynamic_cast<MpiTransport*>(&transport);
+  auto* mpi = dynamic_cast<MpiTransport*>(&transport.unwrapped());
   if (mpi == nullptr) {
     throw std::invalid_argument(fmt::format("{} algorithm 'mpi' needs the mpi transport, not '{}'",
                                             collective, transport.kind()));

@@ -79,7 +79,12 @@ class InProcessWorld {
     return id;
   }
 
-  void wait_all(int rank, std::span<const RequestId> requests, std::chrono::milliseconds timeout) {
+  // Waits for every request, until `deadline` if there is one. On time:
+  // releases them all (throwing the first error) and returns true. Past
+  // the deadline: releases those that completed, marks them in `done`, and
+  // returns false.
+  bool wait_all(int rank, std::span<const RequestId> requests,
+                const Endpoint::Clock::time_point* deadline, std::span<bool> done) {
     std::unique_lock lock(mutex_);
     RankState& self = state(rank);
     auto all_done = [&] {
@@ -89,18 +94,15 @@ class InProcessWorld {
       return true;
     };
     auto finished = [&] { return aborted_ || all_done(); };
-    if (timeout.count() > 0) {
-      if (!changed_.wait_for(lock, timeout, finished)) {
-        std::string pending;
-        for (RequestId id : requests) {
-          const Operation& op = self.operations[id];
-          if (op.done) continue;
-          if (!pending.empty()) pending += ", ";
-          pending += fmt::format("{} rank {} tag {}", op.is_send ? "send to" : "recv from", op.peer,
-                                 op.tag);
+    if (deadline != nullptr) {
+      if (!changed_.wait_until(lock, *deadline, finished)) {
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+          Operation& op = self.operations[requests[i]];
+          if (!op.done || done[i]) continue;
+          done[i] = true;
+          release(self, requests[i]);
         }
-        throw TimeoutError(fmt::format("rank {}: timed out after {} ms waiting for: {}", rank,
-                                       timeout.count(), pending));
+        return false;
       }
     } else {
       changed_.wait(lock, finished);
@@ -108,12 +110,11 @@ class InProcessWorld {
     if (!all_done()) throw_if_aborted(rank);
     std::string error;
     for (RequestId id : requests) {
-      Operation& op = self.operations[id];
-      if (error.empty()) error = op.error;
-      op = Operation{};
-      self.free.push_back(id);
+      if (error.empty()) error = self.operations[id].error;
+      release(self, id);
     }
     if (!error.empty()) throw std::runtime_error(fmt::format("rank {}: {}", rank, error));
+    return true;
   }
 
   // Whether `request` has completed; if so it is released (and its error
@@ -125,8 +126,7 @@ class InProcessWorld {
     Operation& op = self.operations[request];
     if (!op.done) return false;
     const std::string error = op.error;
-    op = Operation{};
-    self.free.push_back(request);
+    release(self, request);
     if (!error.empty()) throw std::runtime_error(fmt::format("rank {}: {}", rank, error));
     return true;
   }
@@ -184,6 +184,10 @@ class InProcessWorld {
   };
 
   RankState& state(int rank) { return ranks_[static_cast<std::size_t>(rank)]; }
+  static void release(RankState& self, RequestId id) {
+    self.operations[id] = Operation{};
+    self.free.push_back(id);
+  }
   Operation& operation(Handle handle) { return state(handle.rank).operations[handle.id]; }
   void complete(Handle handle, const std::string& error) {
     Operation& op = operation(handle);
@@ -207,39 +211,38 @@ class InProcessWorld {
 };
 
 InProcessTransport::InProcessTransport(std::shared_ptr<InProcessWorld> world, int rank)
-    : Transport(rank, world->size()), world_(std::move(world)) {
-  set_timeout(world_->timeout());
-}
+    : Transport(rank, world->size()), world_(std::move(world)) {}
 
 InProcessTransport::~InProcessTransport() = default;
 
 RequestId InProcessTransport::isend(std::span<const std::byte> data, int peer, int tag) {
-  check_and_note_peer(peer, tag);
-  count_send(data.size());
+  check_peer_and_tag(peer, tag);
   return world_->post(rank(), true, data.data(), nullptr, data.size(), peer, tag);
 }
 
 RequestId InProcessTransport::irecv(std::span<std::byte> data, int peer, int tag) {
-  check_and_note_peer(peer, tag);
+  check_peer_and_tag(peer, tag);
   return world_->post(rank(), false, nullptr, data.data(), data.size(), peer, tag);
 }
 
 void InProcessTransport::wait(RequestId request) {
-  routing_timeouts(
-      [&] { world_->wait_all(rank(), std::span<const RequestId>(&request, 1), timeout()); });
+  world_->wait_all(rank(), std::span<const RequestId>(&request, 1), nullptr, {});
 }
 
 bool InProcessTransport::test(RequestId request) { return world_->test(rank(), request); }
 
 void InProcessTransport::wait_all(std::span<const RequestId> requests) {
-  routing_timeouts([&] { world_->wait_all(rank(), requests, timeout()); });
+  world_->wait_all(rank(), requests, nullptr, {});
 }
 
-void InProcessTransport::barrier() {
-  routing_timeouts([&] { world_->barrier(rank(), timeout()); });
+bool InProcessTransport::wait_until(std::span<const RequestId> requests, std::span<bool> done,
+                                    Clock::time_point deadline) {
+  return world_->wait_all(rank(), requests, &deadline, done);
 }
 
-void run_in_process(int ranks, const std::function<void(Transport&)>& body,
+void InProcessTransport::barrier() { world_->barrier(rank(), world_->timeout()); }
+
+void run_in_process(int ranks, const std::function<void(InstrumentedTransport&)>& body,
                     std::chrono::milliseconds timeout) {
   if (ranks < 1) throw std::invalid_argument(fmt::format("run_in_process: {} ranks", ranks));
   auto world = std::make_shared<InProcessWorld>(ranks, timeout);
@@ -250,7 +253,9 @@ void run_in_process(int ranks, const std::function<void(Transport&)>& body,
   for (int rank = 0; rank < ranks; ++rank) {
     threads.emplace_back([&, rank] {
       try {
-        InProcessTransport transport(world, rank);
+        InProcessTransport inproc(world, rank);
+        InstrumentedTransport transport(inproc);
+        transport.set_timeout(timeout);
         body(transport);
       } catch (...) {
         {

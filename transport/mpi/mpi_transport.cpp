@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <stdexcept>
 
 namespace collbench {
@@ -42,7 +41,6 @@ MpiTransport::MpiTransport(MPI_Comm comm, std::size_t largest_plain_message)
   // MPI's default of aborting the whole job without saying where.
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   requests_.reserve(64);
-  pending_.reserve(64);
   free_.reserve(64);
   scratch_.reserve(64);
 }
@@ -61,7 +59,7 @@ MpiTransport::~MpiTransport() {
   }
 }
 
-RequestId MpiTransport::acquire(int peer, int tag, bool is_send) {
+RequestId MpiTransport::acquire() {
   RequestId id;
   if (!free_.empty()) {
     id = free_.back();
@@ -69,17 +67,14 @@ RequestId MpiTransport::acquire(int peer, int tag, bool is_send) {
   } else {
     id = static_cast<RequestId>(requests_.size());
     requests_.push_back(MPI_REQUEST_NULL);
-    pending_.push_back({});
     free_.reserve(requests_.capacity());
     scratch_.reserve(requests_.capacity());
   }
-  pending_[id] = {peer, tag, is_send};
   return id;
 }
 
 void MpiTransport::release(RequestId request) {
   requests_[request] = MPI_REQUEST_NULL;
-  pending_[request] = {};
   free_.push_back(request);
 }
 
@@ -115,25 +110,24 @@ MPI_Datatype MpiTransport::message_type(std::size_t bytes, int* count, bool* der
 }
 
 RequestId MpiTransport::isend(std::span<const std::byte> data, int peer, int tag) {
-  check_and_note_peer(peer, tag);
+  check_peer_and_tag(peer, tag);
   int count = 0;
   bool derived = false;
   MPI_Datatype type = message_type(data.size(), &count, &derived);
-  const RequestId id = acquire(peer, tag, true);
+  const RequestId id = acquire();
   check_mpi(MPI_Isend(data.data(), count, type, peer, tag, comm_, &requests_[id]), "MPI_Isend",
             "peer {}, tag {}, {} bytes", peer, tag, data.size());
   // A pending operation keeps the type it was posted with.
   if (derived) check_mpi(MPI_Type_free(&type), "MPI_Type_free");
-  count_send(data.size());
   return id;
 }
 
 RequestId MpiTransport::irecv(std::span<std::byte> data, int peer, int tag) {
-  check_and_note_peer(peer, tag);
+  check_peer_and_tag(peer, tag);
   int count = 0;
   bool derived = false;
   MPI_Datatype type = message_type(data.size(), &count, &derived);
-  const RequestId id = acquire(peer, tag, false);
+  const RequestId id = acquire();
   check_mpi(MPI_Irecv(data.data(), count, type, peer, tag, comm_, &requests_[id]), "MPI_Irecv",
             "peer {}, tag {}, {} bytes", peer, tag, data.size());
   if (derived) check_mpi(MPI_Type_free(&type), "MPI_Type_free");
@@ -154,38 +148,28 @@ void MpiTransport::wait_all(std::span<const RequestId> requests) {
   scratch_.clear();
   for (RequestId id : requests) scratch_.push_back(requests_[id]);
   const int count = static_cast<int>(scratch_.size());
-  if (timeout().count() == 0) {
-    check_mpi(MPI_Waitall(count, scratch_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
-              "rank {}, {} requests", this->rank(), count);
-  } else {
-    // MPI_Waitall cannot be bounded, so poll: the harness must never hang
-    // forever on a peer that died or a schedule that deadlocked.
-    const auto deadline = std::chrono::steady_clock::now() + timeout();
-    int done = 0;
-    for (std::uint64_t spins = 0;; ++spins) {
-      check_mpi(MPI_Testall(count, scratch_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall",
-                "rank {}, {} requests", this->rank(), count);
-      if (done) break;
-      if (yield_while_waiting() && spins >= kPollsBeforeYield) sched_yield();
-      if ((spins & 255) == 0 && std::chrono::steady_clock::now() > deadline) {
-        for (std::size_t i = 0; i < requests.size(); ++i) requests_[requests[i]] = scratch_[i];
-        throw_timeout(requests);
-      }
-    }
-  }
+  check_mpi(MPI_Waitall(count, scratch_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
+            "rank {}, {} requests", this->rank(), count);
   for (RequestId id : requests) release(id);
 }
 
-void MpiTransport::throw_timeout(std::span<const RequestId> requests) const {
-  std::string pending;
-  for (RequestId id : requests) {
-    if (requests_[id] == MPI_REQUEST_NULL) continue;
-    const Pending& p = pending_[id];
-    if (!pending.empty()) pending += ", ";
-    pending += fmt::format("{} rank {} tag {}", p.is_send ? "send to" : "recv from", p.peer, p.tag);
+bool MpiTransport::wait_until(std::span<const RequestId> requests, std::span<bool> done,
+                              Clock::time_point deadline) {
+  scratch_.clear();
+  for (RequestId id : requests) scratch_.push_back(requests_[id]);
+  const int count = static_cast<int>(scratch_.size());
+  int all_done = 0;
+  for (std::uint64_t polls = 0;; ++polls) {
+    check_mpi(MPI_Testall(count, scratch_.data(), &all_done, MPI_STATUSES_IGNORE), "MPI_Testall",
+              "rank {}, {} requests", this->rank(), count);
+    if (all_done) break;
+    if (yield_while_waiting() && polls >= kPollsBeforeYield) sched_yield();
+    // MPI_Testall completes none of the requests unless it completes all.
+    if ((polls & 255) == 0 && Clock::now() > deadline) return false;
   }
-  timed_out(TimeoutError(fmt::format("rank {}: timed out after {} ms waiting for: {}", this->rank(),
-                                     timeout().count(), pending)));
+  for (RequestId id : requests) release(id);
+  std::fill(done.begin(), done.end(), true);
+  return true;
 }
 
 void MpiTransport::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }

@@ -298,28 +298,36 @@ OfiTransport::~OfiTransport() {
 std::string OfiTransport::provider() const { return state_->info->fabric_attr->prov_name; }
 
 RequestId OfiTransport::isend(std::span<const std::byte> data, int peer, int tag) {
-  check_and_note_peer(peer, tag);
+  check_peer_and_tag(peer, tag);
   void* desc = state_->lookup_desc(data.data(), data.size());
   // The provider only reads a send buffer; fi_tsend's pointer is const.
   const RequestId id =
       state_->start(const_cast<std::byte*>(data.data()), data.size(), desc, peer, tag, true);
-  count_send(data.size());
   return id;
 }
 
 RequestId OfiTransport::irecv(std::span<std::byte> data, int peer, int tag) {
-  check_and_note_peer(peer, tag);
+  check_peer_and_tag(peer, tag);
   void* desc = state_->lookup_desc(data.data(), data.size());
   return state_->start(data.data(), data.size(), desc, peer, tag, false);
 }
 
 void OfiTransport::wait(RequestId request) {
-  routing_timeouts(
-      [&] { state_->wait_all(std::span<const RequestId>(&request, 1), timeout(), "wait"); });
+  state_->wait_all(std::span<const RequestId>(&request, 1), std::chrono::milliseconds(0), "wait");
 }
 
 void OfiTransport::wait_all(std::span<const RequestId> requests) {
-  routing_timeouts([&] { state_->wait_all(requests, timeout(), "wait_all"); });
+  state_->wait_all(requests, std::chrono::milliseconds(0), "wait_all");
+}
+
+bool OfiTransport::wait_until(std::span<const RequestId> requests, std::span<bool> done,
+                              Clock::time_point deadline) {
+  // At least a millisecond: zero would mean no bound.
+  const auto left = std::max(std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()),
+                             std::chrono::milliseconds(1));
+  state_->wait_all(requests, left, "wait");
+  std::fill(done.begin(), done.end(), true);
+  return true;
 }
 
 bool OfiTransport::test(RequestId request) {
@@ -330,9 +338,7 @@ bool OfiTransport::test(RequestId request) {
   return true;
 }
 
-void OfiTransport::barrier() {
-  routing_timeouts([&] { state_->barrier(timeout()); });
-}
+void OfiTransport::barrier() { state_->barrier(state_->options.setup_timeout); }
 
 std::size_t OfiTransport::max_message_size() const { return state_->chunk_size; }
 std::size_t OfiTransport::inject_size() const { return state_->inject_limit; }

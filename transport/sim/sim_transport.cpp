@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -263,13 +264,12 @@ class SimTransport final : public Transport {
   std::string_view kind() const override { return "sim"; }
 
   RequestId isend(std::span<const std::byte> data, int peer, int tag) override {
-    check_and_note_peer(peer, tag);
-    count_send(data.size());
+    check_peer_and_tag(peer, tag);
     charge(world_.params().overhead);
     return world_.post(rank(), true, data.data(), nullptr, data.size(), peer, tag);
   }
   RequestId irecv(std::span<std::byte> data, int peer, int tag) override {
-    check_and_note_peer(peer, tag);
+    check_peer_and_tag(peer, tag);
     return world_.post(rank(), false, nullptr, data.data(), data.size(), peer, tag);
   }
   void wait(RequestId request) override {
@@ -277,6 +277,16 @@ class SimTransport final : public Transport {
   }
   bool test(RequestId request) override { return world_.test(rank(), request); }
   void wait_all(std::span<const RequestId> requests) override { world_.wait_all(rank(), requests); }
+  // The deadline is ignored: a wait on an actor must suspend it (polling
+  // test() would never let simulated time advance), and no wait can hang,
+  // since when no actor can go on the engine returns and run() names the
+  // deadlock. A wall-clock bound would only cut a long simulation short.
+  bool wait_until(std::span<const RequestId> requests, std::span<bool> done,
+                  Clock::time_point /*deadline*/) override {
+    world_.wait_all(rank(), requests);
+    std::fill(done.begin(), done.end(), true);
+    return true;
+  }
   // Ideal: every rank leaves at the instant the last one arrives (SimGrid's
   // barrier costs no simulated time).
   void barrier() override { barrier_->wait(); }

@@ -99,8 +99,8 @@ struct OfiOptions {
   // Send payloads up to the provider's inject_size with fi_tinject (or
   // COLLBENCH_OFI_INJECT=1). Off by default; see the header comment.
   bool use_inject = false;
-  // Bound on the barrier over the fabric at construction and destruction
-  // (the bootstrap bounds its own exchange).
+  // Bound on the barrier over the fabric, barrier() and those at construction
+  // and destruction (the bootstrap bounds its own exchange).
   std::chrono::milliseconds setup_timeout{60'000};
 };
 
@@ -126,6 +126,12 @@ class OfiTransport final : public Transport {
   RequestId irecv(std::span<std::byte> data, int peer, int tag) override;
   void wait(RequestId request) override;
   void wait_all(std::span<const RequestId> requests) override;
+  // Polls the completion queue until `deadline`, then throws TimeoutError
+  // naming the pending peers and tags, and the chunks and queued operations
+  // behind them.
+  bool wait_until(std::span<const RequestId> requests, std::span<bool> done,
+                  Clock::time_point deadline) override;
+  // Bounded by OfiOptions::setup_timeout.
   void barrier() override;
   // Drives progress once and says whether the request is complete; a
   // complete request is returned to the pool (its error, if any, thrown),

@@ -2,7 +2,8 @@
 // a hierarchical algorithm can run the flat algorithms on the ranks of one
 // node, or on one rank of every node: rank i of the subgroup is member i of
 // the parent. Sends, receives, waits and memory registration go to the
-// parent (whose counters, timeout and yielding apply), and so do local work
+// parent (whose counters, timeout and yielding apply when it is an
+// InstrumentedTransport), and so do local work
 // (reductions, copies) and tag slots:
 // the subgroup's algorithms take theirs from the parent's sequence, which
 // every rank advances in the same order, so no two algorithm objects on the
@@ -30,6 +31,14 @@ class SubgroupTransport final : public Transport {
   void wait(RequestId request) override { parent_.wait(request); }
   bool test(RequestId request) override { return parent_.test(request); }
   void wait_all(std::span<const RequestId> requests) override { parent_.wait_all(requests); }
+  bool wait_until(std::span<const RequestId> requests, std::span<bool> done,
+                  Clock::time_point deadline) override {
+    return parent_.wait_until(requests, done, deadline);
+  }
+  void set_yield_while_waiting(bool yield) override {
+    Transport::set_yield_while_waiting(yield);
+    parent_.set_yield_while_waiting(yield);
+  }
   // A barrier of the subgroup's members alone (the parent's would need
   // every parent rank): a dissemination barrier, ⌈lg n⌉ rounds of empty
   // messages over the parent with kSubgroupBarrierTag. Two subgroups sharing

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collbench/transport/transport.h"
+#include "collbench/transport/instrumented_transport.h"
 
 namespace collbench {
 
@@ -26,6 +26,7 @@ std::vector<std::string> transport_kinds();
 
 // Throws std::invalid_argument naming the accepted kinds for an unknown kind,
 // std::runtime_error when the transport cannot be opened (e.g. no such provider).
-std::unique_ptr<Transport> make_transport(const TransportOptions& options);
+// The transport comes instrumented: counters, and no timeout until one is set.
+std::unique_ptr<InstrumentedTransport> make_transport(const TransportOptions& options);
 
 }  // namespace collbench
