@@ -385,8 +385,12 @@ void add_binomial_gather(CostTerms& terms, const Layout& layout, double block_by
 void add_fold_step(CostTerms& terms, const Layout& layout, double bytes);
 void add_unfold_step(CostTerms& terms, const Layout& layout, double bytes);
 void add_participant_round(CostTerms& terms, const Layout& layout, int distance, double bytes);
-// The same with Swing's peers (phases.h) among the participants, in `step`.
-void add_swing_round(CostTerms& terms, const Layout& layout, int step, double bytes);
+// Who pairs with participant `participant` in step `step` of the lg p'
+// steps among `participants` = p' = 2^k (phases.h: butterfly_peer,
+// swing_peer). A pairing: the peer's peer is the participant.
+using StepPeer = int (*)(int participant, int step, int participants);
+// The same round with `peer`'s pairing of the participants in `step`.
+void add_peer_round(CostTerms& terms, const Layout& layout, StepPeer peer, int step, double bytes);
 
 // AlgorithmInfo::cost of an algorithm whose formula is its placed_cost.
 template <CostTerms (*placed)(const Layout&, double)>

@@ -259,9 +259,15 @@ bool fold_in(CollectiveBase& algorithm, const Fold& fold, std::byte* staging, in
              int unfold_tag);
 void unfold_out(CollectiveBase& algorithm, const Fold& fold, int unfold_tag);
 
+// Recursive doubling's peers (a StepPeer): in step s participant v pairs
+// with the one whose number differs in bit s, 2^s away.
+inline int butterfly_peer(int participant, int step, int /*participants*/) {
+  return participant ^ (1 << step);
+}
+
 // ---------------------------------------------------------------------------
 // Swing's peers (De Sensi, Bonato, Saam & Hoefler, NSDI'24) on a 1-D torus
-// of `ranks` = 2^k: in step s rank r pairs with r + ρ_s when r is even and
+// of `participants` = 2^k (a StepPeer): in step s rank r pairs with r + ρ_s when r is even and
 // r − ρ_s when r is odd (mod p), where ρ_s = Σ_{i≤s} (−2)^i =
 // (1 − (−2)^(s+1))/3 = 1, −1, 3, −5, 11, ... Since |ρ_s| ≤ (2^(s+1)+1)/3,
 // the peers of the later steps are nearer than recursive doubling's 2^s
@@ -276,9 +282,9 @@ inline int swing_distance(int step) {
   for (int power = -2, i = 1; i <= step; ++i, power *= -2) rho += power;
   return rho;
 }
-inline int swing_peer(int rank, int step, int ranks) {
+inline int swing_peer(int participant, int step, int participants) {
   const int rho = swing_distance(step);
-  return ring_index(rank % 2 == 0 ? rank + rho : rank - rho, ranks);
+  return ring_index(participant % 2 == 0 ? participant + rho : participant - rho, participants);
 }
 
 }  // namespace collbench::detail

@@ -293,18 +293,14 @@ void add_unfold_step(CostTerms& terms, const Layout& layout, double bytes) {
 }
 
 void add_participant_round(CostTerms& terms, const Layout& layout, int distance, double bytes) {
-  add_steps(terms, layout, 1, bytes, [&](int rank) -> std::vector<int> {
-    const Fold fold(layout.ranks(), rank);
-    if (fold.sits_out()) return {};
-    return {fold.real_rank(fold.new_rank ^ distance)};
-  });
+  add_peer_round(terms, layout, butterfly_peer, floor_log2(distance), bytes);
 }
 
-void add_swing_round(CostTerms& terms, const Layout& layout, int step, double bytes) {
+void add_peer_round(CostTerms& terms, const Layout& layout, StepPeer peer, int step, double bytes) {
   add_steps(terms, layout, 1, bytes, [&](int rank) -> std::vector<int> {
     const Fold fold(layout.ranks(), rank);
     if (fold.sits_out()) return {};
-    return {fold.real_rank(swing_peer(fold.new_rank, step, fold.pof2))};
+    return {fold.real_rank(peer(fold.new_rank, step, fold.pof2))};
   });
 }
 

@@ -28,13 +28,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "phases.h"
+#include "butterfly.h"
 
 namespace collbench {
 namespace {
-
-// This algorithm's tags: offsets in its slot (CollectiveBase::tag).
-enum Tag : int { kFoldTag, kReduceScatterTag, kAllgatherTag, kUnfoldTag };
 
 // The block order of the header comment among `participants` = 2^k.
 class SwingBlocks {
@@ -88,98 +85,24 @@ class SwingBlocks {
   std::vector<int> position_;
 };
 
-class SwingBandwidthAllreduce final : public detail::AllreduceBase {
- public:
-  SwingBandwidthAllreduce(Transport& transport, const CollectiveSpec& spec,
-                          std::span<const std::byte> in, std::span<std::byte> out)
-      : AllreduceBase(transport, spec, in, out), fold_(ranks_, rank_) {
-    if (ranks_ > 1) staging_ = allocate_workspace(spec.count);
-    if (fold_.sits_out()) return;
-    // The schedule depends only on (rank, p, count): computed here.
-    const SwingBlocks blocks(fold_.pof2);
-    const int v = fold_.new_rank;
-    for (int step = 0; step < blocks.steps(); ++step) {
-      const int peer = detail::swing_peer(v, step, fold_.pof2);
-      const int size = 1 << (blocks.steps() - step - 1);
-      Round round;
-      round.partner = fold_.real_rank(peer);
-      round.kept = block_range(blocks.first(v, step + 1), size);
-      round.given = block_range(blocks.first(peer, step + 1), size);
-      rounds_.push_back(round);
-    }
-    owned_ = block_range(blocks.position(v), 1);
-    requests_.reserve(2);
-  }
-
-  void run() override {
-    if (detail::fold_in(*this, fold_, staging_, tag(kFoldTag), tag(kUnfoldTag))) return;
-    // As rabenseifner: no copy of in to out; step 0 sends from wherever the
-    // vector is and writes out = that op the peer's on what it keeps.
-    const std::byte* mine = rank_ < 2 * fold_.rem ? out_ : in_;
-    for (const Round& round : rounds_) {
-      std::byte* received = mine == out_ ? staging_ : out_at(round.kept.offset);
-      requests_.push_back(recv(received, round.kept.count, round.partner, tag(kReduceScatterTag)));
-      requests_.push_back(send(mine + bytes(round.given.offset), round.given.count, round.partner,
-                               tag(kReduceScatterTag)));
-      wait_all(requests_);
-      reduce_pairwise_from(round.partner, out_at(round.kept.offset),
-                           mine + bytes(round.kept.offset), received, round.kept.count);
-      mine = out_;
-    }
-    if (mine != out_) copy_input_to_output();  // one rank: nothing to reduce
-    finish_average(owned_);
-    for (auto round = rounds_.rbegin(); round != rounds_.rend(); ++round) {
-      requests_.push_back(recv(out_at(round->given.offset), round->given.count, round->partner,
-                               tag(kAllgatherTag)));
-      requests_.push_back(
-          send(out_at(round->kept.offset), round->kept.count, round->partner, tag(kAllgatherTag)));
-      wait_all(requests_);
-    }
-    detail::unfold_out(*this, fold_, tag(kUnfoldTag));
-  }
-
- private:
-  struct Round {
-    int partner = -1;
-    detail::Block kept;   // reduced here in the reduce-scatter, sent in the allgather
-    detail::Block given;  // sent in the reduce-scatter, received in the allgather
+// Step s keeps T(v, s+1)'s blocks and gives T(peer, s+1)'s (header comment).
+detail::HalvingSchedule swing_bandwidth_schedule(const detail::Fold& fold, std::size_t count) {
+  const SwingBlocks blocks(fold.pof2);
+  const int v = fold.new_rank;
+  // The `size` blocks from position `first` of the p'-way partition.
+  const auto blocks_from = [&](int first, int size) {
+    return detail::partition_range(count, fold.pof2, first, first + size);
   };
-  // Elements of the `blocks` blocks from position `first` of the p'-way
-  // partition.
-  detail::Block block_range(int first, int blocks) const {
-    const std::size_t begin = detail::partition(spec_.count, fold_.pof2, first).offset;
-    const int last = first + blocks;
-    const std::size_t end =
-        last == fold_.pof2 ? spec_.count : detail::partition(spec_.count, fold_.pof2, last).offset;
-    return {begin, end - begin};
+  detail::HalvingSchedule schedule;
+  for (int step = 0; step < blocks.steps(); ++step) {
+    const int peer = detail::swing_peer(v, step, fold.pof2);
+    const int size = 1 << (blocks.steps() - step - 1);
+    schedule.steps.push_back({fold.real_rank(peer), blocks_from(blocks.first(v, step + 1), size),
+                              blocks_from(blocks.first(peer, step + 1), size)});
   }
-
-  detail::Fold fold_;
-  std::vector<Round> rounds_;
-  detail::Block owned_;
-  std::byte* staging_ = nullptr;
-  std::vector<RequestId> requests_;
-};
-
-CostTerms swing_bandwidth_cost(const Layout& layout, double n) {
-  const detail::Fold fold(layout.ranks(), 0);
-  const int steps = floor_log2(fold.pof2);
-  CostTerms terms;
-  detail::add_fold_step(terms, layout, n);
-  // Step s moves half of a window of n/2^s.
-  for (int step = 0; step < steps; ++step) {
-    detail::add_swing_round(terms, layout, step, n / (2 << step));
-  }
-  for (int step = steps - 1; step >= 0; --step) {
-    detail::add_swing_round(terms, layout, step, n / (2 << step));
-  }
-  detail::add_unfold_step(terms, layout, n);
-  const double share = static_cast<double>(fold.pof2 - 1) / fold.pof2;
-  terms.reduce_bytes = share * n + (fold.rem > 0 ? n : 0);
-  return terms;
+  schedule.owned = blocks_from(blocks.position(v), 1);
+  return schedule;
 }
-
-std::size_t swing_bandwidth_workspace(int p, std::size_t n) { return p > 1 ? n : 0; }
 
 }  // namespace
 
@@ -188,11 +111,11 @@ extern const AlgorithmInfo kSwingBandwidthAllreduce = {
     "Swing's bandwidth-optimal form: reduce-scatter + allgather in lg p steps with peers at ±ρ_s "
     "(nearer on a torus than rabenseifner's); 1-D, folds p to 2^⌊lg p⌋",
     detail::common_unsupported_reason,
-    detail::flat_cost<swing_bandwidth_cost>,
+    detail::flat_cost<detail::halving_doubling_cost<detail::swing_peer>>,
     /*reduces_on_every_rank=*/true,  // every rank reduces at once
-    swing_bandwidth_workspace,
-    detail::build_as<SwingBandwidthAllreduce>,
-    swing_bandwidth_cost,
+    detail::butterfly_workspace,
+    detail::build_as<detail::HalvingDoublingAllreduce<swing_bandwidth_schedule>>,
+    detail::halving_doubling_cost<detail::swing_peer>,
 };
 
 }  // namespace collbench
