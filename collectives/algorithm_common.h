@@ -23,10 +23,11 @@ using collbench::partition;
 // rank, or of a block, around the ring of p.
 inline int ring_index(int position, int ranks) { return (position % ranks + ranks) % ranks; }
 
-// The pipeline segment of the algorithms that segment (ring phases, chain),
-// unless CollectiveSpec::segment_bytes says otherwise.
-inline constexpr std::size_t kDefaultSegmentBytes = 512 * 1024;
 // That segment in elements (at least one).
+// That segment in bytes, for the costs (Layout::segment_bytes).
+inline double segment_bytes_in_force(std::size_t segment_bytes) {
+  return static_cast<double>(segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes);
+}
 inline std::size_t segment_elements(std::size_t segment_bytes, std::size_t element_bytes) {
   const std::size_t bytes = segment_bytes > 0 ? segment_bytes : kDefaultSegmentBytes;
   return std::max<std::size_t>(1, bytes / element_bytes);

@@ -6,7 +6,11 @@
 #   2. two runs give identical time columns (a simulation is deterministic);
 #   3. ring's time is its cost formula on the star's end-to-end α, β and γ
 #      within 1%, and size-only mode (--no-payload) gives the same times;
-#   4. ring's bytes sent per rank, as the harness counts them, are 2(p-1)n/p.
+#   4. ring's bytes sent per rank, as the harness counts them, are 2(p-1)n/p;
+#   5. --segment reaches the algorithms and the CSV: segment_bytes is the
+#      default (524288) without it, 65536 with --segment 64KiB, and the
+#      double binary tree's 1 MiB time (one 512 KiB segment per tree by
+#      default) moves.
 # Usage: harness_sim_test.sh COLLBENCH PYTHON
 set -euo pipefail
 collbench=${1:?usage: harness_sim_test.sh COLLBENCH PYTHON}
@@ -29,6 +33,7 @@ run() {  # run CSV ARGS...
 run "$work/first.csv" --algorithms "$algorithms" --check
 run "$work/second.csv" --algorithms "$algorithms" --check
 run "$work/size_only.csv" --algorithms ring --no-payload
+run "$work/segment.csv" --algorithms double_binary_tree --segment 64KiB
 
 PYTHONPATH="$(dirname "$0")/../scripts" "$python" - "$work" "$algorithms" <<'PYTHON'
 import sys
@@ -36,7 +41,7 @@ import collbench_csv
 work, algorithms = sys.argv[1], sys.argv[2].split(",")
 columns = ("benchmark", "algorithm", "bytes", "median_us", "min_us", "max_us", "samples", "check",
            "transport", "sim_platform", "sim_payload", "sim_alpha_us", "sim_beta_GBps",
-           "sim_gamma_GBps", "sent_bytes_per_rank")
+           "sim_gamma_GBps", "sent_bytes_per_rank", "segment_bytes")
 first = collbench_csv.read_rows(f"{work}/first.csv", columns, "the sim test")
 second = collbench_csv.read_rows(f"{work}/second.csv", columns, "the sim test")
 size_only = collbench_csv.read_rows(f"{work}/size_only.csv", columns, "the sim test")
@@ -68,5 +73,15 @@ if times(size_only) != ring:
     sys.exit(f"size-only times {times(size_only)} differ from the real ones {ring}")
 if {r["sim_payload"] for r in size_only} != {"size-only"}:
     sys.exit("size-only rows do not say so")
+segmented = collbench_csv.read_rows(f"{work}/segment.csv", columns, "the sim test")
+if {r["segment_bytes"] for r in first} != {"524288"}:
+    sys.exit(f"segment_bytes without --segment: {sorted({r['segment_bytes'] for r in first})}")
+if {r["segment_bytes"] for r in segmented} != {"65536"}:
+    sys.exit(f"segment_bytes with --segment 64KiB: {sorted({r['segment_bytes'] for r in segmented})}")
+fine = {r["bytes"]: r["median_us"] for r in segmented}
+coarse = {r["bytes"]: r["median_us"] for r in first if r["algorithm"] == "double_binary_tree"}
+if fine["1048576"] == coarse["1048576"]:
+    sys.exit(f"double_binary_tree at 1 MiB took {fine['1048576']} us with 64 KiB segments and "
+             "with the default: --segment did not reach it")
 PYTHON
-echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal"
+echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree"

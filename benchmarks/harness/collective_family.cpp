@@ -69,6 +69,7 @@ class PreparedCollective final : public PreparedMessages {
       message.spec.op = options_.op;
       message.spec.count = benchmark_case.message_bytes[k] / element_bytes;
       message.spec.routing = benchmark_case.routing_of(k);
+      message.spec.segment_bytes = options_.segment_bytes;
       const std::size_t in_bytes =
           message.collective->input_block(message.spec, ranks_, rank_).count * element_bytes;
       const std::size_t out_bytes =

@@ -88,6 +88,7 @@ struct RawOptions {
   std::string algorithms = "all";
   std::string sizes;
   bool sizes_given = false;  // --sizes appeared, even with an empty value
+  std::string segment;       // --segment, empty for the algorithms' default
   std::string dtype = "f32";
   std::string op = "sum";
   std::string sync = "barrier";
@@ -258,6 +259,12 @@ struct App {
                    "number of --dtype elements. With --workload and no --sizes only the "
                    "workloads' sizes run")
         ->type_name("SIZES");
+    app.add_option("--segment", raw.segment,
+                   "Pipeline segment of the algorithms that travel in segments (allreduce ring "
+                   "and every ring phase, broadcast chain, double_binary_tree), a size as in "
+                   "--sizes, a whole number of --dtype elements (default: 512KiB, what "
+                   "measurements here chose); the CSV's segment_bytes column records it")
+        ->type_name("BYTES");
     app.add_option("--dtype", raw.dtype,
                    fmt::format("Element type (default: f32); one of {}", dtype_names()))
         ->type_name("TYPE");
@@ -538,6 +545,22 @@ void validate_sizes(const RawOptions& raw, Options& options) {
           "that are multiples of {}",
           size, to_string(options.dtype), element_bytes, element_bytes));
     }
+  }
+}
+
+void validate_segment(const RawOptions& raw, Options& options) {
+  if (raw.segment.empty()) return;
+  try {
+    options.segment_bytes = parse_byte_size(raw.segment);
+  } catch (const std::invalid_argument& error) {
+    throw UsageError(fmt::format("--segment: {}", error.what()));
+  }
+  const std::size_t element_bytes = dtype_size(options.dtype);
+  if (options.segment_bytes % element_bytes != 0) {
+    throw UsageError(fmt::format(
+        "--segment: {} bytes is not a whole number of {} elements ({} bytes each); use a "
+        "multiple of {}",
+        options.segment_bytes, to_string(options.dtype), element_bytes, element_bytes));
   }
 }
 
@@ -945,6 +968,7 @@ Options parse_options(const std::vector<std::string>& args) {
   validate_bootstrap(options);
   validate_algorithms(raw, options);
   validate_sizes(raw, options);
+  validate_segment(raw, options);
   validate_families(raw, options);
   validate_gemm(raw, options);
   validate_train(options);
@@ -1090,6 +1114,7 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
        options.all_algorithms ? "all" : fmt::format("{}", fmt::join(options.algorithms, ","))},
       {"--library-algorithms", options.library_algorithms ? "yes" : "no"},
       {"--sizes", fmt::format("{}", fmt::join(options.sizes, ","))},
+      {"--segment", std::to_string(options.segment_bytes)},
       {"--dtype", std::string(to_string(options.dtype))},
       {"--op", std::string(to_string(options.op))},
       {"--families", fmt::format("{}", fmt::join(options.families, ","))},

@@ -80,6 +80,9 @@ struct Options {
   std::string sizes_text = "8B:64MiB";
   std::vector<std::uint64_t> sizes;  // bytes per rank, from sizes_text
   bool sizes_given = false;          // --sizes appeared on the command line
+  // --segment: the pipeline segment of the algorithms that travel in
+  // segments (CollectiveSpec::segment_bytes); 0 = their default.
+  std::uint64_t segment_bytes = 0;
   DType dtype = DType::f32;
   ReduceOp op = ReduceOp::sum;
   std::string transport = "mpi";

@@ -129,6 +129,9 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       gemm        ? std::to_string(bytes / sizeof(float))
       : has_dtype ? std::to_string(bytes / dtype_size(options.dtype))
                   : "",
+      collective
+          ? std::to_string(options.segment_bytes > 0 ? options.segment_bytes : kDefaultSegmentBytes)
+          : "",
       family == Family::p2p ? std::to_string(benchmark_case.peer) : "",
       family == Family::p2p            ? metadata.placement(0, benchmark_case.peer)
       : family == Family::p2p_sendrecv ? metadata.chain_placement()

@@ -316,6 +316,7 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
   const int map_by_col = table.column("map_by");
   const int check_col = table.column("check");
   const int sync_col = table.column("sync");
+  const int segment_col = table.column("segment_bytes");
 
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const std::vector<std::string>& row = table.rows[r];
@@ -403,6 +404,17 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
         }
         sync_modes.emplace(sync, fmt::format("{} data row {}", source, where.row));
       }
+    }
+    if (segment_col >= 0 && !row[static_cast<std::size_t>(segment_col)].empty() &&
+        required_number(row[static_cast<std::size_t>(segment_col)], "segment_bytes", where) !=
+            static_cast<double>(kDefaultSegmentBytes)) {
+      // The costs count the default segment (AlgorithmInfo::cost is flat and
+      // segment-free); a row of another segment would be fitted to the
+      // wrong formula.
+      throw std::runtime_error(fmt::format(
+          "{}: data row {}: segment_bytes is {}; collbench-fit prices the default segment ({} "
+          "bytes): fit a run without --segment",
+          source, where.row, row[static_cast<std::size_t>(segment_col)], kDefaultSegmentBytes));
     }
     PointKey key{family,
                  row[transport_col],

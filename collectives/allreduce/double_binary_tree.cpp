@@ -25,14 +25,13 @@
 // where its input segment was sent from, so its receive is posted once that
 // send is complete (and an inner node's once its input segment is reduced).
 //
-// Cost (p ranks, n bytes, h = ⌊lg p⌋, S = ⌈n/2 ÷ 512 KiB⌉ segments of s =
-// n/(2S) per half): S + 2h − 1 transfers in lock step, each priced at its
-// busiest rank: at most 4 messages of s each way (its inner tree's parent
-// and two children, its leaf tree's parent), so at most
-// (S + 2h − 1)·4·(α + sβ), and in the steady state 2nβ over the S transfers
-// (ring: 2(p−1)/p·nβ) with latency logarithmic in p (ring: linear); a
-// single segment (small n) takes 2h transfers of the half vector. γ: the
-// busiest rank reduces two children's halves, n (n/2 at p = 2).
+// Cost (p ranks, n bytes, h = ⌊lg p⌋, S = ⌈n/2 ÷ segment⌉ (--segment, 512 KiB by default) segments
+// of s = n/(2S) per half): S + 2h − 1 transfers in lock step, each priced at its busiest rank: at
+// most 4 messages of s each way (its inner tree's parent and two children, its leaf tree's parent),
+// so at most (S + 2h − 1)·4·(α + sβ), and in the steady state 2nβ over the S transfers (ring:
+// 2(p−1)/p·nβ) with latency logarithmic in p (ring: linear); a single segment (small n) takes 2h
+// transfers of the half vector. γ: the busiest rank reduces two children's halves, n (n/2 at p =
+// 2).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -282,8 +281,8 @@ CostTerms double_binary_tree_cost(const Layout& layout, double n) {
   if (p < 2) return {};
   const PositionTree shape(p);
   const double half = n / 2;
-  const auto segments =
-      static_cast<long long>(std::max(1.0, std::ceil(half / detail::kDefaultSegmentBytes)));
+  const auto segments = static_cast<long long>(
+      std::max(1.0, std::ceil(half / detail::segment_bytes_in_force(layout.segment_bytes))));
   const double segment = half / static_cast<double>(segments);
   const long long h = shape.height;
   const auto busy = [segments](long long transfer, long long start) {

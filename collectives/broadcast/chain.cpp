@@ -9,7 +9,7 @@
 // The root sends from its input and, out of place, copies it into out
 // after posting its sends.
 //
-// Cost (p ranks, n bytes, S = ⌈n / segment⌉ segments of the default 512
+// Cost (p ranks, n bytes, S = ⌈n / segment⌉ segments of --segment, by default 512
 // KiB): (p−2+S)·(α + n/S·β) — the last segment leaves the root after S−1
 // others and crosses p−1 links: nβ plus the pipeline's fill, (p−2)·n/S·β.
 // For long messages at small p; the fill grows with p. Placed on nodes:
@@ -91,8 +91,8 @@ class ChainBroadcast final : public detail::BroadcastBase {
 CostTerms chain_cost(const Layout& layout, double n) {
   const int p = layout.ranks();
   if (p < 2) return {};
-  const auto segments =
-      static_cast<long long>(std::max(1.0, std::ceil(n / detail::kDefaultSegmentBytes)));
+  const auto segments = static_cast<long long>(
+      std::max(1.0, std::ceil(n / detail::segment_bytes_in_force(layout.segment_bytes))));
   const double segment = n / static_cast<double>(segments);
   const long long last_link = p - 2;
   CostTerms terms;

@@ -32,6 +32,9 @@ struct Layout {
   int nodes = 1;
   int per_node = 1;
   MapBy map_by = MapBy::slot;
+  // The pipeline segment of the algorithms that travel in segments
+  // (CollectiveSpec::segment_bytes), which their costs count; 0 = the default.
+  std::size_t segment_bytes = 0;
   static Layout flat(int ranks) { return {ranks, 1, MapBy::slot}; }
   int ranks() const { return nodes * per_node; }
   int node_of(int rank) const { return map_by == MapBy::slot ? rank / per_node : rank % nodes; }
@@ -89,13 +92,20 @@ struct TokenRouting {
   bool operator==(const TokenRouting&) const = default;
 };
 
+// The pipeline segment unless CollectiveSpec::segment_bytes says otherwise:
+// 512 KiB, 2 MiB and one segment per block were within noise of each other
+// here, none winning consistently (docs/performance.md).
+inline constexpr std::size_t kDefaultSegmentBytes = 512 * 1024;
+
 struct CollectiveSpec {
   DType dtype = DType::f32;
   ReduceOp op = ReduceOp::sum;  // for the collectives that reduce
   // Elements of the whole vector: what an allreduce reduces, a
   // reduce_scatter scatters and an allgather gathers (the collective's n).
   std::size_t count = 0;
-  // Pipeline segment for algorithms that segment (ring); 0 = the default.
+  // The pipeline segment of the algorithms that travel in segments (ring and
+  // the ring phases, chain broadcast, double binary tree): the harness's
+  // --segment. 0 = the default, kDefaultSegmentBytes.
   std::size_t segment_bytes = 0;
   TokenRouting routing;  // alltoallv only
 };
