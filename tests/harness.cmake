@@ -64,6 +64,14 @@ if(COLLBENCH_HAVE_SIMGRID)
   set_tests_properties(harness_sim PROPERTIES
     ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
     TIMEOUT 300 LABELS "unit;harness")
+  # What its CSV says against the platform: the fit, size-only, ppn, calibration.
+  add_test(NAME sim_harness_truth
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sim_harness_truth_test.sh
+                   $<TARGET_FILE:collbench_exe> $<TARGET_FILE:collbench-fit> /usr/bin/python3
+                   ${PROJECT_SOURCE_DIR}/results/netsim/uniform/fit/models.csv)
+  set_tests_properties(sim_harness_truth PROPERTIES
+    ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
+    TIMEOUT 300 LABELS "unit;harness")
 endif()
 
 # --transport ofi without mpirun: ranks started by hand meet in a folder.

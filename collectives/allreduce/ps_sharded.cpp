@@ -20,7 +20,8 @@
 // straight in out's shard, unwritten until that reduction, and is reduced
 // there: at p = 2 a call touches in and out only.
 //
-// Cost (p ranks, n bytes): 2(p−1)α + 2(p−1)/p·nβ + (p−1)/p·nγ.
+// Cost (p ranks, n bytes): 2(p−1)α + 2(p−1)/p·nβ + (p−1)/p·nγ with shards
+// of 32 KiB and more; below, 2α + 2(p−1)/p·nβ + (p−1)/p·nγ (ps_sharded_cost).
 #include "algorithm_common.h"
 
 namespace collbench {
@@ -117,16 +118,35 @@ class PsShardedAllreduce final : public detail::AllreduceBase {
   std::vector<RequestId> receives_;
 };
 
-// Priced as the large shards travel: p−1 steps each way, the k-th from
-// every rank r to rank r+k (the small ones, all at once, cost the same
-// bytes per node and as many messages per rank); on a flat network ring's
-// cost to the last bit, as its formula is: selection then breaks the tie by
-// registry order.
+// Large shards: p−1 steps each way, the k-th from every rank r to rank r+k;
+// on a flat network ring's cost to the last bit, as its formula is:
+// selection then breaks the tie by registry order. Small shards leave all
+// at once: p−1 converging flows per rank, whose latencies overlap (one α
+// per phase) while they share the NIC's bandwidth (the same bytes as one at
+// a time), as the simulation on a star shows to 1% (tests/sim_truth_test).
+// Real hosts add each message's CPU overhead o, outside this model's terms.
 CostTerms ps_sharded_cost(const Layout& layout, double n) {
   const int p = layout.ranks();
   CostTerms terms;
-  detail::add_shift_steps(terms, layout, n / p);  // push
-  detail::add_shift_steps(terms, layout, n / p);  // pull
+  if (n / p >= static_cast<double>(kOneAtATimeBytes)) {
+    detail::add_shift_steps(terms, layout, n / p);  // push
+    detail::add_shift_steps(terms, layout, n / p);  // pull
+  } else {
+    CostTerms phase;
+    detail::add_steps(phase, layout, 1, n / p, [p](int rank) {
+      std::vector<int> peers;
+      for (int shift = 1; shift < p; ++shift) peers.push_back((rank + shift) % p);
+      return peers;
+    });
+    phase.messages = std::min(phase.messages, 1.0);
+    phase.intra_messages = std::min(phase.intra_messages, 1.0);
+    for (int push_and_pull = 0; push_and_pull < 2; ++push_and_pull) {
+      terms.messages += phase.messages;
+      terms.bytes += phase.bytes;
+      terms.intra_messages += phase.intra_messages;
+      terms.intra_bytes += phase.intra_bytes;
+    }
+  }
   terms.reduce_bytes = static_cast<double>(p - 1) / p * n;
   return terms;
 }

@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <exception>
+#include <memory_resource>
 #include <new>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
@@ -36,6 +36,8 @@ struct Handle {
   RequestId id;
 };
 
+constexpr RequestId kNoRequest = ~RequestId{0};
+
 enum class Stage { unmatched, starting, running };
 
 struct Operation {
@@ -53,6 +55,8 @@ struct Operation {
   s4u::CommPtr comm;
   double arrival = 0;
   std::string error;
+  // Unmatched: the next younger operation of its queue (SimWorld::Unmatched).
+  RequestId next = kNoRequest;
 };
 
 struct RankState {
@@ -95,7 +99,6 @@ class SimWorld {
     op.tag = tag;
     op.is_send = is_send;
     if (is_send) ++messages_;
-    const Handle mine{rank, id};
     // At any time a (destination, source, tag) has unmatched sends or
     // unmatched receives, never both: a new operation either matches the
     // oldest of the other kind or queues behind its own kind. MPI's order.
@@ -104,15 +107,20 @@ class SimWorld {
     const std::uint64_t key = (static_cast<std::uint64_t>(destination) << 40) |
                               (static_cast<std::uint64_t>(source) << 16) |
                               static_cast<std::uint64_t>(tag);
-    Unmatched& queue = unmatched_[key];
-    if (queue.handles.empty() || queue.sends == is_send) {
-      queue.sends = is_send;
-      queue.handles.push_back(mine);
+    const auto [found, added] = unmatched_.try_emplace(key, Unmatched{is_send, id, id});
+    if (added) return id;
+    Unmatched& queue = found->second;
+    if (queue.sends == is_send) {
+      self.operations[queue.youngest].next = id;
+      queue.youngest = id;
       return id;
     }
-    const Handle theirs = queue.handles.front();
-    queue.handles.pop_front();
-    if (queue.handles.empty()) unmatched_.erase(key);
+    // A queue's operations are all sends of `source` or all receives of
+    // `destination`: all of one rank, the other side of this one.
+    const Handle theirs{is_send ? destination : source, queue.oldest};
+    queue.oldest = operation(theirs).next;
+    if (queue.oldest == kNoRequest) unmatched_.erase(found);
+    const Handle mine{rank, id};
     match(is_send ? mine : theirs, is_send ? theirs : mine);
     return id;
   }
@@ -189,9 +197,13 @@ class SimWorld {
   }
 
  private:
+  // A queue threaded through its operations' `next`, so that queuing
+  // allocates nothing; the map's nodes come from a pool, reused as queues
+  // empty and new ones start (a node per queue was a malloc per message).
   struct Unmatched {
     bool sends = false;
-    std::deque<Handle> handles;
+    RequestId oldest = kNoRequest;
+    RequestId youngest = kNoRequest;
   };
 
   RankState& state(int rank) { return ranks_[static_cast<std::size_t>(rank)]; }
@@ -251,7 +263,8 @@ class SimWorld {
   const SimParams params_;
   const sim::Platform& platform_;
   std::vector<RankState> ranks_;
-  std::unordered_map<std::uint64_t, Unmatched> unmatched_;
+  std::pmr::unsynchronized_pool_resource pool_;
+  std::pmr::unordered_map<std::uint64_t, Unmatched> unmatched_{&pool_};
   std::uint64_t messages_ = 0;
 };
 
