@@ -209,6 +209,7 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, CollectiveOverTransport,
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   collbench::use_mpi_library_collectives();
+  collbench::hold_mpich_forced_algorithms();
   ::testing::InitGoogleTest(&argc, argv);
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
