@@ -205,6 +205,15 @@ struct MpichLaunchValue {
   std::unique_ptr<ControlVariable> variable;
 };
 
+// Whether every rank of MPI_COMM_WORLD shares one node: MPICH 4.0.2's smp
+// algorithms, forced there, crash (a segmentation fault in the library,
+// seen on allreduce with 2 ranks), as they need a communicator of node
+// leaders. Decided with the launch values, collectively, right after MPI_Init.
+bool& mpich_one_node() {
+  static bool one_node = false;
+  return one_node;
+}
+
 std::vector<MpichLaunchValue>& mpich_launch_values() {
   static std::vector<MpichLaunchValue> values = [] {
     std::vector<MpichLaunchValue> held(mpich_tuned_collectives().size());
@@ -220,6 +229,17 @@ std::vector<MpichLaunchValue>& mpich_launch_values() {
       held[i].name = launched;
       // Auto is MPICH's first value, 0: every call but a forced row's.
       held[i].variable->write(0);
+    }
+    // After the variables are back on auto: the split runs collectives.
+    if (cvar_index(mpich_algorithm_variable(mpich_tuned_collectives().front())) >= 0) {
+      MPI_Comm node = MPI_COMM_NULL;
+      int world = 0, local = 0;
+      MPI_Comm_size(MPI_COMM_WORLD, &world);
+      check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+                "MPI_Comm_split_type");
+      MPI_Comm_size(node, &local);
+      MPI_Comm_free(&node);
+      mpich_one_node() = local == world;
     }
     return held;
   }();
@@ -245,6 +265,10 @@ std::string mpich_tuned_probe(const MpichCollective& collective,
   }
   if (offered_only) return {};
   const std::string_view name = mpich_algorithm_name(algorithm);
+  if (name == "smp" && mpich_one_node()) {
+    return "MPICH 4.0.2's smp algorithms need ranks on more than one node (forced on one, the "
+           "library crashes)";
+  }
   if (launch.name != name) {
     return fmt::format(
         "MPICH reads {} at launch only, for every communicator: launch once per algorithm with "
