@@ -411,18 +411,21 @@ extern const AlgorithmInfo kPairwiseAlltoall, kBruckAlltoall, kLinearAlltoall, k
 extern const AlgorithmInfo kPairwiseAlltoallv, kMpiAlltoallv;
 
 namespace detail {
-std::vector<AlgorithmInfo> ompi_tuned_rows(std::string_view collective);  // ompi_tuned.cpp
+std::vector<AlgorithmInfo> ompi_tuned_rows(std::string_view collective);   // ompi_tuned.cpp
+std::vector<AlgorithmInfo> mpich_tuned_rows(std::string_view collective);  // mpich_tuned.cpp
 }  // namespace detail
 
 namespace {
 
 // A collective's algorithms: the hand-written ones, the library's with one of
-// its algorithms forced (ompi_tuned.h), and the library's own choice last.
+// its algorithms forced (ompi_tuned.h, mpich_tuned.h), and the library's own
+// choice last.
 std::vector<AlgorithmInfo> with_library_rows(std::string_view collective,
                                              std::initializer_list<AlgorithmInfo> hand_written,
                                              const AlgorithmInfo& library) {
   std::vector<AlgorithmInfo> algorithms(hand_written);
   for (const AlgorithmInfo& row : detail::ompi_tuned_rows(collective)) algorithms.push_back(row);
+  for (const AlgorithmInfo& row : detail::mpich_tuned_rows(collective)) algorithms.push_back(row);
   algorithms.push_back(library);
   return algorithms;
 }

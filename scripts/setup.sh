@@ -2,6 +2,13 @@
 # Installs the Debian packages collbench needs to build, test and plot, when
 # any is missing. Idempotent and silent when everything is there.
 # Usage: scripts/setup.sh            (called by run.sh and test.sh)
+#        scripts/setup.sh --mpich    also MPICH 4 (test.sh --full's second
+#                                    library, cmake -DCOLLBENCH_MPI=mpich)
+# Open MPI stays the system's mpicc/mpirun: Debian switches the `mpi` and
+# `mpirun` alternatives by priority (Open MPI's is the higher here, but not
+# on every architecture), so after installing MPICH they are set to Open
+# MPI's by hand. Scripts name the launcher they mean (mpirun.openmpi,
+# mpirun.mpich).
 set -euo pipefail
 
 packages=(
@@ -11,6 +18,23 @@ packages=(
   cmake g++
   make pkg-config git clang libclang-rt-14-dev
 )
+case "${1:-}" in
+  "") ;;
+  --mpich) packages+=(mpich libmpich-dev) ;;
+  *)
+    echo "setup.sh: unknown argument '$1' (accepted: --mpich)" >&2
+    exit 2
+    ;;
+esac
+
+# Open MPI's compilers and launcher as the unsuffixed ones, when MPICH is
+# installed beside it.
+keep_open_mpi_default() {
+  if [[ -e /usr/bin/mpicc.mpich && -e /usr/bin/mpicc.openmpi ]]; then
+    "${sudo_cmd[@]}" update-alternatives --quiet --set mpi /usr/bin/mpicc.openmpi
+    "${sudo_cmd[@]}" update-alternatives --quiet --set mpirun /usr/bin/mpirun.openmpi
+  fi
+}
 
 missing=()
 for package in "${packages[@]}"; do
@@ -18,7 +42,14 @@ for package in "${packages[@]}"; do
     missing+=("$package")
   fi
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+if [[ ${#missing[@]} -eq 0 ]]; then
+  # Root can put the alternatives back even when nothing is missing.
+  if [[ $(id -u) -eq 0 ]]; then
+    sudo_cmd=()
+    keep_open_mpi_default
+  fi
+  exit 0
+fi
 
 if [[ $(id -u) -ne 0 ]]; then
   if command -v sudo >/dev/null 2>&1; then
@@ -36,3 +67,4 @@ echo "setup.sh: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+keep_open_mpi_default

@@ -18,6 +18,10 @@
 #             and a small MPI job
 #   netsim    the emulated-cluster end-to-end test (root, network namespaces,
 #             up to 17 minutes)
+#   mpich     a third build (build-mpich/, -DCOLLBENCH_MPI=mpich, MPICH 4
+#             installed by setup.sh --mpich) with its unit tests, the mpirun
+#             smoke (np 3) and the tests labelled mpich (mpirun.mpich: a short
+#             harness run, a forced MPICH algorithm)
 # Each group has a time budget for this 2-core machine; the time each took is
 # printed, and a group over its budget is named (its tests still pass or fail
 # on their own: no test asserts on wall time). A test skipped for a missing
@@ -26,7 +30,7 @@
 #
 # Usage: scripts/test.sh [--full | --no-sanitize | --sanitize-only | --netsim] [ctest args...]
 #   (none)            the default tier
-#   --full            everything: the default tier, full, sanitize, netsim
+#   --full            everything: the default tier, full, sanitize, netsim, mpich
 #   --no-sanitize     --full without the sanitize group
 #   --sanitize-only   the sanitize group only
 #   --netsim          the netsim group only
@@ -50,22 +54,24 @@ default_groups=(
 full_group="full 2400 ^full$ ^netsim$"
 sanitize_budget=900
 netsim_group="netsim 1100 ^netsim$ -"
+mpich_budget=900
 
 run_default=1
 run_full=0
 run_sanitize=0
 run_netsim=0
+run_mpich=0
 case "${1:-}" in
   -h | --help)
     sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   --full)
-    run_full=1 run_sanitize=1 run_netsim=1
+    run_full=1 run_sanitize=1 run_netsim=1 run_mpich=1
     shift
     ;;
   --no-sanitize)
-    run_full=1 run_netsim=1
+    run_full=1 run_netsim=1 run_mpich=1
     shift
     ;;
   --sanitize-only)
@@ -210,6 +216,20 @@ fi
 
 if ((run_netsim)); then
   run_group build-test "$netsim_group" "${passed_on[@]}" || true
+fi
+
+# The project against MPICH: its own build directory, since the library is
+# cached with the compiler's flags.
+mpich() {
+  scripts/setup.sh --mpich || return
+  cmake -S . -B build-mpich -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_WERROR=ON \
+    -DCOLLBENCH_MPI=mpich >/dev/null || return
+  cmake --build build-mpich -j "$jobs" || return
+  ctest_group build-mpich mpich -L '^(unit|mpich)$' -LE '^full$' "${passed_on[@]}" || return
+  ctest_group build-mpich mpich_smoke -R '^collective_mpi_np3$' "${passed_on[@]}"
+}
+if ((run_mpich)); then
+  timed mpich "$mpich_budget" mpich || true
 fi
 
 echo "== times ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)) =="

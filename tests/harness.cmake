@@ -47,6 +47,11 @@ if(COLLBENCH_HAVE_OFI)
   harness_mpi_test(ofi LABELS full)
 endif()
 harness_mpi_test(progress LABELS full)
+# Against MPICH (COLLBENCH_MPI=mpich, test.sh --full's mpich group): the harness
+# under mpirun.mpich, p2p and allreduce with the library's own, checked.
+if(COLLBENCH_MPI STREQUAL "mpich")
+  harness_mpi_test(sendrecv NP 2 LABELS mpich)
+endif()
 
 # Every rank in one process, started alone: --transport inproc with MPI_Init
 # made fatal (mpi_init_forbidden preloaded), the CSV read back.

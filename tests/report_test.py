@@ -26,6 +26,7 @@ COLLBENCH_FIT = os.path.abspath(sys.argv.pop(1))
 COLLBENCH_PREDICT = os.path.abspath(sys.argv.pop(1))
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
 from collbench_report.report import NOT_MEANINGFUL  # noqa: E402  (the path is set just above)
+from collbench_report.text import format_time  # noqa: E402
 
 PYTHON = "/usr/bin/python3"
 REPORT = os.path.join(SOURCE, "scripts", "report.py")
@@ -271,6 +272,77 @@ class TrainIteration(unittest.TestCase):
         with open(os.path.join(self.folder, "report.md"), encoding="utf-8") as f:
             rows = table_after(f.read(), "## One training iteration: how much")
         self.assertEqual({row[-1] for row in rows}, {NOT_MEANINGFUL})
+
+
+def rows_like_recorded(changes):
+    """The recorded CSV's header and its first row, once per dict of
+    `changes` (column: value), as CSV text."""
+    with open(RECORDED, encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        first = next(reader)
+        columns = reader.fieldnames
+    out = [",".join(columns)]
+    for change in changes:
+        row = {**first, "ranks": "2", "ranks_per_node": "2", **change}
+        out.append(",".join(f'"{row[c]}"' if "," in row[c] else row[c] for c in columns))
+    return "\n".join(out) + "\n"
+
+
+class TuningSection(unittest.TestCase):
+    """A run with the library's forced algorithms: the Tuning section's
+    default, library's best, collbench's best and the file's saving."""
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="report_test.")
+        points = [("ring", 5.0), ("tree", 9.0), ("mpi", 10.0), ("ompi_ring", 8.0),
+                  ("ompi_basic_linear", 4.0)]
+        with open(os.path.join(self.folder, "collbench.csv"), "w", encoding="utf-8") as f:
+            f.write(rows_like_recorded({"algorithm": a, "bytes": "1024", "median_us": str(t)}
+                                       for a, t in points))
+        write_fit(self.folder)
+
+    def tearDown(self):
+        shutil.rmtree(self.folder)
+
+    def launches(self, name, medians):
+        os.makedirs(os.path.join(self.folder, "tuning"), exist_ok=True)
+        with open(os.path.join(self.folder, "tuning", f"{name}.csv"), "w", encoding="utf-8") as f:
+            f.write(rows_like_recorded({"algorithm": "mpi", "bytes": "1024", "median_us": str(t),
+                                        "run_id": f"{name}{i}"} for i, t in enumerate(medians)))
+
+    def report(self):
+        done = run_report(self.folder, "--cores", "2")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(self.folder, "report.md"), encoding="utf-8") as f:
+            return f.read()
+
+    def test_without_the_file_measured(self):
+        text = self.report()
+        self.assertEqual(table_after(text, "## Tuning"), [
+            ["allreduce", "2", "1 KiB", format_time(10.0), f"ompi_basic_linear {format_time(4.0)}",
+             f"ring {format_time(5.0)}", "–", ""]])
+        self.assertIn("*file*: not measured in this run", section(text, "## Tuning"))
+
+    def test_with_and_without_the_file(self):
+        self.launches("without", [12.0, 10.0, 11.0])
+        self.launches("with", [6.0, 7.0, 5.5])
+        rows = table_after(self.report(), "## Tuning")
+        self.assertEqual(rows[0][6],
+                         f"{format_time(11.0)} → {format_time(6.0)} (+45% saved, 3 launch pairs)")
+
+    def test_one_side_missing_is_refused(self):
+        self.launches("without", [12.0])
+        done = run_report(self.folder, "--cores", "2")
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("with.csv: missing", done.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.folder, "report.md")))
+
+    def test_no_section_without_forced_rows(self):
+        with open(os.path.join(self.folder, "collbench.csv"), encoding="utf-8") as f:
+            kept = [line for line in f if ",ompi_" not in line]
+        with open(os.path.join(self.folder, "collbench.csv"), "w", encoding="utf-8") as f:
+            f.writelines(kept)
+        self.assertNotIn("## Tuning", self.report())
 
 
 def edit_csv(path, change):

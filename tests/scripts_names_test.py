@@ -653,10 +653,12 @@ class ListAlgorithmsTest(unittest.TestCase):
             # The names are those the harness accepts: its --help lists each.
             help_text = subprocess.run([COLLBENCH, "--help"], capture_output=True,
                                        text=True).stdout
-            # The library's forced algorithms (ompi_*) share one line per collective.
+            # Each library's forced algorithms (ompi_*, mpich_*) share one line per
+            # collective.
             for name in names:
-                if name.startswith("ompi_"):
-                    self.assertRegex(help_text, rf"\n +ompi_\* +.*\b{name}\b")
+                prefix = next((p for p in ("ompi_", "mpich_") if name.startswith(p)), None)
+                if prefix:
+                    self.assertRegex(help_text, rf"\n +{prefix}\* +.*\b{name}\b")
                 else:
                     self.assertRegex(help_text, rf"\n +{name} +")
             # plot.py takes the listing.

@@ -4,6 +4,7 @@
 // refusals; and the export's refusals of bad input.
 #include "collbench/models/tuning.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "collbench/collectives/mpich_tuned.h"
 #include "collbench/collectives/ompi_tuned.h"
 
 namespace collbench {
@@ -230,6 +232,186 @@ TEST(OmpiRules, CommittedFilesParseAndTheCanaryDiffersAtOneSize) {
         EXPECT_EQ(ompi_rules_algorithm(canary, collective.rules_id, 2, at),
                   ompi_rules_algorithm(real, collective.rules_id, 2, at))
             << collective.collective << " " << at;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace collbench
+
+// collbench-fit --export mpich-json: the same choices in MPICH's selection
+// file, parsed back and walked as MPICH does; every collective of MPICH's own
+// file kept; the export's refusals.
+namespace collbench {
+namespace {
+
+std::vector<Measurement> synthetic_mpich_measurements() {
+  std::vector<Measurement> points;
+  const std::vector<double> sizes = {8, 1024, 65536, 1 << 20, 16 << 20, 64 << 20};
+  for (const MpichCollective& collective : mpich_tuned_collectives()) {
+    for (const int ranks : {2, 4, 8}) {
+      for (std::size_t k = 0; k < sizes.size(); ++k) {
+        const double base = 1e-5 * (1 + static_cast<double>(k));
+        const std::size_t winner =
+            (k + static_cast<std::size_t>(ranks)) % collective.algorithms.size();
+        for (std::size_t a = 0; a < collective.algorithms.size(); ++a) {
+          const double median = a == winner ? base : base * (2.0 + static_cast<double>(a));
+          points.push_back(library_point(std::string(collective.collective),
+                                         std::string(collective.algorithms[a].row), ranks, sizes[k],
+                                         median, base * 0.05));
+        }
+        const double library = k % 3 == 0 ? base * 0.5 : k % 3 == 1 ? base * 1.08 : base * 3;
+        points.push_back(library_point(std::string(collective.collective), "mpi", ranks, sizes[k],
+                                       library, base * 0.05));
+      }
+    }
+  }
+  return points;
+}
+
+std::vector<std::string> top_keys(const SelectionNode& root) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : root.children) keys.push_back(key);
+  return keys;
+}
+
+TEST(MpichJson, EveryExportParsesBackToItsChoices) {
+  const MpichJsonExport exported = export_mpich_json(synthetic_mpich_measurements(), {});
+  const SelectionNode parsed = parse_mpich_selection(exported.text, "exported");
+  const SelectionNode defaults = parse_mpich_selection(mpich_default_selection(), "defaults");
+  // MPICH aborts on a collective the file lacks: all of its own are there.
+  EXPECT_EQ(top_keys(parsed), top_keys(defaults));
+  EXPECT_EQ(top_keys(defaults).size(), 44u);
+  int forced = 0, kept = 0;
+  for (const LibraryChoice& choice : exported.choices) {
+    const MpichCollective& collective = *find_mpich_tuned(choice.collective);
+    // A kept default leaves the call to MPICH's own selection.
+    const auto expected = [&](double at) {
+      return choice.algorithm == 0
+                 ? mpich_selection_algorithm(defaults, collective, choice.ranks, at)
+                 : fmt::format("MPIR_{}_{}_{}", collective.json_name,
+                               choice.chosen == "mpich_nb" ? "allcomm" : "intra",
+                               choice.chosen.substr(kMpichRowPrefix.size()));
+    };
+    // The measured point, and the sizes up to the next one measured.
+    for (const double at : {choice.bytes, choice.bytes * 1.5}) {
+      if (at > (64 << 20)) continue;
+      EXPECT_EQ(mpich_selection_algorithm(parsed, collective, choice.ranks, at), expected(at))
+          << choice.collective << " p=" << choice.ranks << " " << at;
+    }
+    ++(choice.algorithm == 0 ? kept : forced);
+  }
+  EXPECT_GT(forced, 0);
+  EXPECT_GT(kept, 0);
+  // Beyond what was measured: MPICH's own selection (the walk meets its
+  // conditions, or lands on its leaves, never on a measured choice).
+  for (const MpichCollective& collective : mpich_tuned_collectives()) {
+    for (const int ranks : {2, 4, 8}) {
+      EXPECT_EQ(mpich_selection_algorithm(parsed, collective, ranks, 4),
+                mpich_selection_algorithm(defaults, collective, ranks, 4));
+      EXPECT_EQ(mpich_selection_algorithm(parsed, collective, ranks, 128 << 20),
+                mpich_selection_algorithm(defaults, collective, ranks, 128 << 20));
+    }
+    for (const int ranks : {1, 3, 5, 9, 1000}) {
+      EXPECT_EQ(mpich_selection_algorithm(parsed, collective, ranks, 1024),
+                mpich_selection_algorithm(defaults, collective, ranks, 1024))
+          << collective.collective << " on unmeasured " << ranks << " ranks";
+    }
+  }
+}
+
+TEST(MpichJson, SizesAreMpichs) {
+  // allgather's avg_msg_size is one rank's block: 4 MiB over 4 ranks is
+  // 1 MiB; reduce_scatter's is total_msg_size, the whole vector.
+  const std::vector<Measurement> points = {
+      library_point("allgather", "mpich_ring", 4, 4 << 20, 1e-5),
+      library_point("allgather", "mpi", 4, 4 << 20, 3e-5),
+      library_point("reduce_scatter", "mpich_pairwise", 4, 4 << 20, 1e-5),
+      library_point("reduce_scatter", "mpi", 4, 4 << 20, 3e-5),
+  };
+  const MpichJsonExport exported = export_mpich_json(points, {});
+  EXPECT_NE(exported.text.find("\"avg_msg_size<=1048576\""), std::string::npos) << exported.text;
+  EXPECT_NE(exported.text.find("\"total_msg_size<=4194304\""), std::string::npos);
+  EXPECT_NE(exported.text.find("MPIR_Allgather_intra_ring"), std::string::npos);
+  EXPECT_NE(exported.text.find("not evidence for a network"), std::string::npos);
+}
+
+TEST(MpichJson, RefusesBadInput) {
+  EXPECT_THROW(export_mpich_json({}, {}), std::runtime_error);
+  const std::vector<Measurement> unknown = {library_point("allreduce", "mpich_bogus", 2, 1024, 1),
+                                            library_point("allreduce", "mpi", 2, 1024, 1)};
+  try {
+    export_mpich_json(unknown, {});
+    ADD_FAILURE() << "an unknown MPICH algorithm was exported";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("unknown MPICH algorithm 'mpich_bogus'"),
+              std::string::npos)
+        << error.what();
+  }
+  const std::vector<Measurement> one_missing = {
+      library_point("allreduce", "mpich_smp", 2, 1024, 1e-5),
+      library_point("broadcast", "mpi", 2, 1024, 1e-5)};
+  try {
+    export_mpich_json(one_missing, {});
+    ADD_FAILURE() << "a collective without forced rows was exported";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(
+        std::string(error.what()).find("broadcast has measurements of the library (mpi) but none"),
+        std::string::npos)
+        << error.what();
+  }
+  // Open MPI's rows are not MPICH's.
+  const std::vector<Measurement> ompi = {library_point("allreduce", "ompi_ring", 2, 1024, 1e-5)};
+  EXPECT_THROW(export_mpich_json(ompi, {}), std::runtime_error);
+}
+
+TEST(MpichJson, ReaderRefusesBrokenFiles) {
+  for (const std::string text :
+       {"{", "{\"a\": {}", "{\"a\" {}}", "{\"a\": {}} x", "/* {}", "{\"a\": 1}"}) {
+    EXPECT_THROW(parse_mpich_selection(text, "bad"), std::runtime_error) << text;
+  }
+  EXPECT_EQ(
+      parse_mpich_selection("/* c */ {\"a\": {\"b\": {}}, \"c\": {}}", "good").children.size(), 2u);
+}
+
+}  // namespace
+}  // namespace collbench
+
+namespace collbench {
+namespace {
+
+// The committed MPICH files of results/tuning/: both read by the selection
+// reader, and the canary the real file with one entry added (alltoall on 2
+// ranks at 64 KiB, 32 KiB a rank: MPICH's in-place algorithm on a call that
+// is not in place, whose wrong elements --check sees at that size only).
+TEST(MpichJson, CommittedFilesParseAndTheCanaryDiffersAtOneSize) {
+  const std::string folder = std::string(COLLBENCH_SOURCE_DIR) + "/results/tuning/";
+  const SelectionNode real =
+      parse_mpich_selection(read_text(folder + "collbench.json"), "collbench.json");
+  const SelectionNode canary =
+      parse_mpich_selection(read_text(folder + "canary.json"), "canary.json");
+  const SelectionNode defaults = parse_mpich_selection(mpich_default_selection(), "defaults");
+  EXPECT_EQ(top_keys(real), top_keys(defaults));
+  EXPECT_EQ(top_keys(canary), top_keys(defaults));
+  const MpichCollective& alltoall = *find_mpich_tuned("alltoall");
+  EXPECT_EQ(mpich_selection_algorithm(canary, alltoall, 2, 65536),
+            "MPIR_Alltoall_intra_pairwise_sendrecv_replace");
+  EXPECT_NE(mpich_selection_algorithm(real, alltoall, 2, 65536),
+            "MPIR_Alltoall_intra_pairwise_sendrecv_replace");
+  for (const MpichCollective& collective : mpich_tuned_collectives()) {
+    for (const int ranks : {2, 3, 4}) {
+      for (double bytes = 1; bytes <= (1 << 27); bytes *= 2) {
+        for (const double at : {bytes - 1, bytes, bytes + 1}) {
+          // MPICH's size here is one rank's block, in whole bytes.
+          if (&collective == &alltoall && ranks == 2 &&
+              static_cast<std::uint64_t>(at) / 2 == 32768) {
+            continue;
+          }
+          EXPECT_EQ(mpich_selection_algorithm(canary, collective, ranks, at),
+                    mpich_selection_algorithm(real, collective, ranks, at))
+              << collective.collective << " p=" << ranks << " " << at;
+        }
       }
     }
   }

@@ -1026,6 +1026,7 @@ int main(int argc, char** argv) {
   }
   int status = 0;
   try {
+    collbench::hold_mpich_forced_algorithms();
     MPI_Comm_dup(MPI_COMM_WORLD, &world.comm);
     MPI_Comm_rank(world.comm, &world.rank);
     MPI_Comm_size(world.comm, &world.size);

@@ -19,6 +19,7 @@
 #include "collbench/catalog/sizes.h"
 #include "collbench/collectives/algorithm.h"
 #include "collbench/collectives/collective.h"
+#include "collbench/collectives/mpich_tuned.h"
 #include "collbench/collectives/ompi_tuned.h"
 #include "collbench/core/columns.h"
 #include "collbench/core/csv.h"
@@ -98,24 +99,30 @@ struct RawOptions {
   bool gemm_models_given = false;  // --gemm-models appeared, even with an empty value
 };
 
-// The collectives (each a --families name) and their algorithms; the
-// library's forced algorithms in one line per collective.
+// The collectives (each a --families name) and their algorithms; each
+// library's forced algorithms (ompi_*, mpich_*) in one line per collective.
 std::string algorithm_help() {
   std::string text = "Collectives (--families) and their algorithms (--algorithms):\n";
   for (const CollectiveInfo& collective : collectives()) {
     text += fmt::format("  {}: {}\n", collective.name, collective.summary);
-    std::vector<std::string_view> forced;
-    std::string_view forced_summary;
+    // Per prefix, in the table's order: the rows and their shared summary.
+    std::vector<std::pair<std::string_view, std::vector<std::string_view>>> forced;
+    std::vector<std::string_view> forced_summary;
     for (const AlgorithmInfo& info : collective.algorithms) {
       if (info.forced_library_algorithm) {
-        forced.push_back(info.name);
-        forced_summary = info.summary;
+        const std::string_view prefix = info.name.substr(0, info.name.find('_') + 1);
+        if (forced.empty() || forced.back().first != prefix) {
+          forced.emplace_back(prefix, std::vector<std::string_view>{});
+          forced_summary.push_back(info.summary);
+        }
+        forced.back().second.push_back(info.name);
         continue;
       }
       text += fmt::format("    {:<24}{}\n", info.name, info.summary);
     }
-    if (!forced.empty()) {
-      text += fmt::format("    {:<24}{}: {}\n", "ompi_*", forced_summary, fmt::join(forced, ", "));
+    for (std::size_t i = 0; i < forced.size(); ++i) {
+      text += fmt::format("    {:<24}{}: {}\n", fmt::format("{}*", forced[i].first),
+                          forced_summary[i], fmt::join(forced[i].second, ", "));
     }
   }
   return text;
@@ -244,13 +251,16 @@ struct App {
         ->type_name("LIST");
     app.add_flag("--library-algorithms", options.library_algorithms,
                  "Also run the MPI library's own collective with each of its algorithms forced "
-                 "(Open MPI's coll_tuned: the ompi_* rows of every collective of --families, "
-                 "listed by --list-algorithms where the library has them), never part of "
-                 "--algorithms all. Open MPI reads a forced algorithm only with "
-                 "coll_tuned_use_dynamic_rules set at launch: export "
+                 "(Open MPI's coll_tuned: the ompi_* rows; MPICH's: the mpich_* rows; of every "
+                 "collective of --families, listed by --list-algorithms where the library has "
+                 "them), never part of --algorithms all. Open MPI reads a forced algorithm only "
+                 "with coll_tuned_use_dynamic_rules set at launch: export "
                  "OMPI_MCA_coll_tuned_use_dynamic_rules=1 (or mpirun --mca "
-                 "coll_tuned_use_dynamic_rules 1); without it the rows are skipped with a note, "
-                 "and named in --algorithms they are an error");
+                 "coll_tuned_use_dynamic_rules 1). MPICH forces one algorithm per collective and "
+                 "launch: MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<name> (e.g. "
+                 "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling for "
+                 "mpich_recursive_doubling). Rows the launch cannot force are skipped with a "
+                 "note, and named in --algorithms they are an error");
     app.add_option("--sizes", raw.sizes,
                    "Message sizes in bytes per rank (default: 8B:64MiB). Comma-separated items: "
                    "a size (4096, 1.5KiB, 64MiB), MIN:MAX (x2 steps), MIN:MAX:xF (step factor "
@@ -1036,7 +1046,10 @@ std::string algorithm_listing(bool csv) {
   for (const CollectiveInfo& collective : collectives()) {
     for (const AlgorithmInfo& info : collective.algorithms) {
       // The library's forced algorithms only where this library has them.
-      if (!ompi_tuned_missing(collective.name, info.name).empty()) continue;
+      if (!ompi_tuned_missing(collective.name, info.name).empty() ||
+          !mpich_tuned_missing(collective.name, info.name).empty()) {
+        continue;
+      }
       const std::string position = std::to_string(++order);
       // The MPI library's own: collbench does not know which schedule the
       // library picks, so collbench-fit prices it at its collective's lower

@@ -57,6 +57,7 @@ void remove_earlier_compute(const std::string& path) {
 
 // The formats of --export.
 constexpr std::string_view kOmpiRules = "ompi-rules";
+constexpr std::string_view kMpichJson = "mpich-json";
 
 // Writes `text` to `path` whole, or throws std::runtime_error.
 void write_text(const std::string& path, const std::string& text) {
@@ -72,13 +73,23 @@ void write_text(const std::string& path, const std::string& text) {
   }
 }
 
-// --export ompi-rules FILE: the rules file alone, replaced whole or not at all.
+// --export ompi-rules|mpich-json FILE: the file alone, replaced whole or not
+// at all.
 void export_rules(const std::vector<collbench::NamedTable>& tables,
-                  const std::vector<collbench::Measurement>& measurements,
+                  const std::vector<collbench::Measurement>& measurements, std::string_view format,
                   const std::string& destination) {
-  const collbench::OmpiRulesExport result = collbench::export_ompi_rules(measurements, tables);
-  // What the test holds every export to: a file Open MPI would read.
-  collbench::parse_ompi_rules(result.text, destination);
+  collbench::OmpiRulesExport result;
+  if (format == kMpichJson) {
+    collbench::MpichJsonExport mpich = collbench::export_mpich_json(measurements, tables);
+    // What the test holds every export to: a file MPICH's reader takes.
+    collbench::parse_mpich_selection(mpich.text, destination);
+    result.choices = std::move(mpich.choices);
+    result.text = std::move(mpich.text);
+  } else {
+    result = collbench::export_ompi_rules(measurements, tables);
+    // What the test holds every export to: a file Open MPI would read.
+    collbench::parse_ompi_rules(result.text, destination);
+  }
   const std::filesystem::path path(destination);
   const std::string folder =
       path.has_parent_path() ? path.parent_path().string() : std::string(".");
@@ -177,7 +188,10 @@ int main(int argc, char** argv) {
                  "file (per collective and measured rank count, at each measured size the "
                  "fastest forced algorithm where it beat the default mpi beyond both "
                  "interquartile ranges, the fixed decision elsewhere; a header says where it "
-                 "was measured). The input must hold one dtype, op and placement of those rows, "
+                 "was measured). mpich-json: an MPICH MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "
+                 "from the mpich_* rows, the same choices, MPICH 4.0.2's own selection for "
+                 "every collective and size not measured. "
+                 "The input must hold one dtype, op and placement of those rows, "
                  "and every collective with library rows some forced ones. FILE is replaced "
                  "whole or not at all")
       ->expected(2)
@@ -200,9 +214,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  if (!export_args.empty() && export_args[0] != kOmpiRules) {
-    std::fprintf(stderr, "collbench-fit: --export %s: unknown format; accepted: %s\n",
-                 export_args[0].c_str(), std::string(kOmpiRules).c_str());
+  if (!export_args.empty() && export_args[0] != kOmpiRules && export_args[0] != kMpichJson) {
+    std::fprintf(stderr, "collbench-fit: --export %s: unknown format; accepted: %s, %s\n",
+                 export_args[0].c_str(), std::string(kOmpiRules).c_str(),
+                 std::string(kMpichJson).c_str());
     return 2;
   }
 
@@ -219,7 +234,7 @@ int main(int argc, char** argv) {
       for (const std::string& path : inputs) {
         tables.push_back({path, collbench::read_csv_file(path)});
       }
-      export_rules(tables, collbench::aggregate_measurements(tables), destination);
+      export_rules(tables, collbench::aggregate_measurements(tables), export_args[0], destination);
       return 0;
     }
     collbench::require_writable_folder(out_dir, "--out-dir");

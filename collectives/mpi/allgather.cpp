@@ -29,6 +29,7 @@ class MpiAllgather final : public detail::AllgatherBase {
   }
 
   void run() override {
+    const detail::MpiLibraryCall::ForcedScope forced(library_);
     const void* send_buffer = in_place() ? MPI_IN_PLACE : static_cast<const void*>(in_);
     const int own = counts_[static_cast<std::size_t>(rank_)];
     const MPI_Datatype type = library_.datatype();

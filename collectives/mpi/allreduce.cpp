@@ -23,6 +23,7 @@ class MpiAllreduce final : public detail::AllreduceBase {
       : AllreduceBase(transport, spec, in, out), library_(transport, spec, "allreduce", forced) {}
 
   void run() override {
+    const detail::MpiLibraryCall::ForcedScope forced(library_);
     const void* send_buffer = in_place() ? MPI_IN_PLACE : static_cast<const void*>(in_);
     check_mpi(MPI_Allreduce(send_buffer, out_, static_cast<int>(spec_.count), library_.datatype(),
                             library_.op(), library_.comm()),

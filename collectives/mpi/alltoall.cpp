@@ -61,6 +61,7 @@ class MpiAlltoall final : public detail::AlltoallBase {
   }
 
   void run() override {
+    const detail::MpiLibraryCall::ForcedScope forced(library_);
     stage_input();
     const MPI_Datatype type = library_.datatype();
     if (equal_blocks_) {

@@ -20,6 +20,7 @@ class MpiBroadcast final : public detail::BroadcastBase {
       : BroadcastBase(transport, spec, in, out), library_(transport, spec, "broadcast", forced) {}
 
   void run() override {
+    const detail::MpiLibraryCall::ForcedScope forced(library_);
     // MPI_Bcast takes a non-const buffer; at the root it is only read.
     void* buffer = is_root() ? const_cast<std::byte*>(in_) : out_;
     check_mpi(MPI_Bcast(buffer, static_cast<int>(spec_.count), library_.datatype(), kRootRank,

@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <memory>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include "algorithm_common.h"
 #include "collbench/collectives/library.h"
@@ -52,7 +55,18 @@ MpiLibraryCall::MpiLibraryCall(Transport& transport, const CollectiveSpec& spec,
         "{} algorithm 'mpi': {} elements exceed MPI's int count", collective, spec.count));
   }
   // Before any datatype or operation is made, which a throw would leak.
-  if (forced != nullptr) {
+  const MpichCollective* mpich = find_mpich_tuned(collective);
+  if (forced != nullptr && mpich != nullptr &&
+      find_mpich_tuned_algorithm(*mpich, forced->row) == forced) {
+    if (mpich->needs_equal_blocks && spec.count % static_cast<std::size_t>(mpi->size()) != 0) {
+      throw std::invalid_argument(fmt::format(
+          "{} algorithm '{}': {} elements do not divide into {} ranks ({} governs the "
+          "equal-block call only)",
+          collective, forced->row, spec.count, mpi->size(), mpich_algorithm_variable(*mpich)));
+    }
+    mpich_forced_ = mpich_forced_value(*mpich, *forced);
+    mpich_collective_ = mpich;
+  } else if (forced != nullptr) {
     const OmpiTunedCollective* library = find_ompi_tuned(collective);
     if (library == nullptr || find_ompi_tuned_algorithm(*library, forced->row) != forced) {
       throw std::invalid_argument(
@@ -182,7 +196,105 @@ class ControlVariable {
   MPI_T_cvar_handle handle_ = MPI_T_CVAR_HANDLE_NULL;
 };
 
+// MPICH's forced algorithms: per collective of its table, the value its
+// variable had at launch (the row it forces) and a handle to write it with.
+struct MpichLaunchValue {
+  std::string name;  // as set in the environment; empty: not set
+  int value = 0;     // the variable's integer for it
+  int index = -1;    // the variable's MPI_T index; -1: the library has none
+  std::unique_ptr<ControlVariable> variable;
+};
+
+// Whether every rank of MPI_COMM_WORLD shares one node: MPICH 4.0.2's smp
+// algorithms, forced there, crash (a segmentation fault in the library,
+// seen on allreduce with 2 ranks), as they need a communicator of node
+// leaders. Decided with the launch values, collectively, right after MPI_Init.
+bool& mpich_one_node() {
+  static bool one_node = false;
+  return one_node;
+}
+
+std::vector<MpichLaunchValue>& mpich_launch_values() {
+  static std::vector<MpichLaunchValue> values = [] {
+    std::vector<MpichLaunchValue> held(mpich_tuned_collectives().size());
+    if (!mpi_t_failure().empty()) return held;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      const std::string variable = mpich_algorithm_variable(mpich_tuned_collectives()[i]);
+      held[i].index = cvar_index(variable);
+      if (held[i].index < 0) continue;
+      const char* launched = std::getenv(variable.c_str());
+      held[i].variable = std::make_unique<ControlVariable>(held[i].index);
+      held[i].value = static_cast<int>(held[i].variable->read());
+      if (launched == nullptr || std::string_view(launched).empty()) continue;
+      held[i].name = launched;
+      // Auto is MPICH's first value, 0: every call but a forced row's.
+      held[i].variable->write(0);
+    }
+    // After the variables are back on auto: the split runs collectives.
+    if (cvar_index(mpich_algorithm_variable(mpich_tuned_collectives().front())) >= 0) {
+      MPI_Comm node = MPI_COMM_NULL;
+      int world = 0, local = 0;
+      MPI_Comm_size(MPI_COMM_WORLD, &world);
+      check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+                "MPI_Comm_split_type");
+      MPI_Comm_size(node, &local);
+      MPI_Comm_free(&node);
+      mpich_one_node() = local == world;
+    }
+    return held;
+  }();
+  return values;
+}
+
+MpichLaunchValue& mpich_launch_value(const MpichCollective& collective) {
+  return mpich_launch_values()[static_cast<std::size_t>(&collective -
+                                                        mpich_tuned_collectives().data())];
+}
+
 }  // namespace
+
+void hold_mpich_forced_algorithms() { mpich_launch_values(); }
+
+std::string mpich_tuned_probe(const MpichCollective& collective,
+                              const OmpiTunedAlgorithm& algorithm, bool offered_only) {
+  if (!mpi_t_failure().empty()) return mpi_t_failure();
+  const std::string variable = mpich_algorithm_variable(collective);
+  const MpichLaunchValue& launch = mpich_launch_value(collective);
+  if (launch.index < 0) {
+    return fmt::format("the MPI library has no control variable {} (MPICH's)", variable);
+  }
+  if (offered_only) return {};
+  const std::string_view name = mpich_algorithm_name(algorithm);
+  if (name == "smp" && mpich_one_node()) {
+    return "MPICH 4.0.2's smp algorithms need ranks on more than one node (forced on one, the "
+           "library crashes)";
+  }
+  if (launch.name != name) {
+    return fmt::format(
+        "MPICH reads {} at launch only, for every communicator: launch once per algorithm with "
+        "{}={} in every rank's environment (this launch: {})",
+        variable, variable, name, launch.name.empty() ? "not set" : launch.name);
+  }
+  return {};
+}
+
+int mpich_forced_value(const MpichCollective& collective, const OmpiTunedAlgorithm& algorithm) {
+  if (const std::string reason = mpich_tuned_probe(collective, algorithm, false); !reason.empty()) {
+    throw std::invalid_argument(
+        fmt::format("{} algorithm '{}': {}", collective.collective, algorithm.row, reason));
+  }
+  return mpich_launch_value(collective).value;
+}
+
+MpiLibraryCall::ForcedScope::ForcedScope(const MpiLibraryCall& call) : call_(call) {
+  if (call_.mpich_forced_ < 0) return;
+  mpich_launch_value(*call_.mpich_collective_).variable->write(call_.mpich_forced_);
+}
+
+MpiLibraryCall::ForcedScope::~ForcedScope() {
+  if (call_.mpich_forced_ < 0) return;
+  mpich_launch_value(*call_.mpich_collective_).variable->write(0);
+}
 
 std::string ompi_tuned_probe(const OmpiTunedCollective& collective,
                              const OmpiTunedAlgorithm& algorithm, bool offered_only) {
@@ -247,6 +359,9 @@ void use_mpi_library_collectives() {
   set_library_build("alltoall", detail::build_mpi_alltoall);
   set_library_build("alltoallv", detail::build_mpi_alltoallv);
   set_ompi_tuned_probe(detail::ompi_tuned_probe);
+  set_mpich_tuned_probe(detail::mpich_tuned_probe);
 }
+
+void hold_mpich_forced_algorithms() { detail::hold_mpich_forced_algorithms(); }
 
 }  // namespace collbench

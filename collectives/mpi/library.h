@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "collbench/collectives/algorithm.h"
+#include "collbench/collectives/mpich_tuned.h"
 #include "collbench/collectives/ompi_tuned.h"
 #include "collbench/transport/transport.h"
 
@@ -28,12 +29,28 @@ class MpiLibraryCall {
   // or `count` exceeds MPI's int counts. `collective` names the caller in
   // messages. With `forced`, the calls run on a communicator of their own
   // on which the library's algorithm is forced (forced_communicator); it
-  // must then be one of `collective`'s (ompi_tuned.h).
+  // must then be one of `collective`'s (ompi_tuned.h), or for an MPICH row
+  // (mpich_tuned.h) the same communicator, the algorithm forced around each
+  // call by ForcedScope.
   MpiLibraryCall(Transport& transport, const CollectiveSpec& spec, std::string_view collective,
                  const OmpiTunedAlgorithm* forced);
   ~MpiLibraryCall();
   MpiLibraryCall(const MpiLibraryCall&) = delete;
   MpiLibraryCall& operator=(const MpiLibraryCall&) = delete;
+
+  // Held around the library call of run(): an MPICH row's algorithm is
+  // forced while it lives, the library's own choice before and after (so the
+  // harness's collectives between calls are not forced); nothing otherwise.
+  class ForcedScope {
+   public:
+    explicit ForcedScope(const MpiLibraryCall& call);
+    ~ForcedScope();
+    ForcedScope(const ForcedScope&) = delete;
+    ForcedScope& operator=(const ForcedScope&) = delete;
+
+   private:
+    const MpiLibraryCall& call_;
+  };
 
   MPI_Comm comm() const { return comm_; }
   MPI_Datatype datatype() const { return datatype_; }
@@ -46,6 +63,9 @@ class MpiLibraryCall {
   MPI_Datatype owned_type_ = MPI_DATATYPE_NULL;
   MPI_Op op_ = MPI_OP_NULL;
   MPI_Op owned_op_ = MPI_OP_NULL;
+  // An MPICH row's: the variable's value that forces it, -1 for none.
+  int mpich_forced_ = -1;
+  const MpichCollective* mpich_collective_ = nullptr;
 };
 
 // Each collective's `mpi` build (collectives/mpi/<collective>.cpp; alltoallv's
@@ -87,6 +107,16 @@ std::unique_ptr<Collective> build_mpi_alltoallv(Transport& transport, const Coll
 // set at launch. Empty when it can.
 std::string ompi_tuned_probe(const OmpiTunedCollective& collective,
                              const OmpiTunedAlgorithm& algorithm, bool offered_only);
+
+// Why this process's library cannot force MPICH's `algorithm`: it has no
+// MPIR_CVAR_<COLL>_INTRA_ALGORITHM; unless `offered_only`, also that the
+// launch did not set it to this algorithm. Empty when it can.
+std::string mpich_tuned_probe(const MpichCollective& collective,
+                              const OmpiTunedAlgorithm& algorithm, bool offered_only);
+// The variable's value that forces `algorithm`; throws std::invalid_argument
+// with mpich_tuned_probe's reason when the library cannot.
+int mpich_forced_value(const MpichCollective& collective, const OmpiTunedAlgorithm& algorithm);
+void hold_mpich_forced_algorithms();
 
 // A duplicate of `base` on which `collective` runs `algorithm`: the control
 // variable written through MPI_T, the communicator duplicated, the old value

@@ -19,6 +19,7 @@ class MpiReduce final : public detail::ReduceBase {
       : ReduceBase(transport, spec, in, out), library_(transport, spec, "reduce", forced) {}
 
   void run() override {
+    const detail::MpiLibraryCall::ForcedScope forced(library_);
     const void* send_buffer = in_place() ? MPI_IN_PLACE : static_cast<const void*>(in_);
     check_mpi(MPI_Reduce(send_buffer, out_, static_cast<int>(spec_.count), library_.datatype(),
                          library_.op(), kRootRank, library_.comm()),

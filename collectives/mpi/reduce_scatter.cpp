@@ -34,6 +34,7 @@ class MpiReduceScatter final : public detail::ReduceScatterBase {
   }
 
   void run() override {
+    const detail::MpiLibraryCall::ForcedScope forced(library_);
     const int own = counts_[static_cast<std::size_t>(rank_)];
     if (equal_blocks_) {
       check_mpi(MPI_Reduce_scatter_block(in_, result_, own, library_.datatype(), library_.op(),

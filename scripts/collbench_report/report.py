@@ -23,6 +23,11 @@ report.md opens with the answers:
      boundary's margin, and how much faster it is than the MPI library;
   3. the time of one training iteration's exchange per workload;
   4. a scaling prediction for one model;
+  in a run with the library's forced algorithms (ompi_*, mpich_* rows), a
+  Tuning section after 2: per collective, rank count and size the library's
+  default, its best forced algorithm, collbench's best, and, where RUN/tuning/
+  has without.csv and with.csv (the default's rows in interleaved launches
+  without and with the exported tuning file), the time the file saves;
 then the details: the model errors and links to the tables and plots.
 Where the rows of a rank count ran with more ranks per host than the host
 has cores, the report says so first, and every fit, model error, selection
@@ -267,6 +272,87 @@ def selection_section(run, selections, machine):
         out += plot_links(run, [f"sweep_{collective}_{transport}_",
                                 f"fit_{collective}_{transport}_"], ranks)
     return out
+
+
+# The rows of the library's own collective with one of its algorithms
+# forced (collbench --library-algorithms): Open MPI's and MPICH's.
+LIBRARY_ROW_PREFIXES = ("ompi_", "mpich_")
+
+
+def read_tuning_launches(run):
+    """RUN/tuning/without.csv and with.csv: the library's default (mpi) in
+    launches without and with the exported tuning file, interleaved; per
+    (collective, ranks, bytes) the median over launches of each launch's
+    median (by run_id). None when the run has neither."""
+    folder = os.path.join(run, "tuning")
+    paths = [os.path.join(folder, f"{name}.csv") for name in ("without", "with")]
+    if not any(os.path.lexists(path) for path in paths):
+        return None
+    launches = []
+    for path in paths:
+        if not os.path.lexists(path):
+            raise InputError(f"{path}: missing, while {folder} has its counterpart (the "
+                             "with/without comparison needs both)")
+        rows = [r for r in read_table(path, ROW_COLUMNS, "report.py")[1]
+                if r["algorithm"] == MPI_ALGORITHM and r["median_us"]]
+        per_launch = median_per_key(rows, lambda r: (r["family"], int(r["ranks"]),
+                                                     int(float(r["bytes"])), r["run_id"]))
+        by_point = defaultdict(list)
+        for (family, ranks, size, _), median in per_launch.items():
+            by_point[(family, ranks, size)].append(median)
+        launches.append({key: (sorted(v)[len(v) // 2], len(v)) for key, v in by_point.items()})
+    return launches
+
+
+def tuning_section(run, rows, machine):
+    """For a run with the library's forced algorithms: per collective, rank
+    count and size, the library's default, its best forced algorithm,
+    collbench's best, and what the exported file saves (RUN/tuning/)."""
+    if not any(r["algorithm"].startswith(LIBRARY_ROW_PREFIXES) for r in rows):
+        return []
+    measured = [r for r in rows if r["median_us"] and r["family"] != "exchange"]
+    times = median_per_key(measured, lambda r: (r["family"], int(r["ranks"]),
+                                                int(float(r["bytes"])), r["algorithm"]))
+    per = defaultdict(dict)
+    for (family, ranks, size, algorithm), median in times.items():
+        per[(family, ranks, size)][algorithm] = median
+    launches = read_tuning_launches(run)
+    lines = []
+    for (family, ranks, size), by_algorithm in sorted(per.items()):
+        forced = {a: t for a, t in by_algorithm.items() if a.startswith(LIBRARY_ROW_PREFIXES)}
+        if not forced:
+            continue
+        own = {a: t for a, t in by_algorithm.items()
+               if a != MPI_ALGORITHM and a not in forced}
+        default = by_algorithm.get(MPI_ALGORITHM)
+        best_forced = min(forced, key=forced.get)
+        best_own = min(own, key=own.get) if own else None
+        saved = "–"
+        if launches is not None:
+            without, with_file = (launch.get((family, ranks, size)) for launch in launches)
+            if without and with_file:
+                saved = (f"{format_time(without[0])} → {format_time(with_file[0])} "
+                         f"({(without[0] - with_file[0]) / without[0]:+.0%} saved, "
+                         f"{min(without[1], with_file[1])} launch pairs)")
+        lines.append([family, str(ranks), format_bytes(size),
+                      format_time(default) if default else "–",
+                      f"{best_forced} {format_time(forced[best_forced])}",
+                      f"{best_own} {format_time(own[best_own])}" if best_own else "–",
+                      saved, NOT_MEANINGFUL if machine.shared(ranks) else ""])
+    tail = (["*file*: the library's default (mpi) without → with the exported tuning file, "
+             "median over interleaved launches (RUN/tuning/without.csv, with.csv)."]
+            if launches is not None else
+            ["*file*: not measured in this run. Export the file (collbench-fit "
+             "collbench.csv --export ompi-rules FILE, or mpich-json) and put the default's "
+             "rows of interleaved launches without and with it in RUN/tuning/without.csv and "
+             "with.csv (results/tuning/README.md has the commands)."])
+    return (["## Tuning", "",
+             "The MPI library's own collective: its default choice (mpi), its fastest "
+             "algorithm forced one by one (ompi_*, mpich_*: --library-algorithms), "
+             "collbench's fastest algorithm, medians over repetitions.", "",
+             table(["collective", "ranks", "size", "library default", "library's best",
+                    "collbench's best", "file", "note"], lines,
+                   ["l", "r", "r", "r", "l", "l", "l", "l"]), ""] + tail + [""])
 
 
 def exchange_section(run, rows, machine):
@@ -519,6 +605,7 @@ def report(run, inputs, elapsed, scaling, scaling_rows, predict_failure=None):
         + oversubscription_warning(machine)
         + network_section(inputs.models, machine)
         + selection_section(run, inputs.selections, machine)
+        + tuning_section(run, inputs.rows, machine)
         + exchange_section(run, inputs.rows, machine)
         + train_section(run, inputs.rows, machine)
         + (["## How far training scales on such links", "",

@@ -28,8 +28,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "collbench/collectives/mpich_tuned.h"
 #include "collbench/models/fit.h"
 
 namespace collbench {
@@ -90,5 +92,50 @@ RulesFile parse_ompi_rules(std::string_view text, std::string_view source);
 // `ranks` ranks and a call of `bytes` (the lookup above); 0 when no entry
 // applies.
 int ompi_rules_algorithm(const RulesFile& rules, int id, int ranks, std::uint64_t bytes);
+
+// ---- MPICH: collbench-fit --export mpich-json ------------------------------
+//
+// MPICH's collective selection file (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE,
+// read at MPI_Init, used where MPIR_CVAR_<COLL>_INTRA_ALGORITHM is auto) is a
+// JSON decision tree of objects only: per "collective=<name>" and
+// "comm_type=intra|inter", conditions ("comm_size<=N", "avg_msg_size<N",
+// "total_msg_size=any", "is_commutative=yes", ...) tried in order, the first
+// that holds taken, down to a leaf {"algorithm=MPIR_<Coll>_intra_<name>": {}}.
+// MPICH aborts on a call whose collective the file lacks, so an export is
+// MPICH 4.0.2's own file (mpich_default_selection()) with the intra subtree of
+// each measured collective replaced: per measured communicator size
+// ("comm_size<=p", sizes between and beyond keep the defaults) the choices
+// made as for Open MPI above, at their sizes as MPICH measures a call
+// (MpichCollective::size_per_rank, total_msg_size), the defaults elsewhere.
+
+// A node of the tree: its conditions (keys) in order, each with its subtree.
+struct SelectionNode {
+  std::vector<std::pair<std::string, SelectionNode>> children;
+};
+
+struct MpichJsonExport {
+  std::vector<LibraryChoice> choices;  // LibraryChoice::algorithm: the row's id, 0 for mpi
+  SelectionNode tree;
+  std::string text;  // a /* */ comment saying where it was measured, then the tree
+};
+
+// As export_ompi_rules, from the mpich_* rows; also throws for a row named
+// mpich_* that MPICH's table lacks.
+MpichJsonExport export_mpich_json(std::span<const Measurement> measurements,
+                                  std::span<const NamedTable> tables);
+
+// Parses a selection file (objects of objects, /* */ comments, as MPICH's
+// reader); throws std::runtime_error naming `source` and the line.
+SelectionNode parse_mpich_selection(std::string_view text, std::string_view source);
+std::string format_mpich_selection(const SelectionNode& root);
+// MPICH 4.0.2's own selection file.
+std::string_view mpich_default_selection();
+
+// The algorithm function (MPIR_Allreduce_intra_ring) `root` selects for an
+// intra call of `collective` on `ranks` ranks of collbench's `bytes`, by the
+// conditions an export writes; empty where the walk reaches a condition only
+// MPICH's defaults use (a call left to MPICH).
+std::string mpich_selection_algorithm(const SelectionNode& root, const MpichCollective& collective,
+                                      int ranks, double bytes);
 
 }  // namespace collbench
