@@ -31,7 +31,7 @@ run() {  # run CSV RANKS ARGS...
   shift 2
   "$collbench" --transport sim --ranks "$ranks" --platform star --link-latency 1us \
     --link-bandwidth 100MBps --gamma 10GBps --families exchange,train --algorithms ring \
-    --csv "$csv" --quiet "$@" \
+    --no-payload --csv "$csv" --quiet "$@" \
     >"$work/stdout" 2>"$work/stderr" || { cat "$work/stderr" >&2; fail "collbench $* failed"; }
 }
 measured=(--compute-from "$gemm" --train-batch 32)
@@ -48,7 +48,7 @@ for p in 2 8; do
 done
 run "$work/again_p8.csv" 8 --workload resnet50:ddp "${measured[@]}"
 # llama2_7b's buckets repeat sizes (no gemm rows: an assumed rate).
-assumed=(--flops 100T --train-batch 1 --no-payload)
+assumed=(--flops 100T --train-batch 1)
 run "$work/full_llama.csv" 4 --workload llama2_7b:ddp "${assumed[@]}"
 run "$work/reuse_llama.csv" 4 --workload llama2_7b:ddp "${assumed[@]}" --reuse-buckets
 
