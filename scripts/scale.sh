@@ -182,7 +182,7 @@ if [[ -n $ranks_given ]]; then
 else
   for ((p = 2; p <= max_ranks; p *= 2)); do ranks_list+=("$p"); done
 fi
-echo "scale.sh: $workload, $algorithm, $platform, ppn $ppn, overlap $((overlap)) on p = 1..$max_ranks ($modes)"
+echo "scale.sh: $workload, $algorithm, $platform, ppn $ppn, overlap $((overlap)) on p = ${ranks_list[*]} ($modes)"
 : >"$work/sim.tsv"
 for mode in ${modes//,/ }; do
   if [[ $mode == strong ]]; then batch_flags=(--global-batch "$global_batch"); else batch_flags=(--train-batch "$batch"); fi
