@@ -77,6 +77,13 @@ if(COLLBENCH_HAVE_SIMGRID)
   set_tests_properties(sim_harness_truth PROPERTIES
     ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
     TIMEOUT 300 LABELS "unit;harness")
+  # --families train on the simulated clock, and its agreement with
+  # collbench-predict on the gemm rows results/ holds.
+  add_test(NAME harness_sim_train
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/harness_sim_train_test.sh
+                   $<TARGET_FILE:collbench_exe> $<TARGET_FILE:collbench-predict>
+                   ${PROJECT_SOURCE_DIR}/results/gemm/gemm.csv /usr/bin/python3)
+  set_tests_properties(harness_sim_train PROPERTIES TIMEOUT 300 LABELS "unit;harness")
 endif()
 
 # --transport ofi without mpirun: ranks started by hand meet in a folder.

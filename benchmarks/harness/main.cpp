@@ -722,7 +722,10 @@ std::string plan_benchmarks(const World& world, RunSetup& setup) {
   }
   const bool trains = std::any_of(plan.cases.begin(), plan.cases.end(),
                                   [](const auto& entry) { return entry.family == Family::train; });
-  if (trains && world.thread_level < MPI_THREAD_SERIALIZED) {
+  // Ranks of one process have no MPI (the sim transport's train runs in
+  // one actor per rank, without a thread).
+  if (trains && find_single_process_transport(options.transport) == nullptr &&
+      world.thread_level < MPI_THREAD_SERIALIZED) {
     return fmt::format(
         "--families train runs each bucket's exchange on a thread of its own and needs "
         "MPI_THREAD_SERIALIZED; this MPI library provides thread level {} (0 single, 1 "

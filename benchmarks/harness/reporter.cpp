@@ -186,7 +186,8 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       metadata.simulation.beta_GBps,
       metadata.simulation.gamma_GBps,
       metadata.simulation.overhead_us,
-      metadata.simulation.calibration};
+      metadata.simulation.calibration,
+      simulated_compute_source(benchmark_case)};
   if (row.size() != csv_columns().size()) {
     throw std::logic_error(
         fmt::format("CSV row has {} fields for {} columns", row.size(), csv_columns().size()));

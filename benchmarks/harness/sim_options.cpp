@@ -56,6 +56,31 @@ void add_sim_options(CLI::App& app, SimFlags& flags) {
       "models.csv (its p2p ping-pong fit, placement inter), γ from its reduce fit of the run's "
       "--dtype; they replace --link-latency, --link-bandwidth and --gamma. The end-to-end α "
       "(two links of a star, plus 2o) is split over the route's two links");
+  add("--compute-from", flags.compute_from, "FILE",
+      "--transport sim, --families train: each rank's forward and backward pass per GEMM layer "
+      "take the time this machine measured (a harness CSV with gemm rows, the file "
+      "collbench-predict --compute-from reads), at the per-rank batch");
+  add("--flops", flags.flops, "RATE",
+      "--transport sim, --families train: instead, every GEMM runs at this assumed rate, FLOP/s "
+      "per rank with an SI prefix (10T, 500G); the CSV's sim_compute column says which");
+  app.add_option("--global-batch", flags.global_batch,
+                 "--transport sim, --families train: strong scaling, B samples per iteration "
+                 "over all ranks, B/ranks each (may be fractional; below 1, one sample's "
+                 "compute); default: --train-batch per rank (weak scaling)")
+      ->type_name("B")
+      ->check(CLI::Range(1, 1 << 30))
+      ->each([&flags](const std::string&) { flags.given.emplace_back("--global-batch"); });
+  app.add_flag("--no-overlap", flags.no_overlap,
+               "--transport sim, --families train: no bucket is exchanged before the whole "
+               "backward pass has ended")
+      ->each([&flags](const std::string&) { flags.given.emplace_back("--no-overlap"); });
+  app.add_flag("--reuse-buckets", flags.reuse_buckets,
+               "--transport sim, --families train: a bucket of a size already exchanged in the "
+               "iteration takes that exchange's simulated time on each rank instead of being "
+               "simulated again (exact when the ranks start it together on an idle network, "
+               "as one bucket at a time does; --check refused); the CSV's sim_compute says how "
+               "many buckets reused a time")
+      ->each([&flags](const std::string&) { flags.given.emplace_back("--reuse-buckets"); });
   app.add_option("--simgrid-arg", flags.simgrid_args,
                  "--transport sim: an argument for SimGrid itself, e.g. "
                  "--simgrid-arg=--log=root.thresh:info (repeatable; its log is silent otherwise)")

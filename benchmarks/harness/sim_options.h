@@ -31,6 +31,16 @@ struct SimFlags {
   bool no_payload = false;
   std::string calibration;  // a models.csv of collbench-fit
   std::vector<std::string> simgrid_args;
+  // --families train: where each rank's simulated compute comes from (the
+  // gemm rows of a harness CSV, or an assumed FLOP/s rate; one of them),
+  // the global batch of strong scaling (0: --train-batch per rank), whether
+  // buckets wait for the whole backward pass, and whether a bucket of a
+  // size already exchanged reuses that exchange's simulated time.
+  std::string compute_from;
+  std::string flops;
+  int global_batch = 0;
+  bool no_overlap = false;
+  bool reuse_buckets = false;
   // The flags given (for refusing them with another transport).
   std::vector<std::string> given;
 };

@@ -43,11 +43,11 @@ std::unique_ptr<RankGroup> make_inproc_group(const Options& options) {
 }
 
 #ifdef COLLBENCH_HAVE_SIMGRID
-// The simulator's, beside those: what does not go through the transport
-// runs on this machine's CPU, which the simulated clock does not see.
+// The simulator's: what does not go through the transport runs on this
+// machine's CPU, which the simulated clock does not see. (train charges its
+// compute through the transport: train_family.cpp.)
 constexpr std::array kSimRefusals = {
     kWithoutMpiRefusals[0],
-    kWithoutMpiRefusals[1],
     kWithoutMpiRefusals[2],
     Refusal{"local",
             "its kernels run on this machine's CPU, which the simulated clock does not see; "
@@ -144,6 +144,15 @@ void validate_single_process(
         throw UsageError(
             fmt::format("{} and --calibration both set the network; give one", replaced));
       }
+    }
+  }
+  for (const char* train_flag :
+       {"--compute-from", "--flops", "--global-batch", "--no-overlap", "--reuse-buckets"}) {
+    if (std::find(options.sim.given.begin(), options.sim.given.end(), train_flag) !=
+            options.sim.given.end() &&
+        !options.has_family("train")) {
+      throw UsageError(
+          fmt::format("{} only acts on --families train; add train to --families", train_flag));
     }
   }
   if (options.sim.no_payload && options.check) {

@@ -38,6 +38,23 @@
 // the GEMMs while a bucket waits for a peer that is still computing; the
 // MPI library's own allreduce (`mpi`) waits inside MPI as Open MPI does
 // (spinning, unless --mca mpi_yield_when_idle 1).
+//
+// Under --transport sim (a transport that simulates compute) the iteration
+// is PreparedSimTrain's: no GEMM runs; each layer's forward and backward
+// time (measured rows of --compute-from, or an assumed --flops rate, at the
+// per-rank batch) is charged as simulated time (SimulatedCompute), and
+// the buckets' allreduces run on the simulated network by the same
+// algorithm objects. The communication thread is not a second actor: the
+// bucket schedule is interleaved in the rank's one actor, which before
+// bucket k charges the compute up to ready_k (if the clock is not past it
+// already) and then runs the bucket, and at the end charges the compute
+// left. Compute is pure simulated time that touches no link, so this is the
+// same timeline a compute actor and a communication actor would make
+// (start_k = max(ready_k, end_{k-1})), and the sim transport's one actor
+// per rank (its waits suspend and wake the rank's actor) stays as it is.
+// The charge is the sim transport's own hook (SimulatedCompute), not the
+// Communicator's: a real transport has no compute to charge.
+// --no-overlap: every bucket is ready at the end of the backward pass.
 #include "train_family.h"
 
 #include <fmt/format.h>
@@ -49,12 +66,17 @@
 #include <condition_variable>
 #include <exception>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "collbench/catalog/catalog.h"
+#ifdef COLLBENCH_HAVE_SIMGRID
+#include "collbench/models/compute.h"
+#include "collbench/transport/sim_transport.h"
+#endif
 #include "families.h"
 #include "family.h"
 #include "gemm_family.h"
@@ -115,6 +137,33 @@ class TimelineSink {
   std::mutex mutex_;
   std::vector<TrainTimeline> timelines_;
 };
+
+// A call's timeline, in microseconds.
+TrainTimeline make_timeline(const std::string& name, const Model& model,
+                            const std::vector<std::size_t>& ready_layers,
+                            const IterationTimes& times, bool compute_only) {
+  TrainTimeline result;
+  result.benchmark = name;
+  result.iteration_us = times.end * 1e6;
+  double previous = 0;
+  for (std::size_t layer = 0; layer < times.forward_end.size(); ++layer) {
+    result.compute.push_back({"forward " + model.gemm_layers[layer].name, previous * 1e6,
+                              (times.forward_end[layer] - previous) * 1e6});
+    previous = times.forward_end[layer];
+  }
+  for (std::size_t layer = times.backward_end.size(); layer-- > 0;) {
+    result.compute.push_back({"backward " + model.gemm_layers[layer].name, previous * 1e6,
+                              (times.backward_end[layer] - previous) * 1e6});
+    previous = times.backward_end[layer];
+  }
+  if (compute_only) return result;
+  for (std::size_t bucket = 0; bucket < ready_layers.size(); ++bucket) {
+    result.buckets.push_back({model.gemm_layers[ready_layers[bucket]].name,
+                              times.bucket_ready[bucket] * 1e6, times.bucket_start[bucket] * 1e6,
+                              times.bucket_end[bucket] * 1e6});
+  }
+  return result;
+}
 
 class PreparedTrain final : public PreparedCase {
  public:
@@ -257,29 +306,8 @@ class PreparedTrain final : public PreparedCase {
     }
   }
 
-  // The last timed call's timeline, in microseconds.
   TrainTimeline timeline() const {
-    TrainTimeline result;
-    result.benchmark = name_;
-    result.iteration_us = times_.end * 1e6;
-    double previous = 0;
-    for (std::size_t layer = 0; layer < layer_groups_.size(); ++layer) {
-      result.compute.push_back({"forward " + model_.gemm_layers[layer].name, previous * 1e6,
-                                (times_.forward_end[layer] - previous) * 1e6});
-      previous = times_.forward_end[layer];
-    }
-    for (std::size_t layer = layer_groups_.size(); layer-- > 0;) {
-      result.compute.push_back({"backward " + model_.gemm_layers[layer].name, previous * 1e6,
-                                (times_.backward_end[layer] - previous) * 1e6});
-      previous = times_.backward_end[layer];
-    }
-    if (compute_only_) return result;
-    for (std::size_t bucket = 0; bucket < ready_layers_.size(); ++bucket) {
-      result.buckets.push_back(
-          {model_.gemm_layers[ready_layers_[bucket]].name, times_.bucket_ready[bucket] * 1e6,
-           times_.bucket_start[bucket] * 1e6, times_.bucket_end[bucket] * 1e6});
-    }
-    return result;
+    return make_timeline(name_, model_, ready_layers_, times_, compute_only_);
   }
 
   RunContext& context_;
@@ -307,6 +335,113 @@ class PreparedTrain final : public PreparedCase {
   std::thread communication_;
 };
 
+#ifdef COLLBENCH_HAVE_SIMGRID
+// One rank's simulated compute of a workload's iteration.
+struct SimCompute {
+  std::vector<PassSeconds> layers;  // per GEMM layer, forward order
+  std::string source;               // the sim_compute column
+};
+
+// Per workload: filled by plan_train_cases on the main thread before any
+// actor runs, then only read (by actors, which share one OS thread).
+std::map<std::string, SimCompute>& sim_computes() {
+  static std::map<std::string, SimCompute> computes;
+  return computes;
+}
+
+// Under --transport sim: the iteration on the simulated clock (see the file
+// comment), one actor per rank.
+class PreparedSimTrain final : public PreparedCase {
+ public:
+  PreparedSimTrain(const BenchmarkCase& benchmark_case, RunContext& context,
+                   SimulatedCompute& simulated)
+      : context_(context),
+        simulated_(simulated),
+        name_(benchmark_case.name),
+        model_(find_model(benchmark_case.model)),
+        ready_layers_(benchmark_case.bucket_ready_layers),
+        bucket_bytes_(benchmark_case.message_bytes),
+        compute_only_(benchmark_case.compute_only),
+        reuse_(context.options().sim.reuse_buckets) {
+    const std::vector<PassSeconds>& layers = sim_computes().at(benchmark_case.workload).layers;
+    times_.forward_end.resize(layers.size());
+    times_.backward_end.resize(layers.size());
+    double elapsed = 0;
+    for (std::size_t layer = 0; layer < layers.size(); ++layer) {
+      elapsed += layers[layer].forward;
+      times_.forward_end[layer] = elapsed;
+    }
+    for (std::size_t layer = layers.size(); layer-- > 0;) {
+      elapsed += layers[layer].backward;
+      times_.backward_end[layer] = elapsed;
+    }
+    compute_seconds_ = elapsed;
+    const bool overlap = !context.options().sim.no_overlap;
+    for (const std::size_t layer : ready_layers_) {
+      times_.bucket_ready.push_back(overlap ? times_.backward_end[layer] : compute_seconds_);
+    }
+    times_.bucket_start.resize(ready_layers_.size());
+    times_.bucket_end.resize(ready_layers_.size());
+    if (!compute_only_) exchange_ = prepare_messages(benchmark_case, context);
+  }
+
+  ~PreparedSimTrain() override {
+    if (timed_ && context_.rank() == 0 && !context_.options().timeline_path.empty()) {
+      TimelineSink::instance().add(
+          make_timeline(name_, model_, ready_layers_, times_, compute_only_));
+    }
+  }
+
+  // No GEMM runs, so train/none has nothing to check.
+  CheckResult check(const BenchmarkCase& benchmark_case) override {
+    return compute_only_ ? CheckResult{} : exchange_->check(benchmark_case);
+  }
+
+  double call(const BenchmarkCase& /*benchmark_case*/) override {
+    const double start = context_.now();
+    const auto elapsed = [&] { return context_.now() - start; };
+    const auto compute_until = [&](double offset) {
+      const double left = offset - elapsed();
+      if (left > 0) simulated_.compute(left);
+    };
+    // --reuse-buckets: this rank's time for each size exchanged so far.
+    std::map<std::uint64_t, double> exchanged;
+    for (std::size_t bucket = 0; bucket < ready_layers_.size() && !compute_only_; ++bucket) {
+      compute_until(times_.bucket_ready[bucket]);
+      times_.bucket_start[bucket] = elapsed();
+      const auto earlier = reuse_ ? exchanged.find(bucket_bytes_[bucket]) : exchanged.end();
+      if (earlier != exchanged.end()) {
+        // Its time passes on this rank as the earlier exchange's did; no
+        // message is sent, on any rank alike.
+        simulated_.compute(earlier->second);
+      } else {
+        exchange_->run_message(bucket);
+        exchanged[bucket_bytes_[bucket]] = elapsed() - times_.bucket_start[bucket];
+      }
+      times_.bucket_end[bucket] = elapsed();
+    }
+    compute_until(compute_seconds_);
+    times_.end = elapsed();
+    timed_ = true;
+    return times_.end;
+  }
+
+ private:
+  RunContext& context_;
+  SimulatedCompute& simulated_;
+  const std::string name_;
+  const Model& model_;
+  const std::vector<std::size_t> ready_layers_;
+  const std::vector<std::uint64_t> bucket_bytes_;
+  const bool compute_only_;
+  const bool reuse_;
+  double compute_seconds_ = 0;  // forward + backward
+  IterationTimes times_;
+  bool timed_ = false;
+  std::unique_ptr<PreparedMessages> exchange_;
+};
+#endif
+
 class TrainFamily final : public FamilyRunner {
  public:
   std::string family_column(const BenchmarkCase&) const override { return "train"; }
@@ -316,6 +451,11 @@ class TrainFamily final : public FamilyRunner {
   }
   std::unique_ptr<PreparedCase> prepare(const BenchmarkCase& benchmark_case,
                                         RunContext& context) const override {
+#ifdef COLLBENCH_HAVE_SIMGRID
+    if (auto* simulated = dynamic_cast<SimulatedCompute*>(&context.transport().unwrapped())) {
+      return std::make_unique<PreparedSimTrain>(benchmark_case, context, *simulated);
+    }
+#endif
     return std::make_unique<PreparedTrain>(benchmark_case, context);
   }
 };
@@ -431,7 +571,75 @@ std::uint64_t compute_bytes(const Model& model, const Options& options) {
   return total;
 }
 
+#ifdef COLLBENCH_HAVE_SIMGRID
+// --transport sim: each rank's compute of `model`'s iteration, from the sim
+// flags; `bucket_bytes` for the count of buckets --reuse-buckets reuses.
+SimCompute plan_sim_compute(const Options& options, const Model& model,
+                            const std::vector<std::uint64_t>& bucket_bytes) {
+  const SimFlags& flags = options.sim;
+  if (flags.compute_from.empty() == flags.flops.empty()) {
+    throw UsageError(
+        "--families train with --transport sim charges each layer's compute as simulated time: "
+        "give --compute-from FILE (the gemm rows this machine measured) or --flops RATE (an "
+        "assumed FLOP/s per rank, e.g. 10T), one of them");
+  }
+  if (flags.reuse_buckets && options.check) {
+    throw UsageError(
+        "--reuse-buckets skips the exchange of repeated buckets, whose results --check would "
+        "then find wrong; leave out one of them");
+  }
+  const double batch = flags.global_batch > 0
+                           ? static_cast<double>(flags.global_batch) / options.ranks
+                           : static_cast<double>(options.train_batch);
+  const double charged = batch * options.compute_scale;
+  SimCompute compute;
+  if (!flags.flops.empty()) {
+    double rate = 0;
+    try {
+      rate = parse_flops(flags.flops);
+    } catch (const std::invalid_argument& bad) {
+      throw UsageError(fmt::format("--flops {}: {}", flags.flops, bad.what()));
+    }
+    compute.layers = layer_seconds_at_rate(model, charged, rate);
+    compute.source = fmt::format("assumed {:g} FLOP/s per rank", rate);
+  } else {
+    try {
+      // Below one sample a rank still runs one (collbench-predict's rule).
+      compute.layers = layer_seconds(measured_compute(read_gemm_file(flags.compute_from), model),
+                                     std::max(charged, 1.0));
+    } catch (const std::exception& bad) {
+      throw UsageError(fmt::format("--compute-from {}: {}", flags.compute_from, bad.what()));
+    }
+    compute.source = fmt::format("measured {}", flags.compute_from);
+  }
+  compute.source += fmt::format(", {:g} samples per rank", batch);
+  if (flags.global_batch > 0) {
+    compute.source += fmt::format(" (B = {} over {} ranks)", flags.global_batch, options.ranks);
+  }
+  if (flags.reuse_buckets) {
+    std::vector<std::uint64_t> sizes = bucket_bytes;
+    std::sort(sizes.begin(), sizes.end());
+    const auto distinct = std::unique(sizes.begin(), sizes.end()) - sizes.begin();
+    compute.source += fmt::format("; {} of {} buckets reused an earlier bucket's exchange time",
+                                  static_cast<std::ptrdiff_t>(bucket_bytes.size()) - distinct,
+                                  bucket_bytes.size());
+  }
+  return compute;
+}
+#endif
+
 }  // namespace
+
+std::string simulated_compute_source(const BenchmarkCase& benchmark_case) {
+#ifdef COLLBENCH_HAVE_SIMGRID
+  if (benchmark_case.family != Family::train) return {};
+  const auto found = sim_computes().find(benchmark_case.workload);
+  if (found != sim_computes().end()) return found->second.source;
+#else
+  static_cast<void>(benchmark_case);
+#endif
+  return {};
+}
 
 void plan_train_cases(Planner& planner, const std::vector<Workload>& workloads) {
   const Options& options = planner.options();
@@ -467,6 +675,12 @@ void plan_train_cases(Planner& planner, const std::vector<Workload>& workloads) 
       base.message_bytes.push_back(bucket.bytes);
       base.bucket_ready_layers.push_back(ready_layer(model, bucket));
     }
+#ifdef COLLBENCH_HAVE_SIMGRID
+    if (options.transport == "sim") {
+      sim_computes()[workload.spec] = plan_sim_compute(options, model, base.message_bytes);
+      base.compute_bytes = 0;  // no GEMM runs: its time is charged
+    }
+#endif
     std::vector<const AlgorithmInfo*> algorithms;
     for (const AlgorithmInfo* algorithm : planner.selected(allreduce)) {
       const bool runnable = std::all_of(

@@ -31,6 +31,11 @@ struct TrainTimeline {
   std::vector<Bucket> buckets;  // empty for train/none
 };
 
+struct BenchmarkCase;
+// A train row's sim_compute column: where its simulated compute came from
+// (--transport sim); empty otherwise.
+std::string simulated_compute_source(const BenchmarkCase& benchmark_case);
+
 // The last timed iteration of every train benchmark that ran on this rank
 // with --timeline (of its last round under --interleave), in the order they
 // first finished; emptied.

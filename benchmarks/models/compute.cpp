@@ -315,6 +315,21 @@ MeasuredCompute measured_compute(const GemmMeasurements& measurements, const Mod
   return c;
 }
 
+std::vector<PassSeconds> layer_seconds_at_rate(const Model& model, double batch,
+                                               double flops_per_second) {
+  if (!(flops_per_second > 0) || !std::isfinite(flops_per_second) || !(batch > 0)) {
+    throw std::invalid_argument(fmt::format(
+        "layer_seconds_at_rate: {} FLOP/s at batch {}; both must be > 0", flops_per_second, batch));
+  }
+  // A product's FLOPs are linear in the batch: one sample's, scaled.
+  std::vector<PassSeconds> layers;
+  for (const GemmLayer& layer : model.gemm_layers) {
+    layers.push_back({pass_flops(layer, kForward, 1) * batch / flops_per_second,
+                      pass_flops(layer, kBackward, 1) * batch / flops_per_second});
+  }
+  return layers;
+}
+
 std::vector<PassSeconds> layer_seconds(const MeasuredCompute& compute, double batch) {
   if (compute.batches.empty() || compute.group_seconds.empty()) {
     throw std::invalid_argument(fmt::format("{}: no measured batches", compute.model));

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <memory_resource>
@@ -270,7 +271,7 @@ class SimWorld {
 
 namespace {
 
-class SimTransport final : public Transport {
+class SimTransport final : public Transport, public SimulatedCompute {
  public:
   SimTransport(SimWorld& world, int rank) : Transport(rank, world.size()), world_(world) {}
 
@@ -322,6 +323,12 @@ class SimTransport final : public Transport {
   void copy(void* dst, const void* src, std::size_t bytes) override {
     if (world_.params().payload) Transport::copy(dst, src, bytes);
     charge_bytes(bytes, world_.params().memory_rate);
+  }
+  void compute(double seconds) override {
+    if (!(seconds >= 0) || !std::isfinite(seconds)) {
+      throw std::invalid_argument(fmt::format("rank {}: compute of {} s", rank(), seconds));
+    }
+    charge(seconds);
   }
 
  private:

@@ -23,12 +23,15 @@ constexpr Unit kLatencyUnits[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s"
 constexpr Unit kBandwidthUnits[] = {{"kBps", 1e3},     {"MBps", 1e6},     {"GBps", 1e9},
                                     {"kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8},
                                     {"Bps", 1.0},      {"bps", 1.0 / 8}};
+// The empty suffix last: a bare number is FLOP/s.
+constexpr Unit kFlopsUnits[] = {{"k", 1e3},  {"M", 1e6},  {"G", 1e9}, {"T", 1e12},
+                                {"P", 1e15}, {"E", 1e18}, {"", 1.0}};
 
 std::string accepted(std::span<const Unit> units) {
   std::string names;
   for (const Unit& unit : units) {
     if (!names.empty()) names += ", ";
-    names += unit.suffix;
+    names += unit.suffix.empty() ? "none" : unit.suffix;
   }
   return names;
 }
@@ -74,6 +77,15 @@ double parse_bandwidth(std::string_view text) {
 double parse_rate_or_zero(std::string_view text) {
   if (text == "0") return 0;
   return parse_bandwidth(text);
+}
+
+double parse_flops(std::string_view text) {
+  const double value = parse_with_unit(text, kFlopsUnits, "FLOP/s", "10T or 2.5e12");
+  if (!(value > 0)) {
+    throw std::invalid_argument(
+        fmt::format("FLOP/s '{}' is not positive: give a rate above 0", text));
+  }
+  return value;
 }
 
 }  // namespace collbench

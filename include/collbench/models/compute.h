@@ -149,6 +149,14 @@ struct ComputeAtBatch {
 };
 ComputeAtBatch compute_at(const MeasuredCompute& compute, double batch);
 
+// Per GEMM layer of `model`, forward order, at `batch` samples on a rank
+// that runs every product at `flops_per_second` (an assumed rate, not a
+// measurement): the forward product's FLOPs, and the backward's (the data
+// gradient, where the layer has one, plus the weight gradient), over the
+// rate. Throws std::invalid_argument unless the rate and batch are > 0.
+std::vector<PassSeconds> layer_seconds_at_rate(const Model& model, double batch,
+                                               double flops_per_second);
+
 // fit/compute.csv: per model and measured batch, the columns of
 // compute_csv_columns(); written to `path` in place (collbench-fit replaces
 // its outputs together).

@@ -24,6 +24,8 @@
 //   - reductions (reduce, reduce_into): bytes / gamma_rate (the model's γ
 //     term, n·γ); scale_for_average and copies: bytes / memory_rate. A rate
 //     of 0 charges nothing.
+//   - compute (SimulatedCompute::compute): the seconds given, on the
+//     calling actor (the train family's layers).
 // The network model is CM02 without cross-traffic, split-duplex links and
 // no TCP window (make_sim_rank_group sets it before the platform is built),
 // so that a message of n bytes alone on a route costs exactly
@@ -58,6 +60,9 @@ double parse_latency(std::string_view text);
 double parse_bandwidth(std::string_view text);
 // A rate of bytes per second as above, or "0" (nothing charged).
 double parse_rate_or_zero(std::string_view text);
+// A compute rate, FLOP/s: a number with an optional SI prefix (k, M, G, T,
+// P, E), e.g. 10T or 2.5e12; must be positive.
+double parse_flops(std::string_view text);
 
 struct SimParams {
   int ranks = 1;
@@ -101,6 +106,19 @@ class SimRankGroup : public RankGroup {
   virtual EndToEndLinks end_to_end() const = 0;
   // Messages the simulated ranks have sent since the group was built.
   virtual std::uint64_t messages() const = 0;
+};
+
+// What a simulated rank has and a real one has not: compute that is not
+// done but charged, `seconds` on this rank's simulated clock (the train
+// family's layers). The sim transport's ranks implement it; find it with
+// dynamic_cast on Transport::unwrapped(). Throws std::invalid_argument for
+// a negative or non-finite time.
+class SimulatedCompute {
+ public:
+  virtual void compute(double seconds) = 0;
+
+ protected:
+  ~SimulatedCompute() = default;
 };
 
 // Builds (the first time, with the platform) or reuses the process's

@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# scale.sh: how far data-parallel training of a model scales, by simulation
+# and by formula side by side.
+#
+# For p = 1, 2, 4, ..., --max-ranks ranks it runs one training iteration of
+# WORKLOAD on the simulated cluster (collbench --transport sim --families
+# train, size-only, repeated bucket sizes reusing their simulated time) and
+# asks collbench-predict for the same iteration (its α-β-γ formula, the same
+# compute, buckets and overlap rule), in both scaling modes: strong (the
+# global batch --global-batch split over p) and weak (--batch per rank).
+# Writes OUT/scale_<workload>.csv (the `simscaling` columns of
+# results/README.md) and OUT/scale_<workload>.png (speedup against p, both
+# curves, per mode).
+#
+# Usage: scale.sh WORKLOAD [options]     WORKLOAD: MODEL:ddp or MODEL:total
+# Options:
+#   --out-dir DIR       where the CSV and the plot go (default: .)
+#   --build DIR         build folder with collbench and collbench-predict (default:
+#                       $COLLBENCH_BUILD, else build/ of this checkout)
+#   --calibration FILE  collbench-fit models.csv of the network (default: the emulated
+#                       cluster's fit, results/netsim/uniform/fit/models.csv): α, β of its
+#                       p2p fit, γ of its reduce fit, for both the simulator and the formula
+#   --compute-from FILE harness CSV with gemm rows (default: results/gemm/gemm.csv)
+#   --flops RATE        assumed FLOP/s per rank instead (SI prefix: 10T)
+#   --platform KIND     star (default), fat-tree (two levels, 8 nodes per leaf switch,
+#                       2:1 tapered: 4 up-links per leaf; up to 8 nodes, one switch: star)
+#   --ppn K             ranks per node (default 1)
+#   --algorithm NAME    allreduce algorithm (default: ring)
+#   --no-overlap        buckets wait for the whole backward pass
+#   --global-batch B    strong scaling's global batch (default: 1024)
+#   --batch b           weak scaling's batch per rank (default: 32)
+#   --modes LIST        strong,weak (default: both)
+#   --max-ranks P       largest p, a power of two (default: 1024)
+#   --python PATH       Python with matplotlib, for the plot (default: /usr/bin/python3)
+#   --ranks LIST        the p to run instead, comma-separated (1 is added: the speedup's base)
+#   -h, --help          this text
+# Exit status: 0 done, 2 bad input (one line on stderr), 1 a tool failed.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source_dir=$(dirname "$here")
+usage() { sed -n '2,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+bad() { echo "scale.sh: $*" >&2; exit 2; }
+
+workload=""
+out_dir=.
+build=${COLLBENCH_BUILD:-$source_dir/build}
+calibration=$source_dir/results/netsim/uniform/fit/models.csv
+compute_from=""
+flops=""
+platform=star
+ppn=1
+algorithm=ring
+overlap=1
+global_batch=1024
+batch=32
+modes=strong,weak
+max_ranks=1024
+ranks_given=""
+python=/usr/bin/python3
+while (($#)); do
+  case $1 in
+    -h | --help) usage; exit 0 ;;
+    --out-dir | --build | --calibration | --compute-from | --flops | --platform | --ppn | \
+      --algorithm | --global-batch | --batch | --modes | --max-ranks | --ranks | --python)
+      (($# >= 2)) || bad "$1 needs a value"
+      case $1 in
+        --out-dir) out_dir=$2 ;;
+        --build) build=$2 ;;
+        --calibration) calibration=$2 ;;
+        --compute-from) compute_from=$2 ;;
+        --flops) flops=$2 ;;
+        --platform) platform=$2 ;;
+        --ppn) ppn=$2 ;;
+        --algorithm) algorithm=$2 ;;
+        --global-batch) global_batch=$2 ;;
+        --batch) batch=$2 ;;
+        --modes) modes=$2 ;;
+        --max-ranks) max_ranks=$2 ;;
+        --ranks) ranks_given=$2 ;;
+        --python) python=$2 ;;
+      esac
+      shift 2 ;;
+    --no-overlap) overlap=0; shift ;;
+    -*) bad "unknown option $1 (see --help)" ;;
+    *) [[ -z $workload ]] || bad "one WORKLOAD, got '$workload' and '$1'"; workload=$1; shift ;;
+  esac
+done
+[[ -n $workload ]] || bad "give a WORKLOAD, e.g. resnet50:ddp (see --help)"
+model=${workload%%:*}
+kind=${workload#"$model"}
+case $kind in
+  :ddp) exchange=ddp ;;
+  :total) exchange=whole ;;
+  *) bad "WORKLOAD '$workload': give MODEL:ddp or MODEL:total, the exchanges collbench-predict prices" ;;
+esac
+whole() { [[ $2 =~ ^[1-9][0-9]*$ ]] || bad "$1 '$2' is not a whole number >= 1"; }
+whole --ppn "$ppn"
+whole --global-batch "$global_batch"
+whole --batch "$batch"
+whole --max-ranks "$max_ranks"
+((max_ranks & (max_ranks - 1))) && bad "--max-ranks $max_ranks is not a power of two"
+((max_ranks % ppn == 0 || max_ranks < ppn)) || bad "--max-ranks $max_ranks is not a multiple of --ppn $ppn"
+for mode in ${modes//,/ }; do
+  [[ $mode == strong || $mode == weak ]] || bad "--modes: '$mode' is neither strong nor weak"
+done
+[[ $platform == star || $platform == fat-tree ]] || bad "--platform '$platform': star or fat-tree"
+[[ -f $calibration ]] || bad "--calibration $calibration: no such file"
+[[ -z $compute_from || -z $flops ]] || bad "give --compute-from or --flops, not both"
+if [[ -z $flops ]]; then
+  compute_from=${compute_from:-$source_dir/results/gemm/gemm.csv}
+  [[ -f $compute_from ]] || bad "--compute-from $compute_from: no such file"
+fi
+collbench=$build/benchmarks/harness/collbench
+predict=$build/benchmarks/models/collbench-predict
+for tool in "$collbench" "$predict"; do
+  [[ -x $tool ]] || bad "$tool not built (cmake --build $build --target collbench_exe collbench-predict, or --build DIR)"
+done
+"$python" -c "import matplotlib" 2>/dev/null || bad "--python $python: no matplotlib there (give one with --python)"
+mkdir -p "$out_dir" || bad "--out-dir $out_dir: cannot create it"
+[[ -w $out_dir ]] || bad "--out-dir $out_dir: not writable"
+name=scale_${workload//:/_}
+work=$(mktemp -d "${TMPDIR:-/tmp}/scale.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# α, β, γ of the calibration, as collbench-predict reads them (its p2p fit,
+# its f32 sum reduce fit), for the platforms --calibration cannot convert.
+read -r alpha_us bandwidth_GBps gamma_GBps < <(PYTHONPATH=$here python3 - "$calibration" <<'PYTHON'
+import sys
+import collbench_csv
+rows = collbench_csv.read_rows(sys.argv[1], ("model", "dtype", "op", "placement", "alpha_us",
+                                             "beta_GBps", "gamma_GBps"), "scale.sh",
+                              collbench_csv.column_rules("models"))
+link = [r for r in rows if r["model"] == "hockney" and r["placement"] == "inter"]
+gamma = [r for r in rows if r["model"] == "reduce_gamma" and r["dtype"] == "f32"]
+if len(link) != 1 or not gamma:
+    sys.exit(f"scale.sh: {sys.argv[1]}: expected one hockney inter row and an f32 reduce_gamma row")
+print(link[0]["alpha_us"], link[0]["beta_GBps"], gamma[0]["gamma_GBps"])
+PYTHON
+) || bad "--calibration $calibration is not a collbench-fit models.csv with a p2p and a reduce fit"
+
+# The simulated platform's flags for p ranks.
+platform_flags() {
+  local nodes=$(($1 / ppn))
+  ((nodes >= 1)) || nodes=1
+  if [[ $platform == star || $nodes -le 8 ]]; then
+    if ((ppn == 1)); then
+      echo "--platform star --calibration $calibration"
+    else
+      echo "--platform star --ppn $ppn --link-latency $(awk -v a="$alpha_us" 'BEGIN{print a/2}')us" \
+        "--link-bandwidth ${bandwidth_GBps}GBps --gamma ${gamma_GBps}GBps"
+    fi
+  else
+    echo "--platform fat-tree:2;8,$((nodes / 8));1,4;1,1 --ppn $ppn" \
+      "--link-latency $(awk -v a="$alpha_us" 'BEGIN{print a/2}')us" \
+      "--link-bandwidth ${bandwidth_GBps}GBps --gamma ${gamma_GBps}GBps"
+  fi
+}
+
+compute_flags=(--compute-from "$compute_from")
+predict_compute=(--compute-from "$compute_from")
+if [[ -n $flops ]]; then
+  compute_flags=(--flops "$flops")
+  rate=$(python3 -c "
+import sys
+t = sys.argv[1]; f = dict(k=1e3, M=1e6, G=1e9, T=1e12, P=1e15, E=1e18)
+print(float(t[:-1]) * f[t[-1]] if t[-1] in f else float(t))" "$flops" 2>/dev/null) ||
+    bad "--flops '$flops' is not a rate such as 10T"
+  predict_compute=(--flops-per-second "$rate")
+fi
+overlap_flags=()
+predict_overlap=()
+if ((overlap)); then predict_overlap=(--overlap-buckets); else overlap_flags=(--no-overlap); fi
+
+ranks_list=(1)
+if [[ -n $ranks_given ]]; then
+  for p in ${ranks_given//,/ }; do
+    whole --ranks "$p"
+    ((p == 1)) || ranks_list+=("$p")
+    ((p <= max_ranks)) || max_ranks=$p
+  done
+else
+  for ((p = 2; p <= max_ranks; p *= 2)); do ranks_list+=("$p"); done
+fi
+echo "scale.sh: $workload, $algorithm, $platform, ppn $ppn, overlap $((overlap)) on p = ${ranks_list[*]} ($modes)"
+: >"$work/sim.tsv"
+for mode in ${modes//,/ }; do
+  if [[ $mode == strong ]]; then batch_flags=(--global-batch "$global_batch"); else batch_flags=(--train-batch "$batch"); fi
+  for p in "${ranks_list[@]}"; do
+    ((p % ppn == 0 || p < ppn)) || continue
+    ranks_ppn=$ppn
+    ((p >= ppn)) || ranks_ppn=$p
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2046  # the platform's flags are words
+    if ! "$collbench" --transport sim --ranks "$p" $(ppn=$ranks_ppn platform_flags "$p") \
+      --families train --workload "$workload" --algorithms "$algorithm" --no-payload --reuse-buckets \
+      --benchmark_filter="^train/" \
+      "${compute_flags[@]}" "${batch_flags[@]}" "${overlap_flags[@]}" --csv "$work/sim.csv" --force --quiet \
+      >"$work/stdout" 2>"$work/stderr"; then
+      cat "$work/stderr" >&2
+      echo "scale.sh: collbench failed at p = $p ($mode)" >&2
+      exit 1
+    fi
+    wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}')
+    PYTHONPATH=$here python3 - "$work/sim.csv" "$mode" "$p" "$wall" "$algorithm" >>"$work/sim.tsv" <<'PYTHON'
+import sys
+import collbench_csv
+path, mode, p, wall, algorithm = sys.argv[1:]
+# No value rules: at p = 1 the exchange row beside train's takes 0 us.
+rows = collbench_csv.read_rows(path, ("family", "algorithm", "median_us", "sim_compute",
+                                      "sim_platform"), "scale.sh", {})
+row = [r for r in rows if r["family"] == "train" and r["algorithm"] == algorithm][0]
+print("\t".join((mode, p, row["median_us"], row["sim_compute"], row["sim_platform"], wall)))
+PYTHON
+    echo "scale.sh: $mode p=$p simulated in ${wall}s: $(tail -1 "$work/sim.tsv" | cut -f3) us"
+  done
+  if [[ $mode == strong ]]; then predict_batch=(--batch "$global_batch"); else predict_batch=(--batch "$batch" --weak); fi
+  "$predict" --model "$model" "${predict_batch[@]}" "${predict_compute[@]}" --exchange "$exchange" \
+    "${predict_overlap[@]}" --network-from "$calibration" --algorithms "$algorithm" \
+    --max-nodes "$max_ranks" --out-dir "$work" >/dev/null 2>"$work/stderr" ||
+    { cat "$work/stderr" >&2; echo "scale.sh: collbench-predict failed ($mode)" >&2; exit 1; }
+  mv "$work/scaling.csv" "$work/predict_$mode.csv"
+done
+
+PYTHONPATH=$here "$python" - "$work" "$out_dir/$name" "$workload" "$algorithm" "$((overlap))" "$ppn" <<'PYTHON'
+import csv
+import os
+import shutil
+import sys
+import collbench_csv
+work, out, workload, algorithm, overlap, ppn = sys.argv[1:]
+simulated = [line.rstrip("\n").split("\t") for line in open(f"{work}/sim.tsv", encoding="utf-8")]
+first = {}
+for mode, p, us, *_ in simulated:
+    if p == "1":
+        first[mode] = float(us)
+columns = collbench_csv.columns("simscaling")
+rows = []
+for mode, p, us, compute, platform, wall in simulated:
+    p = int(p)
+    predicted = {int(r["nodes"]): r for r in collbench_csv.read_rows(
+        f"{work}/predict_{mode}.csv", ("nodes", "iteration_s", "speedup", "efficiency",
+                                       "samples_per_node"), "scale.sh",
+        collbench_csv.column_rules("scaling"))}[p]
+    sim_s = float(us) * 1e-6
+    speedup = (p if mode == "weak" else 1) * first[mode] * 1e-6 / sim_s
+    values = {
+        "workload": workload, "algorithm": algorithm, "platform": platform, "ppn": ppn,
+        "overlap": "on" if overlap == "1" else "off", "compute": compute, "mode": mode,
+        "ranks": p, "samples_per_rank": predicted["samples_per_node"],
+        "simulated_iteration_s": f"{sim_s:.6g}",
+        "predicted_iteration_s": predicted["iteration_s"],
+        "simulated_vs_predicted": f"{sim_s / float(predicted['iteration_s']) - 1:.4g}",
+        "simulated_speedup": f"{speedup:.6g}", "predicted_speedup": predicted["speedup"],
+        "simulated_efficiency": f"{speedup / p:.6g}",
+        "predicted_efficiency": predicted["efficiency"], "wall_s": wall}
+    rows.append([values[c] for c in columns])
+# Both files made in the work folder, then moved beside each other: whole
+# or not at all.
+with open(f"{work}/out.csv", "w", encoding="utf-8", newline="") as f:
+    writer = csv.writer(f, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+modes = sorted({r[columns.index("mode")] for r in rows})
+figure, axes = plt.subplots(1, len(modes), figsize=(6 * len(modes), 4.5), squeeze=False)
+for axis, mode in zip(axes[0], modes):
+    mine = [r for r in rows if r[columns.index("mode")] == mode]
+    ranks = [r[columns.index("ranks")] for r in mine]
+    for column, label, style in (("simulated_speedup", "simulated (collbench --transport sim)", "o-"),
+                                 ("predicted_speedup", "collbench-predict (formula)", "s--")):
+        axis.plot(ranks, [float(r[columns.index(column)]) for r in mine], style, label=label)
+    axis.plot(ranks, ranks, ":", color="grey", label="ideal")
+    axis.set_xscale("log", base=2)
+    axis.set_yscale("log", base=2)
+    axis.set_xlabel("ranks p")
+    axis.set_ylabel("speedup over 1 rank")
+    axis.set_title(f"{workload} {mode} scaling, {algorithm}, overlap "
+                   f"{'on' if overlap == '1' else 'off'}")
+    axis.grid(True, which="both", alpha=0.3)
+    axis.legend()
+figure.tight_layout()
+figure.savefig(f"{work}/out.png", dpi=110)
+shutil.copyfile(f"{work}/out.png", f"{out}.png.partial")
+shutil.copyfile(f"{work}/out.csv", f"{out}.csv.partial")
+os.replace(f"{out}.png.partial", f"{out}.png")
+os.replace(f"{out}.csv.partial", f"{out}.csv")
+print(f"scale.sh: wrote {out}.csv and {out}.png")
+PYTHON
