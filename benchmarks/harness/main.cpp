@@ -586,13 +586,6 @@ std::string parse_and_check_options(World& world, const std::vector<std::string>
         throw UsageError(problem);
       }
       world.size = options.ranks;
-      if (find_single_process_transport(options.transport)->deterministic) {
-        // One call per case: its time is the same every time.
-        options.samples = 1;
-        options.min_samples = 1;
-        options.warmup = 0;
-        options.no_connections = true;
-      }
     }
     if (!options.bootstrap_folder().empty()) {
       const std::string what = fmt::format(
@@ -825,7 +818,7 @@ std::optional<int> set_up(World& world, int argc, char** argv, const std::vector
   } else {
     // The group's transports know their placement (one node for threads).
     setup.metadata = local_metadata(world.size, setup.options.run_id);
-    describe_simulation(*setup.group, setup.options.sim, setup.options.dtype, setup.metadata);
+    describe_simulation(*setup.group, setup.options.sim, setup.metadata);
   }
   if (!all_ranks_ok(world, plan_benchmarks(world, setup))) return kUsageStatus;
   print_notes(world, setup.plan);

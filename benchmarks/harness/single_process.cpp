@@ -139,6 +139,14 @@ void validate_single_process(
                                    transport->kind, transport->sampling_refusal));
     }
   }
+  if (transport->deterministic) {
+    // One call per case: its time is the same every time; and no
+    // connections to set up.
+    options.samples = 1;
+    options.min_samples = 1;
+    options.warmup = 0;
+    options.no_connections = true;
+  }
 }
 
 std::string single_process_transport_names() {

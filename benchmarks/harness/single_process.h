@@ -38,8 +38,9 @@ std::string single_process_transport_names();
 // Checks `options` against its transport's table entry, if it has one: the
 // rank count, the families it cannot run (FamilyName::refusal; those of the
 // default list, not asked for, are left out instead) and, with the Google
-// Benchmark flags given (benchmark_run_flags), the sampling flags. Throws
-// UsageError.
+// Benchmark flags given (benchmark_run_flags), the sampling flags; then sets
+// a deterministic one's sampling (one sample, no warm-up, no connection
+// warm-up). Throws UsageError.
 void validate_single_process(
     Options& options, const std::vector<std::pair<std::string, std::string>>& benchmark_flags);
 // The same against `transport`'s entry, which options.transport names.
