@@ -18,13 +18,20 @@
 namespace collbench::harness {
 
 // Each defined in its family's file.
-extern const FamilyEntry kCollectiveFamilies, kP2pFamilies, kLocalFamilies, kGemmFamily,
-    kTrainFamily;
+extern const FamilyEntry kCollectiveFamilies;
+extern const FamilyEntry kP2pFamilies;
+extern const FamilyEntry kLocalFamilies;
+extern const FamilyEntry kGemmFamily;
+extern const FamilyEntry kTrainFamily;
 
 namespace {
 
 constexpr const FamilyEntry* kFamilies[] = {
-    &kCollectiveFamilies, &kP2pFamilies, &kLocalFamilies, &kGemmFamily, &kTrainFamily,
+    &kCollectiveFamilies,  // collective_family.cpp
+    &kP2pFamilies,         // p2p_family.cpp
+    &kLocalFamilies,       // local_family.cpp
+    &kGemmFamily,          // gemm_family.cpp
+    &kTrainFamily,         // train_family.cpp
 };
 
 }  // namespace
