@@ -23,6 +23,7 @@ extern const FamilyEntry kP2pFamilies;
 extern const FamilyEntry kLocalFamilies;
 extern const FamilyEntry kGemmFamily;
 extern const FamilyEntry kTrainFamily;
+extern const FamilyEntry kBarrierFamily;
 
 namespace {
 
@@ -32,6 +33,7 @@ constexpr const FamilyEntry* kFamilies[] = {
     &kLocalFamilies,       // local_family.cpp
     &kGemmFamily,          // gemm_family.cpp
     &kTrainFamily,         // train_family.cpp
+    &kBarrierFamily,       // barrier_family.cpp
 };
 
 }  // namespace
