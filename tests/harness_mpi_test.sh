@@ -775,6 +775,28 @@ PYTHON
   set -e
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--transport=inproc: exit status $status"; }
 
+  # --families barrier: the transport's own barrier and the dissemination
+  # one over its messages, every rank's time, no bytes, nothing to check.
+  alone --ranks "$np" --families barrier --check --samples 3 --quiet --csv "$work/barrier.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "barrier: exit status $status"; }
+  check_csv "$work/barrier.csv" "$np" <<'PYTHON'
+ranks = int(sys.argv[2])
+got = sorted((r["benchmark"], r["family"], r["algorithm"], r["transport"], r["bytes"], r["check"],
+              r["samples"], r["calls_per_sample"]) for r in rows)
+want = [("barrier/communicator", "barrier", "communicator", "inproc", "0", "ok", "3", "1"),
+        ("barrier/dissemination", "barrier", "dissemination", "inproc", "0", "ok", "3", "1")]
+if got != want:
+    fail(f"barrier rows {got}, expected {want}")
+for row in rows:
+    if float(row["median_us"]) <= 0 or len(row["rank_median_us"].split(";")) != ranks:
+        fail(f"{row['benchmark']}: median {row['median_us']}, rank medians {row['rank_median_us']}")
+# The dissemination barrier's empty messages go through the counted endpoint;
+# the threads' shared barrier sends none.
+sent = {r["algorithm"]: r["sent_bytes_per_rank"] for r in rows}
+if sent != {"communicator": "", "dissemination": "0"}:
+    fail(f"sent_bytes_per_rank {sent}")
+PYTHON
+
   # The slowest rank sets every sample's time (its sleep is in the minimum),
   # and is named.
   delay_us=50000

@@ -6,7 +6,9 @@
 #   2. two runs give identical time columns (a simulation is deterministic);
 #   3. ring's time is its cost formula on the star's end-to-end α, β and γ
 #      within 1%, and size-only mode (--no-payload) gives the same times;
-#   4. ring's bytes sent per rank, as the harness counts them, are 2(p-1)n/p.
+#   4. ring's bytes sent per rank, as the harness counts them, are 2(p-1)n/p;
+#   5. --families barrier: the dissemination barrier alone (the simulator's
+#      own is ideal), lg p rounds of one α each.
 # Usage: harness_sim_test.sh COLLBENCH PYTHON
 set -euo pipefail
 collbench=${1:?usage: harness_sim_test.sh COLLBENCH PYTHON}
@@ -29,6 +31,7 @@ run() {  # run CSV ARGS...
 run "$work/first.csv" --algorithms "$algorithms" --check
 run "$work/second.csv" --algorithms "$algorithms" --check
 run "$work/size_only.csv" --algorithms ring --no-payload
+run "$work/barrier.csv" --families barrier
 
 PYTHONPATH="$(dirname "$0")/../scripts" "$python" - "$work" "$algorithms" <<'PYTHON'
 import sys
@@ -68,5 +71,12 @@ if times(size_only) != ring:
     sys.exit(f"size-only times {times(size_only)} differ from the real ones {ring}")
 if {r["sim_payload"] for r in size_only} != {"size-only"}:
     sys.exit("size-only rows do not say so")
+barrier = collbench_csv.read_rows(f"{work}/barrier.csv", columns, "the sim test")
+if [r["benchmark"] for r in barrier] != ["barrier/dissemination"]:
+    sys.exit(f"barrier rows {[r['benchmark'] for r in barrier]}, expected barrier/dissemination")
+# lg 8 = 3 rounds, each an empty message over one route (alpha).
+got = float(barrier[0]["median_us"]) * 1e-6
+if abs(got - 3 * alpha) > 0.01 * 3 * alpha:
+    sys.exit(f"barrier/dissemination: {got * 1e6:.4f} us simulated, 3 alpha = {3 * alpha * 1e6:.4f} us")
 PYTHON
-echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal"
+echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, the barrier lg p alpha"

@@ -677,6 +677,43 @@ TEST(Plan, SendrecvOnlyWhenNamedOnePerSizeAndNeedsTwoRanks) {
             (std::vector<std::string>{"skipping p2p/sendrecv: it needs at least 2 ranks"}));
 }
 
+TEST(Plan, BarrierHasNoSizeAndTwoAlgorithms) {
+  // --sizes does not multiply it: a barrier has no size.
+  const CasePlan plan =
+      plan_cases(parse_options({"--sizes", "8B,1MiB", "--families", "barrier"}), {}, "mpi", 3, 0);
+  std::vector<std::string> names;
+  for (const BenchmarkCase& entry : plan.cases) {
+    names.push_back(entry.name);
+    EXPECT_EQ(entry.family_column(), "barrier");
+    EXPECT_EQ(entry.name, "barrier/" + entry.algorithm_column());
+    EXPECT_EQ(entry.bytes(), 0u);
+    EXPECT_EQ(entry.collective_column(), "");
+    EXPECT_TRUE(entry.family->every_rank_timed());
+    EXPECT_TRUE(entry.family->through_transport());
+    EXPECT_FALSE(entry.family->batched());
+    EXPECT_FALSE(entry.family->has_dtype());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"barrier/communicator", "barrier/dissemination"}));
+  EXPECT_TRUE(plan.notes.empty());
+  // Not in the default list.
+  for (const BenchmarkCase& entry : plan_cases(parse_options({}), {}, "mpi", 3, 0).cases) {
+    EXPECT_NE(entry.family_column(), "barrier") << entry.name;
+  }
+  const CasePlan alone = plan_cases(parse_options({"--families", "barrier"}), {}, "mpi", 1, 0);
+  ASSERT_EQ(alone.cases.size(), 1u);
+  EXPECT_EQ(alone.cases.front().name, "barrier/communicator");
+  EXPECT_EQ(
+      alone.notes,
+      (std::vector<std::string>{"skipping barrier/dissemination: at 1 rank it sends nothing"}));
+  if (find_single_process_transport("sim") == nullptr) GTEST_SKIP() << "built without SimGrid";
+  // The simulator's own barrier costs no simulated time: only the messages'.
+  const CasePlan simulated = plan_cases(parse_options({"--families", "barrier"}), {}, "sim", 8, 0);
+  ASSERT_EQ(simulated.cases.size(), 1u);
+  EXPECT_EQ(simulated.cases.front().name, "barrier/dissemination");
+  ASSERT_EQ(simulated.notes.size(), 1u);
+  EXPECT_NE(simulated.notes.front().find("skipping barrier/communicator"), std::string::npos);
+}
+
 TEST(Plan, MpiBareBeyondMpisIntCountIsANote) {
   // 16 GiB of f32 is 2^32 elements: MPI_Allreduce's int count cannot say it.
   const CasePlan plan = plan_cases(
