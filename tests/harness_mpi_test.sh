@@ -628,11 +628,14 @@ ofi)
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
   grep -qF "collbench: note: skipping allreduce/mpi on 3 ranks (3 sizes, 8 B..1 MiB): needs the mpi transport" \
     "$work/stderr" || { cat "$work/stderr" >&2; fail "no note for the skipped mpi algorithm"; }
-  check_csv "$work/run.csv" <<'PYTHON'
+  # The table's hand-written allreduce algorithms, as --list-algorithms says.
+  hand_written=$("$collbench" --list-algorithms --csv |
+    awk -F, '$2 == "allreduce" && $4 == "hand-written"' | wc -l)
+  check_csv "$work/run.csv" "$hand_written" <<'PYTHON'
 collective = [r for r in rows if r["family"] in ("allreduce", "p2p")]
-# 3 sizes of the 8 hand-written allreduce algorithms, 3 ping-pong sizes with 2 peers.
-if len(collective) != 3 * 8 + 3 * 2:
-    fail(f"{len(collective)} allreduce and p2p rows")
+# 3 sizes of every hand-written allreduce algorithm, 3 ping-pong sizes with 2 peers.
+if len(collective) != 3 * int(sys.argv[2]) + 3 * 2:
+    fail(f"{len(collective)} allreduce and p2p rows for {sys.argv[2]} hand-written algorithms")
 for row in collective:
     if (row["transport"], row["provider"], row["check"]) != ("ofi", "shm", "ok") or not row["libfabric_version"]:
         fail(f"{row['benchmark']}: {row['transport']} {row['provider']} {row['check']} '{row['libfabric_version']}'")
