@@ -16,9 +16,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <array>
 #include <climits>
 #include <stdexcept>
+#include <vector>
 
 #include "algorithm_common.h"
 #include "collbench/collectives/collective.h"
@@ -26,33 +26,32 @@
 namespace collbench {
 namespace {
 
-// The order of the table's collectives with an `mpi` row; a slot per
-// collective holds its build once collectives_mpi handed it over.
-constexpr std::array<std::string_view, 7> kLibraryCollectives = {
-    "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce", "alltoall", "alltoallv"};
-
-std::array<LibraryBuild, kLibraryCollectives.size()>& library_builds() {
-  static std::array<LibraryBuild, kLibraryCollectives.size()> builds{};
+// A slot per collective of the table (collectives(), whose every
+// collective has an `mpi` row), by its place there: its build once
+// collectives_mpi handed it over.
+std::vector<LibraryBuild>& library_builds() {
+  static std::vector<LibraryBuild> builds(collectives().size());
   return builds;
 }
 
 std::size_t library_slot(std::string_view collective) {
-  for (std::size_t i = 0; i < kLibraryCollectives.size(); ++i) {
-    if (kLibraryCollectives[i] == collective) return i;
+  const CollectiveInfo* info = find_collective(collective);
+  if (info == nullptr) {
+    throw std::invalid_argument(fmt::format("no MPI library collective '{}'; accepted: {}",
+                                            collective, collective_names()));
   }
-  throw std::invalid_argument(fmt::format("no MPI library collective '{}'; accepted: {}",
-                                          collective, fmt::join(kLibraryCollectives, ", ")));
+  return static_cast<std::size_t>(info - collectives().data());
 }
 
 template <std::size_t kSlot>
 std::unique_ptr<Collective> build_library(Transport& transport, const CollectiveSpec& spec,
                                           std::span<const std::byte> in, std::span<std::byte> out) {
-  return build_library_collective(kLibraryCollectives[kSlot], transport, spec, in, out, nullptr);
+  return build_library_collective(collectives()[kSlot].name, transport, spec, in, out, nullptr);
 }
 
 template <std::size_t kSlot>
 CostTerms library_cost(int p, double n) {
-  return find_collective(kLibraryCollectives[kSlot])->lower_bound(p, n);
+  return collectives()[kSlot].lower_bound(p, n);
 }
 
 template <std::size_t kSlot>
@@ -97,7 +96,8 @@ std::unique_ptr<Collective> build_library_collective(
 }
 
 // reduces_on_every_rank is unknown where the library reduces (it decides) and
-// false where nothing is reduced.
+// false where nothing is reduced. library_row's slot is the collective's
+// place in the table (registry.cpp).
 extern const AlgorithmInfo kMpiAllreduce = library_row<0>(
     "the MPI library's own MPI_Allreduce (vendor baseline; mpi transport only)", false);
 extern const AlgorithmInfo kMpiReduceScatter = library_row<1>(

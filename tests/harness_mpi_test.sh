@@ -628,11 +628,14 @@ ofi)
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "exit status $status"; }
   grep -qF "collbench: note: skipping allreduce/mpi on 3 ranks (3 sizes, 8 B..1 MiB): needs the mpi transport" \
     "$work/stderr" || { cat "$work/stderr" >&2; fail "no note for the skipped mpi algorithm"; }
-  check_csv "$work/run.csv" <<'PYTHON'
+  # The table's hand-written allreduce algorithms, as --list-algorithms says.
+  hand_written=$("$collbench" --list-algorithms --csv |
+    awk -F, '$2 == "allreduce" && $4 == "hand-written"' | wc -l)
+  check_csv "$work/run.csv" "$hand_written" <<'PYTHON'
 collective = [r for r in rows if r["family"] in ("allreduce", "p2p")]
-# 3 sizes of the 8 hand-written allreduce algorithms, 3 ping-pong sizes with 2 peers.
-if len(collective) != 3 * 8 + 3 * 2:
-    fail(f"{len(collective)} allreduce and p2p rows")
+# 3 sizes of every hand-written allreduce algorithm, 3 ping-pong sizes with 2 peers.
+if len(collective) != 3 * int(sys.argv[2]) + 3 * 2:
+    fail(f"{len(collective)} allreduce and p2p rows for {sys.argv[2]} hand-written algorithms")
 for row in collective:
     if (row["transport"], row["provider"], row["check"]) != ("ofi", "shm", "ok") or not row["libfabric_version"]:
         fail(f"{row['benchmark']}: {row['transport']} {row['provider']} {row['check']} '{row['libfabric_version']}'")
@@ -774,6 +777,28 @@ PYTHON
   status=$?
   set -e
   [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "--transport=inproc: exit status $status"; }
+
+  # --families barrier: the transport's own barrier and the dissemination
+  # one over its messages, every rank's time, no bytes, nothing to check.
+  alone --ranks "$np" --families barrier --check --samples 3 --quiet --csv "$work/barrier.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "barrier: exit status $status"; }
+  check_csv "$work/barrier.csv" "$np" <<'PYTHON'
+ranks = int(sys.argv[2])
+got = sorted((r["benchmark"], r["family"], r["algorithm"], r["transport"], r["bytes"], r["check"],
+              r["samples"], r["calls_per_sample"]) for r in rows)
+want = [("barrier/communicator", "barrier", "communicator", "inproc", "0", "ok", "3", "1"),
+        ("barrier/dissemination", "barrier", "dissemination", "inproc", "0", "ok", "3", "1")]
+if got != want:
+    fail(f"barrier rows {got}, expected {want}")
+for row in rows:
+    if float(row["median_us"]) <= 0 or len(row["rank_median_us"].split(";")) != ranks:
+        fail(f"{row['benchmark']}: median {row['median_us']}, rank medians {row['rank_median_us']}")
+# The dissemination barrier's empty messages go through the counted endpoint;
+# the threads' shared barrier sends none.
+sent = {r["algorithm"]: r["sent_bytes_per_rank"] for r in rows}
+if sent != {"communicator": "", "dissemination": "0"}:
+    fail(f"sent_bytes_per_rank {sent}")
+PYTHON
 
   # The slowest rank sets every sample's time (its sleep is in the minimum),
   # and is named.

@@ -11,6 +11,8 @@
 #      default (524288) without it, 65536 with --segment 64KiB, and the
 #      double binary tree's 1 MiB time (one 512 KiB segment per tree by
 #      default) moves.
+#   6. --families barrier: the dissemination barrier alone (the simulator's
+#      own is ideal), lg p rounds of one α each.
 # Usage: harness_sim_test.sh COLLBENCH PYTHON
 set -euo pipefail
 collbench=${1:?usage: harness_sim_test.sh COLLBENCH PYTHON}
@@ -34,6 +36,7 @@ run "$work/first.csv" --algorithms "$algorithms" --check
 run "$work/second.csv" --algorithms "$algorithms" --check
 run "$work/size_only.csv" --algorithms ring --no-payload
 run "$work/segment.csv" --algorithms double_binary_tree --segment 64KiB
+run "$work/barrier.csv" --families barrier
 
 PYTHONPATH="$(dirname "$0")/../scripts" "$python" - "$work" "$algorithms" <<'PYTHON'
 import sys
@@ -83,5 +86,12 @@ coarse = {r["bytes"]: r["median_us"] for r in first if r["algorithm"] == "double
 if fine["1048576"] == coarse["1048576"]:
     sys.exit(f"double_binary_tree at 1 MiB took {fine['1048576']} us with 64 KiB segments and "
              "with the default: --segment did not reach it")
+barrier = collbench_csv.read_rows(f"{work}/barrier.csv", columns, "the sim test")
+if [r["benchmark"] for r in barrier] != ["barrier/dissemination"]:
+    sys.exit(f"barrier rows {[r['benchmark'] for r in barrier]}, expected barrier/dissemination")
+# lg 8 = 3 rounds, each an empty message over one route (alpha).
+got = float(barrier[0]["median_us"]) * 1e-6
+if abs(got - 3 * alpha) > 0.01 * 3 * alpha:
+    sys.exit(f"barrier/dissemination: {got * 1e6:.4f} us simulated, 3 alpha = {3 * alpha * 1e6:.4f} us")
 PYTHON
-echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree"
+echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree, the barrier lg p alpha"

@@ -25,6 +25,7 @@
 #include "collbench/core/reduce.h"
 #include "collbench/transport/inproc_transport.h"
 #include "families.h"
+#include "family_registry.h"
 #include "gemm_family.h"
 #include "metadata.h"
 #include "options.h"
@@ -91,7 +92,32 @@ TEST(Options, DefaultsAreTheDocumentedSweep) {
   EXPECT_EQ(options.samples, 0);  // not fixed: min_time decides above the floor
   EXPECT_EQ(options.sample_floor(), 10);
   EXPECT_FALSE(options.check);
-  EXPECT_EQ(options.families, (std::vector<std::string>{"allreduce", "p2p", "local", "exchange"}));
+  // The registry's order (family_registry.cpp).
+  EXPECT_EQ(options.families, (std::vector<std::string>{"allreduce", "exchange", "p2p", "local"}));
+}
+
+TEST(FamilyRegistry, EveryNameOnceTheDefaultsAndTheHelpFromTheTable) {
+  std::set<std::string_view> seen;
+  std::string defaults;
+  for (const FamilyName& family : family_names()) {
+    EXPECT_TRUE(seen.insert(family.name).second) << family.name << " registered twice";
+    ASSERT_NE(find_family_name(family.name), nullptr) << family.name;
+    EXPECT_EQ(find_family_name(family.name)->in_default_list, family.in_default_list);
+    if (family.in_default_list) {
+      defaults += (defaults.empty() ? "" : ",") + std::string(family.name);
+    }
+  }
+  EXPECT_EQ(default_families(), defaults);
+  EXPECT_EQ(find_family_name("gather"), nullptr);
+  // Every collective of the table is a name, and "collectives" all of them.
+  for (const CollectiveInfo& collective : collectives()) {
+    EXPECT_TRUE(seen.count(collective.name)) << collective.name;
+  }
+  EXPECT_EQ(select_families({"collectives", "allreduce"}).size(), collectives().size());
+  const std::string help = families_flag_help();
+  for (const std::string_view name : seen) {
+    EXPECT_NE(help.find(name), std::string::npos) << name << " missing from --families' help";
+  }
 }
 
 TEST(Options, SamplesFixTheCountMinSamplesSetTheFloor) {
@@ -114,7 +140,7 @@ TEST(Options, SamplesFixTheCountMinSamplesSetTheFloor) {
 // of kSamplingFlags is refused with its sentence, collbench's and Google
 // Benchmark's alike, and a run without them is accepted.
 TEST(SingleProcess, ATransportMayRefuseTheSamplingFlags) {
-  const SingleProcessTransport once{"inproc", 8, "every case runs once", {}, nullptr};
+  const SingleProcessTransport once{"inproc", 8, "every case runs once", nullptr};
   const std::vector<std::vector<std::string>> own = {
       {"--samples", "3"}, {"--min-samples", "3"}, {"--warmup", "2"}, {"--interleave"}};
   for (std::vector<std::string> args : own) {
@@ -220,7 +246,7 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--families", "allreduce,bogus"},
        "unknown family 'bogus' in --families; accepted: allreduce, reduce_scatter, allgather, "
        "broadcast, reduce, alltoall, alltoallv, "
-       "p2p, local, exchange"},
+       "exchange, mpi_bare, p2p, sendrecv, local, reduce_all"},
       {{"--gemm-batches", "0"},
        "--gemm-batches: '0' is not a batch; accepted: whole numbers from 1"},
       {{"--families", "gemm", "--gemm-batches", "8:2"}, "range 8:2 ends below its start"},
@@ -637,7 +663,7 @@ TEST(Plan, SendrecvOnlyWhenNamedOnePerSizeAndNeedsTwoRanks) {
   std::vector<std::string> names;
   for (const BenchmarkCase& entry : plan.cases) {
     names.push_back(entry.name);
-    if (entry.family != Family::p2p_sendrecv) continue;
+    if (entry.family != &sendrecv_family()) continue;
     EXPECT_EQ(entry.family_column(), "p2p");
     EXPECT_EQ(entry.peer, -1);
     EXPECT_DOUBLE_EQ(entry.bus_bandwidth_factor(3), 1.0);
@@ -649,6 +675,43 @@ TEST(Plan, SendrecvOnlyWhenNamedOnePerSizeAndNeedsTwoRanks) {
   EXPECT_TRUE(alone.cases.empty());
   EXPECT_EQ(alone.notes,
             (std::vector<std::string>{"skipping p2p/sendrecv: it needs at least 2 ranks"}));
+}
+
+TEST(Plan, BarrierHasNoSizeAndTwoAlgorithms) {
+  // --sizes does not multiply it: a barrier has no size.
+  const CasePlan plan =
+      plan_cases(parse_options({"--sizes", "8B,1MiB", "--families", "barrier"}), {}, "mpi", 3, 0);
+  std::vector<std::string> names;
+  for (const BenchmarkCase& entry : plan.cases) {
+    names.push_back(entry.name);
+    EXPECT_EQ(entry.family_column(), "barrier");
+    EXPECT_EQ(entry.name, "barrier/" + entry.algorithm_column());
+    EXPECT_EQ(entry.bytes(), 0u);
+    EXPECT_EQ(entry.collective_column(), "");
+    EXPECT_TRUE(entry.family->every_rank_timed());
+    EXPECT_TRUE(entry.family->through_transport());
+    EXPECT_FALSE(entry.family->batched());
+    EXPECT_FALSE(entry.family->has_dtype());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"barrier/communicator", "barrier/dissemination"}));
+  EXPECT_TRUE(plan.notes.empty());
+  // Not in the default list.
+  for (const BenchmarkCase& entry : plan_cases(parse_options({}), {}, "mpi", 3, 0).cases) {
+    EXPECT_NE(entry.family_column(), "barrier") << entry.name;
+  }
+  const CasePlan alone = plan_cases(parse_options({"--families", "barrier"}), {}, "mpi", 1, 0);
+  ASSERT_EQ(alone.cases.size(), 1u);
+  EXPECT_EQ(alone.cases.front().name, "barrier/communicator");
+  EXPECT_EQ(
+      alone.notes,
+      (std::vector<std::string>{"skipping barrier/dissemination: at 1 rank it sends nothing"}));
+  if (find_single_process_transport("sim") == nullptr) GTEST_SKIP() << "built without SimGrid";
+  // The simulator's own barrier costs no simulated time: only the messages'.
+  const CasePlan simulated = plan_cases(parse_options({"--families", "barrier"}), {}, "sim", 8, 0);
+  ASSERT_EQ(simulated.cases.size(), 1u);
+  EXPECT_EQ(simulated.cases.front().name, "barrier/dissemination");
+  ASSERT_EQ(simulated.notes.size(), 1u);
+  EXPECT_NE(simulated.notes.front().find("skipping barrier/communicator"), std::string::npos);
 }
 
 TEST(Plan, MpiBareBeyondMpisIntCountIsANote) {
@@ -794,14 +857,14 @@ TEST(Plan, WorkloadAddsDistinctSizesAndOneExchangePerAlgorithm) {
   std::size_t exchanges = 0;
   std::uint64_t multiplicity = 0;
   for (const BenchmarkCase& entry : plan.cases) {
-    if (entry.family == Family::collective) {
+    if (entry.family == &collective_family()) {
       // Only the workload's sizes: --sizes was not given.
       EXPECT_EQ(entry.workload, workload.spec) << entry.name;
       EXPECT_EQ(entry.model, "googlenet");
       if (entry.algorithm->name == "ring")
         multiplicity += static_cast<std::uint64_t>(entry.multiplicity);
       ++per_size;
-    } else if (entry.family == Family::exchange) {
+    } else if (entry.family == &exchange_family()) {
       std::vector<std::uint64_t> sequence;
       for (const Message& message : workload.sequence) sequence.push_back(message.bytes);
       EXPECT_EQ(entry.message_bytes, sequence);
@@ -826,7 +889,7 @@ TEST(Plan, WorkloadSizesGoToTheirOwnCollectiveAndExchangesMixThem) {
   std::set<std::string> planned;
   std::set<std::string> exchanges;
   for (const BenchmarkCase& entry : plan.cases) {
-    if (entry.family != Family::exchange) {
+    if (entry.family != &exchange_family()) {
       planned.insert(entry.name);
       continue;
     }
@@ -893,7 +956,7 @@ TEST(Plan, ExchangeMessagesOfOneLargeSizeAndCollectiveShareTheirBuffers) {
   const CollectiveInfo& allgather = *find_collective("allgather");
   const CollectiveInfo& reduce_scatter = *find_collective("reduce_scatter");
   BenchmarkCase entry;
-  entry.family = Family::exchange;
+  entry.family = &exchange_family();
   entry.collective = &allgather;
   entry.algorithm = allgather.find_algorithm("ring");
   const std::uint64_t large = kSharedMessageBytes;
@@ -916,7 +979,7 @@ TEST(Plan, AlltoallvMessagesShareOnlyWithTheirRoutingAndCountTheirSkewedShares) 
   // two directions' layouts differ, so only like shares like.
   const CollectiveInfo& alltoallv = *find_collective("alltoallv");
   BenchmarkCase entry;
-  entry.family = Family::exchange;
+  entry.family = &exchange_family();
   entry.collective = &alltoallv;
   entry.algorithm = alltoallv.find_algorithm("pairwise");
   const std::uint64_t large = kSharedMessageBytes;
@@ -1090,17 +1153,17 @@ TEST(CsvRow, SamplesFloorAndPerRankColumns) {
   // A ping-pong row (rank 0's time alone) has no label and no per-rank data.
   BenchmarkCase p2p;
   p2p.name = "p2p/pingpong/8/peer:1";
-  p2p.family = Family::p2p;
+  p2p.family = &pingpong_family();
   p2p.message_bytes = {8};
   p2p.peer = 1;
   const auto p2p_row = csv_row(p2p, make_run(p2p.name, 0, 1), fixture.context, "t");
   EXPECT_EQ(fixture.field(p2p_row, "slowest_rank"), "");
   EXPECT_EQ(fixture.field(p2p_row, "rank_median_us"), "");
-  EXPECT_FALSE(every_rank_timed(Family::p2p));
-  EXPECT_FALSE(every_rank_timed(Family::local_reduce));
-  EXPECT_TRUE(every_rank_timed(Family::local_reduce_all));
-  EXPECT_TRUE(every_rank_timed(Family::p2p_sendrecv));
-  EXPECT_TRUE(every_rank_timed(Family::exchange));
+  EXPECT_FALSE(pingpong_family().every_rank_timed());
+  EXPECT_FALSE(local_reduce_family().every_rank_timed());
+  EXPECT_TRUE(local_reduce_all_family().every_rank_timed());
+  EXPECT_TRUE(sendrecv_family().every_rank_timed());
+  EXPECT_TRUE(exchange_family().every_rank_timed());
 }
 
 TEST(CsvRow, FailedCheckKeepsTheCountAndLeavesTimingsEmpty) {
@@ -1126,7 +1189,7 @@ TEST(CsvRow, P2pHasPeerAndPlacementLocalHasNoTransport) {
   RowFixture fixture;
   BenchmarkCase p2p;
   p2p.name = "p2p/pingpong/8/peer:2";
-  p2p.family = Family::p2p;
+  p2p.family = &pingpong_family();
   p2p.message_bytes = {8};
   p2p.peer = 2;
   const auto row = csv_row(p2p, make_run(p2p.name, 0, 1), fixture.context, "t");
@@ -1137,7 +1200,7 @@ TEST(CsvRow, P2pHasPeerAndPlacementLocalHasNoTransport) {
   EXPECT_EQ(fixture.field(row, "check"), "skipped");
   BenchmarkCase memcpy_case;
   memcpy_case.name = "local/memcpy/8";
-  memcpy_case.family = Family::local_memcpy;
+  memcpy_case.family = &local_memcpy_family();
   memcpy_case.message_bytes = {8};
   const auto local = csv_row(memcpy_case, make_run(memcpy_case.name, 0, 1), fixture.context, "t");
   EXPECT_EQ(fixture.field(local, "transport"), "local");
@@ -1202,7 +1265,7 @@ TEST(Plan, GemmIsThePeakThenEachDistinctLayerPerBatchAndPass) {
   EXPECT_EQ(plan.cases.front().pass, "peak");
   int layers = 0;
   for (const BenchmarkCase& entry : plan.cases) {
-    EXPECT_EQ(entry.family, Family::local_gemm);
+    EXPECT_EQ(entry.family, &local_gemm_family());
     if (entry.pass != "forward" || entry.batch != 4) continue;
     layers += entry.multiplicity;
     const GemmLayer& layer =
@@ -1248,7 +1311,7 @@ TEST(Plan, TrainIsComputeOnlyThenEveryAlgorithmWithTheExchangesBefore) {
   const Model& model = find_model("resnet50");
   const std::vector<Bucket> buckets = ddp_buckets(model, 4);
   for (const BenchmarkCase& entry : plan.cases) {
-    if (entry.family != Family::train) continue;
+    if (entry.family != &train_family()) continue;
     EXPECT_EQ(entry.compute_only, entry.name.find("/none/") != std::string::npos);
     EXPECT_EQ(entry.batch, 8);
     ASSERT_EQ(entry.bucket_ready_layers.size(), buckets.size());
@@ -1305,7 +1368,7 @@ TEST(CsvRow, GemmRowsCarryBatchPassRateAndEfficiency) {
 TEST(CsvRow, TrainRowsTakeComputeAndCommunicationFromTheirEarlierRows) {
   RowFixture fixture;
   BenchmarkCase entry;
-  entry.family = Family::train;
+  entry.family = &train_family();
   entry.collective = &allreduce();
   entry.algorithm = allreduce().find_algorithm("ring");
   entry.name = "train/ring/resnet50:ddp=25MiB";
@@ -1342,19 +1405,19 @@ TEST(CsvRow, TrainRowsTakeComputeAndCommunicationFromTheirEarlierRows) {
 }
 
 TEST(CsvRow, EveryFamilyNamesItsFamilyAndAlgorithmColumns) {
-  // family_runner is the one table from a Family to its file's runner; a
-  // family mapped to another's runner shows here as the other's names.
+  // Each runner names its own columns; a case planned with another's
+  // runner shows here as the other's names.
   struct Expected {
-    Family family;
+    const FamilyRunner* family;
     const char* family_column;
     const char* algorithm_column;
   };
-  for (const Expected& expected :
-       {Expected{Family::p2p, "p2p", "pingpong"}, Expected{Family::p2p_sendrecv, "p2p", "sendrecv"},
-        Expected{Family::local_reduce, "local", "reduce"},
-        Expected{Family::local_reduce_all, "local", "reduce_all"},
-        Expected{Family::local_memcpy, "local", "memcpy"},
-        Expected{Family::local_gemm, "local", "gemm"}}) {
+  for (const Expected& expected : {Expected{&pingpong_family(), "p2p", "pingpong"},
+                                   Expected{&sendrecv_family(), "p2p", "sendrecv"},
+                                   Expected{&local_reduce_family(), "local", "reduce"},
+                                   Expected{&local_reduce_all_family(), "local", "reduce_all"},
+                                   Expected{&local_memcpy_family(), "local", "memcpy"},
+                                   Expected{&local_gemm_family(), "local", "gemm"}}) {
     BenchmarkCase entry;
     entry.family = expected.family;
     entry.message_bytes = {8};
@@ -1362,13 +1425,13 @@ TEST(CsvRow, EveryFamilyNamesItsFamilyAndAlgorithmColumns) {
     EXPECT_EQ(entry.algorithm_column(), expected.algorithm_column);
   }
   BenchmarkCase exchange;
-  exchange.family = Family::exchange;
+  exchange.family = &exchange_family();
   exchange.collective = &allreduce();
   exchange.algorithm = allreduce().find_algorithm("tree");
   EXPECT_EQ(exchange.family_column(), "exchange");
   EXPECT_EQ(exchange.algorithm_column(), "tree");
   BenchmarkCase bare = exchange;
-  bare.family = Family::collective;
+  bare.family = &collective_family();
   bare.algorithm = allreduce().find_algorithm(kMpiLibraryAlgorithm);
   bare.bare = true;
   EXPECT_EQ(bare.family_column(), "allreduce");
@@ -1379,7 +1442,7 @@ TEST(CsvRow, SendrecvIsP2pWithTheChainsPlacementAndNoPeer) {
   RowFixture fixture;
   BenchmarkCase entry;
   entry.name = "p2p/sendrecv/8";
-  entry.family = Family::p2p_sendrecv;
+  entry.family = &sendrecv_family();
   entry.message_bytes = {8};
   const auto row = csv_row(entry, make_run(entry.name, 0, 1), fixture.context, "t");
   EXPECT_EQ(fixture.field(row, "family"), "p2p");

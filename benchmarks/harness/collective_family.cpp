@@ -84,7 +84,8 @@ class PreparedCollective final : public PreparedMessages {
 
   bool adopt(const BenchmarkCase& next) override {
     // A train case has compute of its own (train_family.cpp).
-    const bool messages_only = next.family == Family::collective || next.family == Family::exchange;
+    const bool messages_only =
+        next.family == &collective_family() || next.family == &exchange_family();
     if (!messages_only || next.collective != &collective_ ||
         next.message_collectives != message_collectives_ ||
         next.message_bytes != owner->message_bytes ||
@@ -252,9 +253,9 @@ class PreparedCollective final : public PreparedMessages {
 
 class CollectiveFamily final : public FamilyRunner {
  public:
+  explicit CollectiveFamily(bool exchange) : exchange_(exchange) {}
   std::string family_column(const BenchmarkCase& benchmark_case) const override {
-    return benchmark_case.family == Family::exchange ? "exchange"
-                                                     : std::string(benchmark_case.collective->name);
+    return exchange_ ? "exchange" : std::string(benchmark_case.collective->name);
   }
   std::string algorithm_column(const BenchmarkCase& benchmark_case) const override {
     return benchmark_case.bare ? "mpi_bare" : std::string(benchmark_case.algorithm->name);
@@ -263,6 +264,12 @@ class CollectiveFamily final : public FamilyRunner {
                                         RunContext& context) const override {
     return std::make_unique<PreparedCollective>(benchmark_case, context);
   }
+  // Every call of a collective is a sample of its own.
+  bool batched() const override { return false; }
+  bool has_dtype() const override { return true; }
+
+ private:
+  const bool exchange_;
 };
 
 }  // namespace
@@ -273,7 +280,12 @@ std::unique_ptr<PreparedMessages> prepare_messages(const BenchmarkCase& benchmar
 }
 
 const FamilyRunner& collective_family() {
-  static const CollectiveFamily family;
+  static const CollectiveFamily family(/*exchange=*/false);
+  return family;
+}
+
+const FamilyRunner& exchange_family() {
+  static const CollectiveFamily family(/*exchange=*/true);
   return family;
 }
 
@@ -284,7 +296,7 @@ namespace {
 
 BenchmarkCase collective_case(const CollectiveInfo& collective, const AlgorithmInfo& algorithm) {
   BenchmarkCase entry;
-  entry.family = Family::collective;
+  entry.family = &collective_family();
   entry.collective = &collective;
   entry.algorithm = &algorithm;
   return entry;
@@ -423,7 +435,7 @@ void add_exchange(Planner& planner, const Workload& workload,
                   const std::vector<const CollectiveInfo*>& used, const AlgorithmInfo& algorithm) {
   BenchmarkCase entry = collective_case(*used.front(), algorithm);
   entry.name = fmt::format("exchange/{}/{}", algorithm.name, workload.spec);
-  entry.family = Family::exchange;
+  entry.family = &exchange_family();
   entry.workload = workload.spec;
   entry.model = workload.model;
   entry.item = fmt::format("{} messages", workload.sequence.size());
@@ -470,10 +482,11 @@ void add_exchanges(Planner& planner, const std::vector<Workload>& workloads) {
   }
 }
 
-}  // namespace
-
-void plan_collective_cases(Planner& planner, const std::vector<std::uint64_t>& sizes,
-                           const std::vector<Workload>& workloads) {
+// Every collective of the table (--families <collective>), each
+// collective's workload sizes, mpi_bare, exchange.
+void plan_collective_cases(Planner& planner, const PlanInputs& inputs) {
+  const std::vector<std::uint64_t>& sizes = inputs.sizes;
+  const std::vector<Workload>& workloads = inputs.workloads;
   const Options& options = planner.options();
   const CollectiveInfo& allreduce = *find_collective("allreduce");
   const bool bare_asked = options.has_family("mpi_bare");
@@ -496,5 +509,43 @@ void plan_collective_cases(Planner& planner, const std::vector<std::uint64_t>& s
     add_exchanges(planner, workloads);
   }
 }
+
+std::vector<FamilyName> collective_family_names() {
+  std::vector<FamilyName> names;
+  for (const CollectiveInfo& collective : collectives()) {
+    names.push_back({.name = collective.name, .in_default_list = collective.name == "allreduce"});
+  }
+  names.push_back(
+      {.name = "exchange", .in_default_list = true, .condition = "only with --workload"});
+  names.push_back({.name = "mpi_bare", .refusal = [](const SingleProcessTransport&) {
+                     return std::string_view(
+                         "it calls the MPI library's MPI_Allreduce, and a single-process run has "
+                         "no MPI; run it under mpirun with --transport mpi");
+                   }});
+  return names;
+}
+
+}  // namespace
+
+extern const FamilyEntry kCollectiveFamilies;
+const FamilyEntry kCollectiveFamilies = {
+    .names = collective_family_names,
+    .plan = plan_collective_cases,
+    .help =
+        R"(  <collective>/<algorithm>/<bytes>         one call of a collective on a vector of <bytes>, the
+                                           whole vector (nccl-tests' size convention; each
+                                           collective's inputs and outputs are in the table
+                                           of include/collbench/collectives/collective.h)
+  <collective>/<algorithm>/<bytes>/<workload>
+                                           one call of a message size that a --workload sends
+                                           with that collective
+  exchange/<algorithm>/<workload>          one training iteration of a --workload: every
+                                           message in order, each by its collective's
+                                           algorithm of that name
+  allreduce/mpi_bare/<bytes>               (--families mpi_bare) MPI_Allreduce in a bare loop, no
+                                           barrier, no algorithm object: the harness-overhead
+                                           reference for allreduce/mpi (f32/f64; sum, min, max)
+)",
+};
 
 }  // namespace collbench::harness

@@ -48,36 +48,9 @@ constexpr std::chrono::milliseconds kConnectSettle(100);
 
 }  // namespace
 
-const FamilyRunner& family_runner(Family family) {
-  switch (family) {
-    case Family::collective:
-    case Family::exchange:
-      return collective_family();
-    case Family::p2p:
-      return pingpong_family();
-    case Family::p2p_sendrecv:
-      return sendrecv_family();
-    case Family::local_reduce:
-      return local_reduce_family();
-    case Family::local_reduce_all:
-      return local_reduce_all_family();
-    case Family::local_memcpy:
-      return local_memcpy_family();
-    case Family::local_gemm:
-      return local_gemm_family();
-    case Family::train:
-      return train_family();
-  }
-  throw std::logic_error("a Family without a FamilyRunner");
-}
+std::string BenchmarkCase::family_column() const { return family->family_column(*this); }
 
-std::string BenchmarkCase::family_column() const {
-  return family_runner(family).family_column(*this);
-}
-
-std::string BenchmarkCase::algorithm_column() const {
-  return family_runner(family).algorithm_column(*this);
-}
+std::string BenchmarkCase::algorithm_column() const { return family->algorithm_column(*this); }
 
 std::vector<std::size_t> BenchmarkCase::message_slots() const {
   std::vector<std::size_t> slots;
@@ -172,7 +145,7 @@ std::uint64_t routed_share_bytes(const BenchmarkCase& benchmark_case, std::size_
 
 std::uint64_t BenchmarkCase::memory_bytes(int ranks) const {
   // A gemm case's one message is its operand buffers.
-  if (family == Family::local_gemm) return bytes();
+  if (family == &local_gemm_family()) return bytes();
   std::uint64_t total = compute_bytes;
   const std::vector<std::size_t> slots = message_slots();
   for (std::size_t k = 0; k < message_bytes.size(); ++k) {
@@ -502,7 +475,7 @@ void Runner::prepare(const BenchmarkCase& benchmark_case) {
       // Free the previous benchmark's memory before allocating this one's:
       // the memory guard assumes one benchmark at a time.
       prepared.reset();
-      prepared = family_runner(benchmark_case.family).prepare(benchmark_case, *local.context);
+      prepared = benchmark_case.family->prepare(benchmark_case, *local.context);
     }
     prepared->owner = &benchmark_case;
     prepared->warmed_up = false;
@@ -902,7 +875,7 @@ bool Runner::get_ready(benchmark::State& state, BenchmarkCase& benchmark_case, i
     for (int i = 0; i < warmup_calls; ++i) call_everywhere(benchmark_case, true);
     for (LocalRank& local : local_) local.prepared->warmed_up = true;
   }
-  if (!is_collective(benchmark_case.family) && !benchmark_case.calibrated) {
+  if (benchmark_case.family->batched() && !benchmark_case.calibrated) {
     phase_ = Phase::calibration;
     calibrate_batch(benchmark_case);
     benchmark_case.calibrated = true;
@@ -1024,7 +997,7 @@ void Runner::set_counters(benchmark::State& state, const BenchmarkCase& benchmar
   counters["wrong_elements"] = static_cast<double>(benchmark_case.wrong_elements);
   counters["calls_per_sample"] = static_cast<double>(benchmark_case.calls_per_sample);
   counters["samples"] = static_cast<double>(seconds.size());
-  if (every_rank_timed(benchmark_case.family)) {
+  if (benchmark_case.family->every_rank_timed()) {
     // The rank slowest most often (the lowest of a tie), how often, and
     // every rank's own median (rank 0 has them all): nccl-tests' straggler
     // view, so a sweep names a slow rank without the link matrix.
@@ -1042,7 +1015,7 @@ void Runner::set_counters(benchmark::State& state, const BenchmarkCase& benchmar
   }
   // The MPI library's own allreduce sends nothing through the transport; a
   // zero there would read as "sent nothing", so the counter is left out.
-  const bool through_transport = !is_local(benchmark_case.family);
+  const bool through_transport = benchmark_case.family->through_transport();
   if (through_transport && (all_messages > 0 || ranks_ == 1)) {
     counters["sent_bytes_per_rank"] = static_cast<double>(sent_bytes) / iterations;
   }

@@ -1,39 +1,9 @@
 // The benchmark families: which benchmarks a configuration registers
 // (plan_cases, planner.h) and the Runner, which times one benchmark's calls.
 // What one call of each family does, and which of its benchmarks a
-// configuration plans, is the family's (family.h, planner.h), one file each:
-//
-//   <collective>/<algorithm>/<bytes>            collective_family.cpp: one call
-//                                               of a collective of
-//                                               collbench/collectives/collective.h
-//                                               on a vector of <bytes>
-//   <collective>/<algorithm>/<bytes>/<workload> one call of a size that a
-//                                               --workload sends with that collective
-//   exchange/<algorithm>/<workload>             every message of one training
-//                                               iteration of a workload, in order,
-//                                               each by its collective's algorithm
-//                                               of that name
-//   allreduce/mpi_bare/<bytes>                  (--families mpi_bare) MPI_Allreduce called
-//                                               directly, back to back, no barrier: the
-//                                               reference that shows the harness's overhead
-//   p2p/pingpong/<bytes>/peer:<r>               p2p_family.cpp: half round trip
-//                                               rank 0 <-> rank r
-//   p2p/sendrecv/<bytes>                        (--families sendrecv) every rank sends to
-//                                               r+1 and receives from r-1 at once (IMB
-//                                               Sendrecv): β when every rank is busy
-//   local/reduce/<dtype>/<bytes>                local_family.cpp: reduce_inplace on rank 0
-//   local/reduce_all/<dtype>/<bytes>            (--families reduce_all) the same on every
-//                                               rank at once
-//   local/memcpy/<bytes>                        memcpy on rank 0
-//   local/gemm/peak/<side>                      gemm_family.cpp: (--families gemm) a square
-//                                               f32 GEMM on rank 0, the peak
-//   local/gemm/<model>/<batch>/<pass>/<layer>   one GEMM layer's forward or backward
-//                                               products at a per-rank batch, on rank 0
-//   train/<algorithm>/<workload>                train_family.cpp: (--families train) one
-//                                               training iteration, each bucket's allreduce
-//                                               on a communication thread as soon as
-//                                               backprop has made it; train/none: the
-//                                               same compute without the exchange
+// configuration plans, is the family's (family.h, planner.h), one file each;
+// the registry (family_registry.h) lists them, with their --families names
+// and the benchmark names each registers (collbench --help prints those).
 //
 // Lock-step: every rank registers the same list in the same order and runs
 // the same iterations; each iteration's time is the slowest rank's
@@ -116,44 +86,10 @@
 
 namespace collbench::harness {
 
-// p2p is the ping-pong, p2p_sendrecv the periodic chain; both are "p2p" in
-// the CSV, told apart by the algorithm column ("pingpong", "sendrecv").
-// local_reduce_all is local_reduce on every rank at once ("local",
-// "reduce_all").
-// collective: a collective of the table (BenchmarkCase::collective), which
-// is also its CSV family.
-enum class Family {
-  collective,
-  exchange,
-  p2p,
-  p2p_sendrecv,
-  local_reduce,
-  local_reduce_all,
-  local_memcpy,
-  local_gemm,
-  train
-};
-// Collective: every rank runs an algorithm object on message buffers.
-// (train: its buckets' allreduces, between its GEMMs.)
-inline bool is_collective(Family family) {
-  return family == Family::collective || family == Family::exchange || family == Family::train;
-}
-// Local: a kernel on rank 0 alone (on every rank for local_reduce_all);
-// nothing goes through the transport.
-inline bool is_local(Family family) {
-  return family == Family::local_reduce || family == Family::local_reduce_all ||
-         family == Family::local_memcpy || family == Family::local_gemm;
-}
-// Every rank's time counts (the sample is the slowest rank's): all but the
-// ping-pong and the local kernels of rank 0 alone, whose time is rank 0's.
-inline bool every_rank_timed(Family family) {
-  return family != Family::p2p && family != Family::local_reduce &&
-         family != Family::local_memcpy && family != Family::local_gemm;
-}
-
 struct BenchmarkCase {
   std::string name;  // Google Benchmark's function name
-  Family family = Family::collective;
+  // Its family's runner (family.h), set by the family's planning.
+  const FamilyRunner* family = &collective_family();
   // collective and exchange (its first message's collective)
   const CollectiveInfo* collective = nullptr;
   const AlgorithmInfo* algorithm = nullptr;
@@ -214,8 +150,8 @@ struct BenchmarkCase {
   std::uint64_t calls_per_sample = 1;
 
   std::uint64_t bytes() const;  // per rank per call: the sum of message_bytes
-  // The CSV's family column: the collective's name, "exchange", "p2p" or
-  // "local"; and its algorithm column (the family's, family.h).
+  // The CSV's family column: the collective's name, "exchange", "p2p",
+  // "local", ...; and its algorithm column (the family's, family.h).
   std::string family_column() const;
   std::string algorithm_column() const;
   // For each message, the message whose buffers and algorithm object it
@@ -271,8 +207,8 @@ std::string rank_median_label(const std::vector<double>& medians_seconds);
 //   bytes, ranks, min_us, median_us, mean_us, p99_us, max_us, algbw_GBps,
 //   busbw_GBps, wrong_elements, calls_per_sample, samples, and sent_bytes_per_rank where the
 //   traffic goes through the transport (not for local or the MPI library's own); where every
-//   rank's time counts (every_rank_timed) also slowest_rank and slowest_rank_share, and the
-//   run's label (rank 0) is rank_median_label.
+//   rank's time counts (FamilyRunner::every_rank_timed) also slowest_rank and slowest_rank_share,
+//   and the run's label (rank 0) is rank_median_label.
 class Runner {
  public:
   // This process is one rank of an MPI job; the harness's own collectives

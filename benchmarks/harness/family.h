@@ -1,7 +1,8 @@
 // The interface every benchmark family implements for the Runner
-// (families.h): what the Runner prepares, calls and checks, and the CSV's
-// family and algorithm columns, go through one FamilyRunner per Family, each
-// in a file of its own:
+// (families.h): what the Runner prepares, calls and checks, the CSV's
+// family and algorithm columns, and how the Runner times it, go through the
+// FamilyRunner a BenchmarkCase points to, each in a file of its own (which
+// --families names plan which cases is the registry's, family_registry.h):
 //
 //   collective_family.cpp   a collective of collbench/collectives/collective.h, and an
 //                           exchange (a workload's allreduces in order)
@@ -11,6 +12,7 @@
 //   gemm_family.cpp         training's GEMM layers through OpenBLAS, on rank 0
 //   train_family.cpp        one training iteration: the GEMM layers, and each
 //                           bucket's allreduce on a communication thread
+//   barrier_family.cpp      one barrier of the transport's Communicator
 //
 // The Runner keeps what every family shares (the timed loop, the barrier,
 // the timeouts, the agreement on check results, the warm-up and the batch
@@ -23,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "collbench/core/check.h"
 #include "collbench/transport/transport.h"
@@ -30,8 +33,8 @@
 
 namespace collbench::harness {
 
-enum class Family;
 struct BenchmarkCase;
+struct RunMetadata;
 
 // --check calls a collective twice, with inputs of two generations, so that a
 // result left over from the first call (a stale buffer) is wrong in the
@@ -115,10 +118,31 @@ class FamilyRunner {
   // timed calls: the check fills its own).
   virtual std::unique_ptr<PreparedCase> prepare(const BenchmarkCase& benchmark_case,
                                                 RunContext& context) const = 0;
-};
 
-// The table: the FamilyRunner of each Family.
-const FamilyRunner& family_runner(Family family);
+  // How the Runner times and reports it. Every rank's time counts (the
+  // sample is the slowest rank's), or rank 0's alone (the ping-pong, the
+  // kernels of rank 0).
+  virtual bool every_rank_timed() const { return true; }
+  // Its calls move bytes through the transport (the CSV's transport and
+  // sent_bytes_per_rank); false for the local kernels.
+  virtual bool through_transport() const { return true; }
+  // A sample is a batch of calls back to back (calls_per_sample, calibrated
+  // to kBatchSeconds): a call far shorter than the barrier and the
+  // reduction of times around every sample. False: every call is a sample.
+  virtual bool batched() const { return true; }
+  // Its rows have a dtype and an element count (the collectives and the
+  // reduction kernels).
+  virtual bool has_dtype() const { return false; }
+  // The CSV's placement column (p2p).
+  virtual std::string placement(const BenchmarkCase& benchmark_case,
+                                const RunMetadata& metadata) const {
+    static_cast<void>(benchmark_case);
+    static_cast<void>(metadata);
+    return {};
+  }
+  // What makes a case of it need less memory, for the planner's error.
+  virtual std::string_view smaller_hint() const { return "use smaller --sizes"; }
+};
 
 // The collective family's buffers and algorithm objects for the messages
 // of `benchmark_case` (an exchange's, or a train case's buckets).
@@ -126,7 +150,8 @@ std::unique_ptr<PreparedMessages> prepare_messages(const BenchmarkCase& benchmar
                                                    RunContext& context);
 
 // The families, one per file.
-const FamilyRunner& collective_family();  // collective and exchange
+const FamilyRunner& collective_family();  // a collective's one message
+const FamilyRunner& exchange_family();    // a workload's messages in order
 const FamilyRunner& pingpong_family();
 const FamilyRunner& sendrecv_family();
 const FamilyRunner& local_reduce_family();

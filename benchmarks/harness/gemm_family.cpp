@@ -40,6 +40,7 @@
 #include "family.h"
 #include "local_kernel.h"
 #include "planner.h"
+#include "single_process.h"
 
 namespace collbench::harness {
 namespace {
@@ -229,6 +230,11 @@ class GemmFamily final : public FamilyRunner {
                                         RunContext& context) const override {
     return std::make_unique<PreparedGemm>(benchmark_case, context);
   }
+  // On rank 0 alone, nothing through the transport.
+  bool every_rank_timed() const override { return false; }
+  bool through_transport() const override { return false; }
+  // A gemm case's buffers grow with its batch.
+  std::string_view smaller_hint() const override { return "use smaller --gemm-batches"; }
 };
 
 }  // namespace
@@ -244,7 +250,7 @@ const FamilyRunner& local_gemm_family() {
 }
 
 double BenchmarkCase::flops() const {
-  if (family != Family::local_gemm) return 0;
+  if (family != &local_gemm_family()) return 0;
   if (pass != kGemmBackward) return 2.0 * static_cast<double>(gemm.per_sample.multiply_adds());
   const double data = gemm.input_gradient ? 1.0 : 0.0;
   return 2.0 * (1.0 + data) * static_cast<double>(gemm.per_sample.multiply_adds());
@@ -282,7 +288,7 @@ std::vector<std::string> gemm_models(const Options& options,
 BenchmarkCase gemm_case(std::string name, const GemmLayer& product, std::string pass, int batch) {
   BenchmarkCase entry;
   entry.name = std::move(name);
-  entry.family = Family::local_gemm;
+  entry.family = &local_gemm_family();
   entry.gemm = product;
   entry.pass = std::move(pass);
   entry.batch = batch;
@@ -299,9 +305,8 @@ GemmLayer at_batch(const GemmLayer& layer, int batch) {
   return batched;
 }
 
-}  // namespace
-
-void plan_gemm_cases(Planner& planner, const std::vector<Workload>& workloads) {
+void plan_gemm_cases(Planner& planner, const PlanInputs& inputs) {
+  const std::vector<Workload>& workloads = inputs.workloads;
   const Options& options = planner.options();
   if (!options.has_family("gemm")) return;
   const GemmLayer peak{.name = "peak",
@@ -326,5 +331,31 @@ void plan_gemm_cases(Planner& planner, const std::vector<Workload>& workloads) {
     }
   }
 }
+
+std::vector<FamilyName> gemm_family_names() {
+  return {{.name = "gemm", .refusal = [](const SingleProcessTransport&) {
+             return std::string_view(
+                 "its GEMMs run on rank 0 alone, which no transport takes part in; run it with "
+                 "--transport mpi (one rank is enough)");
+           }}};
+}
+
+}  // namespace
+
+extern const FamilyEntry kGemmFamily;
+const FamilyEntry kGemmFamily = {
+    .names = gemm_family_names,
+    .plan = plan_gemm_cases,
+    .help =
+        R"(  local/gemm/peak/<side>                   (--families gemm) a square f32 GEMM through OpenBLAS on
+                                           rank 0: the peak every gemm row's efficiency is against
+  local/gemm/<model>/<batch>/<pass>/<layer>
+                                           one GEMM layer of a model's training at a per-rank
+                                           batch (--gemm-models, --gemm-batches), on rank 0: its
+                                           forward product, or its backward (data-gradient and
+                                           weight-gradient) products; layers with the same
+                                           products share a row (multiplicity)
+)",
+};
 
 }  // namespace collbench::harness

@@ -30,6 +30,7 @@
 #include "family.h"
 #include "local_kernel.h"
 #include "planner.h"
+#include "single_process.h"
 
 namespace collbench::harness {
 namespace {
@@ -50,6 +51,7 @@ class PreparedLocal : public LocalKernelCase {
 class PreparedReduce final : public PreparedLocal {
  public:
   using PreparedLocal::PreparedLocal;
+  static constexpr bool kHasDtype = true;
 
   CheckResult check(const BenchmarkCase& /*benchmark_case*/) override {
     // dst and src are ranks 0 and 1 of a two-rank reduction; one kernel
@@ -87,6 +89,7 @@ class PreparedReduce final : public PreparedLocal {
 class PreparedMemcpy final : public PreparedLocal {
  public:
   using PreparedLocal::PreparedLocal;
+  static constexpr bool kHasDtype = false;
 
   CheckResult check(const BenchmarkCase& /*benchmark_case*/) override {
     fill_bytes(src_.span(), 0);
@@ -119,6 +122,9 @@ class LocalFamily final : public FamilyRunner {
                                         RunContext& context) const override {
     return std::make_unique<Prepared>(benchmark_case, context, every_rank_);
   }
+  bool every_rank_timed() const override { return every_rank_; }
+  bool through_transport() const override { return false; }
+  bool has_dtype() const override { return Prepared::kHasDtype; }
 
  private:
   const char* algorithm_;
@@ -147,28 +153,55 @@ const FamilyRunner& local_memcpy_family() {
 namespace {
 
 // One local/<kernel>/<bytes> benchmark of `family` per size.
-void add_local(Planner& planner, const std::string& kernel, Family family,
+void add_local(Planner& planner, const std::string& kernel, const FamilyRunner& family,
                const std::vector<std::uint64_t>& sizes) {
   for (const std::uint64_t bytes : sizes) {
     BenchmarkCase entry;
     entry.name = fmt::format("local/{}/{}", kernel, bytes);
-    entry.family = family;
+    entry.family = &family;
     entry.message_bytes = {bytes};
     planner.add(std::move(entry));
   }
 }
 
-}  // namespace
-
-void plan_local_cases(Planner& planner, const std::vector<std::uint64_t>& sizes) {
+void plan_local_cases(Planner& planner, const PlanInputs& inputs) {
   const Options& options = planner.options();
   if (options.has_family("local")) {
-    add_local(planner, "reduce/" + planner.dtype_name(), Family::local_reduce, sizes);
-    add_local(planner, "memcpy", Family::local_memcpy, sizes);
+    add_local(planner, "reduce/" + planner.dtype_name(), local_reduce_family(), inputs.sizes);
+    add_local(planner, "memcpy", local_memcpy_family(), inputs.sizes);
   }
   if (options.has_family("reduce_all")) {
-    add_local(planner, "reduce_all/" + planner.dtype_name(), Family::local_reduce_all, sizes);
+    add_local(planner, "reduce_all/" + planner.dtype_name(), local_reduce_all_family(),
+              inputs.sizes);
   }
 }
+
+// Their kernels run on this machine's CPU, outside a simulated clock.
+std::string_view refused_where_simulated(const SingleProcessTransport& transport) {
+  return transport.deterministic
+             ? "its kernels run on this machine's CPU, which the simulated clock does not see; "
+               "the simulation charges reductions at --gamma instead"
+             : "";
+}
+
+std::vector<FamilyName> local_family_names() {
+  return {{.name = "local", .in_default_list = true, .refusal = refused_where_simulated},
+          {.name = "reduce_all", .refusal = refused_where_simulated}};
+}
+
+}  // namespace
+
+extern const FamilyEntry kLocalFamilies;
+const FamilyEntry kLocalFamilies = {
+    .names = local_family_names,
+    .plan = plan_local_cases,
+    .help =
+        R"(  local/reduce/<dtype>/<bytes>             the reduction kernel alone, on rank 0 (gamma)
+  local/reduce_all/<dtype>/<bytes>         (--families reduce_all) the same kernel on every rank
+                                           at once, as in an allreduce step: the gamma of ranks
+                                           that share a node's caches and memory (slowest rank)
+  local/memcpy/<bytes>                     memcpy on rank 0: this node's memory-bandwidth ceiling
+)",
+};
 
 }  // namespace collbench::harness

@@ -204,7 +204,7 @@ std::string configuration_difference(const std::string& serialized,
 // "/repeats:1/manual_time" under --interleave); a leading '-' negates.
 // With `family`, only the benchmarks of that family are counted.
 std::size_t count_selected(const CasePlan& plan, const std::string& name_suffix,
-                           std::optional<Family> family = std::nullopt) {
+                           const FamilyRunner* family = nullptr) {
   std::string filter = benchmark::GetBenchmarkFilter();
   if (filter.empty() || filter == "all") filter = ".";
   bool negative = false;
@@ -221,7 +221,7 @@ std::size_t count_selected(const CasePlan& plan, const std::string& name_suffix,
   }
   std::size_t selected = 0;
   for (const BenchmarkCase& entry : plan.cases) {
-    if (family && entry.family != *family) continue;
+    if (family != nullptr && entry.family != family) continue;
     const std::string full_name = entry.name + name_suffix;
     const bool matches = regexec(&pattern, full_name.c_str(), 0, nullptr, 0) == 0;
     if (matches != negative) ++selected;
@@ -586,13 +586,6 @@ std::string parse_and_check_options(World& world, const std::vector<std::string>
         throw UsageError(problem);
       }
       world.size = options.ranks;
-      if (find_single_process_transport(options.transport)->deterministic) {
-        // One call per case: its time is the same every time.
-        options.samples = 1;
-        options.min_samples = 1;
-        options.warmup = 0;
-        options.no_connections = true;
-      }
     }
     if (!options.bootstrap_folder().empty()) {
       const std::string what = fmt::format(
@@ -720,8 +713,9 @@ std::string plan_benchmarks(const World& world, RunSetup& setup) {
   } catch (const UsageError& usage) {
     return usage.what();
   }
-  const bool trains = std::any_of(plan.cases.begin(), plan.cases.end(),
-                                  [](const auto& entry) { return entry.family == Family::train; });
+  const bool trains = std::any_of(plan.cases.begin(), plan.cases.end(), [](const auto& entry) {
+    return entry.family == &train_family();
+  });
   // Ranks of one process have no MPI (the sim transport's train runs in
   // one actor per rank, without a thread).
   if (trains && find_single_process_transport(options.transport) == nullptr &&
@@ -747,7 +741,7 @@ std::string plan_benchmarks(const World& world, RunSetup& setup) {
           benchmark::GetBenchmarkFilter(), plan.cases.size(), plan.cases.front().name, name_suffix);
     }
     // Written at the end: refused now rather than as an empty trace then.
-    if (!options.timeline_path.empty() && count_selected(plan, name_suffix, Family::train) == 0) {
+    if (!options.timeline_path.empty() && count_selected(plan, name_suffix, &train_family()) == 0) {
       return fmt::format(
           "--timeline {}: --benchmark_filter={} selects no train benchmark, so the timeline would "
           "be empty; select a train/... benchmark or leave out --timeline",
@@ -827,7 +821,7 @@ std::optional<int> set_up(World& world, int argc, char** argv, const std::vector
   } else {
     // The group's transports know their placement (one node for threads).
     setup.metadata = local_metadata(world.size, setup.options.run_id);
-    describe_simulation(*setup.group, setup.options.sim, setup.options.dtype, setup.metadata);
+    describe_simulation(*setup.group, setup.options.sim, setup.metadata);
   }
   if (!all_ranks_ok(world, plan_benchmarks(world, setup))) return kUsageStatus;
   print_notes(world, setup.plan);

@@ -24,6 +24,7 @@
 #include "collbench/core/columns.h"
 #include "collbench/core/csv.h"
 #include "collbench/transport/transport_factory.h"
+#include "family_registry.h"
 #include "single_process.h"
 
 namespace collbench::harness {
@@ -93,7 +94,7 @@ struct RawOptions {
   std::string dtype = "f32";
   std::string op = "sum";
   std::string sync = "barrier";
-  std::string families = "allreduce,p2p,local,exchange";
+  std::string families = default_families();
   std::string gemm_models;
   std::string gemm_batches = kDefaultGemmBatches;
   bool gemm_models_given = false;  // --gemm-models appeared, even with an empty value
@@ -142,15 +143,6 @@ bool any_collective_has(std::string_view algorithm) {
                      [&](const CollectiveInfo& c) { return c.find_algorithm(algorithm); });
 }
 
-// The collective names but allreduce, "reduce_scatter, allgather, ...".
-std::string collectives_beside_allreduce() {
-  std::vector<std::string_view> names;
-  for (const CollectiveInfo& collective : collectives()) {
-    if (collective.name != "allreduce") names.push_back(collective.name);
-  }
-  return fmt::format("{}", fmt::join(names, ", "));
-}
-
 // "  allreduce 2(p-1)/p, reduce_scatter (p-1)/p, ..." from the table, in
 // lines of at most 80 characters.
 std::string bus_bandwidth_help() {
@@ -172,46 +164,7 @@ std::string bus_bandwidth_help() {
 
 std::string footer() {
   return fmt::format(R"(Benchmark families and names:
-  <collective>/<algorithm>/<bytes>         one call of a collective on a vector of <bytes>, the
-                                           whole vector (nccl-tests' size convention; each
-                                           collective's inputs and outputs are in the table
-                                           of include/collbench/collectives/collective.h)
-  <collective>/<algorithm>/<bytes>/<workload>
-                                           one call of a message size that a --workload sends
-                                           with that collective
-  exchange/<algorithm>/<workload>          one training iteration of a --workload: every
-                                           message in order, each by its collective's
-                                           algorithm of that name
-  p2p/pingpong/<bytes>/peer:<r>            half round trip between rank 0 and rank r
-  p2p/sendrecv/<bytes>                     (--families sendrecv) every rank sends <bytes> to rank
-                                           r+1 and receives <bytes> from rank r-1 at once, as Intel
-                                           MPI Benchmarks' Sendrecv: one exchange (slowest rank)
-  local/reduce/<dtype>/<bytes>             the reduction kernel alone, on rank 0 (gamma)
-  local/reduce_all/<dtype>/<bytes>         (--families reduce_all) the same kernel on every rank
-                                           at once, as in an allreduce step: the gamma of ranks
-                                           that share a node's caches and memory (slowest rank)
-  local/memcpy/<bytes>                     memcpy on rank 0: this node's memory-bandwidth ceiling
-  train/<algorithm>/<workload>             (--families train) one training iteration of a
-                                           --workload (DDP buckets, fusion buffers or tensors):
-                                           forward GEMMs, then backward layer by layer, each
-                                           bucket's allreduce on a communication thread once its
-                                           gradients exist; the iteration ends with the last
-                                           exchange. train/none: the same without the exchange.
-                                           Rows add compute_us (train/none), communication_us
-                                           (exchange/<algorithm>/<workload>, run before),
-                                           exposed_us and overlap
-  local/gemm/peak/<side>                   (--families gemm) a square f32 GEMM through OpenBLAS on
-                                           rank 0: the peak every gemm row's efficiency is against
-  local/gemm/<model>/<batch>/<pass>/<layer>
-                                           one GEMM layer of a model's training at a per-rank
-                                           batch (--gemm-models, --gemm-batches), on rank 0: its
-                                           forward product, or its backward (data-gradient and
-                                           weight-gradient) products; layers with the same
-                                           products share a row (multiplicity)
-  allreduce/mpi_bare/<bytes>               (--families mpi_bare) MPI_Allreduce in a bare loop, no
-                                           barrier, no algorithm object: the harness-overhead
-                                           reference for allreduce/mpi (f32/f64; sum, min, max)
-Each iteration's time is the slowest rank's (MPI_Allreduce MAXLOC, which also
+{}Each iteration's time is the slowest rank's (MPI_Allreduce MAXLOC, which also
 names that rank: the CSV's slowest_rank and rank_median_us), so every rank
 runs the same iterations. Times are reported in microseconds (min, median,
 mean, p99, max across iterations), bandwidths in GB/s (10^9 B/s); algbw is
@@ -223,7 +176,7 @@ below work as in any Google Benchmark binary, except the csv formats (use
 --csv PATH) and --benchmark_enable_random_interleaving (a different order on
 every rank).
 )",
-                     bus_bandwidth_help());
+                     benchmark_names_help(), bus_bandwidth_help());
 }
 
 struct App {
@@ -281,13 +234,7 @@ struct App {
     app.add_option("--op", raw.op,
                    fmt::format("Reduction operation (default: sum); one of {}", reduce_op_names()))
         ->type_name("OP");
-    app.add_option("--families", raw.families,
-                   fmt::format("Comma-separated benchmark families to register (default: "
-                               "allreduce,p2p,local,exchange; exchange only with --workload; "
-                               "also the collectives {}, and mpi_bare, sendrecv and "
-                               "reduce_all; 'collectives' names every collective)",
-                               collectives_beside_allreduce()))
-        ->type_name("LIST");
+    app.add_option("--families", raw.families, families_flag_help())->type_name("LIST");
     app.add_option("--gemm-models", raw.gemm_models,
                    fmt::format("--families gemm: comma-separated catalog models whose GEMM layers "
                                "to time (default: the --workload models, else {})",
@@ -574,15 +521,6 @@ void validate_segment(const RawOptions& raw, Options& options) {
   }
 }
 
-// --families's name for every collective of the table at once.
-constexpr std::string_view kAllCollectivesFamily = "collectives";
-
-// The collectives' names, then the other families'.
-std::string family_names() {
-  return fmt::format("{}, {}, {}", collective_names(), fmt::join(kOtherFamilyNames, ", "),
-                     kAllCollectivesFamily);
-}
-
 int parse_gemm_batch(const std::string& text) {
   int batch = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), batch);
@@ -663,27 +601,7 @@ void validate_train(Options& options) {
 }
 
 void validate_families(const RawOptions& raw, Options& options) {
-  for (const std::string& family : split_list(raw.families)) {
-    if (family == kAllCollectivesFamily) {
-      for (const CollectiveInfo& collective : collectives()) {
-        if (!options.has_family(std::string(collective.name))) {
-          options.families.emplace_back(collective.name);
-        }
-      }
-      continue;
-    }
-    const bool known = find_collective(family) != nullptr ||
-                       std::any_of(std::begin(kOtherFamilyNames), std::end(kOtherFamilyNames),
-                                   [&](const char* name) { return family == name; });
-    if (!known) {
-      throw UsageError(
-          fmt::format("unknown family '{}' in --families; accepted: {}", family, family_names()));
-    }
-    if (!options.has_family(family)) options.families.push_back(family);
-  }
-  if (options.families.empty()) {
-    throw UsageError(fmt::format("--families is empty; accepted: {}", family_names()));
-  }
+  options.families = select_families(split_list(raw.families));
 }
 
 // The Google Benchmark (1.7.1) flags collbench passes on, and what each

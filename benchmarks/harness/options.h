@@ -24,19 +24,6 @@ class UsageError : public std::runtime_error {
 
 enum class SyncMode { barrier, none };
 
-// Benchmark families that --families selects: every collective of
-// collbench/collectives/collective.h by its name, and these.
-// mpi_bare registers allreduce/mpi_bare/<bytes>, a reference, sendrecv
-// p2p/sendrecv/<bytes>, the all-ranks-busy β, and reduce_all
-// local/reduce_all/<dtype>/<bytes>, the all-ranks-busy γ (see families.h);
-// none is in the default list.
-// gemm registers local/gemm/..., the GEMM layers of training's forward and
-// backward passes at each per-rank batch (gemm_family.cpp); train
-// train/<algorithm>/<workload>, a training iteration whose buckets are
-// exchanged while backprop goes on (train_family.cpp).
-inline constexpr const char* kOtherFamilyNames[] = {
-    "p2p", "local", "exchange", "mpi_bare", "sendrecv", "reduce_all", "gemm", "train"};
-
 // --train-batch by default: a per-rank batch at which ResNet-50's compute
 // and its gradient's exchange are of one order on a 10 GbE-class link.
 inline constexpr int kDefaultTrainBatch = 32;
@@ -119,7 +106,7 @@ struct Options {
   // --interleave: the --benchmark_repetitions run in rounds, each round every
   // benchmark once (see main.cpp).
   bool interleave = false;
-  std::vector<std::string> families;  // subset of kFamilyNames
+  std::vector<std::string> families;  // --families names (family_registry.h)
   bool families_given = false;        // --families appeared (not the default list)
   // --families gemm: the catalog models whose GEMM layers run (empty: the
   // --workload models, or kDefaultGemmModels without any), at these

@@ -20,6 +20,7 @@
 #include "check_data.h"
 #include "families.h"
 #include "family.h"
+#include "metadata.h"
 #include "planner.h"
 
 namespace collbench::harness {
@@ -53,6 +54,7 @@ class PreparedP2p : public PreparedCase {
 class PreparedPingPong final : public PreparedP2p {
  public:
   using PreparedP2p::PreparedP2p;
+  static constexpr bool kEveryRankTimed = false;
 
   CheckResult check(const BenchmarkCase& benchmark_case) override {
     poison(receive_.span());
@@ -93,6 +95,7 @@ class PreparedPingPong final : public PreparedP2p {
 class PreparedSendrecv final : public PreparedP2p {
  public:
   using PreparedP2p::PreparedP2p;
+  static constexpr bool kEveryRankTimed = true;
 
   CheckResult check(const BenchmarkCase& benchmark_case) override {
     // What a rank received must be its left neighbour's pattern.
@@ -133,6 +136,13 @@ class P2pFamily final : public FamilyRunner {
                                         RunContext& context) const override {
     return std::make_unique<Prepared>(benchmark_case, context);
   }
+  // The ping-pong's time is rank 0's; the chain's the slowest rank's.
+  bool every_rank_timed() const override { return Prepared::kEveryRankTimed; }
+  std::string placement(const BenchmarkCase& benchmark_case,
+                        const RunMetadata& metadata) const override {
+    return Prepared::kEveryRankTimed ? metadata.chain_placement()
+                                     : metadata.placement(0, benchmark_case.peer);
+  }
 
  private:
   const char* algorithm_;
@@ -164,7 +174,7 @@ void add_pingpongs(Planner& planner, const std::vector<std::uint64_t>& sizes) {
     for (int peer = 1; peer < planner.ranks(); ++peer) {
       BenchmarkCase entry;
       entry.name = fmt::format("p2p/pingpong/{}/peer:{}", bytes, peer);
-      entry.family = Family::p2p;
+      entry.family = &pingpong_family();
       entry.message_bytes = {bytes};
       entry.peer = peer;
       planner.add(std::move(entry));
@@ -181,17 +191,32 @@ void add_sendrecvs(Planner& planner, const std::vector<std::uint64_t>& sizes) {
   for (const std::uint64_t bytes : sizes) {
     BenchmarkCase entry;
     entry.name = fmt::format("p2p/sendrecv/{}", bytes);
-    entry.family = Family::p2p_sendrecv;
+    entry.family = &sendrecv_family();
     entry.message_bytes = {bytes};
     planner.add(std::move(entry));
   }
 }
 
+void plan_p2p_cases(Planner& planner, const PlanInputs& inputs) {
+  if (planner.options().has_family("p2p")) add_pingpongs(planner, inputs.sizes);
+  if (planner.options().has_family("sendrecv")) add_sendrecvs(planner, inputs.sizes);
+}
+
+std::vector<FamilyName> p2p_family_names() {
+  return {{.name = "p2p", .in_default_list = true}, {.name = "sendrecv"}};
+}
+
 }  // namespace
 
-void plan_p2p_cases(Planner& planner, const std::vector<std::uint64_t>& sizes) {
-  if (planner.options().has_family("p2p")) add_pingpongs(planner, sizes);
-  if (planner.options().has_family("sendrecv")) add_sendrecvs(planner, sizes);
-}
+extern const FamilyEntry kP2pFamilies;
+const FamilyEntry kP2pFamilies = {
+    .names = p2p_family_names,
+    .plan = plan_p2p_cases,
+    .help = R"(  p2p/pingpong/<bytes>/peer:<r>            half round trip between rank 0 and rank r
+  p2p/sendrecv/<bytes>                     (--families sendrecv) every rank sends <bytes> to rank
+                                           r+1 and receives <bytes> from rank r-1 at once, as Intel
+                                           MPI Benchmarks' Sendrecv: one exchange (slowest rank)
+)",
+};
 
 }  // namespace collbench::harness

@@ -17,20 +17,6 @@ std::string size_range(const std::vector<std::uint64_t>& sizes) {
                      format_bytes(*std::max_element(sizes.begin(), sizes.end())));
 }
 
-// What makes `entry` need less memory: a gemm layer's buffers grow with its
-// batch, a train iteration's with its batch and compute scale, the others'
-// with their sizes.
-std::string_view smaller_hint(const BenchmarkCase& entry) {
-  switch (entry.family) {
-    case Family::local_gemm:
-      return "use smaller --gemm-batches";
-    case Family::train:
-      return "use a smaller --train-batch or --compute-scale";
-    default:
-      return "use smaller --sizes";
-  }
-}
-
 }  // namespace
 
 Planner::Planner(const Options& options, std::string_view transport_kind, int ranks,
@@ -109,7 +95,7 @@ CasePlan Planner::finish(std::uint64_t memory_limit_per_rank) {
 
 void Planner::check_memory(const BenchmarkCase& entry, std::uint64_t memory_limit_per_rank) const {
   const std::uint64_t needed = entry.memory_bytes(ranks_);
-  std::string hint(smaller_hint(entry));
+  std::string hint(entry.family->smaller_hint());
   if (transport_kind_ == "sim" && !options_.sim.no_payload) {
     hint = "use --no-payload (size-only: no buffer filled) or " + hint;
   }
@@ -139,11 +125,8 @@ CasePlan plan_cases(const Options& options, const std::vector<Workload>& workloa
   const bool use_sizes = options.sizes_given || workloads.empty();
   const std::vector<std::uint64_t> no_sizes;
   const std::vector<std::uint64_t>& sizes = use_sizes ? options.sizes : no_sizes;
-  plan_collective_cases(planner, sizes, workloads);
-  plan_p2p_cases(planner, sizes);
-  plan_local_cases(planner, sizes);
-  plan_gemm_cases(planner, workloads);
-  plan_train_cases(planner, workloads);
+  const PlanInputs inputs{sizes, workloads};
+  for (const FamilyEntry* family : family_entries()) family->plan(planner, inputs);
   return planner.finish(memory_limit_per_rank);
 }
 

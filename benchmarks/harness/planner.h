@@ -1,8 +1,9 @@
 // Planning (plan_cases, families.h): which benchmarks a configuration
 // registers. The Planner holds what every family's planning shares (the
 // --algorithms selection, the can-it-run check and its notes, the memory
-// check); each family file plans its own benchmarks with it (plan_* below),
-// and plan_cases runs them in registration order.
+// check); each family file plans its own benchmarks with it (its
+// FamilyEntry::plan), and plan_cases runs them in the registry's order
+// (family_registry.h).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 
 #include "collbench/catalog/workload.h"
 #include "families.h"
+#include "family_registry.h"
 
 namespace collbench::harness {
 
@@ -66,20 +68,5 @@ class Planner {
   // Sizes an algorithm cannot run, grouped by reason for one note each.
   std::map<std::pair<std::string, std::string>, std::vector<std::uint64_t>> skipped_;
 };
-
-// Each family file's planning, in registration order. `sizes` is empty when
-// only workloads were asked for.
-//   collective_family.cpp: every collective of the table (--families
-//     <collective>), each collective's workload sizes, mpi_bare, exchange
-void plan_collective_cases(Planner& planner, const std::vector<std::uint64_t>& sizes,
-                           const std::vector<Workload>& workloads);
-//   p2p_family.cpp: p2p (the ping-pong), sendrecv
-void plan_p2p_cases(Planner& planner, const std::vector<std::uint64_t>& sizes);
-//   local_family.cpp: local (reduce, memcpy), reduce_all
-void plan_local_cases(Planner& planner, const std::vector<std::uint64_t>& sizes);
-//   gemm_family.cpp: gemm (the peak, then each model's layers per batch)
-void plan_gemm_cases(Planner& planner, const std::vector<Workload>& workloads);
-//   train_family.cpp: train (per allreduce workload: none, then each algorithm)
-void plan_train_cases(Planner& planner, const std::vector<Workload>& workloads);
 
 }  // namespace collbench::harness

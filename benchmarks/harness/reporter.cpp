@@ -56,7 +56,7 @@ double EarlierRows::median(const std::string& name) const {
 
 std::optional<TrainShares> train_shares(const BenchmarkCase& benchmark_case, double iteration_us,
                                         const EarlierRows& earlier) {
-  if (benchmark_case.family != Family::train || benchmark_case.compute_only) return std::nullopt;
+  if (benchmark_case.family != &train_family() || benchmark_case.compute_only) return std::nullopt;
   TrainShares shares;
   shares.compute_us =
       earlier.median(fmt::format("train/{}/{}", kComputeOnlyAlgorithm, benchmark_case.workload));
@@ -81,14 +81,13 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
                                  const EarlierRows& earlier) {
   const Options& options = *context.options;
   const RunMetadata& metadata = *context.metadata;
-  const Family family = benchmark_case.family;
-  const bool collective = is_collective(family);
-  const bool has_dtype =
-      collective || family == Family::local_reduce || family == Family::local_reduce_all;
-  const bool local = is_local(family);
+  const FamilyRunner& family = *benchmark_case.family;
+  const bool collective = benchmark_case.collective != nullptr;
+  const bool has_dtype = family.has_dtype();
+  const bool local = !family.through_transport();
   // The op column is empty where nothing is reduced (p2p, memcpy, allgather).
   const bool reduces = has_dtype && (!collective || benchmark_case.reduces());
-  const bool gemm = family == Family::local_gemm;
+  const bool gemm = &family == &local_gemm_family();
 
   const std::uint64_t bytes = benchmark_case.bytes();
   std::string check = "skipped";
@@ -132,10 +131,8 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       collective
           ? std::to_string(options.segment_bytes > 0 ? options.segment_bytes : kDefaultSegmentBytes)
           : "",
-      family == Family::p2p ? std::to_string(benchmark_case.peer) : "",
-      family == Family::p2p            ? metadata.placement(0, benchmark_case.peer)
-      : family == Family::p2p_sendrecv ? metadata.chain_placement()
-                                       : "",
+      benchmark_case.peer >= 0 ? std::to_string(benchmark_case.peer) : "",
+      family.placement(benchmark_case, metadata),
       benchmark_case.workload,
       benchmark_case.model,
       benchmark_case.item,

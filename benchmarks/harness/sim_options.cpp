@@ -139,12 +139,11 @@ void calibrate(const SimFlags& flags, DType dtype, SimParams& params, std::strin
 
 }  // namespace
 
-void describe_simulation(const RankGroup& group, const SimFlags& flags, DType dtype,
-                         RunMetadata& metadata) {
+void describe_simulation(const RankGroup& group, const SimFlags& flags, RunMetadata& metadata) {
   const auto* simulation = dynamic_cast<const SimRankGroup*>(&group);
   if (simulation == nullptr) return;
-  std::string note;
-  const SimParams params = sim_params(flags, group.size(), dtype, note);
+  // As the group was built (sim_params, once).
+  const SimParams& params = simulation->params();
   const EndToEndLinks links = simulation->end_to_end();
   RunMetadata::Simulation& row = metadata.simulation;
   row.platform = params.platform;
@@ -182,7 +181,7 @@ SimParams sim_params(const SimFlags& flags, int ranks, DType dtype, std::string&
   return params;
 }
 #else
-void describe_simulation(const RankGroup&, const SimFlags&, DType, RunMetadata&) {}
+void describe_simulation(const RankGroup&, const SimFlags&, RunMetadata&) {}
 #endif
 
 }  // namespace collbench::harness

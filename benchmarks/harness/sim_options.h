@@ -48,10 +48,10 @@ struct SimFlags {
 void add_sim_options(CLI::App& app, SimFlags& flags);
 
 struct RunMetadata;
-// With `group` a simulation's: the CSV's sim_* columns, and the simulated
-// nodes (--ppn ranks each) in place of this host. Nothing otherwise.
-void describe_simulation(const RankGroup& group, const SimFlags& flags, DType dtype,
-                         RunMetadata& metadata);
+// With `group` a simulation's: the CSV's sim_* columns, from the params the
+// group was built with, and the simulated nodes (--ppn ranks each) in place
+// of this host. Nothing otherwise.
+void describe_simulation(const RankGroup& group, const SimFlags& flags, RunMetadata& metadata);
 
 #ifdef COLLBENCH_HAVE_SIMGRID
 // What the run's platform is made of; throws std::invalid_argument with one

@@ -6,27 +6,13 @@
 #include <array>
 
 #include "collbench/transport/inproc_transport.h"
+#include "family_registry.h"
 #ifdef COLLBENCH_HAVE_SIMGRID
 #include "collbench/transport/sim_transport.h"
 #endif
 
 namespace collbench::harness {
 namespace {
-
-// What no transport of one process can run: without MPI, and with every
-// rank a thread (or an actor) of this process.
-constexpr std::array kWithoutMpiRefusals = {
-    Refusal{"mpi_bare",
-            "it calls the MPI library's MPI_Allreduce, and a single-process run has "
-            "no MPI; run it under mpirun with --transport mpi"},
-    Refusal{"train",
-            "each rank's iteration runs its GEMMs beside a communication thread, and "
-            "in one process every rank's compute would share this process's cores, "
-            "which times no real training step; run it under mpirun"},
-    Refusal{"gemm",
-            "its GEMMs run on rank 0 alone, which no transport takes part in; run it "
-            "with --transport mpi (one rank is enough)"},
-};
 
 // Every rank a thread: each is a stack and a share of the cores.
 constexpr int kMaxInProcessRanks = 1024;
@@ -43,18 +29,6 @@ std::unique_ptr<RankGroup> make_inproc_group(const Options& options) {
 }
 
 #ifdef COLLBENCH_HAVE_SIMGRID
-// The simulator's: what does not go through the transport runs on this
-// machine's CPU, which the simulated clock does not see. (train charges its
-// compute through the transport: train_family.cpp.)
-constexpr std::array kSimRefusals = {
-    kWithoutMpiRefusals[0],
-    kWithoutMpiRefusals[2],
-    Refusal{"local",
-            "its kernels run on this machine's CPU, which the simulated clock does not see; "
-            "the simulation charges reductions at --gamma instead"},
-    Refusal{"reduce_all", "as local: its kernels run outside the simulated clock"},
-};
-
 // Actors are coroutines of one thread: a simulated rank costs a stack and
 // its buffers, not a core.
 constexpr int kMaxSimulatedRanks = 1 << 20;
@@ -66,12 +40,12 @@ std::unique_ptr<RankGroup> make_sim_group(const Options& options) {
 #endif
 
 constexpr SingleProcessTransport kTransports[] = {
-    {"inproc", kMaxInProcessRanks, "", kWithoutMpiRefusals, make_inproc_group},
+    {"inproc", kMaxInProcessRanks, "", make_inproc_group},
 #ifdef COLLBENCH_HAVE_SIMGRID
     {"sim", kMaxSimulatedRanks,
      "a simulated case is deterministic: it runs once, and its time is the simulated time of "
      "that call",
-     kSimRefusals, make_sim_group, true},
+     make_sim_group, true},
 #endif
 };
 
@@ -121,14 +95,16 @@ void validate_single_process(
     throw UsageError(fmt::format("--ranks {}: --transport {} runs at most {} ranks", options.ranks,
                                  transport->kind, transport->max_ranks));
   }
-  for (const Refusal& refusal : transport->refused_families) {
+  for (const FamilyName& family : family_names()) {
+    const std::string_view why = family.refusal ? family.refusal(*transport) : "";
+    if (why.empty()) continue;
     if (!options.families_given) {
-      std::erase(options.families, std::string(refusal.name));
+      std::erase(options.families, std::string(family.name));
       continue;
     }
-    if (options.has_family(std::string(refusal.name))) {
-      throw UsageError(fmt::format("--families {} cannot run with --transport {}: {}", refusal.name,
-                                   transport->kind, refusal.why));
+    if (options.has_family(std::string(family.name))) {
+      throw UsageError(fmt::format("--families {} cannot run with --transport {}: {}", family.name,
+                                   transport->kind, why));
     }
   }
   if (options.debug_stuck_rank >= 0) {
@@ -171,6 +147,14 @@ void validate_single_process(
       throw UsageError(fmt::format("{} cannot be used with --transport {}: {}", given.front(),
                                    transport->kind, transport->sampling_refusal));
     }
+  }
+  if (transport->deterministic) {
+    // One call per case: its time is the same every time; and no
+    // connections to set up.
+    options.samples = 1;
+    options.min_samples = 1;
+    options.warmup = 0;
+    options.no_connections = true;
   }
 }
 

@@ -17,22 +17,15 @@
 
 namespace collbench::harness {
 
-// Something a transport refuses, and why (one sentence, for the error).
-struct Refusal {
-  std::string_view name;
-  std::string_view why;
-};
-
 struct SingleProcessTransport {
   std::string_view kind;  // --transport KIND, and the CSV's transport column
   int max_ranks = 1;
   // Why the flags of kSamplingFlags are refused; empty: they are accepted.
   std::string_view sampling_refusal;
-  // --families it cannot run.
-  std::span<const Refusal> refused_families;
   std::unique_ptr<RankGroup> (*make_group)(const Options& options);
   // A simulation: every case is deterministic and runs once (one sample, no
-  // warm-up, no connection warm-up: there are no connections to set up).
+  // warm-up, no connection warm-up: there are no connections to set up),
+  // and what runs outside the transport is not on its clock.
   bool deterministic = false;
 };
 
@@ -43,9 +36,11 @@ const SingleProcessTransport* find_single_process_transport(std::string_view kin
 std::string single_process_transport_names();
 
 // Checks `options` against its transport's table entry, if it has one: the
-// rank count, the refused families (those of the default list, not asked
-// for, are left out instead) and, with the Google Benchmark flags given
-// (benchmark_run_flags), the sampling flags. Throws UsageError.
+// rank count, the families it cannot run (FamilyName::refusal; those of the
+// default list, not asked for, are left out instead) and, with the Google
+// Benchmark flags given (benchmark_run_flags), the sampling flags; then sets
+// a deterministic one's sampling (one sample, no warm-up, no connection
+// warm-up). Throws UsageError.
 void validate_single_process(
     Options& options, const std::vector<std::pair<std::string, std::string>>& benchmark_flags);
 // The same against `transport`'s entry, which options.transport names.

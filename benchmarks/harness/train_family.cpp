@@ -81,6 +81,7 @@
 #include "family.h"
 #include "gemm_family.h"
 #include "planner.h"
+#include "single_process.h"
 
 namespace collbench::harness {
 namespace {
@@ -458,6 +459,11 @@ class TrainFamily final : public FamilyRunner {
 #endif
     return std::make_unique<PreparedTrain>(benchmark_case, context);
   }
+  bool batched() const override { return false; }
+  bool has_dtype() const override { return true; }
+  std::string_view smaller_hint() const override {
+    return "use a smaller --train-batch or --compute-scale";
+  }
 };
 
 // JSON string contents: layer names are ASCII, but a quote or backslash
@@ -662,7 +668,7 @@ void plan_train_cases(Planner& planner, const std::vector<Workload>& workloads) 
     }
     const Model& model = find_model(workload.model);
     BenchmarkCase base;
-    base.family = Family::train;
+    base.family = &train_family();
     base.collective = &allreduce;
     base.workload = workload.spec;
     base.model = workload.model;
@@ -709,5 +715,43 @@ void plan_train_cases(Planner& planner, const std::vector<Workload>& workloads) 
                                  fmt::join(untrained, ", "), kTrainedWorkloads));
   }
 }
+
+// The registration (family_registry.h).
+
+namespace {
+
+std::vector<FamilyName> train_family_names() {
+  // A simulation charges each rank's compute as simulated time (above);
+  // real ranks in one process would share this process's cores instead.
+  return {{.name = "train", .refusal = [](const SingleProcessTransport& transport) {
+             return transport.deterministic
+                        ? std::string_view()
+                        : std::string_view(
+                              "each rank's iteration runs its GEMMs beside a communication "
+                              "thread, and in one process every rank's compute would share this "
+                              "process's cores, which times no real training step; run it under "
+                              "mpirun (or simulate it: --transport sim)");
+           }}};
+}
+
+}  // namespace
+
+extern const FamilyEntry kTrainFamily;
+const FamilyEntry kTrainFamily = {
+    .names = train_family_names,
+    .plan = [](Planner& planner,
+               const PlanInputs& inputs) { plan_train_cases(planner, inputs.workloads); },
+    .help =
+        R"(  train/<algorithm>/<workload>             (--families train) one training iteration of a
+                                           --workload (DDP buckets, fusion buffers or tensors):
+                                           forward GEMMs, then backward layer by layer, each
+                                           bucket's allreduce on a communication thread once its
+                                           gradients exist; the iteration ends with the last
+                                           exchange. train/none: the same without the exchange.
+                                           Rows add compute_us (train/none), communication_us
+                                           (exchange/<algorithm>/<workload>, run before),
+                                           exposed_us and overlap
+)",
+};
 
 }  // namespace collbench::harness

@@ -1017,7 +1017,9 @@ std::vector<SelectionRow> selection_rows(std::span<const std::string> candidates
     if (const auto it = times.find(row.choice.chosen); it != times.end()) {
       row.chosen_time = it->second;
     }
-    if (const auto it = times.find("mpi"); it != times.end()) row.mpi_seconds = it->second.median;
+    if (const auto it = times.find(std::string(kMpiLibraryAlgorithm)); it != times.end()) {
+      row.mpi_seconds = it->second.median;
+    }
     rows.push_back(row);
   }
   return rows;

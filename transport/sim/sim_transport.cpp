@@ -422,6 +422,7 @@ class SimGroup final : public SimRankGroup {
   int size() const override { return world_.size(); }
   double now(Transport& /*transport*/) const override { return s4u::Engine::get_clock(); }
   std::uint64_t messages() const override { return world_.messages(); }
+  const SimParams& params() const override { return world_.params(); }
 
   EndToEndLinks end_to_end() const override {
     EndToEndLinks links = platform_.links;

@@ -104,6 +104,8 @@ class SimRankGroup : public RankGroup {
   // The network model, as the CSV records it.
   static constexpr std::string_view kNetworkModel = "CM02,crosstraffic=0,splitduplex,no-tcp-gamma";
   virtual EndToEndLinks end_to_end() const = 0;
+  // What it was built from.
+  virtual const SimParams& params() const = 0;
   // Messages the simulated ranks have sent since the group was built.
   virtual std::uint64_t messages() const = 0;
 };
