@@ -29,7 +29,7 @@
 #   --calibration FILE     collbench-fit models.csv giving α, β, γ (default:
 #                          results/netsim/uniform/fit/models.csv)
 #   --build DIR            the build folder with collbench and collbench-fit (default: build)
-#   --quick                a grid small enough for a test: p 2..8, one size, star and
+#   --quick                a grid small enough for a test: p 2..8, two sizes or one, star and
 #                          the smallest tori; the same files
 #   -h, --help             this text
 #
@@ -212,9 +212,9 @@ algorithms_at() { (($1 <= max_quadratic)) && echo all || echo "$LOG_ALGORITHMS";
 # The algorithms of LIST that run at p ranks: all, or beyond
 # --max-ranks-quadratic those of LOG_ALGORITHMS.
 bounded() {
-  local list=$1 name names kept=()
-  (($2 <= max_quadratic)) && { echo "$list"; return; }
-  IFS=, read -ra names <<<"$list"
+  local candidates=$1 name names kept=()
+  (($2 <= max_quadratic)) && { echo "$candidates"; return; }
+  IFS=, read -ra names <<<"$candidates"
   for name in "${names[@]}"; do [[ ,$LOG_ALGORITHMS, == *,$name,* ]] && kept+=("$name"); done
   local IFS=,
   echo "${kept[*]}"

@@ -40,8 +40,13 @@ done
 for file in scale.csv tree_ring.csv swing.csv selections.csv scale.png crossovers.png; do
   [[ -s $work/out/$file ]] || fail "no $file"
 done
-[[ -z $(ls -A "$work/out" | grep -v -E '^(scale|tree_ring|swing|selections)\.csv$|^(scale|crossovers)\.png$') ]] ||
-  fail "unexpected files: $(ls -A "$work/out")"
+for file in "$work"/out/* "$work"/out/.[!.]*; do
+  [[ -e $file ]] || continue
+  case ${file##*/} in
+    scale.csv | tree_ring.csv | swing.csv | selections.csv | scale.png | crossovers.png) ;;
+    *) fail "unexpected file ${file##*/} in --out" ;;
+  esac
+done
 grep -q "^study scale: [0-9]* s wall" "$work/stderr" || fail "no wall time of study scale"
 grep -q "^- star, allreduce, 4 KiB: " "$work/stdout" || fail "no crossover line: $(head "$work/stdout")"
 
