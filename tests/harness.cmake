@@ -65,7 +65,7 @@ if(COLLBENCH_HAVE_SIMGRID)
     ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
     TIMEOUT 300 LABELS "unit;harness")
   # scripts/sim_sweep.sh --quick: every study at p <= 8 and the shape of its
-  # CSVs; about a minute on the shared machine, so in the full tier.
+  # CSVs; 1 to 4 minutes on the shared machine, so in the full tier.
   add_test(NAME sim_sweep COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sim_sweep_test.sh
                                   ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
   set_tests_properties(sim_sweep PROPERTIES TIMEOUT 900 LABELS "full;harness")
