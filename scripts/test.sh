@@ -13,7 +13,8 @@
 #   full      the tests labelled `full`: in-process algorithms at p = 9, 13
 #             and 16 and a million elements at every p, the mutation tests of
 #             the check, the long mpirun tests (np 4-5, libfabric, the harness
-#             scenarios), fuzzing, Slurm (root), the installed package
+#             scenarios), scripts/sim_sweep.sh --quick, fuzzing, Slurm (root), the
+#             installed package
 #   sanitize  a second build (build-sanitize/, ASan + UBSan) of the unit tests
 #             and a small MPI job
 #   netsim    the emulated-cluster end-to-end test (root, network namespaces,

@@ -32,3 +32,9 @@ set_tests_properties(compare_selections PROPERTIES LABELS unit)
 # per core (MACHINE_SYS, MACHINE_STATUS).
 add_test(NAME machine COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/machine_test.sh ${PROJECT_SOURCE_DIR})
 set_tests_properties(machine PROPERTIES LABELS unit)
+
+# scripts/collbench_report/simstudy.py (sim_study.py): the crossing of a ratio
+# curve, the fastest algorithm's runs against p, Swing's ratios, on made-up curves.
+add_test(NAME sim_study
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/sim_study_test.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(sim_study PROPERTIES LABELS unit)

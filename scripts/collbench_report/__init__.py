@@ -1,7 +1,8 @@
 """collbench's report package: what the report scripts share, and each script's own logic.
 
 The scripts in scripts/ (report.py, characterize_report.py, perf_report.py,
-plot.py, summarize.py, compare_osu_table.py, compare_transports.py) are entry
+plot.py, summarize.py, compare_osu_table.py, compare_transports.py,
+sim_study.py) are entry
 points of a few lines; each runs one module of this package:
 
   shared by every module
@@ -20,7 +21,8 @@ points of a few lines; each runs one module of this package:
   one per script
     report (report.py), characterize (characterize_report.py), perf
     (perf_report.py), plot (plot.py), summary (summarize.py), compare_osu
-    (compare_osu_table.py), compare_transports (compare_transports.py)
+    (compare_osu_table.py), compare_transports (compare_transports.py),
+    simstudy (sim_study.py: the simulated studies of sim_sweep.sh)
 
 Standard library only, but for figures (matplotlib, imported when a figure
 is drawn, so that bad input is refused before it loads).

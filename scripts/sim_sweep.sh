@@ -1,0 +1,323 @@
+#!/usr/bin/env bash
+# sim_sweep.sh: collbench's own algorithms on simulated clusters of up to 4096
+# ranks (collbench --transport sim, size-only), calibrated from a collbench-fit
+# models.csv (default: the emulated cluster's, results/netsim/uniform/fit), and
+# the studies of results/sim/README.md drawn from them.
+#
+# Usage: scripts/sim_sweep.sh --out DIR [options]
+#   --out DIR              folder for the CSVs and PNGs (created); they replace
+#                          the folder's earlier ones together at the end, or none does
+#   --studies LIST         comma-separated, of: scale (busbw against p of every
+#                          allreduce algorithm, reduce_scatter, allgather and alltoall
+#                          on a star, a 2:1 tapered fat-tree and a 3-D torus),
+#                          tree_ring (double binary tree against ring on the fat-tree:
+#                          the size below which the tree wins, per p), swing (Swing
+#                          against ring, recursive doubling and Rabenseifner on 2-D
+#                          tori), selection (collbench-fit's best algorithm per
+#                          collective, size and p, from scale's CSV; needs scale)
+#                          (default: all four)
+#   --max-ranks N          largest p of the algorithms that send O(p log p) messages
+#                          or fewer (default: 4096; a power of two >= 2)
+#   --max-ranks-quadratic N
+#                          largest p of those that send O(p^2) messages (ring, pairwise,
+#                          linear, the sharded parameter server, hierarchical; default:
+#                          1024): at about 27k simulated messages per wall second,
+#                          ring at p = 4096 alone takes tens of minutes per case
+#   --max-total-bytes B    largest p·n of a case, in bytes (default: 2147483648):
+#                          size-only mode still allocates the algorithms' own
+#                          workspaces, about n per rank
+#   --calibration FILE     collbench-fit models.csv giving α, β, γ (default:
+#                          results/netsim/uniform/fit/models.csv)
+#   --build DIR            the build folder with collbench and collbench-fit (default: build)
+#   --quick                a grid small enough for a test: p 2..8, two sizes or one, star and
+#                          the smallest tori; the same files
+#   -h, --help             this text
+#
+# Writes DIR/scale.csv, tree_ring.csv, swing.csv (collbench's CSV, results/README.md),
+# selections.csv (collbench-fit's), and through scripts/sim_study.py the PNGs and,
+# on stdout, the crossovers and ratios in numbers. Prints a progress line at
+# least every 20 s and each study's wall time. Bad arguments: one line on stderr,
+# exit 2. A failed simulation: exit 1, DIR untouched. The CSVs are moved into DIR
+# before the figures are drawn, so that a failed figure keeps the simulations.
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repository=$(dirname "$script_dir")
+
+die() {
+  echo "sim_sweep.sh: $*" >&2
+  exit 2
+}
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
+need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
+power_of_two() { [[ $1 =~ ^[0-9]+$ ]] && (($1 >= 2 && ($1 & ($1 - 1)) == 0)); }
+
+out=""
+studies="scale,tree_ring,swing,selection"
+max_ranks=4096
+max_quadratic=1024
+max_total=2147483648
+calibration="$repository/results/netsim/uniform/fit/models.csv"
+build="$repository/build"
+quick=0
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    -h | --help) usage; exit 0 ;;
+    --out) need_value "$@"; out=$2; shift 2 ;;
+    --studies) need_value "$@"; studies=$2; shift 2 ;;
+    --max-ranks) need_value "$@"; max_ranks=$2; shift 2 ;;
+    --max-ranks-quadratic) need_value "$@"; max_quadratic=$2; shift 2 ;;
+    --max-total-bytes) need_value "$@"; max_total=$2; shift 2 ;;
+    --calibration) need_value "$@"; calibration=$2; shift 2 ;;
+    --build) need_value "$@"; build=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+[[ -n $out ]] || die "--out DIR is required (see --help)"
+power_of_two "$max_ranks" || die "--max-ranks $max_ranks: give a power of two >= 2"
+power_of_two "$max_quadratic" || die "--max-ranks-quadratic $max_quadratic: give a power of two >= 2"
+[[ $max_total =~ ^[1-9][0-9]*$ ]] || die "--max-total-bytes $max_total: give a positive whole number of bytes"
+[[ -f $calibration && -r $calibration ]] || die "--calibration $calibration: no such readable file"
+collbench="$build/benchmarks/harness/collbench"
+fit="$build/benchmarks/models/collbench-fit"
+[[ -x $collbench && -x $fit ]] ||
+  die "--build $build: no collbench and collbench-fit there (cmake -DCOLLBENCH_WITH_SIMGRID=ON, build both)"
+declare -A wanted=()
+IFS=, read -ra study_list <<<"$studies"
+for study in "${study_list[@]}"; do
+  case $study in
+    scale | tree_ring | swing | selection) wanted[$study]=1 ;;
+    *) die "--studies: unknown study '$study' (scale, tree_ring, swing, selection)" ;;
+  esac
+done
+[[ -z ${wanted[selection]:-} || -n ${wanted[scale]:-} ]] || die "--studies: selection needs scale"
+mkdir -p "$out" 2>/dev/null && [[ -w $out ]] || die "--out $out: cannot create or write that folder"
+((quick)) && max_ranks=$((max_ranks < 8 ? max_ranks : 8)) && max_quadratic=$((max_quadratic < 8 ? max_quadratic : 8))
+
+work=$(mktemp -d "$out/.sim_sweep.XXXXXX")
+child=""
+cleanup() {
+  [[ -n $child ]] && kill "$child" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The algorithms that send O(p log p) messages or fewer in all, named once:
+# beyond --max-ranks-quadratic only these run (--algorithms takes one list for
+# every collective; a collective runs those of its own).
+readonly LOG_ALGORITHMS=tree,recursive_doubling,rabenseifner,ps_central,double_binary_tree,swing_latency,swing_bandwidth,recursive_halving,bruck
+# The comparisons of the studies tree_ring (the challenger first) and swing
+# (its forms, and the rivals of each), given to sim_study.py as they ran.
+readonly TREE_RING=double_binary_tree,ring
+readonly SWING_FORMS=swing_latency,swing_bandwidth
+readonly SWING_RIVALS=ring,recursive_doubling,rabenseifner
+
+# run LABEL CSV collbench-args...: one collbench run appended to CSV, with a
+# progress line every 20 s while it runs.
+run() {
+  local label=$1 csv=$2
+  shift 2
+  local append=()
+  [[ -f $csv ]] && append=(--append)
+  local start=$SECONDS
+  "$collbench" --transport sim --no-payload --quiet --csv "$csv" "${append[@]}" "$@" \
+    >"$work/log" 2>&1 &
+  child=$!
+  local next=$((start + 20))
+  while kill -0 "$child" 2>/dev/null; do
+    sleep 1
+    if ((SECONDS >= next)); then
+      echo "  ... $label: $((SECONDS - start)) s" >&2
+      next=$((SECONDS + 20))
+    fi
+  done
+  if ! wait "$child"; then
+    child=""
+    echo "sim_sweep.sh: $label failed:" >&2
+    tail -5 "$work/log" >&2
+    exit 1
+  fi
+  child=""
+  echo "  $label: $((SECONDS - start)) s" >&2
+}
+
+# A value of the first row of a collbench CSV.
+column() {
+  /usr/bin/python3 -c 'import csv, sys; print(next(csv.DictReader(open(sys.argv[1])))[sys.argv[2]])' "$1" "$2"
+}
+
+# α, β, γ of the calibration, as collbench reads them (a star of 2 nodes).
+run "calibration" "$work/calibration.csv" --ranks 2 --platform star --calibration "$calibration" \
+  --families p2p --sizes 8B
+alpha_us=$(column "$work/calibration.csv" sim_alpha_us)
+beta_GBps=$(column "$work/calibration.csv" sim_beta_GBps)
+gamma_GBps=$(column "$work/calibration.csv" sim_gamma_GBps)
+
+# Links per route between the two nearest nodes of a platform: each link gets
+# α / links, so that their ping-pong measures the calibration's α; farther
+# nodes see more links.
+declare -A links_of=()
+nearest_links() {
+  local kind=$1 spec=$2 ranks=$3
+  run "links of $kind" "$work/links_$kind.csv" --ranks "$ranks" --platform "$spec" \
+    --link-latency 1us --link-bandwidth 1GBps --families p2p --sizes 8B
+  links_of[$kind]=$(column "$work/links_$kind.csv" sim_alpha_us)
+}
+link_flags() {
+  local per_link
+  per_link=$(/usr/bin/python3 -c "print(f'{$alpha_us / ${links_of[$1]}:.6g}')")
+  echo "--link-latency ${per_link}us --link-bandwidth ${beta_GBps}GBps --gamma ${gamma_GBps}GBps"
+}
+
+# Platforms of p nodes. fat-tree: 2 levels, k = min(p, 32) nodes per leaf
+# switch, k/2 spines each linked once to every leaf: 2:1 tapered. torus3d:
+# the most cubic power-of-two box (SimGrid aborts on torus:2x1x1, so p >= 4).
+platform() {
+  local kind=$1 p=$2
+  case $kind in
+    star) echo star ;;
+    fat-tree)
+      local k=$((p < 32 ? p : 32))
+      echo "fat-tree:2;$k,$((p / k));1,$((k / 2 > 1 ? k / 2 : 1));1,1" ;;
+    torus3d)
+      local d=(1 1 1) i=0 rest=$p
+      while ((rest > 1)); do
+        d[i]=$((d[i] * 2))
+        rest=$((rest / 2))
+        i=$(((i + 1) % 3))
+      done
+      echo "torus:${d[0]}x${d[1]}x${d[2]}" ;;
+  esac
+}
+nearest_links star star 2
+nearest_links fat-tree "$(platform fat-tree 4)" 4
+nearest_links torus3d "$(platform torus3d 8)" 8
+nearest_links torus2d torus:4x4 16
+echo "calibration $calibration: α $alpha_us us end to end, β $beta_GBps GB/s, γ $gamma_GBps GB/s, o 0;" \
+  "links per nearest route: star ${links_of[star]}, fat-tree ${links_of[fat-tree]}," \
+  "torus ${links_of[torus3d]}" >&2
+
+# Sizes (bytes) of a case at p ranks: those with p·n <= --max-total-bytes.
+sizes_at() {
+  local p=$1 list=() n
+  shift
+  for n in "$@"; do ((p * n <= max_total)) && list+=("$n")
+  done
+  local IFS=,
+  echo "${list[*]}"
+}
+algorithms_at() { (($1 <= max_quadratic)) && echo all || echo "$LOG_ALGORITHMS"; }
+# The algorithms of LIST that run at p ranks: all, or beyond
+# --max-ranks-quadratic those of LOG_ALGORITHMS.
+bounded() {
+  local candidates=$1 name names kept=()
+  (($2 <= max_quadratic)) && { echo "$candidates"; return; }
+  IFS=, read -ra names <<<"$candidates"
+  for name in "${names[@]}"; do [[ ,$LOG_ALGORITHMS, == *,$name,* ]] && kept+=("$name"); done
+  local IFS=,
+  echo "${kept[*]}"
+}
+ranks_from() {
+  local p=$1
+  while ((p <= max_ranks)); do
+    echo "$p"
+    p=$((p * $2))
+  done
+}
+
+study_time() { echo "study $1: $2 s wall" >&2; }
+
+if [[ -n ${wanted[scale]:-} ]]; then
+  start=$SECONDS
+  sizes=(65536 1048576 16777216)
+  ((quick)) && sizes=(4096 65536)
+  # p outside, so that the platforms advance together.
+  for p in $(ranks_from 2 2); do
+    for kind in star fat-tree torus3d; do
+      [[ $kind == torus3d && $p == 2 ]] && continue
+      s=$(sizes_at "$p" "${sizes[@]}")
+      [[ -n $s ]] || continue
+      # shellcheck disable=SC2046
+      run "scale $kind p=$p" "$work/scale.csv" --ranks "$p" --platform "$(platform "$kind" "$p")" \
+        $(link_flags "$kind") --families allreduce,reduce_scatter,allgather,alltoall \
+        --algorithms "$(algorithms_at "$p")" --sizes "$s"
+    done
+  done
+  study_time scale $((SECONDS - start))
+fi
+
+if [[ -n ${wanted[tree_ring]:-} ]]; then
+  start=$SECONDS
+  sizes=(1024 4096 16384 65536 262144 1048576 4194304 16777216 67108864)
+  first=16
+  ((quick)) && sizes=(1024 1048576) && first=4
+  for p in $(ranks_from $first 4); do
+    algorithms=$(bounded "$TREE_RING" "$p")
+    s=$(sizes_at "$p" "${sizes[@]}")
+    [[ -n $s ]] || continue
+    # shellcheck disable=SC2046
+    run "tree_ring p=$p" "$work/tree_ring.csv" --ranks "$p" --platform "$(platform fat-tree "$p")" \
+      $(link_flags fat-tree) --families allreduce --algorithms "$algorithms" --sizes "$s"
+  done
+  study_time tree_ring $((SECONDS - start))
+fi
+
+if [[ -n ${wanted[swing]:-} ]]; then
+  start=$SECONDS
+  sizes=(32768 131072 524288 2097152 8388608 33554432 67108864)
+  sides=(8 16 32)
+  ((quick)) && sizes=(32768) && sides=(2)
+  for side in "${sides[@]}"; do
+    p=$((side * side))
+    ((p <= max_ranks)) || continue
+    algorithms=$(bounded "$SWING_FORMS,$SWING_RIVALS" "$p")
+    s=$(sizes_at "$p" "${sizes[@]}")
+    [[ -n $s ]] || continue
+    # shellcheck disable=SC2046
+    run "swing ${side}x$side" "$work/swing.csv" --ranks "$p" --platform "torus:${side}x$side" \
+      $(link_flags torus2d) --families allreduce --algorithms "$algorithms" --sizes "$s"
+  done
+  study_time swing $((SECONDS - start))
+fi
+
+# collbench-fit groups a selection by collective and p, not by platform: it
+# selects from each platform's rows alone, and selections.csv is its
+# selections.csv of every platform with the platform's kind as first column.
+if [[ -n ${wanted[selection]:-} ]]; then
+  start=$SECONDS
+  mkdir "$work/fit"
+  /usr/bin/python3 - "$work/scale.csv" "$work/fit" <<'PYTHON'
+import csv, sys
+with open(sys.argv[1], newline="") as source:
+    reader = csv.DictReader(source)
+    files, writers = {}, {}
+    for row in reader:
+        kind = row["sim_platform"].split(":")[0]
+        if kind not in writers:
+            files[kind] = open(f"{sys.argv[2]}/{kind}.csv", "w", newline="")
+            writers[kind] = csv.DictWriter(files[kind], reader.fieldnames, lineterminator="\n")
+            writers[kind].writeheader()
+        writers[kind].writerow(row)
+    for file in files.values():
+        file.close()
+PYTHON
+  for sweep in "$work"/fit/*.csv; do
+    kind=$(basename "$sweep" .csv)
+    "$fit" --brief --out-dir "$work/fit/$kind" "$sweep" >"$work/fit.log" 2>&1 ||
+      { echo "sim_sweep.sh: collbench-fit on the $kind rows failed:" >&2; tail -5 "$work/fit.log" >&2; exit 1; }
+    if [[ ! -f $work/selections.csv ]]; then
+      sed -n '1s/^/platform,/p' "$work/fit/$kind/selections.csv" >"$work/selections.csv"
+    fi
+    sed -n "2,\$s/^/$kind,/p" "$work/fit/$kind/selections.csv" >>"$work/selections.csv"
+  done
+  rm -rf "$work/fit"
+  study_time selection $((SECONDS - start))
+fi
+
+rm -f "$work"/calibration.csv "$work"/links_*.csv "$work"/log "$work"/fit.log
+# The CSVs together first: hours of simulation are kept even if a figure fails.
+for file in "$work"/*; do mv -f "$file" "$out/"; done
+/usr/bin/python3 "$script_dir/sim_study.py" "$out" --tree-ring "$TREE_RING" --swing "$SWING_FORMS" \
+  --rivals "$SWING_RIVALS"
