@@ -893,6 +893,8 @@ void run_benchmarks(const World& world, const std::vector<std::string>& args, Ru
     runner_storage.emplace(options, *setup.transport, world.comm, progress);
   }
   Runner& runner = *runner_storage;
+  // A simulation's times are the model's, whatever else the machine runs.
+  if (options.transport != "sim") runner.watch_load(setup.metadata.ranks_on_my_node);
   // The aggregates-only flags would keep every repetition's run from the
   // reporter, and so from the CSV. Each benchmark is registered to hand rank
   // 0's reporter every run instead; the reporter shows only the aggregates on
