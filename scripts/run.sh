@@ -2,7 +2,19 @@
 # The main job: builds collbench (Release, in build/) when needed, runs the
 # default sweep on this machine and summarizes it.
 #
-# Usage: scripts/run.sh [--help] [--quick] [-- COLLBENCH_FLAGS...]
+# Usage: scripts/run.sh [--help] [--full] [--progress] [-- COLLBENCH_FLAGS...]
+#
+# Without flags it is the first run: x8 size steps to 4 MiB, one workload,
+# no large models and no libfabric sweeps, at most 5 minutes after the build
+# on a quiet 2-core machine. --full is the whole sweep below (about 13
+# minutes there). --quick, the old name of the first run, is still taken and
+# does the same as no flag.
+#
+# While it runs, a new line at least every 30 s on stderr and in
+# RUN/run.log: which pass and benchmark runs, how many are left, the time
+# elapsed and an estimate of the time left (collbench --progress-lines 20).
+# --progress rewrites one line in place instead (collbench --progress),
+# which a log cannot show: run.log then has the passes' lines only.
 #
 # It says first what this machine offers (cores, NUMA nodes; from /sys) and,
 # when NP ranks are more than the cores, that they will share cores: their
@@ -18,23 +30,23 @@
 #   - every collective of collbench (--families collectives: allreduce,
 #     reduce_scatter, allgather, broadcast, reduce, alltoall, alltoallv), every algorithm
 #     of each and mpi (the MPI library's own: MPI_Allreduce, MPI_Bcast, ...),
-#     8 B .. 64 MiB (x2; --quick: x8 to 4 MiB)
+#     8 B .. 64 MiB (x2 with --full; by default x8 to 4 MiB)
 #   - the exchanges of one training iteration, per message size (in the
 #     sweep) and per iteration (a pass of its own, one repetition): resnet50
 #     and bert_base with PyTorch DDP buckets (--workload resnet50:ddp
 #     --workload bert_base:ddp), gpt2 under FSDP (gpt2:fsdp, allgathers
 #     and reduce_scatters per block) and under Megatron tensor parallelism
-#     of degree 2 (gpt2:tp=2, allreduces of batch x sequence x hidden);
-#     --quick: googlenet:ddp alone (27 MB of gradients, a quarter of
-#     resnet50's: the exchange and its buckets took half of a quick run
-#     with resnet50)
+#     of degree 2 (gpt2:tp=2, allreduces of batch x sequence x hidden),
+#     with --full; by default googlenet:ddp alone (27 MB of gradients, a
+#     quarter of resnet50's: the exchange and its buckets took half of a
+#     first run with resnet50)
 #   - on min(NP, cores) ranks, the exchanges alone (one iteration a sample,
 #     3 samples, not checked) of two models too large to sweep per size (and
 #     to hold on 4 ranks here): llama2_7b under FSDP and mixtral_8x7b's
 #     expert parallelism on 4096 tokens, uniform and with a Zipf skew of 1.2
-#     (alltoallv dispatches and combines; LARGE=0 skips them, --quick too)
-#   - one training iteration of the first workload (resnet50:ddp; --quick
-#     googlenet:ddp) at 2 samples per rank: the GEMM layers
+#     (alltoallv dispatches and combines; --full only, LARGE=0 skips them)
+#   - one training iteration of the first workload (googlenet:ddp; --full
+#     resnet50:ddp) at 2 samples per rank: the GEMM layers
 #     forward and backward through OpenBLAS, each DDP bucket allreduced on a
 #     communication thread once backprop has made it, by every algorithm
 #     (--families train; rows with compute_us, communication_us, exposed_us
@@ -49,17 +61,16 @@
 #     when collbench was built with libfabric (RUN_OFI=0 skips it), and, to
 #     compare like with like, the same allreduce sweep over MPI on the same
 #     fabrics (Open MPI only): btl tcp on loopback, and Open MPI over
-#     libfabric itself (pml cm, mtl ofi, providers tcp and shm); not
-#     with --quick
+#     libfabric itself (pml cm, mtl ofi, providers tcp and shm); --full
+#     only
 # then prints the summary tables, one per collective (scripts/summarize.py),
 # draws the plots, one per collective (scripts/plot.py sweep), compares each
 # libfabric sweep with MPI over the same fabric (scripts/compare_transports.py),
 # fits the cost models of every collective's algorithms (collbench-fit),
 # predicts the scaling of one model's training (collbench-predict) and
 # writes report.md (scripts/report.py), whose answers it prints last, with
-# how long the run took. Here (2 cores, NP=2) the full job took 13 minutes,
-# --quick 2 (2026-12-03; the reference run of results/README.md, made
-# before the training pass, 8 minutes).
+# how long the run took (README.md: measured times, with the date and how
+# busy the machine was).
 #
 # Output, in results/<run_id>/ under the current folder, or under RESULTS
 # (run_id: UTC time and a random suffix):
@@ -77,6 +88,8 @@
 #                    not in collbench.json)
 #   timeline.json    one training iteration per algorithm as Chrome trace JSON
 #                    (chrome://tracing, Perfetto); timeline_<workload>.png draws it
+#   run.log          what run.sh and collbench said on stderr: the passes,
+#                    the progress lines, notes and warnings
 #   report.md        the answers: alpha, beta and gamma with their fit
 #                    quality; per collective the best algorithm per size
 #                    range, its margin and its speedup over the MPI library;
@@ -97,10 +110,10 @@
 #
 # Environment:
 #   NP         ranks (default: the cores, at least 2, at most 4)
-#   LARGE      1 (default; 0 with --quick) to also run the large models'
+#   LARGE      1 (default with --full, else 0) to also run the large models'
 #              exchanges, 0 to skip
-#   RUN_OFI    1 (default; 0 with --quick) to also sweep over libfabric and
-#              MPI on the same fabrics, 0 to skip
+#   RUN_OFI    1 (default with --full, else 0) to also sweep over libfabric
+#              and MPI on the same fabrics, 0 to skip
 #   SCALING_MODEL  the catalog model of report.md's scaling prediction
 #              (default resnet50; collbench-catalog list)
 #   RESULTS    folder that receives the run folder (default: results/ in the
@@ -136,7 +149,8 @@ folder_or_absent() {
 }
 
 passthrough=()
-quick=0
+quick=1
+in_place=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help)
@@ -145,6 +159,14 @@ while [[ $# -gt 0 ]]; do
       ;;
     --quick)
       quick=1
+      shift
+      ;;
+    --full)
+      quick=0
+      shift
+      ;;
+    --progress)
+      in_place=1
       shift
       ;;
     --)
@@ -260,7 +282,7 @@ fi
 # Every collective first, then collbench's other default families; three
 # interleaved repetitions, so that collbench-fit's selection has a spread
 # (the interquartile range over repetitions) to weigh a crossover against.
-# --quick: x8 size steps up to 4 MiB and one workload.
+# The first run (no --full): x8 size steps up to 4 MiB and one workload.
 if ((quick)); then
   sizes=8B:4MiB:x8
   workloads=(--workload googlenet:ddp)
@@ -340,10 +362,49 @@ binding: $binding
 mode: $( ((quick)) && echo quick || echo full)
 EOF
 
+# Everything said on stderr from here on goes to run.log too.
+exec 2> >(tee -a "$out/run.log" >&2)
+
 # Under mpirun rank 0's stdout is a pseudo-terminal and its stderr a pipe
-# whatever this script's are, so colour and progress are decided here.
+# whatever this script's are, so colour and progress are decided here: new
+# progress lines at least every 20 s (a log shows them; one benchmark can
+# run for minutes), or with --progress one line rewritten in place.
 display=(--benchmark_color=false)
-[[ -t 2 ]] && display+=(--progress)
+if ((in_place)); then
+  display+=(--progress)
+else
+  display+=(--progress-lines 20)
+fi
+
+# The passes of this run, numbered in their announcements; steps that are
+# no collbench pass (plots, fit, report) say they still run every 20 s.
+# Not grep -q (see mpirun --version above): collbench writes its --help in
+# several blocks, and a SIGPIPE once skipped every libfabric sweep.
+run_ofi=0
+if [[ ${RUN_OFI:-$((1 - quick))} == 1 ]] &&
+  "$collbench" --help 2>/dev/null | grep -- "--transport KIND.*ofi" >/dev/null; then
+  run_ofi=1
+fi
+passes=$((3 + (large == 1) + run_ofi * (2 + ${#mpi_flags[@]} - (${#mpi_flags[@]} > 0))))
+pass=0
+announce() {
+  pass=$((pass + 1))
+  echo "run.sh: [pass $pass/$passes, $((SECONDS / 60)):$(printf %02d $((SECONDS % 60))) elapsed] $*" >&2
+}
+# ticking WHAT COMMAND...: COMMAND, with "WHAT: still running" on stderr every 20 s.
+ticking() {
+  local what=$1 begun=$SECONDS ticker status=0
+  shift
+  echo "run.sh: $what" >&2
+  # Its stdout is not the caller's: a command substitution would wait for it.
+  (while sleep 20; do echo "run.sh: $what: still running ($((SECONDS - begun)) s)" >&2; done) \
+    >/dev/null &
+  ticker=$!
+  "$@" || status=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  return "$status"
+}
 
 # min_time 0.01 s gives small messages hundreds of timed samples, and the
 # large ones collbench's floor (--min-samples, 10) per repetition: on 2
@@ -355,6 +416,7 @@ sweep=(
   --benchmark_out="$out/collbench.json" --benchmark_out_format=json
 )
 echo "run.sh: run $run_id: ${launcher[*]} $collbench ..." >&2
+announce "the sweep: every collective and algorithm at $sizes, p2p, local; 3 interleaved repetitions"
 start=$SECONDS
 if ! "${launcher[@]}" "$collbench" "${sweep[@]}" "${display[@]}" "${passthrough[@]}" \
   >"$out/console.txt"; then
@@ -369,7 +431,7 @@ appended_pass() {
   shift 2
   while [[ $1 != -- ]]; do launch+=("$1"); shift; done
   shift
-  echo "run.sh: $what" >&2
+  announce "$what"
   if ! "${launch[@]}" "$collbench" "$@" --run-id "$run_id" --csv "$out/collbench.csv" --append \
     "${display[@]}" "${passthrough[@]}" >"$console"; then
     echo "run.sh: collbench failed on $what; finished rows are in $out/collbench.csv, its output in $console" >&2
@@ -393,14 +455,19 @@ if [[ $large == 1 ]]; then
     large "${large_launcher[@]}" -- "${large_flags[@]}"
 fi
 
+ticking "the summary tables (summarize.py)" /usr/bin/python3 "$repository/scripts/summarize.py" \
+  "$out/collbench.csv" >"$out/summary.md"
 echo
-/usr/bin/python3 "$repository/scripts/summarize.py" "$out/collbench.csv" | tee "$out/summary.md"
+cat "$out/summary.md"
 
+plots() {
+  /usr/bin/python3 "$repository/scripts/plot.py" sweep "$out/collbench.csv" --out "$out"
+  /usr/bin/python3 "$repository/scripts/plot.py" timeline "$out/timeline.json" --out "$out"
+}
+plot_list=$(ticking "the plots (plot.py)" plots)
 echo
 echo "Plots:"
-/usr/bin/python3 "$repository/scripts/plot.py" sweep "$out/collbench.csv" --out "$out" | sed 's/^/  /'
-/usr/bin/python3 "$repository/scripts/plot.py" timeline "$out/timeline.json" --out "$out" |
-  sed 's/^/  /'
+sed 's/^/  /' <<<"$plot_list"
 
 # The same algorithms over raw libfabric (tcp and shm here), smaller sweep
 # (x4 steps, allreduce only) to stay within the time budget; then the same
@@ -420,7 +487,7 @@ allreduce_sweep() {
   shift
   while [[ $1 != -- ]]; do launch+=("$1"); shift; done
   shift
-  echo "run.sh: allreduce over $(label "$fabric")" >&2
+  announce "allreduce over $(label "$fabric")"
   FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo "${launch[@]}" "$collbench" --families allreduce \
     --algorithms all --sizes 16B:64MiB:x4 --check --run-id "$run_id" --csv "$csv" \
     --benchmark_min_time=0.01 "$@" --benchmark_color=false "${passthrough[@]}" \
@@ -457,10 +524,7 @@ label() {
 }
 
 comparisons=()
-# Not grep -q (see mpirun --version above): collbench writes its --help in
-# several blocks, and a SIGPIPE once skipped every libfabric sweep.
-if [[ ${RUN_OFI:-$((1 - quick))} == 1 ]] &&
-  "$collbench" --help 2>/dev/null | grep -- "--transport KIND.*ofi" >/dev/null; then
+if ((run_ofi)); then
   for provider in tcp shm; do
     allreduce_sweep "ofi_$provider" "${launcher[@]}" -- --transport ofi --ofi-provider "$provider"
   done
@@ -500,7 +564,8 @@ if [[ ${#comparisons[@]} -gt 0 ]]; then
   } >>"$out/summary.md"
 fi
 
-fit_report=$("$fit" "$out/collbench.csv" --out-dir "$out/fit" --plot-dir "$out/fit" --brief)
+fit_report=$(ticking "the cost models (collbench-fit)" "$fit" "$out/collbench.csv" \
+  --out-dir "$out/fit" --plot-dir "$out/fit" --brief)
 {
   echo
   echo "### cost models: collbench-fit --brief"
@@ -517,7 +582,8 @@ fit_report=$("$fit" "$out/collbench.csv" --out-dir "$out/fit" --plot-dir "$out/f
 
 # report.md, answers first; it also runs collbench-predict for the scaling
 # of SCALING_MODEL on links like this run's (scaling/).
-/usr/bin/python3 "$repository/scripts/report.py" "$out" --predict "$predict" \
+ticking "the report and its scaling prediction (report.py, collbench-predict)" \
+  /usr/bin/python3 "$repository/scripts/report.py" "$out" --predict "$predict" \
   --scaling-model "$scaling_model" --elapsed-seconds "$SECONDS"
 echo
 # The answers: report.md up to its details.

@@ -340,6 +340,46 @@ TEST(ChooseSignificant, OneRepetitionChoosesTheLowestMedian) {
             (std::vector<std::string>{"a", "b", "b"}));
 }
 
+// The one rule, over random spreads: the choice is never beaten beyond
+// noise (no candidate's q3 below its q1), every candidate with a lower
+// median is in its tie set (so a flip, a choice outside the other run's tie
+// set, is never the noise the rule kept), and the choice changes only when
+// the previous one is beaten beyond noise or was not measured.
+TEST(ChooseSignificant, TheChoiceIsNeverBeatenBeyondNoiseAndLowerMediansAreTies) {
+  const std::vector<std::string> candidates = {"a", "b", "c", "d"};
+  std::mt19937 random(43);
+  std::uniform_real_distribution<double> median(5, 15), half(0, 3), chance(0, 1);
+  for (int trial = 0; trial < 200; ++trial) {
+    TimesBySize times;
+    for (int i = 0; i < 12; ++i) {
+      for (const std::string& name : candidates) {
+        if (chance(random) < 0.1) continue;  // not measured at this size
+        times[8 << i][name] = spread(median(random), half(random));
+      }
+    }
+    const std::vector<Choice> choices = choose_significant(candidates, times);
+    std::string previous;
+    for (const Choice& c : choices) {
+      const auto& here = times.at(c.bytes);
+      if (here.empty()) continue;
+      const TimeSpread& chosen = here.at(c.chosen);
+      for (const auto& [name, time] : here) {
+        if (name == c.chosen) continue;
+        EXPECT_GE(time.q3, chosen.q1) << name << " beats " << c.chosen << " at " << c.bytes;
+        const bool tie = std::count(c.ties.begin(), c.ties.end(), name) > 0;
+        if (time.median < chosen.median) {
+          EXPECT_TRUE(tie) << name << " at " << c.bytes;
+        }
+        EXPECT_EQ(tie, time.q1 <= chosen.q3 && chosen.q1 <= time.q3) << name;
+      }
+      if (!previous.empty() && c.chosen != previous && here.count(previous) > 0) {
+        EXPECT_LT(here.at(c.chosen).q3, here.at(previous).q1) << "at " << c.bytes;
+      }
+      previous = c.chosen;
+    }
+  }
+}
+
 TEST(Selection, RepetitionsWithinNoiseGiveOneRangeAndTheCsvSaysWhy) {
   // Three repetitions of ring and tree at 2 ranks whose medians alternate
   // by less than their spread: one range, where the lowest median flips.

@@ -5,7 +5,7 @@ if(NOT TARGET collbench_exe)
   return()  # built without benchmarks
 endif()
 
-add_executable(harness_tests harness_test.cpp)
+add_executable(harness_tests harness_test.cpp load_watch_test.cpp progress_test.cpp)
 target_link_libraries(harness_tests PRIVATE collbench_harness GTest::gtest_main collbench_warnings)
 collbench_add_gtest(harness_tests)
 

@@ -9,6 +9,9 @@ after measuring: collbench-fit, then report.py (which runs collbench-predict).
 - The same rows on hosts with enough cores: no warning, no mark.
 - A hand-made selections.csv: size ranges, speedups over mpi and boundary
   margins with known answers.
+- Load columns written into the recorded rows: a quiet run has no warning;
+  a run with loaded rows opens with one naming how much, which rows and
+  sizes, and which figures they feed.
 - Bad input: exit status 2, one line, no report.md.
 
 Usage: report_test.py SOURCE_DIR COLLBENCH_FIT COLLBENCH_PREDICT"""
@@ -355,6 +358,71 @@ def edit_csv(path, change):
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
+
+
+class LoadWarning(unittest.TestCase):
+    """The recorded rows with load columns written in (as collbench's load
+    watch writes them): quiet, and with a CPU hog during allreduce ring up
+    to 1 KiB and every ping-pong."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.mkdtemp(prefix="report_test.")
+        cls.csv = os.path.join(cls.folder, "collbench.csv")
+        shutil.copy(RECORDED, cls.csv)
+        fit = subprocess.run([COLLBENCH_FIT, cls.csv, "--out-dir", os.path.join(cls.folder, "fit")],
+                             capture_output=True, text=True)
+        assert fit.returncode == 0, fit.stderr
+        with open(os.path.join(cls.folder, "machine.txt"), "w", encoding="utf-8") as f:
+            f.write("cores: 4\n")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.folder)
+
+    def report_with(self, load_of):
+        """report.md of the recorded rows whose (loaded, other_cores) are load_of(row)."""
+        with open(RECORDED, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            columns = reader.fieldnames + ["load_seconds", "other_cores", "steal_cores",
+                                           "context_switches_per_s", "loaded"]
+            rows = list(reader)
+        for row in rows:
+            row["loaded"], row["other_cores"] = load_of(row)
+            row.update(load_seconds="2.00", steal_cores="0.000", context_switches_per_s="900")
+        with open(self.csv, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+        done = run_report(self.folder)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(self.folder, "report.md"), encoding="utf-8") as f:
+            return f.read(), len(rows)
+
+    def test_a_quiet_run_has_no_warning(self):
+        text, _ = self.report_with(lambda row: ("no", "0.020"))
+        self.assertNotIn("Warning", text)
+        self.assertNotIn("loaded", text)
+
+    def test_a_loaded_run_says_how_much_and_where_first(self):
+        def hog(row):
+            if row["family"] == "p2p":
+                return "yes", "0.900"
+            if row["algorithm"] == "ring" and row["family"] == "allreduce" and \
+                    int(row["bytes"]) <= 1024:
+                return "yes", "0.650"
+            return "no", "0.080"
+        text, count = self.report_with(hog)
+        self.assertLess(text.index("**Warning: the machine was loaded.**"),
+                        text.index("## The network"))
+        # 72 ping-pong rows, allreduce ring's at 8 sizes.
+        self.assertIn(f"Other work kept 0.65 to 0.90 cores busy in 80 of the run's {count} rows",
+                      text)
+        self.assertIn("> - allreduce ring: 8 B – 1 KiB (8 sizes); in the best allreduce "
+                      "algorithm per size and its fit\n", text)
+        self.assertIn("> - p2p pingpong: 8 B – ", text)
+        self.assertIn("; in the network's α and β\n", text)
+        self.assertNotIn("> - allreduce tree", text)
 
 
 class BadInput(unittest.TestCase):

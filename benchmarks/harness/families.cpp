@@ -22,6 +22,7 @@
 #include "collbench/catalog/sizes.h"
 #include "collbench/core/check.h"
 #include "collbench/transport/mpi_transport.h"
+#include "load_watch.h"
 #include "process_signals.h"
 #include "statistics.h"
 
@@ -831,6 +832,7 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   if (!get_ready(state, benchmark_case, round)) return;
   Samples samples = time_samples(state, benchmark_case);
   set_counters(state, benchmark_case, samples);
+  record_load(state);
 }
 
 void Runner::start(const BenchmarkCase& benchmark_case, int round) {
@@ -844,6 +846,7 @@ void Runner::start(const BenchmarkCase& benchmark_case, int round) {
     current_ = {&benchmark_case, round};
     ++benchmark_index_;
     timed_calls_ = 0;
+    if (load_watch_) load_watch_->start();
     if (rank_ == 0) progress_.started(benchmark_case.name);
   }
   if (!connected_) {

@@ -209,6 +209,8 @@ std::string rank_median_label(const std::vector<double>& medians_seconds);
 //   traffic goes through the transport (not for local or the MPI library's own); where every
 //   rank's time counts (FamilyRunner::every_rank_timed) also slowest_rank and slowest_rank_share,
 //   and the run's label (rank 0) is rank_median_label.
+class LoadWatch;
+
 class Runner {
  public:
   // This process is one rank of an MPI job; the harness's own collectives
@@ -236,6 +238,10 @@ class Runner {
   void run(benchmark::State& state, BenchmarkCase& benchmark_case, int round);
   // Frees the current benchmark's buffers and algorithm.
   void release();
+  // From now on every run gets the load other work put on the job's nodes
+  // during its benchmark (load_watch.h); `ranks_on_my_node` counts this
+  // process's ranks too.
+  void watch_load(int ranks_on_my_node);
 
  private:
   class Watchdog;
@@ -314,6 +320,8 @@ class Runner {
   void set_counters(benchmark::State& state, const BenchmarkCase& benchmark_case,
                     Samples& measured);
   void wait_for_all_ranks_sleeping();
+  // The load counters of the run, from every rank's readings (load_watch.cpp).
+  void record_load(benchmark::State& state);
   void synchronize();
   // The harness's collectives on comm_, bounded by the transport's timeout
   // (abort_on_timeout naming `what`); blocking calls when the timeout is 0.
@@ -353,6 +361,7 @@ class Runner {
   MPI_Comm diagnosis_comm_ = MPI_COMM_NULL;         // the timeout report's messages only
   std::unique_ptr<Watchdog> watchdog_;              // with a timeout only
   std::unique_ptr<CoreHandoffProbe> core_handoff_;  // MPI only
+  std::unique_ptr<LoadWatch> load_watch_;           // after watch_load only
   int benchmark_index_ = -1;  // benchmarks (rounds of one, under --interleave) started, minus one
   // The registration Google Benchmark is calling: its first call starts a
   // benchmark (progress, --debug-fault-after).

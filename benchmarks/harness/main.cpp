@@ -878,9 +878,12 @@ void run_reporting(RunSetup& setup, Progress& progress, bool display_aggregates_
 // Registers the benchmarks and runs them in lock-step on every rank.
 void run_benchmarks(const World& world, const std::vector<std::string>& args, RunSetup& setup) {
   const Options& options = setup.options;
-  const bool show_progress = !options.quiet && (options.progress || isatty(STDERR_FILENO) != 0);
+  const bool show_progress =
+      !options.quiet &&
+      (options.progress || options.progress_lines_seconds > 0 || isatty(STDERR_FILENO) != 0);
   Progress progress(world.rank == 0 && show_progress,
-                    setup.selected * static_cast<std::size_t>(setup.rounds));
+                    setup.selected * static_cast<std::size_t>(setup.rounds),
+                    options.progress_lines_seconds);
   std::optional<Runner> runner_storage;
   if (setup.group) {
     runner_storage.emplace(options, *setup.group, progress);
@@ -890,6 +893,8 @@ void run_benchmarks(const World& world, const std::vector<std::string>& args, Ru
     runner_storage.emplace(options, *setup.transport, world.comm, progress);
   }
   Runner& runner = *runner_storage;
+  // A simulation's times are the model's, whatever else the machine runs.
+  if (options.transport != "sim") runner.watch_load(setup.metadata.ranks_on_my_node);
   // The aggregates-only flags would keep every repetition's run from the
   // reporter, and so from the CSV. Each benchmark is registered to hand rank
   // 0's reporter every run instead; the reporter shows only the aggregates on

@@ -397,7 +397,16 @@ struct App {
     app.add_flag("--progress", options.progress,
                  "Show the progress line (benchmark, how many left, elapsed) on stderr even when "
                  "it is not a terminal: under mpirun rank 0's stderr is always a pipe, so pass "
-                 "this when the job's stderr is a terminal (scripts/run.sh does)")
+                 "this when the job's stderr is a terminal (scripts/run.sh does when given its own "
+                 "--progress)")
+        ->excludes(quiet);
+    app.add_option("--progress-lines", options.progress_lines_seconds,
+                   "Print the progress as a new line on stderr at each benchmark's start and at "
+                   "least every SECONDS while one runs (also when stderr is not a terminal; "
+                   "with an estimate of the time left), instead of one line rewritten in "
+                   "place: what a log can show (scripts/run.sh passes 20)")
+        ->type_name("SECONDS")
+        ->check(cli::positive("seconds"))
         ->excludes(quiet);
     auto* testing = app.add_option_group("Testing aids");
     testing

@@ -122,8 +122,9 @@ struct Options {
   std::string timeline_path;
   std::vector<std::string> workloads;  // --workload specs, as given
   bool quiet = false;
-  bool progress = false;  // --progress: show it even when stderr is not a terminal
-  std::string run_id;     // empty: made up by rank 0
+  bool progress = false;              // --progress: show it even when stderr is not a terminal
+  double progress_lines_seconds = 0;  // --progress-lines: new lines this often (0: in place)
+  std::string run_id;                 // empty: made up by rank 0
   // --timeout; negative when not given: then each benchmark gets
   // default_timeout_seconds(its bytes, ranks).
   double timeout_seconds = -1;

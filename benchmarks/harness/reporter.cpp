@@ -29,6 +29,13 @@ std::string rank_medians(const benchmark::BenchmarkReporter::Run& run) {
   return std::string(label.substr(kRankMedianLabel.size()));
 }
 
+// The loaded column: empty where the run has no load counters (load_watch.h).
+std::string loaded(const benchmark::BenchmarkReporter::Run& run) {
+  const auto found = run.counters.find("loaded");
+  if (run.error_occurred || found == run.counters.end()) return "";
+  return found->second.value > 0 ? "yes" : "no";
+}
+
 }  // namespace
 
 NullReporter::NullReporter() {
@@ -169,6 +176,11 @@ std::vector<std::string> csv_row(const BenchmarkCase& benchmark_case,
       (local && !gemm) || collective ? context.reduce_kernel : "",
       gemm ? context.blas : "",
       timing("core_handoff_ns", "{:.1f}"),
+      timing("load_seconds", "{:.2f}"),
+      timing("other_cores", "{:.3f}"),
+      timing("steal_cores", "{:.3f}"),
+      timing("context_switches_per_s", "{:.0f}"),
+      loaded(run),
       metadata.run_id,
       utc_time,
       metadata.git_revision,

@@ -33,6 +33,9 @@ Where the rows of a rank count ran with more ranks per host than the host
 has cores, the report says so first, and every fit, model error, selection
 and prediction made from those rows is marked "not meaningful (ranks share
 cores)": a rank waiting for a core is not a cost the models have a term for.
+Where other work kept more than 0.10 of a core busy during a benchmark
+(collbench.csv's `loaded`), the report opens with a warning naming how much
+and which rows, sizes and figures; a quiet run has none.
 Every input is checked before anything is written (each file as the CSV
 readers check theirs, each value the report uses); then report.md and
 scaling/ are replaced together, and a failed prediction replaces an earlier
@@ -139,6 +142,49 @@ def oversubscription_warning(machine):
             "include waiting for it. Every fit, model error, selection and prediction made "
             f"from those rows is marked *{NOT_MEANINGFUL}*. Run with NP={machine.cores} (or "
             "fewer) to give each rank a core.", ""]
+
+
+# What a loaded row's family feeds in report.md: the figures its times enter.
+LOADED_FIGURES = {
+    "p2p": "the network's α and β",
+    "local": "the network's γ",
+    "exchange": "one training iteration's exchange",
+    "train": "one training iteration",
+}
+
+
+def load_warning(rows):
+    """The warning report.md opens with when other work kept more than 0.10
+    of a core busy during any benchmark (collbench.csv's `loaded`): how much,
+    and which rows, sizes and figures; nothing for a quiet run, or rows that
+    carry no load columns (--transport sim, a CSV from before them)."""
+    loaded = [row for row in rows if row.get("loaded") == "yes"]
+    if not loaded:
+        return []
+    measured = [row for row in rows if row.get("loaded") in ("yes", "no")]
+    other = [float(row["other_cores"] or 0) for row in loaded]
+    steal = max(float(row["steal_cores"] or 0) for row in loaded)
+    groups = {}
+    for row in loaded:
+        what = row["collective"] or row["family"]
+        groups.setdefault((what, row["family"]), []).append(row)
+    lines = []
+    for (what, family), members in sorted(groups.items()):
+        algorithms = ", ".join(dict.fromkeys(row["algorithm"] for row in members))
+        sizes = sorted({int(float(row["bytes"])) for row in members})
+        workloads = sorted({row["workload"] for row in members if row["workload"]})
+        where = (", ".join(workloads) if family in ("exchange", "train")
+                 else size_span(sizes[0], sizes[-1]) + f" ({len(sizes)} sizes)")
+        figure = LOADED_FIGURES.get(family, f"the best {what} algorithm per size and its fit")
+        lines.append(f"> - {what} {algorithms}: {where}; in {figure}")
+    stolen = f", {steal:.2f} cores stolen by the hypervisor" if steal > 0 else ""
+    return [f"> **Warning: the machine was loaded.** Other work kept {min(other):.2f} to "
+            f"{max(other):.2f} cores busy{stolen} in {len(loaded)} of the run's {len(measured)} "
+            "rows (more than 0.10 of a core during the benchmark: collbench.csv's `loaded`), so "
+            "their times are not this machine's quiet ones, nor are the figures made from them:",
+            ">",
+            *lines, ">",
+            "> Run again with nothing else running before trusting those figures.", ""]
 
 
 def cores_text(count):
@@ -603,6 +649,7 @@ def report(run, inputs, elapsed, scaling, scaling_rows, predict_failure=None):
     return "\n".join(
         header(inputs.rows, inputs.facts, machine, elapsed)
         + oversubscription_warning(machine)
+        + load_warning(inputs.rows)
         + network_section(inputs.models, machine)
         + selection_section(run, inputs.selections, machine)
         + tuning_section(run, inputs.rows, machine)
