@@ -638,7 +638,7 @@ SimCompute plan_sim_compute(const Options& options, const Model& model,
 
 std::string simulated_compute_source(const BenchmarkCase& benchmark_case) {
 #ifdef COLLBENCH_HAVE_SIMGRID
-  if (benchmark_case.family != Family::train) return {};
+  if (benchmark_case.family != &train_family()) return {};
   const auto found = sim_computes().find(benchmark_case.workload);
   if (found != sim_computes().end()) return found->second.source;
 #else
