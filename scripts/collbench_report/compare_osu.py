@@ -28,8 +28,9 @@ from collections import defaultdict
 from collbench_report.readers import InputError, number, read_rows
 from collbench_report.text import format_bytes
 
-REQUIRED = ["family", "algorithm", "bytes", "ranks", "iterations", "mean_us", "max_us",
-            "osu_avg_us", "nccl_avg_us", "run_id"]
+# What `iterations` reads, and what `table` reads besides.
+REQUIRED = ["family", "algorithm", "bytes", "iterations", "run_id"]
+TABLE_REQUIRED = REQUIRED + ["ranks", "mean_us", "max_us", "osu_avg_us", "nccl_avg_us"]
 TOLERANCE = 0.10
 ABSOLUTE_US = 0.05
 # OSU's test name -> collbench's family, and whether OSU's -m is each rank's
@@ -39,9 +40,9 @@ OSU_FAMILIES = {"allreduce": ("allreduce", False), "allgather": ("allgather", Tr
                 "alltoall": ("alltoall", True)}
 
 
-def mpi_rows(path, families=None):
+def mpi_rows(path, families=None, required=REQUIRED):
     """(row index, row) of the `mpi` rows of a collbench CSV, of `families` (all when None)."""
-    rows = read_rows(path, REQUIRED, "compare_osu_table.py")
+    rows = read_rows(path, required, "compare_osu_table.py")
     chosen = [(i, r) for i, r in enumerate(rows, start=1)
               if r["algorithm"] == "mpi" and (families is None or r["family"] in families)]
     if not chosen:
@@ -65,7 +66,7 @@ def collbench_times(path):
     """{(round, family, bytes): (osu_avg_us, mean_us, nccl_avg_us, iterations, max_us, ranks)}."""
     families = [family for family, _ in OSU_FAMILIES.values()]
     times = {}
-    for index, row in mpi_rows(path, families):
+    for index, row in mpi_rows(path, families, TABLE_REQUIRED):
         match = re.search(r"-r([0-9]+)$", row["run_id"])
         if not match:
             raise InputError(f"{path}: data row {index}: run_id '{row['run_id']}' does not end in -r<round>")
