@@ -1,31 +1,40 @@
 #!/usr/bin/env bash
-# Agreement with a peer: collbench's `mpi` allreduce (MPI_Allreduce) against
-# OSU Micro-Benchmarks' osu_allreduce, which time the same call.
+# Agreement with a peer: collbench's `mpi` rows (the MPI library's own
+# collective) against OSU Micro-Benchmarks' blocking collective tests
+# (osu_allreduce, osu_allgather, osu_bcast, osu_reduce, osu_alltoall), which
+# time the same calls.
 #
 # Usage: scripts/compare_osu.sh [--help] [--build DIR] [--out DIR] [--reps R]
-#                               [--min-time S] [--warmup W] OSU_SOURCE_DIR [NP]
+#                               [--min-time S] [--warmup W] [--collectives LIST]
+#                               OSU_SOURCE_DIR [NP]
 #
 # OSU_SOURCE_DIR is an OSU Micro-Benchmarks source tree (autotools, with
-# configure and mpi/collective/osu_allreduce.c; 5.x), unconfigured: it is
-# built out of tree (configure CC=mpicc, then only osu_allreduce) in --build
-# DIR, never inside the source tree nor this repository. NP ranks (default 2)
-# on this machine, one core each while NP <= cores. Then, R rounds of, for
-# every SIZE of 1 KiB, 2 KiB, .. 16 MiB, one job each:
-#   1. collbench --families allreduce --algorithms mpi --sizes SIZE --check
+# configure), unconfigured, in either layout: 5.x (mpi/collective/osu_*.c)
+# or 7.x (c/mpi/collective/blocking/osu_*.c). It is built out of tree
+# (configure CC=mpicc, then only the tests compared) in --build DIR, never
+# inside the source tree nor this repository. NP ranks (default 2) on this
+# machine, one core each while NP <= cores. Then, R rounds of, for every
+# collective and every SIZE of 8 B, 16 B, .. 16 MiB, one job each:
+#   1. collbench --families COLLECTIVE --algorithms mpi --sizes N --check
 #      --warmup W --benchmark_min_time=S (Google Benchmark chooses the
 #      iteration count: the first that lasts S seconds)
-#   2. osu_allreduce -m SIZE:SIZE -i ITERATIONS -x W -f, with the iteration
-#      count collbench used, right after it
-# both under the same mpirun flags, and prints a Markdown table per size:
-# OSU's avg and max, collbench's mean_us, their ratios and whether
-# collbench is within 15% of OSU (the median over the R rounds of each).
+#   2. osu_COLLECTIVE -m SIZE:SIZE -i ITERATIONS -x W -f, with the iteration
+#      count collbench used, right after it (7.x: also -T mpi_float, the
+#      f32 elements collbench reduces; 5.x reduces floats anyway)
+# both under the same mpirun flags, and prints a Markdown table per
+# collective and size (the median over the R rounds of each). SIZE is
+# OSU's -m; collbench's N is the whole vector (nccl-tests' convention,
+# collbench/collectives/collective.h): N = SIZE, but NP x SIZE for
+# allgather (SIZE is each rank's block) and alltoall (SIZE goes to each
+# rank).
 #
-# What each times, every call after a barrier: osu_allreduce takes each
-# rank's mean time of its own MPI_Allreduce calls, then the mean over ranks
-# (avg) and the slowest rank's mean (max); collbench takes each call's
-# slowest rank, then the mean over calls (mean_us). collbench's statistic is
-# compared with OSU's max, the same slowest-rank view: equal when the same
-# rank is the slowest in every call, larger otherwise (results/osu/README.md).
+# What each times (results/README.md, osu_avg_us): OSU times each rank's
+# calls, a barrier after each outside the timing, and reports each rank's
+# mean averaged over ranks (avg) and the slowest rank's mean (max).
+# collbench's osu_avg_us is that convention, measured in its own timed loop;
+# it is judged against OSU's avg: within 10%, or 0.05 us where that is more
+# (OSU prints two decimals). collbench's mean_us (the slowest rank per call)
+# is shown against OSU's max, and nccl_avg_us beside them.
 #
 # Options:
 #   --build DIR     OSU build folder (default: a temporary folder, removed at
@@ -35,10 +44,12 @@
 #   --reps R        rounds (default 3)
 #   --min-time S    collbench's --benchmark_min_time per size, seconds (default 0.2)
 #   --warmup W      untimed calls before timing, both tools (default 50)
+#   --collectives LIST  comma-separated OSU names: allreduce, allgather, bcast,
+#                   reduce, alltoall (default allreduce)
 # Environment: BUILD_DIR  collbench's build folder (default: the
 # repository's build/; relative paths are relative to the current folder).
 # Relative DIRs are relative to the current folder.
-# Exit status: 0 every size within 15%, 1 some size is not, 2 bad arguments,
+# Exit status: 0 every size within 10%, 1 some size is not, 2 bad arguments,
 # 3 OSU did not build or a run failed.
 set -euo pipefail
 caller=$PWD
@@ -65,14 +76,14 @@ inside_repository() {
   [[ $path == "$(cd "$repository" && pwd -P)" || $path == "$(cd "$repository" && pwd -P)"/* ]]
 }
 
-build_dir="" out="" reps=3 min_time=0.2 warmup=50 positional=()
+build_dir="" out="" reps=3 min_time=0.2 warmup=50 collectives=allreduce positional=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help)
       usage
       exit 0
       ;;
-    --build | --out | --reps | --min-time | --warmup)
+    --build | --out | --reps | --min-time | --warmup | --collectives)
       need_value "$@"
       case $1 in
         --build) build_dir=$(from_caller "$2") ;;
@@ -80,6 +91,7 @@ while [[ $# -gt 0 ]]; do
         --reps) reps=$2 ;;
         --min-time) min_time=$2 ;;
         --warmup) warmup=$2 ;;
+        --collectives) collectives=$2 ;;
       esac
       shift 2
       ;;
@@ -96,8 +108,22 @@ done
 source_dir=$(from_caller "${positional[0]}")
 np=${positional[1]:-2}
 [[ -d $source_dir ]] || die "OSU_SOURCE_DIR $source_dir is not a folder"
-[[ -x $source_dir/configure && -f $source_dir/mpi/collective/osu_allreduce.c ]] ||
-  die "$source_dir is not an OSU Micro-Benchmarks source tree (no configure and mpi/collective/osu_allreduce.c)"
+# The folder of the blocking collectives' tests: 7.x's, else 5.x's.
+layout=""
+for candidate in c/mpi/collective/blocking mpi/collective; do
+  [[ -f $source_dir/$candidate/osu_allreduce.c ]] && { layout=$candidate; break; }
+done
+[[ -x $source_dir/configure && -n $layout ]] ||
+  die "$source_dir is not an OSU Micro-Benchmarks source tree (no configure, or no osu_allreduce.c in mpi/collective (5.x) or c/mpi/collective/blocking (7.x))"
+IFS=, read -r -a osu_names <<<"$collectives"
+((${#osu_names[@]} > 0)) || die "--collectives is empty; give some of allreduce, allgather, bcast, reduce, alltoall"
+for name in "${osu_names[@]}"; do
+  case $name in
+    allreduce | allgather | bcast | reduce | alltoall) ;;
+    *) die "--collectives: unknown collective '$name'; accepted: allreduce, allgather, bcast, reduce, alltoall" ;;
+  esac
+  [[ -f $source_dir/$layout/osu_$name.c ]] || die "$source_dir/$layout has no osu_$name.c"
+done
 [[ ! -e $source_dir/config.status ]] ||
   die "$source_dir is configured in place (config.status); an out-of-tree build needs a clean tree: run 'make distclean' there"
 if ! [[ $np =~ ^[1-9][0-9]*$ ]] || ((np < 2)); then
@@ -130,14 +156,26 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/compare_osu.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 osu_build=${build_dir:-$scratch/osu-build}
 mkdir -p "$osu_build"
-osu_allreduce=$osu_build/mpi/collective/osu_allreduce
-if [[ ! -x $osu_allreduce ]]; then
-  echo "compare_osu.sh: building osu_allreduce in $osu_build" >&2
-  (cd "$osu_build" && "$source_dir/configure" CC=mpicc CXX=mpicxx >configure.log 2>&1) ||
-    { tail -20 "$osu_build/configure.log" >&2; fail "OSU's configure failed; log in $osu_build/configure.log"; }
-  make -C "$osu_build/mpi/collective" osu_allreduce >"$osu_build/make.log" 2>&1 ||
-    { tail -20 "$osu_build/make.log" >&2; fail "building osu_allreduce failed; log in $osu_build/make.log"; }
+osu_tests=$osu_build/$layout
+missing=()
+for name in "${osu_names[@]}"; do [[ -x $osu_tests/osu_$name ]] || missing+=("osu_$name"); done
+if ((${#missing[@]} > 0)); then
+  echo "compare_osu.sh: building ${missing[*]} in $osu_build" >&2
+  if [[ ! -e $osu_build/config.status ]]; then
+    (cd "$osu_build" && "$source_dir/configure" CC=mpicc CXX=mpicxx >configure.log 2>&1) ||
+      { tail -20 "$osu_build/configure.log" >&2; fail "OSU's configure failed; log in $osu_build/configure.log"; }
+  fi
+  # 7.x's tests link the objects of its c/util folder.
+  if [[ -f $osu_build/c/util/Makefile ]]; then
+    make -C "$osu_build/c/util" >"$osu_build/make_util.log" 2>&1 ||
+      { tail -20 "$osu_build/make_util.log" >&2; fail "building OSU's c/util failed; log in $osu_build/make_util.log"; }
+  fi
+  make -C "$osu_tests" "${missing[@]}" >"$osu_build/make.log" 2>&1 ||
+    { tail -20 "$osu_build/make.log" >&2; fail "building ${missing[*]} failed; log in $osu_build/make.log"; }
 fi
+# 7.x takes the element type (-T); its default is bytes.
+osu_type=()
+[[ $layout == c/* ]] && osu_type=(-T mpi_float)
 
 # The same launcher for both. A core per rank while there are enough
 # (busy-polling ranks that share a core for a moment double a microsecond
@@ -161,27 +199,37 @@ csv=$scratch/collbench.csv osu=$scratch/osu.txt
 table=$repository/scripts/compare_osu_table.py
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-sizes=(1KiB 2KiB 4KiB 8KiB 16KiB 32KiB 64KiB 128KiB 256KiB 512KiB 1MiB 2MiB 4MiB 8MiB 16MiB)
-echo "# ${launcher[*]} osu_allreduce (OSU source: $source_dir)" >"$osu"
+sizes=()
+for ((size = 8; size <= 16 * 1024 * 1024; size *= 2)); do sizes+=("$size"); done
+echo "# ${launcher[*]} osu_{${collectives}} (OSU source: $source_dir)" >"$osu"
 # Size by size, collbench then OSU right after it with collbench's iteration
 # count, so that the two of a pair run seconds apart on a machine whose load
 # changes; the rounds repeat the whole list.
 for ((round = 1; round <= reps; round++)); do
   run_id=osu-$stamp-r$round
-  echo "compare_osu.sh: round $round of $reps: collbench, then osu_allreduce, per size" >&2
-  for size in "${sizes[@]}"; do
-    # mpirun reads standard input: </dev/null keeps it from taking the script's.
-    "${launcher[@]}" "$collbench" --families allreduce --algorithms mpi --sizes "$size" --check \
-      --warmup "$warmup" --benchmark_min_time="$min_time" --run-id "$run_id" --csv "$csv" \
-      --append --quiet </dev/null >"$scratch/collbench.log" 2>&1 ||
-      { tail -20 "$scratch/collbench.log" >&2; fail "collbench failed at $size in round $round"; }
-    bytes="" iterations=""
-    read -r bytes iterations < <(/usr/bin/python3 "$table" iterations "$csv" "$run_id" | tail -1)
-    [[ -n $iterations ]] || fail "no collbench row of $size in round $round ($csv)"
-    echo "# round $round: osu_allreduce -m $bytes:$bytes -i $iterations -x $warmup -f" >>"$osu"
-    "${launcher[@]}" "$osu_allreduce" -m "$bytes:$bytes" -i "$iterations" -x "$warmup" -f \
-      </dev/null >>"$osu" 2>"$scratch/osu.log" ||
-      { tail -20 "$scratch/osu.log" >&2; fail "osu_allreduce failed at $bytes bytes in round $round"; }
+  echo "compare_osu.sh: round $round of $reps: collbench, then OSU, per collective and size" >&2
+  for name in "${osu_names[@]}"; do
+    family=$name blocks=1
+    case $name in
+      bcast) family=broadcast ;;
+      allgather | alltoall) blocks=$np ;;
+    esac
+    for size in "${sizes[@]}"; do
+      bytes=$((size * blocks))
+      # mpirun reads standard input: </dev/null keeps it from taking the script's.
+      "${launcher[@]}" "$collbench" --families "$family" --algorithms mpi --sizes "$bytes" --check \
+        --warmup "$warmup" --benchmark_min_time="$min_time" --run-id "$run_id" --csv "$csv" \
+        --append --quiet </dev/null >"$scratch/collbench.log" 2>&1 ||
+        { tail -20 "$scratch/collbench.log" >&2; fail "collbench $family failed at $bytes B in round $round"; }
+      iterations=""
+      read -r _ iterations < <(/usr/bin/python3 "$table" iterations "$csv" "$run_id" "$family" |
+        grep "^$bytes ")
+      [[ -n $iterations ]] || fail "no collbench row of $family at $bytes B in round $round ($csv)"
+      echo "# round $round: osu_$name -m $size:$size -i $iterations -x $warmup -f ${osu_type[*]}" >>"$osu"
+      "${launcher[@]}" "$osu_tests/osu_$name" -m "$size:$size" -i "$iterations" -x "$warmup" -f \
+        "${osu_type[@]}" </dev/null >>"$osu" 2>"$scratch/osu.log" ||
+        { tail -20 "$scratch/osu.log" >&2; fail "osu_$name failed at $size bytes in round $round"; }
+    done
   done
 done
 
@@ -190,7 +238,7 @@ status=0
 ((status <= 1)) || fail "the table could not be made from $csv and $osu"
 {
   echo "collbench ($(git -C "$repository" describe --always --dirty 2>/dev/null || echo unknown)) vs" \
-    "$(grep -m1 '^# OSU' "$osu" | sed 's/^# //'), $np ranks, $reps rounds," \
+    "$(grep -m1 '^# OSU' "$osu" | sed 's/^# //; s/ [A-Z][A-Za-z -]*Test//'), $np ranks, $reps rounds," \
     "--warmup/-x $warmup, --benchmark_min_time=$min_time; load average (1, 5, 15 min)" \
     "$load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after"
   echo

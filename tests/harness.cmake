@@ -5,7 +5,8 @@ if(NOT TARGET collbench_exe)
   return()  # built without benchmarks
 endif()
 
-add_executable(harness_tests harness_test.cpp load_watch_test.cpp progress_test.cpp)
+add_executable(harness_tests harness_test.cpp load_watch_test.cpp progress_test.cpp
+                             clock_sync_test.cpp)
 target_link_libraries(harness_tests PRIVATE collbench_harness GTest::gtest_main collbench_warnings)
 collbench_add_gtest(harness_tests)
 
@@ -61,6 +62,13 @@ add_test(NAME harness_inproc COMMAND bash ${harness_driver} inproc $<TARGET_FILE
 set_tests_properties(harness_inproc PROPERTIES
   ENVIRONMENT "COLLBENCH_MPIRUN=none;COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
   TIMEOUT 180 LABELS "unit;harness" PROCESSORS 2)
+
+# --sync window and the other tools' timing conventions, in one process and
+# under mpirun.
+add_test(NAME harness_window COMMAND bash ${harness_driver} window $<TARGET_FILE:collbench_exe> 2)
+set_tests_properties(harness_window PROPERTIES
+  ENVIRONMENT "${COLLBENCH_MPI_ENV};COLLBENCH_MPIRUN=${harness_mpirun};COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
+  TIMEOUT 180 LABELS "mpi;harness" PROCESSORS 2 RESOURCE_LOCK mpirun)
 
 # --transport sim: the harness on SimGrid actors, MPI_Init fatal.
 if(COLLBENCH_HAVE_SIMGRID)

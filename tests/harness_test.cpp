@@ -241,7 +241,11 @@ TEST(Options, BadInputSaysWhatIsWrongAndWhatIsAccepted) {
       {{"--dtype", "f64", "--sizes", "12B"}, "not a whole number of f64 elements"},
       {{"--dtype", "f8"}, "unknown --dtype 'f8'; accepted: f32, f64, f16, bf16"},
       {{"--op", "prod"}, "unknown --op 'prod'; accepted: sum, avg, min, max"},
-      {{"--sync", "fence"}, "unknown --sync 'fence'; accepted: barrier, none"},
+      {{"--sync", "fence"}, "unknown --sync 'fence'; accepted: barrier, none, window"},
+      {{"--debug-late-rank", "1"},
+       "--debug-late-rank acts on --sync window's start times; add --sync window"},
+      {{"--sync", "window", "--transport", "sim", "--ranks", "2"},
+       "--sync window cannot be used with --transport sim"},
       {{"--transport", "rdma"}, "unknown --transport 'rdma'"},
       {{"--families", "allreduce,bogus"},
        "unknown family 'bogus' in --families; accepted: allreduce, reduce_scatter, allgather, "

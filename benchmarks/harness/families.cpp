@@ -248,9 +248,11 @@ class Runner::Context final : public RunContext {
   int rank() const override { return transport_.rank(); }
   int ranks() const override { return runner_.ranks_; }
   void synchronize() override {
-    if (runner_.group_ == nullptr) {
+    if (runner_.windows_ && runner_.phase_ == Phase::timed) {
+      runner_.start_in_window(transport_);
+    } else if (runner_.group_ == nullptr) {
       runner_.synchronize();
-    } else if (runner_.options_.sync == SyncMode::barrier) {
+    } else if (runner_.options_.sync != SyncMode::none) {
       transport_.barrier();
     }
   }
@@ -329,6 +331,8 @@ Runner::Runner(const Options& options, InstrumentedTransport& transport, Progres
   local_.front().transport = &transport;
   local_.front().context = std::make_unique<Context>(*this, transport);
 }
+
+double Runner::now(const LocalRank& local) const { return local.context->now(); }
 
 template <typename Work>
 void Runner::uncounted(Work&& work) {
@@ -533,7 +537,9 @@ void Runner::broadcast(void* data, int count, MPI_Datatype type, int root, const
 }
 
 void Runner::synchronize() {
-  if (options_.sync != SyncMode::barrier) return;
+  // --sync window's untimed calls (warm-up, check, probes) are after a
+  // barrier too; its timed ones never come here (Context::synchronize).
+  if (options_.sync == SyncMode::none) return;
   if (over_transport()) {
     uncounted([&] { transport_.barrier(); });
     return;
@@ -830,6 +836,7 @@ void Runner::run_unguarded(benchmark::State& state, BenchmarkCase& benchmark_cas
   phase_ = Phase::setup;
   prepare(benchmark_case);
   if (!get_ready(state, benchmark_case, round)) return;
+  prepare_windows(benchmark_case);
   Samples samples = time_samples(state, benchmark_case);
   set_counters(state, benchmark_case, samples);
   record_load(state);
@@ -947,17 +954,20 @@ Runner::Samples Runner::time_samples(benchmark::State& state, const BenchmarkCas
       wait_bounded(request, "the barrier after the core-distance probe");
     }
   }
+  uncounted([&] { agree_on_windows(); });
   phase_ = Phase::timed;
   const std::function<void(LocalRank&)> sample_call = [&](LocalRank& local) {
     if (fault) inject_fault(local.transport->rank());
     if (!benchmark_case.bare) local.context->synchronize();
     local.seconds = local.prepared->call(benchmark_case);
+    if (local.late > 0) local.seconds = kLateMarkSeconds + local.late;
   };
   while (state.KeepRunningBatch(static_cast<benchmark::IterationCount>(samples * calls))) {
     for (std::uint64_t sample = 0; sample < samples; ++sample) {
       ++timed_calls_;
       each_rank(sample_call);
       const SecondsOnRank slowest = slowest_call("the reduction of the iteration time");
+      if (windows_ && late_start(slowest.seconds)) continue;
       state.SetIterationTime(slowest.seconds);
       measured.seconds.push_back(slowest.seconds / static_cast<double>(calls));
       for (LocalRank& local : local_) {
@@ -968,6 +978,12 @@ Runner::Samples Runner::time_samples(benchmark::State& state, const BenchmarkCas
   }
   phase_ = Phase::after;
   if (core_handoff_) measured.handoff_after = core_handoff_->measure();
+  if (measured.seconds.empty()) {
+    state.SkipWithError(fmt::format("--sync window: every one of the {} samples started late for "
+                                    "its window of {:.3g} us (late_starts)",
+                                    samples, windows_ ? windows_->window * 1e6 : 0.0)
+                            .c_str());
+  }
   return measured;
 }
 
@@ -1022,6 +1038,7 @@ void Runner::set_counters(benchmark::State& state, const BenchmarkCase& benchmar
   if (through_transport && (all_messages > 0 || ranks_ == 1)) {
     counters["sent_bytes_per_rank"] = static_cast<double>(sent_bytes) / iterations;
   }
+  set_convention_counters(state, benchmark_case);
 }
 
 }  // namespace collbench::harness

@@ -73,6 +73,7 @@
 #include <string_view>
 #include <vector>
 
+#include "clock_sync.h"
 #include "collbench/catalog/workload.h"
 #include "collbench/collectives/algorithm.h"
 #include "collbench/collectives/collective.h"
@@ -208,7 +209,8 @@ std::string rank_median_label(const std::vector<double>& medians_seconds);
 //   busbw_GBps, wrong_elements, calls_per_sample, samples, and sent_bytes_per_rank where the
 //   traffic goes through the transport (not for local or the MPI library's own); where every
 //   rank's time counts (FamilyRunner::every_rank_timed) also slowest_rank and slowest_rank_share,
-//   and the run's label (rank 0) is rank_median_label.
+//   and the run's label (rank 0) is rank_median_label; and set_convention_counters' (the OSU-
+//   and nccl-tests-comparable times, --sync window's).
 class LoadWatch;
 
 class Runner {
@@ -259,6 +261,7 @@ class Runner {
     double seconds = 0;               // its latest call's
     CheckResult check;                // its latest --check calls'
     std::vector<double> own_seconds;  // per call, of every sample of the timed loop
+    double late = 0;                  // --sync window: its latest start's lateness, seconds
   };
   static std::vector<LocalRank> local_ranks(RankGroup& group);
   // `body` on every rank of this process: directly (MPI: one), or on all
@@ -344,6 +347,30 @@ class Runner {
   // --debug-stuck-rank and --debug-crash-rank, on `rank`.
   void inject_fault(int rank) const;
 
+  // timing_conventions.cpp: the OSU- and nccl-tests-comparable times and
+  // --sync window.
+  // --sync window: the clocks synchronized at the first benchmark; at each
+  // benchmark's first call the residual clock error and the window (from
+  // probe calls).
+  void prepare_windows(const BenchmarkCase& benchmark_case);
+  // Right before the timed loop: every rank's first start.
+  void agree_on_windows();
+  // Context::synchronize in the timed loop under --sync window: waits for
+  // the rank's next start and records its lateness.
+  void start_in_window(const Transport& transport);
+  // Whether a sample whose slowest time is `slowest_seconds` started late
+  // (then counted, and every rank's schedule moved past its lateness).
+  bool late_start(double slowest_seconds);
+  // Seconds on `local`'s clock (its RunContext's).
+  double now(const LocalRank& local) const;
+  // A barrier on `local`'s rank, whatever --sync says.
+  void barrier_on(LocalRank& local);
+  // The mean over the job's ranks of `value(rank)` of the local ranks.
+  double job_mean(const std::function<double(const LocalRank&)>& value, const char* what);
+  // osu_avg_us, nccl_avg_us (after a batch of back-to-back calls), and
+  // --sync window's window_us, clock_error_us and late_starts.
+  void set_convention_counters(benchmark::State& state, const BenchmarkCase& benchmark_case);
+
   // Where this rank is, for the timeout report.
   enum class Phase { connect, setup, check, warmup, calibration, timed, after };
 
@@ -372,6 +399,7 @@ class Runner {
   // What uncounted() kept out, since the timed loop reset the counters.
   std::uint64_t harness_bytes_ = 0;
   std::uint64_t harness_messages_ = 0;
+  std::unique_ptr<SyncWindows> windows_;  // --sync window, from the first benchmark on
 };
 
 }  // namespace collbench::harness

@@ -28,6 +28,18 @@
 #include "single_process.h"
 
 namespace collbench::harness {
+
+std::string_view to_string(SyncMode mode) {
+  switch (mode) {
+    case SyncMode::barrier:
+      return "barrier";
+    case SyncMode::none:
+      return "none";
+    case SyncMode::window:
+      return "window";
+  }
+  return "unknown";
+}
 namespace {
 
 // A minute of --debug-slow-us: a slower rank only tests the default timeout.
@@ -365,8 +377,11 @@ struct App {
         ->check(cli::whole_number(1, kMaxSamples, "samples"))
         ->excludes(samples);
     app.add_option("--sync", raw.sync,
-                   "Before each timed iteration: 'barrier' (MPI_Barrier, default) or 'none' "
-                   "(back-to-back calls, the skew of one carries into the next)")
+                   "Before each timed iteration: 'barrier' (MPI_Barrier, default), 'none' "
+                   "(back-to-back calls, the skew of one carries into the next) or 'window' "
+                   "(the ranks' clocks synchronized once, every call started at an agreed "
+                   "time; a sample with a rank late for its window is dropped and counted: "
+                   "the CSV's window_us, clock_error_us, late_starts)")
         ->type_name("MODE");
     app.add_flag("--interleave", options.interleave,
                  "Run the --benchmark_repetitions R in rounds: every selected benchmark once, "
@@ -421,6 +436,13 @@ struct App {
                      "Microseconds of the --debug-slow-rank delay (default: 0)")
         ->type_name("US")
         ->check(cli::number_at_least(0, false, "microseconds", kMaxDebugSlowMicroseconds));
+    testing
+        ->add_option("--debug-late-rank", options.debug_late_rank,
+                     "Under --sync window, rank R reaches every other timed call's start 1.5 "
+                     "windows late (tests that a late start is dropped and counted: "
+                     "late_starts)")
+        ->type_name("R")
+        ->check(cli::whole_number(0, INT32_MAX));
     testing
         ->add_option("--debug-corrupt-elements", options.debug_corrupt_elements,
                      "After each message of the second --check call of every collective and "
@@ -885,12 +907,21 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError(fmt::format("unknown --op '{}'; accepted: {}", raw.op, reduce_op_names()));
   }
   options.op = *op;
-  if (raw.sync == "barrier") {
-    options.sync = SyncMode::barrier;
-  } else if (raw.sync == "none") {
-    options.sync = SyncMode::none;
-  } else {
-    throw UsageError(fmt::format("unknown --sync '{}'; accepted: barrier, none", raw.sync));
+  const auto sync = std::find_if(std::begin(kSyncModes), std::end(kSyncModes),
+                                 [&](SyncMode mode) { return to_string(mode) == raw.sync; });
+  if (sync == std::end(kSyncModes)) {
+    std::vector<std::string_view> names;
+    for (const SyncMode mode : kSyncModes) names.push_back(to_string(mode));
+    throw UsageError(
+        fmt::format("unknown --sync '{}'; accepted: {}", raw.sync, fmt::join(names, ", ")));
+  }
+  options.sync = *sync;
+  // A simulated rank's clock is the simulation's, one for every rank, and
+  // a busy wait for a start time would never let it advance.
+  if (options.sync == SyncMode::window && options.transport == "sim") {
+    throw UsageError(
+        "--sync window cannot be used with --transport sim: the simulated ranks share one "
+        "clock and start every call together already");
   }
   const std::vector<std::string> kinds = accepted_transports();
   if (std::find(kinds.begin(), kinds.end(), options.transport) == kinds.end()) {
@@ -917,6 +948,9 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   if (options.debug_slow_us > 0 && options.debug_slow_rank < 0) {
     throw UsageError("--debug-slow-us needs --debug-slow-rank R to say which rank is slow");
+  }
+  if (options.debug_late_rank >= 0 && options.sync != SyncMode::window) {
+    throw UsageError("--debug-late-rank acts on --sync window's start times; add --sync window");
   }
   if (options.debug_fault_after > 0 && options.debug_stuck_rank < 0 &&
       options.debug_crash_rank < 0) {
@@ -946,6 +980,7 @@ void validate_for_ranks(const Options& options, int ranks) {
   }
   const std::pair<const char*, int> named[] = {{"--debug-slow-rank", options.debug_slow_rank},
                                                {"--debug-stuck-rank", options.debug_stuck_rank},
+                                               {"--debug-late-rank", options.debug_late_rank},
                                                {"--debug-crash-rank", options.debug_crash_rank}};
   for (const auto& [flag, rank] : named) {
     if (rank >= ranks) {
@@ -1076,12 +1111,13 @@ std::vector<std::pair<std::string, std::string>> configuration_fields(
       {"--warmup", std::to_string(options.warmup)},
       {"--min-samples", std::to_string(options.min_samples)},
       {"--samples", std::to_string(options.samples)},
-      {"--sync", options.sync == SyncMode::barrier ? "barrier" : "none"},
+      {"--sync", std::string(to_string(options.sync))},
       {"--interleave", options.interleave ? "yes" : "no"},
       {"--timeout", options.timeout_seconds < 0 ? std::string("default")
                                                 : fmt::format("{}", options.timeout_seconds)},
       {"--debug-slow-rank", std::to_string(options.debug_slow_rank)},
       {"--debug-slow-us", fmt::format("{}", options.debug_slow_us)},
+      {"--debug-late-rank", std::to_string(options.debug_late_rank)},
       {"--debug-corrupt-elements", std::to_string(options.debug_corrupt_elements)},
       {"--debug-share-messages-from", std::to_string(options.debug_share_messages_from)},
       {"--debug-skip-connection-warmup", options.debug_skip_connection_warmup ? "yes" : "no"},

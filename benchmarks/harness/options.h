@@ -22,7 +22,12 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class SyncMode { barrier, none };
+enum class SyncMode { barrier, none, window };
+// The --sync value's name, as --sync takes it and the CSV's sync column
+// records it.
+std::string_view to_string(SyncMode mode);
+// Every SyncMode, in --sync's order.
+inline constexpr SyncMode kSyncModes[] = {SyncMode::barrier, SyncMode::none, SyncMode::window};
 
 // --train-batch by default: a per-rank batch at which ResNet-50's compute
 // and its gradient's exchange are of one order on a 10 GbE-class link.
@@ -130,6 +135,7 @@ struct Options {
   double timeout_seconds = -1;
   int debug_slow_rank = -1;
   double debug_slow_us = 0;
+  int debug_late_rank = -1;
   std::uint64_t debug_corrupt_elements = 0;
   // Exchange messages of at least this many bytes of one collective and size
   // share buffers (BenchmarkCase::message_slots); tests lower it.
