@@ -54,6 +54,29 @@ def write(path, rows, columns=None):
         writer.writerows(rows)
 
 
+def copy_run(source, out):
+    """A copy of the characterize.sh run `source` of results/, its sweep as
+    characterize.sh writes it: results/ keeps each run's sweep as one
+    sweep/all.csv, here split back into the per-job files the tests edit
+    (sweep/allreduce_<transport>_p<p>.csv, collectives_<transport>_p<p>.csv,
+    the point-to-point and local rows in one more)."""
+    shutil.copytree(source, out)
+    merged = os.path.join(out, "sweep", "all.csv")
+    files = {}
+    for row in read(merged):
+        family = row["family"]
+        if family in ("p2p", "local"):
+            name = "p2p_and_local.csv"
+        elif family == "allreduce":
+            name = f"allreduce_{row['transport']}_p{row['ranks']}.csv"
+        else:
+            name = f"collectives_{row['transport']}_p{row['ranks']}.csv"
+        files.setdefault(name, []).append(row)
+    os.remove(merged)
+    for name, rows in files.items():
+        write(os.path.join(out, "sweep", name), rows)
+
+
 def renamed(rows, old, new):
     """`rows` with algorithm `old` called `new` (benchmark names too)."""
     out = []
@@ -180,7 +203,7 @@ class MadeUpAlgorithmTest(unittest.TestCase):
         """The netsim run with tree renamed everywhere (sweep, fit): its
         bottom-up error is checked, as tree's was."""
         out = os.path.join(self.dir, "netsim")
-        shutil.copytree(NETSIM_RUN, out)
+        copy_run(NETSIM_RUN, out)
         for folder in ("sweep", "fit"):
             for name in os.listdir(os.path.join(out, folder)):
                 path = os.path.join(out, folder, name)
@@ -437,7 +460,7 @@ class CollectivesTest(unittest.TestCase):
         one point (p=4, 4 MiB) `allreduce_error` off when given, the same for
         allreduce ring's prediction there."""
         out = os.path.join(self.dir, f"netsim_{len(os.listdir(self.dir))}")
-        shutil.copytree(NETSIM_RUN, out)
+        copy_run(NETSIM_RUN, out)
         ring = dict(algorithm="ring", family=collective, collective=collective)
         for p in (2, 4):
             rows = [dict(row, **ring, benchmark=row["benchmark"].replace("allreduce",
@@ -540,7 +563,7 @@ class TwoLevelTest(unittest.TestCase):
         times, hierarchical's at p=4, 4 MiB `one_point_error` off when given;
         allreduce hierarchical's times × `slower_hierarchical`."""
         out = os.path.join(self.dir, str(len(os.listdir(self.dir))), "by_slot")
-        shutil.copytree(TWO_LEVEL_RUN, out)
+        copy_run(TWO_LEVEL_RUN, out)
         sweep = os.path.join(out, "sweep")
         for name in os.listdir(sweep):
             if name.startswith("collectives_"):
