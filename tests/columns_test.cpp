@@ -112,6 +112,7 @@ TEST(Columns, GeneratedTablesHoldEveryFieldOfTheSchema) {
       {"selections", columns::kSelections},
       {"compute", columns::kCompute},
       {"scaling", columns::kScaling},
+      {"simscaling", columns::kSimscaling},
       {"links", columns::kLinks},
       {"hosts", columns::kHosts},
       {"listing", columns::kListing}};
