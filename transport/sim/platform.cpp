@@ -153,6 +153,13 @@ Shape parse_shape(const SimParams& params, std::string_view spec, std::string_vi
     if (shape.numbers.size() < 2 || shape.numbers.size() > 3) {
       bad_spec(spec, "a torus has 2 or 3 dimensions");
     }
+    // Probed in child processes: 1x1, 4x1x1, 1x3x1, 1x1x2 abort ("Link
+    // 'torus_link_from_0_to_0_UP' declared several times"); 4x1, 2x2x1 run.
+    if (std::count(shape.numbers.begin(), shape.numbers.end(), 1u) > 1) {
+      bad_spec(spec,
+               "SimGrid 3.32 aborts on a torus with more than one dimension of size 1; leave "
+               "those dimensions out (torus:4x1x1 is torus:4x1)");
+    }
     for (const unsigned d : shape.numbers) nodes *= d;
   } else {
     const auto parts = split(shape_text, ';');
