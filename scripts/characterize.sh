@@ -371,6 +371,14 @@ if ((measuring)); then
   [[ -z $ranks_list ]] || check_ranks "${#hosts[@]}"
 fi
 read -ra extra_mpirun <<<"$mpirun_args"
+# Open MPI's launcher by name (its --host/--map-by flags below; the `mpirun`
+# alternative may be MPICH's): scripts/mpi_launcher.sh.
+# shellcheck source=scripts/mpi_launcher.sh
+source "$script_dir/mpi_launcher.sh"
+mpirun_openmpi=mpirun.openmpi
+if [[ $mode != netsim && $launcher == mpirun ]]; then
+  mpirun_openmpi=$(mpi_launcher_for openmpi) || die "the hostfile and slurm modes launch with Open MPI's mpirun (--launcher mpirun)"
+fi
 read -ra extra_srun <<<"$srun_args"
 # launch PPN HOST... -- COMMAND...: one job of PPN ranks on each HOST.
 launch() {
@@ -398,7 +406,7 @@ launch() {
           --nodelist="$(IFS=,; echo "${list[*]}")" --distribution="$distribution" --kill-on-bad-exit=1 \
           "${extra_srun[@]}" "$@"
       else
-        mpirun -np "$np" --host "$spec" --map-by "$map_by" "${extra_mpirun[@]}" "$@"
+        "$mpirun_openmpi" -np "$np" --host "$spec" --map-by "$map_by" "${extra_mpirun[@]}" "$@"
       fi
       ;;
   esac

@@ -11,7 +11,7 @@
 # OSU_SOURCE_DIR is an OSU Micro-Benchmarks source tree (autotools, with
 # configure), unconfigured, in either layout: 5.x (mpi/collective/osu_*.c)
 # or 7.x (c/mpi/collective/blocking/osu_*.c). It is built out of tree
-# (configure CC=mpicc, then only the tests compared) in --build DIR, never
+# (configure CC=mpicc of the library, then only the tests compared) in --build DIR, never
 # inside the source tree nor this repository. NP ranks (default 2) on this
 # machine, one core each while NP <= cores. Then, R rounds of, for every
 # collective and every SIZE of 8 B, 16 B, .. 16 MiB, one job each:
@@ -149,7 +149,17 @@ collbench_build=$repository/build
 collbench=$collbench_build/benchmarks/harness/collbench
 [[ -x $collbench ]] ||
   die "no collbench in $collbench_build; build it first (scripts/run.sh, or cmake --build $collbench_build --target collbench_exe)"
-command -v mpicc >/dev/null || die "mpicc not found; OSU is built with the MPI's compiler wrapper"
+
+# OSU is built with the compiler wrapper of the library collbench links
+# (Debian's mpicc.openmpi or mpicc.mpich; elsewhere mpicc), and both run
+# under that library's launcher (scripts/mpi_launcher.sh).
+# shellcheck source=scripts/mpi_launcher.sh
+source "$repository/scripts/mpi_launcher.sh"
+mpi_library=$(mpi_library_of "$collbench_build")
+mpi_run=$(mpi_launcher_for "$mpi_library") || die "cannot launch $mpi_library jobs (see above)"
+mpi_cc=mpicc.$mpi_library mpi_cxx=mpicxx.$mpi_library
+command -v "$mpi_cc" >/dev/null || mpi_cc=mpicc mpi_cxx=mpicxx
+command -v "$mpi_cc" >/dev/null || die "neither mpicc.$mpi_library nor mpicc found; OSU is built with the MPI's compiler wrapper"
 
 # Everything below writes: the scratch folder holds the runs until the end.
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/compare_osu.XXXXXX")
@@ -162,7 +172,7 @@ for name in "${osu_names[@]}"; do [[ -x $osu_tests/osu_$name ]] || missing+=("os
 if ((${#missing[@]} > 0)); then
   echo "compare_osu.sh: building ${missing[*]} in $osu_build" >&2
   if [[ ! -e $osu_build/config.status ]]; then
-    (cd "$osu_build" && "$source_dir/configure" CC=mpicc CXX=mpicxx >configure.log 2>&1) ||
+    (cd "$osu_build" && "$source_dir/configure" CC="$mpi_cc" CXX="$mpi_cxx" >configure.log 2>&1) ||
       { tail -20 "$osu_build/configure.log" >&2; fail "OSU's configure failed; log in $osu_build/configure.log"; }
   fi
   # 7.x's tests link the objects of its c/util folder.
@@ -177,21 +187,19 @@ fi
 osu_type=()
 [[ $layout == c/* ]] && osu_type=(-T mpi_float)
 
-# The same launcher for both. A core per rank while there are enough
-# (busy-polling ranks that share a core for a moment double a microsecond
-# time), Open MPI over shared memory as run.sh's main sweep.
-launcher=(mpiexec -n "$np")
-# Not grep -q: under pipefail, the writer's SIGPIPE would make this false.
-if mpirun --version 2>/dev/null | grep "Open MPI" >/dev/null; then
+# The same launcher for both: the one of the library collbench's build links
+# (scripts/mpi_launcher.sh), never the `mpirun` alternative. A core per rank
+# while there are enough (busy-polling ranks that share a core for a moment
+# double a microsecond time); Open MPI over shared memory as run.sh's main
+# sweep.
+launcher=("$mpi_run" -n "$np")
+if [[ $mpi_library == openmpi ]]; then
   bind=core
   ((np <= $(nproc))) || bind=none
-  launcher=(mpirun -np "$np" --bind-to "$bind" --mca pml ob1 --mca btl "self,vader"
+  launcher=("$mpi_run" -np "$np" --bind-to "$bind" --mca pml ob1 --mca btl "self,vader"
     --mca oob_tcp_if_include lo)
   ((np <= $(nproc))) || launcher+=(--oversubscribe)
-  export PMIX_MCA_gds=hash
-  if [[ $(id -u) -eq 0 ]]; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  fi
+  open_mpi_environment
 fi
 ((np <= $(nproc))) || echo "compare_osu.sh: note: $np ranks on $(nproc) cores, oversubscribed" >&2
 

@@ -475,7 +475,9 @@ cmd_mpirun() {
   [[ $# -gt 0 ]] || die "mpirun needs mpirun arguments, e.g. netsim.sh mpirun -np 4 ./prog"
   id=$(resolve_id "$id")
   load_cluster "$id"
-  command -v mpirun >/dev/null || die "mpirun not found (Debian package openmpi-bin)"
+  # Open MPI's launcher by name (the flags below are its own): the `mpirun`
+  # alternative may be MPICH's (scripts/mpi_launcher.sh).
+  command -v mpirun.openmpi >/dev/null || die "mpirun.openmpi not found (Debian package openmpi-bin)"
   local hostfile=$state_dir/hostfile.ppn$ppn i
   if [[ ! -f $hostfile ]]; then
     for i in "${!host_names[@]}"; do echo "${host_names[i]} slots=$ppn"; done >"$hostfile.tmp"
@@ -510,7 +512,7 @@ cmd_mpirun() {
     mca+=(--mca "${defaults[a]}" "${defaults[a + 1]}")
   done
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PMIX_MCA_gds=hash
-  run_in_host 0 mpirun --hostfile "$hostfile" "${mca[@]}" --oversubscribe --bind-to none "$@"
+  run_in_host 0 mpirun.openmpi --hostfile "$hostfile" "${mca[@]}" --oversubscribe --bind-to none "$@"
 }
 
 # ---------------------------------------------------------------- measure

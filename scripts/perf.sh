@@ -206,15 +206,22 @@ core_latency=$build/benchmarks/corelatency/collbench-core-latency
 collectives=$(tail -n +2 "$out/algorithms.csv" | cut -d, -f2 | awk '!seen[$0]++' | paste -sd,)
 [[ -n $collectives ]] || die "$collbench --list-algorithms --csv listed no collective"
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PMIX_MCA_gds=hash
-# launch ARGS...: mpirun ARGS, under flock "$MPIRUN_LOCK" when that is set (on
+# Open MPI's launcher by name (scripts/mpi_launcher.sh): the flags below are
+# its own, so a build against MPICH is refused.
+# shellcheck source=scripts/mpi_launcher.sh
+source scripts/mpi_launcher.sh
+[[ $(mpi_library_of "$build") == openmpi ]] ||
+  die "$build links MPICH; perf.sh's runs use Open MPI's flags (configure a build with -DCOLLBENCH_MPI=openmpi)"
+mpirun_openmpi=$(mpi_launcher_for openmpi) || exit 2
+open_mpi_environment
+# launch ARGS...: mpirun.openmpi ARGS, under flock "$MPIRUN_LOCK" when that is set (on
 # machines where overlapping Open MPI start-ups crash, every launcher takes
 # the same lock; held for one job, not for the whole run).
 launch() {
   if [[ -n ${MPIRUN_LOCK:-} ]]; then
-    flock "$MPIRUN_LOCK" mpirun "$@"
+    flock "$MPIRUN_LOCK" "$mpirun_openmpi" "$@"
   else
-    mpirun "$@"
+    "$mpirun_openmpi" "$@"
   fi
 }
 mpirun_flags=(--oversubscribe --mca btl self,vader,tcp

@@ -250,18 +250,22 @@ if ! refusal=$("$predict" --model "$scaling_model" --batch 256 --compute-seconds
   exit 2
 fi
 
-# Open MPI refuses root without these, and more ranks than cores without
+# The launcher of the library the build links (scripts/mpi_launcher.sh):
+# mpirun.openmpi or mpirun.mpich, never the `mpirun` alternative. Open MPI
+# refuses root without its variables, and more ranks than cores without
 # --oversubscribe. The main sweep and the libfabric sweeps (MPI only launches
 # them and exchanges endpoint names) use MPI over shared memory, the fabric
 # of ranks on one machine; mpi_flags names the MPI fabrics the libfabric
-# sweeps are compared with. Other MPIs get a plain mpiexec and no such
-# comparison sweeps (their fabric cannot be chosen here).
-launcher=(mpiexec -n "$np")
+# sweeps are compared with. MPICH gets its launcher without flags and no such
+# comparison sweeps (its fabric cannot be chosen here).
+# shellcheck source=scripts/mpi_launcher.sh
+source "$repository/scripts/mpi_launcher.sh"
+mpi_library=$(mpi_library_of "$build")
+mpi_run=$(mpi_launcher_for "$mpi_library") || { echo "run.sh: cannot launch: see above" >&2; exit 2; }
+launcher=("$mpi_run" -n "$np")
 declare -A mpi_flags=()
-# grep without -q reads to the end: with -q it exits at the first match, and
-# under pipefail the writer's SIGPIPE then makes the test false.
-if mpirun --version 2>/dev/null | grep "Open MPI" >/dev/null; then
-  mpirun_base=(mpirun -np "$np" --oversubscribe --bind-to "$binding" --mca oob_tcp_if_include lo)
+if [[ $mpi_library == openmpi ]]; then
+  mpirun_base=("$mpi_run" -np "$np" --oversubscribe --bind-to "$binding" --mca oob_tcp_if_include lo)
   mpi_flags=(
     [btl_vader]="--mca pml ob1 --mca btl self,vader"
     [btl_tcp]="--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo"
@@ -270,10 +274,7 @@ if mpirun --version 2>/dev/null | grep "Open MPI" >/dev/null; then
   )
   read -ra vader <<<"${mpi_flags[btl_vader]}"
   launcher=("${mpirun_base[@]}" "${vader[@]}")
-  export PMIX_MCA_gds=hash
-  if [[ $(id -u) -eq 0 ]]; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  fi
+  open_mpi_environment
 fi
 
 # The flags after `--` are collbench's to judge, and it can only once it is

@@ -38,3 +38,8 @@ set_tests_properties(machine PROPERTIES LABELS unit)
 add_test(NAME sim_study
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/sim_study_test.py ${PROJECT_SOURCE_DIR})
 set_tests_properties(sim_study PROPERTIES LABELS unit)
+
+# scripts/mpi_launcher.sh, which the scripts that start ranks name their
+# launcher by: the build's library from its cache, the launcher for it.
+add_test(NAME mpi_launcher COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi_launcher_test.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(mpi_launcher PROPERTIES LABELS unit)
