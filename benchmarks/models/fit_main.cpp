@@ -205,6 +205,12 @@ int main(int argc, char** argv) {
                  "above it γ comes from the local reduce fit (fraction)")
       ->capture_default_str()
       ->check(collbench::cli::number_at_least(0, false, "", 10));
+  app.add_option("--tie-tolerance", options.tie_tolerance,
+                 "the measured selection's tolerance (fraction): an algorithm beats another at "
+                 "a size only where its q3 raised by this lies below the other's q1; those no "
+                 "one beats are within noise of the fastest (selections.csv's ties)")
+      ->capture_default_str()
+      ->check(collbench::cli::number_at_least(0, false, "", 1));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
