@@ -383,7 +383,7 @@ TEST(ChooseSignificant, OneRepetitionChoosesTheLowestMedian) {
 // beats the choice beyond noise; the ties
 // are exactly the other exchanges' algorithms no one beats, `same` its own
 // exchange's after it; and a size's choice is the one it gets alone.
-TEST(ChooseSignificant, TheChoiceIsTheLowestMediansExchangeAndTiesAreTheUnbeaten) {
+TEST(ChooseSignificant, TheChoiceIsTheFirstNearTheLowestMedianAndTiesAreTheUnbeaten) {
   const std::vector<std::string> candidates = {"a", "b", "c", "d"};
   std::mt19937 random(43);
   std::uniform_real_distribution<double> median(5, 15), half(0, 3), chance(0, 1);
