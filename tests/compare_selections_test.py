@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """scripts/compare_selections.py: a flip is a size where one run's choice lies
-outside the other's tie set (its choice and its ties); a different choice
-inside both tie sets is within noise.
+outside the other's tie set (its choice, its equivalents and its ties); a
+different choice inside both tie sets is within noise; equivalents are no ties.
 
 Usage: compare_selections_test.py SOURCE_DIR"""
 
@@ -19,11 +19,15 @@ HEADER = ("collective,transport,provider,placement,dtype,op,ranks,bytes,chosen,c
 
 
 def selections(rows):
-    """selections.csv text: each row (ranks, bytes, chosen, ties)."""
-    lines = [HEADER]
-    for ranks, size, chosen, ties in rows:
+    """selections.csv text: each row (ranks, bytes, chosen, ties) or (ranks,
+    bytes, chosen, ties, same); with a `same` column when any row has one (a
+    file written before that column has none)."""
+    with_same = any(len(row) == 5 for row in rows)
+    lines = [HEADER.replace(",ties,", ",same,ties,") if with_same else HEADER]
+    for ranks, size, chosen, ties, *same in rows:
+        same_cell = f"{same[0] if same else ''}," if with_same else ""
         lines.append(f"allreduce,mpi,,intra,f32,sum,{ranks},{size},{chosen},2,1.9,2.1,3,{chosen},"
-                     f"2,0,,,,{ties},4,tree,2,tree,2")
+                     f"2,0,,,,{same_cell}{ties},4,tree,2,tree,2")
     return "\n".join(lines) + "\n"
 
 
@@ -56,6 +60,19 @@ class CompareSelections(unittest.TestCase):
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
         self.assertIn("| 8 B | tree | ring | flip |", done.stdout)
         self.assertIn("1 sizes compared: 1 flip, 1 with ties", done.stdout)
+
+    def test_equivalents_are_in_the_tie_set_but_are_no_ties(self):
+        # Both runs chose the exchange of recursive doubling; the second saw
+        # recursive_doubling itself beaten by swing_latency (its equivalent).
+        done = self.run_on([(2, 8, "recursive_doubling", "", "swing_latency")],
+                           [(2, 8, "swing_latency", "", "")], "--max-flips", "0")
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("| 8 B | recursive_doubling | swing_latency | flip |", done.stdout)
+        done = self.run_on([(2, 8, "recursive_doubling", "", "swing_latency")],
+                           [(2, 8, "swing_latency", "", "recursive_doubling")], "--max-flips", "0")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("| 8 B | recursive_doubling | swing_latency | within noise |", done.stdout)
+        self.assertIn("1 sizes compared: 0 flips, 0 with ties (0%)", done.stdout)
 
     def test_ranks_are_selections_of_their_own(self):
         done = self.run_on([(2, 8, "tree", ""), (4, 8, "ring", "")],

@@ -505,52 +505,127 @@ std::string selection_string(std::span<const std::pair<double, std::string>> win
   return out;
 }
 
+namespace {
+
+// The cost terms that make two algorithms the same exchange; nullopt for the
+// library's algorithms, which have none of their own.
+std::optional<CostTerms> exchange_terms(std::string_view collective, std::string_view placement,
+                                        std::string_view algorithm, int ranks, double bytes) {
+  if (const std::optional<Layout> layout = placement_layout(placement)) {
+    const CollectiveInfo* info = find_collective(collective);
+    const AlgorithmInfo* algorithm_info =
+        info == nullptr ? nullptr : info->find_algorithm(algorithm);
+    if (algorithm_info == nullptr || algorithm_info->placed_cost == nullptr ||
+        is_library_algorithm(*algorithm_info)) {
+      return std::nullopt;
+    }
+    return algorithm_info->placed_cost(*layout, bytes);
+  }
+  bool own = false;
+  const CostTerms terms = model_terms(collective, algorithm, ranks, bytes, &own);
+  return own ? std::optional<CostTerms>(terms) : std::nullopt;
+}
+
+bool same_terms(const CostTerms& a, const CostTerms& b) {
+  // Equal up to rounding: the same formula may be summed in another order.
+  const auto close = [](double x, double y) {
+    return std::abs(x - y) <= 1e-9 * std::max({1.0, std::abs(x), std::abs(y)});
+  };
+  return close(a.messages, b.messages) && close(a.bytes, b.bytes) &&
+         close(a.reduce_bytes, b.reduce_bytes) && close(a.intra_messages, b.intra_messages) &&
+         close(a.intra_bytes, b.intra_bytes);
+}
+
+}  // namespace
+
+std::vector<std::size_t> same_exchanges(std::string_view collective, std::string_view placement,
+                                        int ranks, std::span<const std::string> candidates,
+                                        std::span<const double> sizes) {
+  std::vector<std::vector<std::optional<CostTerms>>> terms;
+  for (const std::string& name : candidates) {
+    std::vector<std::optional<CostTerms>>& own = terms.emplace_back();
+    if (find_collective(collective) == nullptr) continue;  // unknown: no terms
+    for (const double bytes : sizes) {
+      own.push_back(exchange_terms(collective, placement, name, ranks, bytes));
+    }
+  }
+  const auto equivalent = [&](std::size_t a, std::size_t b) {
+    if (terms[a].empty() || terms[b].empty()) return false;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (!terms[a][i] || !terms[b][i] || !same_terms(*terms[a][i], *terms[b][i])) return false;
+    }
+    return true;
+  };
+  std::vector<std::size_t> exchange(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    exchange[i] = i;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (equivalent(i, j)) {
+        exchange[i] = j;
+        break;
+      }
+    }
+  }
+  return exchange;
+}
+
 std::vector<Choice> choose_significant(std::span<const std::string> candidates,
-                                       const TimesBySize& times) {
+                                       const TimesBySize& times,
+                                       std::span<const std::size_t> exchange, double tolerance) {
+  const auto exchange_of = [&](std::size_t i) { return exchange.empty() ? i : exchange[i]; };
   std::vector<Choice> choices;
-  std::string current;
+  std::string previous;
   for (const auto& [bytes, measured] : times) {
-    const auto time_of = [&](const std::string& name) -> const TimeSpread* {
-      const auto it = measured.find(name);
-      return it == measured.end() ? nullptr : &it->second;
+    std::vector<const TimeSpread*> time(candidates.size(), nullptr);
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (const auto it = measured.find(candidates[i]); it != measured.end()) {
+        time[i] = &it->second;
+      }
+    }
+    const auto beats = [&](const TimeSpread& y, const TimeSpread& x) {
+      return y.q3 * (1 + tolerance) < x.q1;
     };
-    const TimeSpread* current_time = current.empty() ? nullptr : time_of(current);
-    // Lowest median among the candidates that qualify: the current choice
-    // and those faster beyond both spreads (whose median, below their q3 and
-    // so below the current q1, is lower than the current one's), or every
-    // measured candidate when the current choice was not measured here.
-    std::string best;
-    const TimeSpread* best_time = nullptr;
-    for (const std::string& name : candidates) {
-      const TimeSpread* time = time_of(name);
-      if (time == nullptr) continue;
-      const bool qualifies =
-          current_time == nullptr || name == current || time->q3 < current_time->q1;
-      if (qualifies && (best_time == nullptr || time->median < best_time->median)) {
-        best = name;
-        best_time = time;
+    std::vector<bool> contender(candidates.size(), false);
+    std::optional<std::size_t> fastest;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (time[i] == nullptr) continue;
+      contender[i] = std::none_of(time.begin(), time.end(), [&](const TimeSpread* other) {
+        return other != nullptr && beats(*other, *time[i]);
+      });
+      if (!fastest || time[i]->median < time[*fastest]->median) fastest = i;
+    }
+    // The preferred exchange: the first in candidate order with a median
+    // within the tolerance of the lowest (the lowest's own, at worst).
+    std::optional<std::size_t> preferred;
+    for (std::size_t i = 0; fastest && !preferred && i < candidates.size(); ++i) {
+      if (contender[i] && time[i]->median <= time[*fastest]->median * (1 + tolerance)) {
+        preferred = exchange_of(i);
       }
     }
     Choice choice;
     choice.bytes = bytes;
-    choice.chosen = best;
-    if (!current.empty() && best != current) {
-      choice.previous = current;
-      if (current_time != nullptr) {
-        choice.margin = current_time->median / best_time->median;
-        choice.gap = current_time->q1 / best_time->q3;
+    std::optional<std::size_t> chosen;
+    for (std::size_t i = 0; preferred && i < candidates.size(); ++i) {
+      if (!contender[i]) continue;
+      if (exchange_of(i) != *preferred) {
+        choice.ties.push_back(candidates[i]);
+      } else if (!chosen) {
+        chosen = i;
+      } else {
+        choice.same.push_back(candidates[i]);
       }
     }
-    if (best_time != nullptr) {
-      for (const std::string& name : candidates) {
-        const TimeSpread* time = time_of(name);
-        if (name != best && time != nullptr && time->q1 <= best_time->q3 &&
-            best_time->q1 <= time->q3) {
-          choice.ties.push_back(name);
+    if (chosen) {
+      choice.chosen = candidates[*chosen];
+      if (!previous.empty() && previous != choice.chosen) {
+        choice.previous = previous;
+        if (const auto it = measured.find(previous); it != measured.end()) {
+          choice.margin = it->second.median / time[*chosen]->median;
+          choice.gap = it->second.q1 / time[*chosen]->q3;
         }
       }
+      previous = choice.chosen;
     }
-    if (!best.empty()) current = best;
     choices.push_back(choice);
   }
   return choices;
@@ -998,9 +1073,10 @@ FittedModels fit_collective_groups(FitResults& results, std::span<const Measurem
 // bottom-up and fitted top-down, and the MPI library's time.
 template <typename Predict, typename Fitted>
 std::vector<SelectionRow> selection_rows(std::span<const std::string> candidates,
+                                         std::span<const std::size_t> exchange, double tolerance,
                                          const TimesBySize& measured, const Predict& predict,
                                          const Fitted& fitted) {
-  const std::vector<Choice> choices = choose_significant(candidates, measured);
+  const std::vector<Choice> choices = choose_significant(candidates, measured, exchange, tolerance);
   std::vector<SelectionRow> rows;
   std::size_t index = 0;
   for (const auto& [bytes, times] : measured) {
@@ -1027,7 +1103,7 @@ std::vector<SelectionRow> selection_rows(std::span<const std::string> candidates
 
 // Step 5 for one (collective, ..., ranks) group with at least 2 ranks.
 Selection select_algorithms(const SelectionKey& key, const std::vector<const Measurement*>& points,
-                            const CollectiveModels& models) {
+                            const CollectiveModels& models, double tolerance) {
   const auto& [collective, transport, provider, placement, dtype, op, ranks] = key;
   const CollectiveInfo& collective_info = *find_collective(collective);
   Selection selection{collective, transport, provider, placement, dtype, op,
@@ -1055,7 +1131,12 @@ Selection select_algorithms(const SelectionKey& key, const std::vector<const Mea
     return model_seconds(it == models.top_down.end() ? nullptr : &it->second, collective_info, name,
                          transport, ranks, bytes, element_bytes);
   };
-  selection.rows = selection_rows(selection.candidates, measured, predict, fitted);
+  std::vector<double> sizes;
+  for (const auto& [bytes, times] : measured) sizes.push_back(bytes);
+  const std::vector<std::size_t> exchange =
+      same_exchanges(collective, placement, ranks, selection.candidates, sizes);
+  selection.rows =
+      selection_rows(selection.candidates, exchange, tolerance, measured, predict, fitted);
   std::vector<std::pair<double, std::string>> measured_winners;
   for (const SelectionRow& row : selection.rows) {
     measured_winners.emplace_back(row.bytes, row.choice.chosen);
@@ -1071,7 +1152,7 @@ Selection select_algorithms(const SelectionKey& key, const std::vector<const Mea
 
 // Step 5: selection per rank count.
 void select_per_rank_count(FitResults& results, std::span<const Measurement> measurements,
-                           const FittedModels& models) {
+                           const FittedModels& models, double tolerance) {
   // A group without a model of its kind (every point at 1 rank) predicts nothing.
   static const CollectiveModels kNoModels;
   for (const auto& [key, points] : group_collectives(measurements, selection_key)) {
@@ -1079,7 +1160,7 @@ void select_per_rank_count(FitResults& results, std::span<const Measurement> mea
     if (ranks < 2) continue;
     const auto it = models.find({collective, transport, provider, placement, dtype, op});
     results.selections.push_back(
-        select_algorithms(key, points, it == models.end() ? kNoModels : it->second));
+        select_algorithms(key, points, it == models.end() ? kNoModels : it->second, tolerance));
   }
 }
 
@@ -1095,7 +1176,7 @@ FitResults fit_measurements(std::span<const Measurement> measurements, const Fit
         "nothing to fit: no p2p pingpong, local reduce/memcpy or collective rows at 2 or more "
         "ranks in the input");
   }
-  select_per_rank_count(results, measurements, models);
+  select_per_rank_count(results, measurements, models, options.tie_tolerance);
   order_predictions_by_registry(results);
   return results;
 }

@@ -136,13 +136,16 @@ int main(int argc, char** argv) {
       "and bandwidth transfer), else of the inter ping-pong.\n"
       "The measured selection is statistical: rows of one configuration give a median and an "
       "interquartile range (over repetitions, e.g. collbench --benchmark_repetitions=3 "
-      "--interleave); at each size the previous choice is kept unless another algorithm's q3 is "
-      "below its q1 (non-overlapping interquartile ranges), and each boundary's margin is "
-      "reported. With one repetition there is no spread and the choice is the lowest median.\n"
+      "--interleave); algorithms with the same cost terms at the rank count are one choice; "
+      "an algorithm is within noise unless another's q3, raised by --tie-tolerance, is below "
+      "its q1; each size chooses, independently of the size before, the first algorithm in "
+      "table order within noise whose median is within that tolerance of the lowest, the "
+      "others within noise being its ties, and each boundary's margin is reported.\n"
       "Writes OUT_DIR/models.csv (one row per fit: parameters with units, R² on log time, "
       "median and max relative error), OUT_DIR/predictions.csv (measured vs predicted per "
       "point) and OUT_DIR/selections.csv (per selection and size: the choice with its median "
-      "and quartiles, the lowest median, the boundary margin, the MPI library's time), all "
+      "and quartiles, the lowest median, the boundary margin, its equivalents and ties, the MPI "
+      "library's time), all "
       "replaced together or none, prints a report, and with --plot-dir draws PNGs through "
       "scripts/plot.py.\n"
       "Where the input has gemm rows (family local, algorithm gemm: each GEMM layer of a "
@@ -205,6 +208,12 @@ int main(int argc, char** argv) {
                  "above it γ comes from the local reduce fit (fraction)")
       ->capture_default_str()
       ->check(collbench::cli::number_at_least(0, false, "", 10));
+  app.add_option("--tie-tolerance", options.tie_tolerance,
+                 "the measured selection's tolerance (fraction): an algorithm beats another at "
+                 "a size only where its q3 raised by this lies below the other's q1; those no "
+                 "one beats are within noise of the fastest (selections.csv's ties)")
+      ->capture_default_str()
+      ->check(collbench::cli::number_at_least(0, false, "", 1));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

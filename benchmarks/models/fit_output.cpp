@@ -529,6 +529,7 @@ void write_selections_csv(const std::string& path, const FitResults& results) {
                           row.choice.previous,
                           number(row.choice.margin),
                           number(row.choice.gap),
+                          fmt::format("{}", fmt::join(row.choice.same, ";")),
                           fmt::format("{}", fmt::join(row.choice.ties, ";")),
                           number(row.mpi_seconds * 1e6),
                           row.predicted,

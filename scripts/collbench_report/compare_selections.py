@@ -5,11 +5,14 @@ Usage: compare_selections.py [--out FILE] [--max-flips N] A/selections.csv B/sel
 Reads two selections.csv files of collbench-fit (a run's fit/selections.csv)
 and, for every selection (collective, transport, provider, placement, dtype,
 op, ranks) and size both measured, compares the choices. A size's tie set is
-its choice and its `ties` (the algorithms within noise of the choice); a
-**flip** is a size where one run's choice lies outside the other run's tie
-set: the two runs disagree beyond what either run's noise allows. Prints a
-Markdown table of the sizes where the choices differ (flip or within noise)
-per selection, then one line: sizes compared, flips, sizes with ties.
+its choice, its `same` (the choice's equivalents: the same exchange) and its
+`ties` (other algorithms within noise of the fastest); a **flip** is a size
+where one run's choice lies outside the other run's tie set: the two runs
+disagree beyond what either run's noise allows. A size has ties when either
+run's `ties` is not empty (equivalents are no ties). Prints a Markdown table
+of the sizes where the choices differ (flip or within noise) per selection,
+then one line: sizes compared, flips, sizes with ties. A selections.csv
+without the `same` column (written before it) reads as having none.
 
 --max-flips N: exit status 1 when there are more than N flips (a check that
 two quiet runs agree). --out FILE writes the text to FILE instead of
@@ -32,13 +35,16 @@ class Parser(argparse.ArgumentParser):
 
 
 def choices(path):
-    """{(group..., bytes): (chosen, tie set)} of the sizes where a choice was made."""
+    """{(group..., bytes): (chosen, tie set, has ties)} of the sizes where a
+    choice was made."""
     found = {}
     for row in read_rows(path, REQUIRED, "compare_selections.py"):
         if not row["chosen"]:
             continue
-        tie_set = {row["chosen"]} | set(filter(None, row["ties"].split(";")))
-        found[tuple(row[c] for c in GROUP) + (int(row["bytes"]),)] = (row["chosen"], tie_set)
+        ties = set(filter(None, row["ties"].split(";")))
+        same = set(filter(None, (row.get("same") or "").split(";")))
+        found[tuple(row[c] for c in GROUP) + (int(row["bytes"]),)] = (
+            row["chosen"], {row["chosen"]} | same | ties, bool(ties))
     return found
 
 
@@ -50,8 +56,8 @@ def compare(first, second):
     flips = tied = 0
     by_group = {}
     for key in common:
-        (a, a_ties), (b, b_ties) = first[key], second[key]
-        tied += len(a_ties) > 1 or len(b_ties) > 1
+        (a, a_ties, a_tied), (b, b_ties, b_tied) = first[key], second[key]
+        tied += a_tied or b_tied
         if a == b:
             continue
         flip = a not in b_ties or b not in a_ties

@@ -251,15 +251,27 @@ def boundary_text(row):
             f"(IQRs {float(row['gap']):.3f}× apart)")
 
 
-def ties_text(members):
-    """The algorithms within noise of the choice somewhere in its range
-    (selections.csv's ties), or "–"."""
-    tied = []
+def names_in(members, column):
+    """The names of a `;`-separated column over a range's rows, in order, once."""
+    names = []
     for row in members:
-        for name in filter(None, row.get("ties", "").split(";")):
-            if name not in tied:
-                tied.append(name)
-    return ", ".join(tied) if tied else "–"
+        for name in filter(None, (row.get(column) or "").split(";")):
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def ties_text(members):
+    """The algorithms within noise of the fastest somewhere in the choice's
+    range (selections.csv's ties), or "–"."""
+    return ", ".join(names_in(members, "ties")) or "–"
+
+
+def chosen_text(chosen, members, ranks):
+    """The choice, with its equivalents within noise somewhere in its range
+    (selections.csv's same): "recursive_doubling (= swing_latency at p = 2)"."""
+    same = names_in(members, "same")
+    return f"{chosen} (= {', '.join(same)} at p = {ranks})" if same else chosen
 
 
 def plot_links(run, prefixes, ranks):
@@ -292,12 +304,15 @@ def selection_section(run, selections, machine):
         groups[key].append(row)
     out = ["## The best algorithm per size, against the MPI library", "",
            "collbench-fit's measured selection (fit/selections.csv): at each size the "
-           "previous choice stays unless another algorithm's interquartile range over "
-           "repetitions lies wholly below it. *tie with*: the algorithms whose range "
-           "overlaps the chosen one's somewhere in the sizes (within noise: a run choosing "
-           "one of them instead has not flipped). *vs mpi*: the MPI library's median over the "
-           "chosen one's (> 1: faster than the library; < 1: the library's median is lower, "
-           "by less than the spread, so the choice stays).", ""]
+           "first algorithm in table order within noise whose median over repetitions is "
+           "within the tie tolerance of the lowest; algorithms with the same cost terms at "
+           "this rank count are one choice, named after the first within noise (\"= ...\"). "
+           "Within noise: no algorithm's interquartile range, raised by the tie tolerance, "
+           "lies wholly below its own. "
+           "*tie with*: the other algorithms within noise somewhere in the sizes (a run "
+           "choosing one of them instead has not flipped). *vs mpi*: the MPI library's "
+           "median over the chosen one's (> 1: faster than the library; < 1: the library's "
+           "median is lower, by less than the spread).", ""]
     if not groups:
         out += ["collbench-fit made no selection from this run's rows.", ""]
     for (collective, transport, provider, placement, dtype, op, ranks), rows in groups.items():
@@ -308,7 +323,8 @@ def selection_section(run, selections, machine):
             speedups = [r["mpi_median_us"] / r["chosen_median_us"] for r in members
                         if r["mpi_median_us"] > 0 and r["chosen_median_us"] > 0]
             vs_mpi = ratio_span(min(speedups), max(speedups)) if speedups else "–"
-            lines.append([size_span(first, last), chosen, ties_text(members), vs_mpi,
+            lines.append([size_span(first, last), chosen_text(chosen, members, ranks),
+                          ties_text(members), vs_mpi,
                           boundary_text(members[0])])
         where = f"{transport}{'/' + provider if provider else ''} {placement}".strip()
         title = f"### {collective}: {where}, {ranks} ranks, {dtype}{' ' + op if op else ''}"

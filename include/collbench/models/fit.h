@@ -38,8 +38,9 @@
 //      CostTerms, weighted so that each point counts by its relative error.
 //   5. Selection: per rank count, the fastest algorithm measured, predicted
 //      and fitted at every size, and oneCCL-style selection strings. The
-//      measured string is statistical (choose_significant): a size changes
-//      the choice only to an algorithm faster beyond both spreads.
+//      measured string is statistical (choose_significant): the exchange of
+//      the lowest median, named by a stated rule, with the others within
+//      noise of it as ties.
 //
 // Every fit minimises Σ((model_i − t_i)/t_i)²: the sizes span six decades, and
 // an unweighted fit would ignore every latency-bound point. For the same
@@ -48,6 +49,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <cstddef>
 #include <limits>
 #include <map>
 #include <optional>
@@ -259,26 +261,46 @@ struct Choice {
   // do not overlap); NaN when the previous choice was not measured here.
   double margin = std::numeric_limits<double>::quiet_NaN();
   double gap = std::numeric_limits<double>::quiet_NaN();
-  // The other candidates within noise of the choice here: their
-  // interquartile range overlaps the chosen one's (none is faster beyond
-  // both spreads, or the rule below would have chosen it), in candidate
-  // order. A second run choosing one of these instead has not flipped.
+  // The chosen algorithm's equivalents within noise here: the same exchange
+  // (same_exchanges), not a choice between different algorithms, so not ties.
+  std::vector<std::string> same;
+  // The algorithms of other exchanges within noise of the fastest here (no
+  // algorithm beats them), in candidate order. A second run choosing one of
+  // these, or of `same`, instead has not flipped.
   std::vector<std::string> ties;
   bool changed() const { return !previous.empty(); }
 };
 
-// The measured selection, changed only on evidence. At the smallest size the
-// choice is the lowest median. At each later size the previous choice is
-// kept unless another algorithm is faster by more than both spreads (its q3
-// below the previous choice's q1: non-overlapping interquartile ranges);
-// among those the lowest median is chosen. Where the previous choice was not
-// measured, the lowest median is chosen. Ties go to the earlier candidate.
-// With one repetition per point there is no spread and this is the lowest
-// median at every size. Candidates not measured at a size are skipped.
-// This is the one rule of the measured selection: its ties (Choice::ties)
-// are what it leaves to noise, not a second rule.
+// Per candidate, the index of the first candidate with the same α-β-γ cost
+// terms (AlgorithmInfo::cost, or placed_cost on a layout placement) at
+// `ranks` for every one of `sizes`: the same messages, bytes and reductions,
+// e.g. recursive doubling and swing_latency at p = 2, so that which of them
+// measures faster is noise. Its own index where none comes earlier; the
+// library's algorithms (no cost of their own) are each their own.
+std::vector<std::size_t> same_exchanges(std::string_view collective, std::string_view placement,
+                                        int ranks, std::span<const std::string> candidates,
+                                        std::span<const double> sizes);
+
+// The measured selection. At each size an algorithm y beats x when y's q3,
+// raised by `tolerance` (a fraction), is below x's q1: faster beyond both
+// interquartile ranges and by more than runs of one machine drift apart.
+// The contenders are the measured algorithms no one beats (the lowest
+// median always is one). The choice is the first exchange (`exchange`, from
+// same_exchanges; empty: every candidate its own) in candidate order with a
+// contender whose median is within `tolerance` of the lowest median, named
+// by its first contender in candidate order, so that equivalents within
+// noise always get the same name; its other contenders are `same`, those
+// of other exchanges `ties`. There is no hysteresis: the choice at a size
+// does not depend on the size before (a choice carried on by it stays at
+// the edge of the contenders, where a second run most often leaves it).
+// With no spread and no tolerance this is the lowest median's exchange.
+// Candidates not measured at a size are skipped. This is the one rule of
+// the measured selection: its ties are what it leaves to noise, not a
+// second rule.
 std::vector<Choice> choose_significant(std::span<const std::string> candidates,
-                                       const TimesBySize& times);
+                                       const TimesBySize& times,
+                                       std::span<const std::size_t> exchange = {},
+                                       double tolerance = 0);
 
 struct SelectionRow {
   double bytes = 0;
@@ -311,6 +333,10 @@ struct FitOptions {
   // own estimate has a larger relative standard error than this: a γ that
   // uncertain also corrupts β, with which it is nearly collinear.
   double gamma_max_rel_stderr = 0.02;
+  // choose_significant's tolerance: between two quiet runs of the main job
+  // the ratio of two algorithms' medians within 15% of each other moved by
+  // 2.7% (median) and 4.4% (75th percentile) (results/selection/README.md).
+  double tie_tolerance = 0.05;
 };
 
 struct FitResults {
