@@ -55,6 +55,9 @@ struct Operation {
   // once per waiter: two flows, one of which stays on the links.)
   s4u::CommPtr comm;
   double arrival = 0;
+  // With a comm: the other side's operation, which holds the same comm
+  // until one of the two waits sees it complete.
+  Handle partner{-1, kNoRequest};
   std::string error;
   // Unmatched: the next younger operation of its queue (SimWorld::Unmatched).
   RequestId next = kNoRequest;
@@ -144,9 +147,9 @@ class SimWorld {
     for (const RequestId id : requests) {
       // Only this rank adds operations of its own, so `self.operations`
       // does not move while others run during the wait.
-      const s4u::CommPtr comm = self.operations[id].comm;
-      if (comm) {
+      if (const s4u::CommPtr comm = self.operations[id].comm) {
         comm->wait();
+        forget(self.operations[id]);
       } else if (self.operations[id].arrival > s4u::Engine::get_clock()) {
         s4u::this_actor::sleep_until(self.operations[id].arrival);
       }
@@ -165,8 +168,10 @@ class SimWorld {
 
   bool test(int rank, RequestId request) {
     const Operation& op = state(rank).operations[request];
+    // Held here: the partner's wait may drop op's during the test (a simcall).
+    const s4u::CommPtr comm = op.comm;
     const bool over = op.stage == Stage::running &&
-                      (op.comm ? op.comm->test() : op.arrival <= s4u::Engine::get_clock());
+                      (comm ? comm->test() : op.arrival <= s4u::Engine::get_clock());
     if (!over) {
       s4u::this_actor::sleep_for(kTestPollSeconds);
       return false;
@@ -239,14 +244,28 @@ class SimWorld {
       send_op.stage = recv_op.stage = Stage::starting;
       comm = s4u::Comm::sendto_async(from, to, bytes);  // a simcall: references may dangle
     }
-    for (const Handle handle : {send, recv}) {
+    for (const auto& [handle, partner] : {std::pair{send, recv}, std::pair{recv, send}}) {
       Operation& op = operation(handle);
       op.comm = comm;
       op.arrival = arrival;
       op.stage = Stage::running;
+      op.partner = partner;
     }
     wake(send.rank);
     wake(recv.rank);
+  }
+
+  // A completed transfer is over at its arrival, now: both sides drop the
+  // comm, so that SimGrid frees it when the first side's wait returns, not
+  // when the second's does (ring's allgather waits for its p - 1 sends only
+  // at the phase's end: p^2 finished comms alive). Only while an operation
+  // holds a comm is its partner sure to exist.
+  void forget(Operation& op) {
+    if (!op.comm) return;  // both waited, and the partner's returned first
+    for (Operation* side : {&op, &operation(op.partner)}) {
+      side->comm = nullptr;
+      side->arrival = s4u::Engine::get_clock();
+    }
   }
 
   void wake(int rank) {
