@@ -148,7 +148,13 @@ class SimWorld {
       // Only this rank adds operations of its own, so `self.operations`
       // does not move while others run during the wait.
       if (const s4u::CommPtr comm = self.operations[id].comm) {
-        comm->wait();
+        // Not comm->wait(): SimGrid 3.32 starts an endless sleep on the
+        // waiter's CPU beside each wait (to learn of host failures, which
+        // are not simulated here) and, when both sides of a host-to-host
+        // comm wait while it runs, keeps the first one's for ever: an LMM
+        // variable and 0.4 KB per message. A wait for any of one comm
+        // starts none. (A test() may have seen it finish already.)
+        if (comm->get_state() != s4u::Activity::State::FINISHED) s4u::Comm::wait_any({comm});
         forget(self.operations[id]);
       } else if (self.operations[id].arrival > s4u::Engine::get_clock()) {
         s4u::this_actor::sleep_until(self.operations[id].arrival);
