@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -392,6 +393,23 @@ void check(const SimParams& params) {
   }
   if (!(params.gamma_rate >= 0) || !(params.memory_rate >= 0) || !(params.overhead >= 0)) {
     fail("gamma, the memory rate and the overhead cannot be negative: give 0 or more");
+  }
+  // SimGrid 3.32's ns-3 binding knows only hosts joined by one-hop links and
+  // aborts the process (SIGABRT) on every platform built here.
+  constexpr std::string_view kModel = "--cfg=network/model:";
+  for (const std::string& arg : params.simgrid_args) {
+    if (!arg.starts_with(kModel)) continue;
+    std::string model;
+    for (const char c : std::string_view(arg).substr(kModel.size())) {
+      if (c != '-') model += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (model == "ns3") {
+      fail(fmt::format(
+          "--simgrid-arg={}: SimGrid 3.32's ns-3 model aborts on collbench's platforms (\"Element "
+          "node1 is unknown to ns-3\"); leave network/model to collbench (CM02, README "
+          "\"Simulated networks\")",
+          arg));
+    }
   }
 }
 
