@@ -20,6 +20,7 @@
 #include <new>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
+#include <string>
 #include <unordered_map>
 
 #include "platform.h"
@@ -42,14 +43,13 @@ constexpr RequestId kNoRequest = ~RequestId{0};
 
 enum class Stage { unmatched, starting, running };
 
+// A rank holds one per pending request: p - 1 receives and as many sends at
+// once in ring's allgather, so its size counts p^2 times (72 bytes; with
+// its error as a string it was 112).
 struct Operation {
   const std::byte* send_data = nullptr;
   std::byte* recv_data = nullptr;
   std::size_t bytes = 0;
-  int peer = -1;
-  int tag = -1;
-  bool is_send = false;
-  Stage stage = Stage::unmatched;
   // Running: the transfer, or null for one that failed (error) or carries
   // no byte, which is over at `arrival`. (SimGrid 3.32 does not start a
   // host-to-host communication of 0 bytes until it is waited for, and then
@@ -59,10 +59,16 @@ struct Operation {
   // With a comm: the other side's operation, which holds the same comm
   // until one of the two waits sees it complete.
   Handle partner{-1, kNoRequest};
-  std::string error;
+  int peer = -1;
+  int tag = -1;
   // Unmatched: the next younger operation of its queue (SimWorld::Unmatched).
   RequestId next = kNoRequest;
+  // 0, or 1 + the index of its failure's message in SimWorld::errors_.
+  std::uint32_t error = 0;
+  bool is_send = false;
+  Stage stage = Stage::unmatched;
 };
+static_assert(sizeof(Operation) <= 72, "an Operation counts p^2 times");
 
 struct RankState {
   std::vector<Operation> operations;
@@ -165,12 +171,12 @@ class SimWorld {
     if (params_.overhead > 0 && receives > 0) {
       s4u::this_actor::sleep_for(params_.overhead * receives);
     }
-    std::string error;
+    std::uint32_t error = 0;
     for (const RequestId id : requests) {
-      if (error.empty()) error = self.operations[id].error;
+      if (error == 0) error = self.operations[id].error;
       release(self, id);
     }
-    if (!error.empty()) throw std::runtime_error(fmt::format("rank {}: {}", rank, error));
+    if (error != 0) throw std::runtime_error(fmt::format("rank {}: {}", rank, errors_[error - 1]));
   }
 
   bool test(int rank, RequestId request) {
@@ -206,6 +212,7 @@ class SimWorld {
       self.actor = nullptr;
     }
     unmatched_.clear();
+    errors_.clear();
     return pending.empty() ? "nothing unmatched" : pending;
   }
 
@@ -228,11 +235,11 @@ class SimWorld {
     Operation& recv_op = operation(recv);
     const std::size_t bytes = send_op.bytes;
     if (bytes > recv_op.bytes) {
-      const std::string error = fmt::format(
+      errors_.push_back(fmt::format(
           "message truncated: rank {} sent {} bytes with tag {} to rank {}, whose receive holds "
           "{} bytes",
-          send.rank, bytes, send_op.tag, recv.rank, recv_op.bytes);
-      send_op.error = recv_op.error = error;
+          send.rank, bytes, send_op.tag, recv.rank, recv_op.bytes));
+      send_op.error = recv_op.error = static_cast<std::uint32_t>(errors_.size());
     } else if (params_.payload && bytes > 0) {
       // The data moves now, the time later: MPI forbids touching either
       // buffer until the wait, so no rank can tell the difference.
@@ -247,7 +254,7 @@ class SimWorld {
       double latency = 0;
       from->route_to(to, links, &latency);
       arrival += latency;
-    } else if (send_op.error.empty()) {
+    } else if (send_op.error == 0) {
       send_op.stage = recv_op.stage = Stage::starting;
       comm = s4u::Comm::sendto_async(from, to, bytes);  // a simcall: references may dangle
     }
@@ -293,6 +300,7 @@ class SimWorld {
   std::pmr::unsynchronized_pool_resource pool_;
   std::pmr::unordered_map<std::uint64_t, Unmatched> unmatched_{&pool_};
   std::uint64_t messages_ = 0;
+  std::vector<std::string> errors_;  // the failed messages' (a failure ends the run)
 };
 
 namespace {
