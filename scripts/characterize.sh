@@ -13,7 +13,10 @@
 #   3. fit      collbench-fit on everything (alpha, beta, gamma; bottom-up predictions, with
 #               --ppn 2+ over two levels, the network's alpha, beta from the matrix;
 #               selection table), collbench-predict for --predict models on the fitted network
-#   4. report   OUT/report.md with the PNGs
+#   4. sim      with --sim-nodes N, "on N nodes like these": the allreduce --algorithms on a
+#               simulated star of N nodes (collbench --transport sim, size-only) calibrated
+#               by the fit's models.csv, at p = 2, 4, 8, ..., N (and N); OUT/sim/allreduce.csv
+#   5. report   OUT/report.md with the PNGs (and the simulated scaling of step 4)
 #
 # Usage: characterize.sh --out DIR [where] [options]
 # Where the hosts are (one of; default: --slurm inside a Slurm allocation):
@@ -59,8 +62,13 @@
 #                         iteration of BATCH samples on one node), comma-separated
 #                         (default: alexnet:256:0.2,googlenet:32:0.36,resnet50:256:0.8)
 #   --max-nodes N         largest p of the predictions (default: 64)
-#   --steps LIST          steps to run (default: matrix,sweep,fit,report); a later step reads
-#                         an earlier step's files from OUT
+#   --sim-nodes N         the node count of step 4's simulated cluster, 2 to 4096 (default:
+#                         none, step 4 skipped); one rank per node, needs a build with SimGrid
+#   --sim-sizes SIZES     step 4's allreduce sizes (default: 32KiB,512KiB); a size runs at p
+#                         only while p x size <= 2 GiB (the algorithms' workspaces are
+#                         allocated even in size-only mode)
+#   --steps LIST          steps to run (default: matrix,sweep,fit,sim,report); a later step
+#                         reads an earlier step's files from OUT
 #   --mpirun-args "ARGS"  extra mpirun arguments (hostfile/Slurm modes), split on spaces,
 #                         e.g. "--mca pml ucx" or "--mca btl self,vader,tcp"
 #   --launcher NAME       how --slurm starts ranks: srun (srun --mpi=pmix: Slurm's PMIx plugin
@@ -95,8 +103,8 @@ algorithms=all transports=mpi ofi_provider="" sizes="8B:64MiB:x4" p2p_sizes="8B:
 local_sizes="4KiB:64MiB:x4" collectives=all collective_sizes="" min_samples=""
 repetitions=3 min_time=0.2 check=0 matrix_size=4MiB matrix_iterations=5 threshold=0.25
 exclude_slow=0 hosts_filter="" predict="alexnet:256:0.2,googlenet:32:0.36,resnet50:256:0.8"
-max_nodes=64 steps="matrix,sweep,fit,report" mpirun_args="" title="" force=0
-launcher=auto srun_args=""
+max_nodes=64 steps="matrix,sweep,fit,sim,report" mpirun_args="" title="" force=0
+launcher=auto srun_args="" sim_nodes="" sim_sizes="32KiB,512KiB" steps_given=0
 
 need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
 while [[ $# -gt 0 ]]; do
@@ -129,7 +137,9 @@ while [[ $# -gt 0 ]]; do
     --hosts) need_value "$@"; hosts_filter=$2; shift 2 ;;
     --predict) need_value "$@"; predict=$2; shift 2 ;;
     --max-nodes) need_value "$@"; max_nodes=$2; shift 2 ;;
-    --steps) need_value "$@"; steps=$2; shift 2 ;;
+    --sim-nodes) need_value "$@"; sim_nodes=$2; shift 2 ;;
+    --sim-sizes) need_value "$@"; sim_sizes=$2; shift 2 ;;
+    --steps) need_value "$@"; steps=$2; steps_given=1; shift 2 ;;
     --mpirun-args) need_value "$@"; mpirun_args=$2; shift 2 ;;
     --launcher) need_value "$@"; launcher=$2; shift 2 ;;
     --srun-args) need_value "$@"; srun_args=$2; shift 2 ;;
@@ -155,10 +165,16 @@ declare -A want_step=()
 IFS=, read -ra step_items <<<"$steps"
 for s in "${step_items[@]}"; do
   case $s in
-    matrix | sweep | fit | report) want_step[$s]=1 ;;
-    *) die "unknown step '$s' in --steps; accepted: matrix, sweep, fit, report" ;;
+    matrix | sweep | fit | sim | report) want_step[$s]=1 ;;
+    *) die "unknown step '$s' in --steps; accepted: matrix, sweep, fit, sim, report" ;;
   esac
 done
+[[ -z $sim_nodes ]] || { is_uint "$sim_nodes" && ((sim_nodes >= 2 && sim_nodes <= 4096)); } ||
+  die "--sim-nodes must be a whole number of nodes from 2 to 4096, got '$sim_nodes'"
+if [[ -z $sim_nodes && -n ${want_step[sim]:-} ]]; then
+  ((steps_given)) && die "--steps sim needs --sim-nodes N (the simulated cluster's node count)"
+  unset 'want_step[sim]'
+fi
 # A run that measures (matrix or sweep) needs the hosts and writes run.env; a
 # run that only fits or reports works on an earlier run's files.
 measuring=0
@@ -254,6 +270,7 @@ check_sizes --sizes "$sizes"
 check_sizes --collective-sizes "$collective_sizes"
 check_sizes --p2p-sizes "$p2p_sizes"
 check_sizes --local-sizes "$local_sizes"
+[[ -z ${want_step[sim]:-} ]] || check_sizes --sim-sizes "$sim_sizes"
 # Algorithms, transports and the provider: the sweep's allreduce dry run.
 for t in "${transport_items[@]}"; do
   provider_flag=()
@@ -285,6 +302,17 @@ if [[ -n $collective_families ]]; then
   error=$(usage_error "$collbench" --families "$collective_families" --algorithms "$algorithms" \
     --sizes 8B --benchmark_list_tests=true)
   [[ -z $error ]] || die "--collectives $collectives: $error"
+fi
+# The simulation: a build without SimGrid, or algorithms it cannot run at
+# --sim-nodes, is refused now; its calibration is the fit's, checked when
+# the fit exists.
+sim_calibration=fit/models.csv
+if [[ -n ${want_step[sim]:-} ]]; then
+  error=$(usage_error "$collbench" --transport sim --no-payload --platform star --ranks "$sim_nodes" \
+    --families allreduce --algorithms "$algorithms" --sizes "$sim_sizes" --benchmark_list_tests=true)
+  [[ -z $error ]] || die "--sim-nodes $sim_nodes: $error"
+  [[ -n ${want_step[fit]:-} || -f $out/$sim_calibration ]] ||
+    die "$out/$sim_calibration is missing: the sim step is calibrated by the fit; run the fit step first"
 fi
 # The matrix's options: a lone rank with valid ones is refused only for being
 # alone on its host.
@@ -458,9 +486,9 @@ step_time() { echo "$1 $((SECONDS - $2))" >>"$out/timings.txt"; }
 
 # ---------------------------------------------------------------- 1. matrix
 if [[ -n ${want_step[matrix]:-} ]] && ((${#hosts[@]} == 1)); then
-  log "1/4 matrix: skipped: one host (${hosts[0]}), no host pairs to measure; the sweep runs intra-node ($ppn ranks on ${hosts[0]})"
+  log "1/5 matrix: skipped: one host (${hosts[0]}), no host pairs to measure; the sweep runs intra-node ($ppn ranks on ${hosts[0]})"
 elif [[ -n ${want_step[matrix]:-} ]]; then
-  log "1/4 matrix: ${#hosts[@]} hosts (${hosts[*]})"
+  log "1/5 matrix: ${#hosts[@]} hosts (${hosts[*]})"
   t0=$SECONDS
   launch 1 "${hosts[@]}" -- "$linkmatrix" "${matrix_transport[@]}" --size "$matrix_size" \
     --iterations "$matrix_iterations" \
@@ -512,7 +540,7 @@ if [[ -n ${want_step[sweep]:-} ]]; then
   t0=$SECONDS
   # The reduction kernel (gamma) and memcpy on one rank of the first host: no
   # network, so nothing waits for other ranks between samples.
-  log "2/4 sweep: local reduce and memcpy kernels on ${sweep_hosts[0]}"
+  log "2/5 sweep: local reduce and memcpy kernels on ${sweep_hosts[0]}"
   rm -f "$out/sweep/local.csv"
   mapfile -t flags < <(common_flags mpi)
   launch 1 "${sweep_hosts[0]}" -- "$collbench" --families local --sizes "$local_sizes" "${flags[@]}" \
@@ -522,7 +550,7 @@ if [[ -n ${want_step[sweep]:-} ]]; then
     mapfile -t flags < <(common_flags "$t")
     # Ping-pong (rank 0 with every other rank: intra-host with --ppn > 1, and
     # inter-host) on the first 2 hosts.
-    log "2/4 sweep: p2p ping-pong, transport $t, hosts ${sweep_hosts[*]:0:2}"
+    log "2/5 sweep: p2p ping-pong, transport $t, hosts ${sweep_hosts[*]:0:2}"
     csv=$out/sweep/p2p_$t.csv
     rm -f "$csv"
     launch "$ppn" "${sweep_hosts[@]:0:2}" -- "$collbench" --families p2p --sizes "$p2p_sizes" \
@@ -530,7 +558,7 @@ if [[ -n ${want_step[sweep]:-} ]]; then
       fail "collbench p2p failed; see $out/logs/p2p_$t.log"
     for p in "${rank_items[@]}"; do
       nodes=$((p / ppn))
-      log "2/4 sweep: allreduce p=$p ($nodes hosts), transport $t, algorithms $algorithms"
+      log "2/5 sweep: allreduce p=$p ($nodes hosts), transport $t, algorithms $algorithms"
       csv=$out/sweep/allreduce_${t}_p$p.csv
       rm -f "$csv"
       check_flag=()
@@ -542,7 +570,7 @@ if [[ -n ${want_step[sweep]:-} ]]; then
       # The other collectives in one job (one start-up), their rows in the
       # collbench order: collective by collective, size by size.
       if [[ -n $collective_families ]]; then
-        log "2/4 sweep: $collective_families p=$p ($nodes hosts), transport $t"
+        log "2/5 sweep: $collective_families p=$p ($nodes hosts), transport $t"
         csv=$out/sweep/collectives_${t}_p$p.csv
         rm -f "$csv"
         launch "$ppn" "${sweep_hosts[@]:0:nodes}" -- "$collbench" --families "$collective_families" \
@@ -554,7 +582,7 @@ if [[ -n ${want_step[sweep]:-} ]]; then
       # left, at the ping-pong's sizes: the beta an allreduce step gets with
       # all p ranks on the network at once (collbench-fit predicts bottom-up
       # at p from it; shared NICs and switches show here, not in a ping-pong).
-      log "2/4 sweep: sendrecv p=$p ($nodes hosts), transport $t"
+      log "2/5 sweep: sendrecv p=$p ($nodes hosts), transport $t"
       csv=$out/sweep/sendrecv_${t}_p$p.csv
       rm -f "$csv"
       launch "$ppn" "${sweep_hosts[@]:0:nodes}" -- "$collbench" --families sendrecv \
@@ -576,7 +604,7 @@ if [[ -n ${want_step[fit]:-} ]]; then
   # (several ranks per host); collbench-fit reads its links CSV too.
   matrix_csv=()
   [[ -f $out/matrix/links.csv ]] && matrix_csv=(matrix/links.csv)
-  log "3/4 fit: collbench-fit on ${#csvs[@]} CSVs${matrix_csv:+ and the link matrix}"
+  log "3/5 fit: collbench-fit on ${#csvs[@]} CSVs${matrix_csv:+ and the link matrix}"
   (cd "$out" && "$fit" "${csvs[@]}" "${matrix_csv[@]}" --out-dir fit --plot-dir plots --python "$python" \
     --plot-script "$plot_py" >fit/report.txt 2>logs/fit.log) ||
     fail "collbench-fit failed: $(cat "$out/logs/fit.log")"
@@ -586,7 +614,7 @@ if [[ -n ${want_step[fit]:-} ]]; then
   ((${#transport_items[@]} > 1)) && transport_flag=(--transport "${transport_items[0]}")
   for spec in "${predict_items[@]}"; do
     IFS=: read -r model batch seconds <<<"$spec"
-    log "3/4 predict: $model, batch $batch, $seconds s compute per iteration on one node"
+    log "3/5 predict: $model, batch $batch, $seconds s compute per iteration on one node"
     mkdir -p "$out/predict/$model"
     (cd "$out" && "$predict_tool" --network-from fit/models.csv "${transport_flag[@]}" \
       --model "$model" --batch "$batch" --compute-seconds "$seconds" --max-nodes "$max_nodes" \
@@ -597,9 +625,53 @@ if [[ -n ${want_step[fit]:-} ]]; then
   step_time fit "$t0"
 fi
 
-# ---------------------------------------------------------------- 4. report
+# ---------------------------------------------------------------- 4. simulated scaling
+# N nodes like these: one switch (a star), each link half the fitted α (a
+# route crosses two), bandwidth 1/β, reductions at the fitted γ (collbench
+# --calibration does the conversion and writes it in the CSV). From inside
+# OUT, so that the CSV names its calibration fit/models.csv wherever OUT moves.
+if [[ -n ${want_step[sim]:-} ]]; then
+  t0=$SECONDS
+  [[ -f $out/$sim_calibration ]] || fail "$out/$sim_calibration is missing: run the fit step first"
+  sim_ranks=()
+  for ((r = 2; r < sim_nodes; r *= 2)); do sim_ranks+=("$r"); done
+  sim_ranks+=("$sim_nodes")
+  mkdir -p "$out/sim"
+  partial=$out/sim/.allreduce.csv.partial
+  rm -f "$partial"
+  # --sim-sizes in bytes, as collbench expands them (its case names end in the size).
+  sim_bytes=$("$collbench" --families allreduce --algorithms ring --sizes "$sim_sizes" \
+    --benchmark_list_tests=true 2>/dev/null | sed -n 's|^allreduce/ring/\([0-9]*\).*|\1|p' | sort -nu)
+  [[ -n $sim_bytes ]] || fail "collbench did not list the --sim-sizes $sim_sizes"
+  for p in "${sim_ranks[@]}"; do
+    # Sizes whose p x n stays within 2 GiB: the algorithms' workspaces (about
+    # n per rank) are allocated in size-only mode too.
+    fitting=$(awk -v p="$p" '$1 * p <= 2147483648 { printf "%s%sB", sep, $1; sep = "," }' <<<"$sim_bytes")
+    if [[ -z $fitting ]]; then
+      log "4/5 sim: p=$p skipped: every --sim-sizes size x $p is above 2 GiB"
+      continue
+    fi
+    log "4/5 sim: allreduce on a simulated star of $p nodes, sizes $fitting, algorithms $algorithms"
+    append=()
+    [[ -f $partial ]] && append=(--append)
+    (cd "$out" && "$collbench" --transport sim --no-payload --platform star --ranks "$p" \
+      --calibration "$sim_calibration" --families allreduce --algorithms "$algorithms" \
+      --sizes "$fitting" --quiet --csv "${partial#"$out"/}" "${append[@]}" \
+      >"logs/sim_p$p.log" 2>&1) || {
+      rm -f "$partial"
+      fail "the simulation at p=$p failed; see $out/logs/sim_p$p.log"
+    }
+  done
+  [[ -f $partial ]] || fail "the sim step simulated nothing: every --sim-sizes size x 2 is above 2 GiB"
+  mv -f "$partial" "$out/sim/allreduce.csv"
+  echo "sim_nodes=$sim_nodes" >"$out/sim/run.env"
+  echo "sim_sizes=$sim_sizes" >>"$out/sim/run.env"
+  step_time sim "$t0"
+fi
+
+# ---------------------------------------------------------------- 5. report
 if [[ -n ${want_step[report]:-} ]]; then
-  log "4/4 report"
+  log "5/5 report"
   "$python" "$report_py" report --out "$out" >/dev/null || fail "the report failed"
   log "report: $out/report.md ($((SECONDS - start_seconds)) s)"
 fi

@@ -21,8 +21,9 @@
 #   --max-ranks-quadratic N
 #                          largest p of those that send O(p^2) messages (ring, pairwise,
 #                          linear, the sharded parameter server, hierarchical; default:
-#                          1024): at about 27k simulated messages per wall second,
-#                          ring at p = 4096 alone takes tens of minutes per case
+#                          1024): at about 43k simulated messages per CPU second at
+#                          p = 1024 (fewer at larger p: README "Speed"), ring at
+#                          p = 4096 alone takes tens of minutes per case
 #   --max-total-bytes B    largest p·n of a case, in bytes (default: 2147483648):
 #                          size-only mode still allocates the algorithms' own
 #                          workspaces, about n per rank

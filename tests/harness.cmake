@@ -97,6 +97,17 @@ if(COLLBENCH_HAVE_SIMGRID)
   add_test(NAME sim_sweep COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sim_sweep_test.sh
                                   ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
   set_tests_properties(sim_sweep PROPERTIES TIMEOUT 900 LABELS "full;harness")
+  # characterize.sh --sim-nodes ("on N nodes like these"): the sim step and
+  # the report's section from it, on a copy of results/netsim/uniform's fit.
+  # characterize.sh checks its arguments with every tool it runs, the MPI
+  # ones as singletons.
+  if(TARGET collbench-linkmatrix AND TARGET collbench-predict)
+    add_test(NAME characterize_sim
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/characterize_sim_test.sh ${PROJECT_SOURCE_DIR}
+                     ${PROJECT_BINARY_DIR})
+    set_tests_properties(characterize_sim PROPERTIES ENVIRONMENT "${COLLBENCH_MPI_ENV}" TIMEOUT 300
+                         LABELS "unit;harness" RESOURCE_LOCK mpirun)
+  endif()
 endif()
 
 # --transport ofi without mpirun: ranks started by hand meet in a folder.

@@ -628,6 +628,54 @@ def bottom_up_tables(errors, sweep):
     return lines + [""]
 
 
+def simulated_scaling(out):
+    """Markdown lines of the sim step (OUT/sim/allreduce.csv; [] without it):
+    per size, each algorithm's simulated time at every p, the fastest of a p
+    in bold, and the order at the largest p."""
+    path = os.path.join(out, "sim", "allreduce.csv")
+    if not os.path.exists(path):
+        return []
+    rows = read_rows(path, ["algorithm", "ranks", "bytes", "median_us", "sim_platform",
+                            "sim_alpha_us", "sim_beta_GBps", "sim_gamma_GBps", "sim_overhead_us",
+                            "sim_calibration"], "the report")
+    times = median_per_key(rows, lambda r: (r["algorithm"], int(r["ranks"]), int(r["bytes"])))
+    if not times:
+        raise InputError(f"{path}: no simulated time; rerun characterize.sh --steps sim")
+    ranks = sorted({k[1] for k in times})
+    order = algorithm_order([r["algorithm"] for r in rows])
+    first = rows[0]
+    lines = [f"## 4. Simulated scaling: {ranks[-1]} nodes like these", "",
+             f"collbench's own allreduce algorithms on a simulated cluster of p nodes "
+             f"(p = {', '.join(map(str, ranks))}) on one switch (`--transport sim "
+             f"--platform {first['sim_platform']}`, size-only: the same messages and simulated "
+             f"times, no byte moved), calibrated by this run's fit ({first['sim_calibration']}): "
+             f"α {first['sim_alpha_us']} µs end to end, β {first['sim_beta_GBps']} GB/s, "
+             f"γ {first['sim_gamma_GBps']} GB/s, o {first['sim_overhead_us']} µs. A simulated "
+             "time is deterministic: one run per case. The switch is ideal (full bisection, "
+             "flows share each node's link max-min): a real cluster's tapered or multi-hop "
+             "network adds contention this does not show.", ""]
+    for size in sorted({k[2] for k in times}):
+        lines += [f"**allreduce, {size_label(size)}**: simulated time per algorithm and p "
+                  "(the fastest in bold)", "", *pipe_head("algorithm", *(f"p = {p}" for p in ranks))]
+        # Ties are common (on one switch several algorithms take the same steps).
+        fastest = {p: min(t for (_, q, n), t in times.items() if q == p and n == size)
+                   for p in ranks if any(q == p and n == size for (_, q, n) in times)}
+        for algorithm in order:
+            cells = []
+            for p in ranks:
+                t = times.get((algorithm, p, size))
+                label = "" if t is None else time_label(t)
+                cells.append(f"**{label}**" if t is not None and t == fastest[p] else label)
+            if any(cells):
+                lines.append(pipe_row(algorithm, *cells))
+        largest = max(fastest)
+        ranked = sorted((t, a) for (a, q, n), t in times.items() if q == largest and n == size)
+        lines += ["", f"At p = {largest}: " + ", ".join(
+            f"{a} {time_label(t)}" + ("" if i == 0 else f" (×{t / ranked[0][0]:.2f})")
+            for i, (t, a) in enumerate(ranked)), ""]
+    return lines + ["Data: [sim/allreduce.csv](sim/allreduce.csv).", ""]
+
+
 def cmd_report(args):
     out = args.out
     env = read_optional_settings(os.path.join(out, "run.env"), "=")
@@ -742,7 +790,9 @@ def cmd_report(args):
                 lines.append(f"![{os.path.basename(png)}]({png})")
             lines.append("")
 
-    # 4. checks against the configuration (netsim only)
+    lines += simulated_scaling(out)
+
+    # checks against the configuration (netsim only)
     if rates:
         checks = netsim_checks(out)
         passed = sum(1 for c in checks if c[3])

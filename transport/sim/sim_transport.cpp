@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -19,6 +20,7 @@
 #include <new>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
+#include <string>
 #include <unordered_map>
 
 #include "platform.h"
@@ -41,24 +43,32 @@ constexpr RequestId kNoRequest = ~RequestId{0};
 
 enum class Stage { unmatched, starting, running };
 
+// A rank holds one per pending request: p - 1 receives and as many sends at
+// once in ring's allgather, so its size counts p^2 times (72 bytes; with
+// its error as a string it was 112).
 struct Operation {
   const std::byte* send_data = nullptr;
   std::byte* recv_data = nullptr;
   std::size_t bytes = 0;
-  int peer = -1;
-  int tag = -1;
-  bool is_send = false;
-  Stage stage = Stage::unmatched;
   // Running: the transfer, or null for one that failed (error) or carries
   // no byte, which is over at `arrival`. (SimGrid 3.32 does not start a
   // host-to-host communication of 0 bytes until it is waited for, and then
   // once per waiter: two flows, one of which stays on the links.)
   s4u::CommPtr comm;
   double arrival = 0;
-  std::string error;
+  // With a comm: the other side's operation, which holds the same comm
+  // until one of the two waits sees it complete.
+  Handle partner{-1, kNoRequest};
+  int peer = -1;
+  int tag = -1;
   // Unmatched: the next younger operation of its queue (SimWorld::Unmatched).
   RequestId next = kNoRequest;
+  // 0, or 1 + the index of its failure's message in SimWorld::errors_.
+  std::uint32_t error = 0;
+  bool is_send = false;
+  Stage stage = Stage::unmatched;
 };
+static_assert(sizeof(Operation) <= 72, "an Operation counts p^2 times");
 
 struct RankState {
   std::vector<Operation> operations;
@@ -144,9 +154,15 @@ class SimWorld {
     for (const RequestId id : requests) {
       // Only this rank adds operations of its own, so `self.operations`
       // does not move while others run during the wait.
-      const s4u::CommPtr comm = self.operations[id].comm;
-      if (comm) {
-        comm->wait();
+      if (const s4u::CommPtr comm = self.operations[id].comm) {
+        // Not comm->wait(): SimGrid 3.32 starts an endless sleep on the
+        // waiter's CPU beside each wait (to learn of host failures, which
+        // are not simulated here) and, when both sides of a host-to-host
+        // comm wait while it runs, keeps the first one's for ever: an LMM
+        // variable and 0.4 KB per message. A wait for any of one comm
+        // starts none. (A test() may have seen it finish already.)
+        if (comm->get_state() != s4u::Activity::State::FINISHED) s4u::Comm::wait_any({comm});
+        forget(self.operations[id]);
       } else if (self.operations[id].arrival > s4u::Engine::get_clock()) {
         s4u::this_actor::sleep_until(self.operations[id].arrival);
       }
@@ -155,18 +171,20 @@ class SimWorld {
     if (params_.overhead > 0 && receives > 0) {
       s4u::this_actor::sleep_for(params_.overhead * receives);
     }
-    std::string error;
+    std::uint32_t error = 0;
     for (const RequestId id : requests) {
-      if (error.empty()) error = self.operations[id].error;
+      if (error == 0) error = self.operations[id].error;
       release(self, id);
     }
-    if (!error.empty()) throw std::runtime_error(fmt::format("rank {}: {}", rank, error));
+    if (error != 0) throw std::runtime_error(fmt::format("rank {}: {}", rank, errors_[error - 1]));
   }
 
   bool test(int rank, RequestId request) {
     const Operation& op = state(rank).operations[request];
+    // Held here: the partner's wait may drop op's during the test (a simcall).
+    const s4u::CommPtr comm = op.comm;
     const bool over = op.stage == Stage::running &&
-                      (op.comm ? op.comm->test() : op.arrival <= s4u::Engine::get_clock());
+                      (comm ? comm->test() : op.arrival <= s4u::Engine::get_clock());
     if (!over) {
       s4u::this_actor::sleep_for(kTestPollSeconds);
       return false;
@@ -194,6 +212,7 @@ class SimWorld {
       self.actor = nullptr;
     }
     unmatched_.clear();
+    errors_.clear();
     return pending.empty() ? "nothing unmatched" : pending;
   }
 
@@ -216,11 +235,11 @@ class SimWorld {
     Operation& recv_op = operation(recv);
     const std::size_t bytes = send_op.bytes;
     if (bytes > recv_op.bytes) {
-      const std::string error = fmt::format(
+      errors_.push_back(fmt::format(
           "message truncated: rank {} sent {} bytes with tag {} to rank {}, whose receive holds "
           "{} bytes",
-          send.rank, bytes, send_op.tag, recv.rank, recv_op.bytes);
-      send_op.error = recv_op.error = error;
+          send.rank, bytes, send_op.tag, recv.rank, recv_op.bytes));
+      send_op.error = recv_op.error = static_cast<std::uint32_t>(errors_.size());
     } else if (params_.payload && bytes > 0) {
       // The data moves now, the time later: MPI forbids touching either
       // buffer until the wait, so no rank can tell the difference.
@@ -235,18 +254,32 @@ class SimWorld {
       double latency = 0;
       from->route_to(to, links, &latency);
       arrival += latency;
-    } else if (send_op.error.empty()) {
+    } else if (send_op.error == 0) {
       send_op.stage = recv_op.stage = Stage::starting;
       comm = s4u::Comm::sendto_async(from, to, bytes);  // a simcall: references may dangle
     }
-    for (const Handle handle : {send, recv}) {
+    for (const auto& [handle, partner] : {std::pair{send, recv}, std::pair{recv, send}}) {
       Operation& op = operation(handle);
       op.comm = comm;
       op.arrival = arrival;
       op.stage = Stage::running;
+      op.partner = partner;
     }
     wake(send.rank);
     wake(recv.rank);
+  }
+
+  // A completed transfer is over at its arrival, now: both sides drop the
+  // comm, so that SimGrid frees it when the first side's wait returns, not
+  // when the second's does (ring's allgather waits for its p - 1 sends only
+  // at the phase's end: p^2 finished comms alive). Only while an operation
+  // holds a comm is its partner sure to exist.
+  void forget(Operation& op) {
+    if (!op.comm) return;  // both waited, and the partner's returned first
+    for (Operation* side : {&op, &operation(op.partner)}) {
+      side->comm = nullptr;
+      side->arrival = s4u::Engine::get_clock();
+    }
   }
 
   void wake(int rank) {
@@ -267,6 +300,7 @@ class SimWorld {
   std::pmr::unsynchronized_pool_resource pool_;
   std::pmr::unordered_map<std::uint64_t, Unmatched> unmatched_{&pool_};
   std::uint64_t messages_ = 0;
+  std::vector<std::string> errors_;  // the failed messages' (a failure ends the run)
 };
 
 namespace {
@@ -367,6 +401,23 @@ void check(const SimParams& params) {
   }
   if (!(params.gamma_rate >= 0) || !(params.memory_rate >= 0) || !(params.overhead >= 0)) {
     fail("gamma, the memory rate and the overhead cannot be negative: give 0 or more");
+  }
+  // SimGrid 3.32's ns-3 binding knows only hosts joined by one-hop links and
+  // aborts the process (SIGABRT) on every platform built here.
+  constexpr std::string_view kModel = "--cfg=network/model:";
+  for (const std::string& arg : params.simgrid_args) {
+    if (!arg.starts_with(kModel)) continue;
+    std::string model;
+    for (const char c : std::string_view(arg).substr(kModel.size())) {
+      if (c != '-') model += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (model == "ns3") {
+      fail(fmt::format(
+          "--simgrid-arg={}: SimGrid 3.32's ns-3 model aborts on collbench's platforms (\"Element "
+          "node1 is unknown to ns-3\"); leave network/model to collbench (CM02, README "
+          "\"Simulated networks\")",
+          arg));
+    }
   }
 }
 
