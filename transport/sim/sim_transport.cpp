@@ -324,6 +324,7 @@ class SimTransport final : public Transport, public SimulatedCompute {
     if (world_.params().payload) Transport::copy(dst, src, bytes);
     charge_bytes(bytes, world_.params().memory_rate);
   }
+  bool size_only() const override { return !world_.params().payload; }
   void compute(double seconds) override {
     if (!(seconds >= 0) || !std::isfinite(seconds)) {
       throw std::invalid_argument(fmt::format("rank {}: compute of {} s", rank(), seconds));
