@@ -406,7 +406,8 @@ CheckResult check_alltoallv(const CheckPattern& pattern, const CollectiveSpec& s
 extern const AlgorithmInfo kRingAllreduce, kTreeAllreduce, kRecursiveDoublingAllreduce,
     kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce, kHierarchicalAllreduce,
     kHierarchicalTreeAllreduce, kDoubleBinaryTreeAllreduce, kSwingLatencyAllreduce,
-    kSwingBandwidthAllreduce, kMpiAllreduce;
+    kSwingBandwidthAllreduce, kSwingLatencyTorusAllreduce, kSwingBandwidthTorusAllreduce,
+    kMpiAllreduce;
 extern const AlgorithmInfo kRingReduceScatter, kRecursiveHalvingReduceScatter,
     kPairwiseReduceScatter, kHierarchicalReduceScatter, kMpiReduceScatter;
 extern const AlgorithmInfo kRingAllgather, kRecursiveDoublingAllgather, kBruckAllgather,
@@ -457,6 +458,8 @@ std::span<const CollectiveInfo> collectives() {
                             kDoubleBinaryTreeAllreduce,
                             kSwingLatencyAllreduce,
                             kSwingBandwidthAllreduce,
+                            kSwingLatencyTorusAllreduce,
+                            kSwingBandwidthTorusAllreduce,
                         },
                         kMpiAllreduce);
   static const std::vector<AlgorithmInfo> reduce_scatter =

@@ -413,9 +413,16 @@ class SimGroup final : public SimRankGroup {
       : world_(params, platform), platform_(platform) {
     const std::vector<int> nodes(platform.node_of_slot.begin(),
                                  platform.node_of_slot.begin() + params.ranks);
+    std::vector<std::vector<int>> coordinates;
+    if (!platform.coordinates_of_node.empty()) {
+      for (const int node : nodes) {
+        coordinates.push_back(platform.coordinates_of_node[static_cast<std::size_t>(node)]);
+      }
+    }
     for (int rank = 0; rank < params.ranks; ++rank) {
       transports_.push_back(std::make_unique<SimTransport>(world_, rank));
       transports_.back()->set_nodes(nodes);
+      if (!coordinates.empty()) transports_.back()->set_coordinates(coordinates);
     }
   }
 
