@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -146,7 +147,7 @@ class CollectiveBase : public Collective {
   bool in_place_ = false;
   const int first_tag_;
   std::vector<MemoryRegistration> registrations_;
-  std::vector<std::vector<std::byte>> workspaces_;
+  std::vector<std::unique_ptr<std::byte[]>> workspaces_;
 };
 
 // The layouts of the collectives (collbench/collectives/collective.h).

@@ -274,9 +274,8 @@ inline int butterfly_peer(int participant, int step, int /*participants*/) {
 // (fewer hops on a torus), and ρ_s is odd, so the pairing is symmetric.
 // After steps 0..s a rank has heard, directly or through its peers, from
 // 2^(s+1) ranks, each once (the paper's Lemma; swing_bandwidth checks it
-// when it is built). The multi-dimensional form, which swings across a
-// torus's dimensions, needs the ranks' torus coordinates, which no
-// transport provides yet.
+// when it is built). On a torus of several dimensions the same peers are
+// taken along each dimension (allreduce/swing_torus.cpp).
 inline int swing_distance(int step) {
   int rho = 1;
   for (int power = -2, i = 1; i <= step; ++i, power *= -2) rho += power;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "algorithm_common.h"
 #include "collbench/collectives/algorithm.h"
 #include "collbench/collectives/collective.h"
+#include "collbench/transport/sim_transport.h"
 
 namespace collbench {
 namespace detail {
@@ -58,10 +60,15 @@ CollectiveBase::CollectiveBase(Transport& transport, const CollectiveSpec& spec,
 }
 
 std::byte* CollectiveBase::allocate_workspace(std::size_t elements) {
-  workspaces_.emplace_back(std::max<std::size_t>(bytes(elements), 1));
-  std::vector<std::byte>& workspace = workspaces_.back();
-  registrations_.emplace_back(transport_, std::span<std::byte>(workspace));
-  return workspace.data();
+  const std::size_t size = std::max<std::size_t>(bytes(elements), 1);
+  // Zero-filled, so that no page fault lands in a timed call; untouched
+  // where nothing will touch it (a large one is then address space only).
+  const auto* simulated = dynamic_cast<const SimulatedCompute*>(&transport_.unwrapped());
+  workspaces_.push_back(simulated != nullptr && simulated->size_only()
+                            ? std::make_unique_for_overwrite<std::byte[]>(size)
+                            : std::make_unique<std::byte[]>(size));
+  registrations_.emplace_back(transport_, std::span<std::byte>(workspaces_.back().get(), size));
+  return workspaces_.back().get();
 }
 
 void CollectiveBase::copy_input_to_output() {
@@ -399,7 +406,8 @@ CheckResult check_alltoallv(const CheckPattern& pattern, const CollectiveSpec& s
 extern const AlgorithmInfo kRingAllreduce, kTreeAllreduce, kRecursiveDoublingAllreduce,
     kRabenseifnerAllreduce, kPsCentralAllreduce, kPsShardedAllreduce, kHierarchicalAllreduce,
     kHierarchicalTreeAllreduce, kDoubleBinaryTreeAllreduce, kSwingLatencyAllreduce,
-    kSwingBandwidthAllreduce, kMpiAllreduce;
+    kSwingBandwidthAllreduce, kSwingLatencyTorusAllreduce, kSwingBandwidthTorusAllreduce,
+    kMpiAllreduce;
 extern const AlgorithmInfo kRingReduceScatter, kRecursiveHalvingReduceScatter,
     kPairwiseReduceScatter, kHierarchicalReduceScatter, kMpiReduceScatter;
 extern const AlgorithmInfo kRingAllgather, kRecursiveDoublingAllgather, kBruckAllgather,
@@ -450,6 +458,8 @@ std::span<const CollectiveInfo> collectives() {
                             kDoubleBinaryTreeAllreduce,
                             kSwingLatencyAllreduce,
                             kSwingBandwidthAllreduce,
+                            kSwingLatencyTorusAllreduce,
+                            kSwingBandwidthTorusAllreduce,
                         },
                         kMpiAllreduce);
   static const std::vector<AlgorithmInfo> reduce_scatter =

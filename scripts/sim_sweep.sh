@@ -25,8 +25,12 @@
 #                          p = 1024 (fewer at larger p: README "Speed"), ring at
 #                          p = 4096 alone takes tens of minutes per case
 #   --max-total-bytes B    largest p·n of a case, in bytes (default: 2147483648):
-#                          size-only mode still allocates the algorithms' own
-#                          workspaces, about n per rank
+#                          a bound on the run's time, not its memory (size-only
+#                          mode touches neither buffers nor workspaces)
+#   --tree-segments LIST   comma-separated --segment sizes in bytes at which tree_ring
+#                          also runs the double binary tree alone, from 256 KiB up and
+#                          where ring runs, into tree_segments.csv (default:
+#                          65536,131072; 'none': not run)
 #   --calibration FILE     collbench-fit models.csv giving α, β, γ (default:
 #                          results/netsim/uniform/fit/models.csv)
 #   --build DIR            the build folder with collbench and collbench-fit (default: build)
@@ -34,7 +38,7 @@
 #                          the smallest tori; the same files
 #   -h, --help             this text
 #
-# Writes DIR/scale.csv, tree_ring.csv, swing.csv (collbench's CSV, results/README.md),
+# Writes DIR/scale.csv, tree_ring.csv, tree_segments.csv, swing.csv (collbench's CSV, results/README.md),
 # selections.csv (collbench-fit's), and through scripts/sim_study.py the PNGs and,
 # on stdout, the crossovers and ratios in numbers. Prints a progress line at
 # least every 20 s and each study's wall time. Bad arguments: one line on stderr,
@@ -58,6 +62,7 @@ studies="scale,tree_ring,swing,selection"
 max_ranks=4096
 max_quadratic=1024
 max_total=2147483648
+tree_segments=65536,131072
 calibration="$repository/results/netsim/uniform/fit/models.csv"
 build="$repository/build"
 quick=0
@@ -69,6 +74,7 @@ while [[ $# -gt 0 ]]; do
     --max-ranks) need_value "$@"; max_ranks=$2; shift 2 ;;
     --max-ranks-quadratic) need_value "$@"; max_quadratic=$2; shift 2 ;;
     --max-total-bytes) need_value "$@"; max_total=$2; shift 2 ;;
+    --tree-segments) need_value "$@"; tree_segments=$2; shift 2 ;;
     --calibration) need_value "$@"; calibration=$2; shift 2 ;;
     --build) need_value "$@"; build=$2; shift 2 ;;
     --quick) quick=1; shift ;;
@@ -79,6 +85,8 @@ done
 power_of_two "$max_ranks" || die "--max-ranks $max_ranks: give a power of two >= 2"
 power_of_two "$max_quadratic" || die "--max-ranks-quadratic $max_quadratic: give a power of two >= 2"
 [[ $max_total =~ ^[1-9][0-9]*$ ]] || die "--max-total-bytes $max_total: give a positive whole number of bytes"
+[[ $tree_segments == none || $tree_segments =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+  die "--tree-segments $tree_segments: give comma-separated positive whole numbers of bytes, or none"
 [[ -f $calibration && -r $calibration ]] || die "--calibration $calibration: no such readable file"
 collbench="$build/benchmarks/harness/collbench"
 fit="$build/benchmarks/models/collbench-fit"
@@ -108,11 +116,11 @@ trap 'exit 130' INT TERM
 # The algorithms that send O(p log p) messages or fewer in all, named once:
 # beyond --max-ranks-quadratic only these run (--algorithms takes one list for
 # every collective; a collective runs those of its own).
-readonly LOG_ALGORITHMS=tree,recursive_doubling,rabenseifner,ps_central,double_binary_tree,swing_latency,swing_bandwidth,recursive_halving,bruck
+readonly LOG_ALGORITHMS=tree,recursive_doubling,rabenseifner,ps_central,double_binary_tree,swing_latency,swing_bandwidth,swing_latency_torus,swing_bandwidth_torus,recursive_halving,bruck
 # The comparisons of the studies tree_ring (the challenger first) and swing
 # (its forms, and the rivals of each), given to sim_study.py as they ran.
 readonly TREE_RING=double_binary_tree,ring
-readonly SWING_FORMS=swing_latency,swing_bandwidth
+readonly SWING_FORMS=swing_latency,swing_bandwidth,swing_latency_torus,swing_bandwidth_torus
 readonly SWING_RIVALS=ring,recursive_doubling,rabenseifner
 
 # run LABEL CSV collbench-args...: one collbench run appended to CSV, with a
@@ -261,6 +269,18 @@ if [[ -n ${wanted[tree_ring]:-} ]]; then
     # shellcheck disable=SC2046
     run "tree_ring p=$p" "$work/tree_ring.csv" --ranks "$p" --platform "$(platform fat-tree "$p")" \
       $(link_flags fat-tree) --families allreduce --algorithms "$algorithms" --sizes "$s"
+    # Smaller segments, where ring runs too: whether the tree pipelines to
+    # ring's bandwidth.
+    [[ $tree_segments != none ]] && ((p <= max_quadratic)) || continue
+    large=$(sizes_at "$p" $(for n in "${sizes[@]}"; do ((n >= 262144)) && echo "$n"; done))
+    [[ -n $large ]] || continue
+    IFS=, read -ra segment_list <<<"$tree_segments"
+    for segment in "${segment_list[@]}"; do
+      # shellcheck disable=SC2046
+      run "tree_ring p=$p segment $segment" "$work/tree_segments.csv" --ranks "$p" \
+        --platform "$(platform fat-tree "$p")" $(link_flags fat-tree) --families allreduce \
+        --algorithms "${TREE_RING%%,*}" --segment "$segment" --sizes "$large"
+    done
   done
   study_time tree_ring $((SECONDS - start))
 fi

@@ -100,15 +100,17 @@ TEST(AllreduceAnyP, Costs) {
   };
   // p = 4, one segment: trees 3 → 1 → {0, 2} and 0 → 2 → {1, 3}. Transfers:
   // leaves up (ranks 1 and 2 receive two), 1 → 3 and 2 → 0, the roots down,
-  // 1 and 2 down to two children each: 2 + 1 + 1 + 2 messages of n/2.
+  // 1 and 2 down to two children each: one α each, 2 + 1 + 1 + 2 halves of
+  // n/2 at the busiest link; 1 and 2 reduce two halves, then the roots one.
   const CostTerms tree4 = cost("double_binary_tree", 4, 1000);
-  EXPECT_DOUBLE_EQ(tree4.messages, 6);
+  EXPECT_DOUBLE_EQ(tree4.messages, 4);
   EXPECT_DOUBLE_EQ(tree4.bytes, 3000);
-  EXPECT_DOUBLE_EQ(tree4.reduce_bytes, 1000);
+  EXPECT_DOUBLE_EQ(tree4.reduce_bytes, 1500);
   // p = 2, 4 MiB: halves in 4 segments of 512 KiB; 5 transfers, the 3 of the
-  // steady state with a segment up one tree and down the other at once.
+  // steady state with a segment up one tree and down the other at once; each
+  // root reduces its child's 4 segments.
   const CostTerms tree2 = cost("double_binary_tree", 2, 4 << 20);
-  EXPECT_DOUBLE_EQ(tree2.messages, 1 + 3 * 2 + 1);
+  EXPECT_DOUBLE_EQ(tree2.messages, 5);
   EXPECT_DOUBLE_EQ(tree2.bytes, 4 << 20);
   EXPECT_DOUBLE_EQ(tree2.reduce_bytes, 2 << 20);
   EXPECT_DOUBLE_EQ(cost("double_binary_tree", 1, 1000).messages, 0);
@@ -184,6 +186,102 @@ TEST(AllreduceAnyP, SwingPeers) {
     }
     EXPECT_EQ(peers[0], expected0) << name;
     EXPECT_EQ(peers[1], expected1) << name;
+  }
+}
+
+// Torus coordinates, dimension 0 fastest (as SimGrid places a torus's
+// nodes), of rank (r · stride) mod p: stride 1 is the simulated torus's own
+// order, an odd stride places the ranks elsewhere.
+std::vector<std::vector<int>> torus_coordinates(const std::vector<int>& sizes, int stride) {
+  int p = 1;
+  for (const int size : sizes) p *= size;
+  std::vector<std::vector<int>> coordinates;
+  for (int rank = 0; rank < p; ++rank) {
+    int index = rank * stride % p;
+    std::vector<int> where;
+    for (const int size : sizes) {
+      where.push_back(index % size);
+      index /= size;
+    }
+    coordinates.push_back(where);
+  }
+  return coordinates;
+}
+
+std::size_t wrong_on_torus(const AlgorithmInfo& algorithm,
+                           const std::vector<std::vector<int>>& coordinates, std::size_t count,
+                           DType dtype, ReduceOp op, bool in_place) {
+  std::atomic<std::size_t> wrong{0};
+  run_in_process(static_cast<int>(coordinates.size()), [&](Transport& transport) {
+    transport.set_coordinates(coordinates);
+    wrong +=
+        testing::run_checked_calls(transport, allreduce(), algorithm, count, dtype, op, in_place);
+  });
+  return wrong;
+}
+
+constexpr std::string_view kTorusForms[] = {"swing_latency_torus", "swing_bandwidth_torus"};
+
+// The torus forms on tori of 2 and 3 dimensions (powers of two, a dimension
+// of size 1 among them), the ranks in the torus's order and elsewhere; and,
+// where the coordinates are no power-of-two torus, the 1-D form (without
+// coordinates collective_inproc_test's suite runs them, as every algorithm).
+TEST(AllreduceAnyP, TorusFormsOnTori) {
+  const std::vector<std::vector<int>> shapes = {{2, 2},    {2, 8},    {4, 4},
+                                                {4, 2, 2}, {8, 1, 2}, {4, 3}};
+  for (const std::string_view name : kTorusForms) {
+    const AlgorithmInfo& algorithm = *allreduce().find_algorithm(name);
+    for (const std::vector<int>& sizes : shapes) {
+      for (const int stride : {1, 5}) {
+        const std::vector<std::vector<int>> coordinates = torus_coordinates(sizes, stride);
+        const std::size_t p = coordinates.size();
+        for (const std::size_t count : {std::size_t{1}, p + 1, std::size_t{1001}}) {
+          for (const auto& [dtype, op] :
+               {std::pair{DType::f32, ReduceOp::sum}, std::pair{DType::bf16, ReduceOp::avg}}) {
+            const std::string where =
+                fmt::format("{} on {} stride {} count={} {} {}", name, fmt::join(sizes, "x"),
+                            stride, count, to_string(dtype), to_string(op));
+            EXPECT_EQ(wrong_on_torus(algorithm, coordinates, count, dtype, op, false), 0u) << where;
+            EXPECT_EQ(wrong_on_torus(algorithm, coordinates, count, dtype, op, true), 0u)
+                << where << " in place";
+          }
+        }
+      }
+    }
+  }
+}
+
+// One Swing per dimension at once: on a 4x4 torus (rank = x + 4y) rank 0
+// at (0, 0) sends, step by step, to its peer along x (part 0) and along y
+// (part 1), then the other way round: ρ = 1 to ranks 1 and 4, then ρ = −1
+// to ranks 3 (x = −1) and 12 (y = −1). The bandwidth form retraces them.
+TEST(AllreduceAnyP, TorusPeers) {
+  const std::vector<std::vector<int>> coordinates = torus_coordinates({4, 4}, 1);
+  for (const std::string_view name : kTorusForms) {
+    std::vector<std::vector<int>> peers(16);
+    run_in_process(16, [&](Transport& transport) {
+      transport.set_coordinates(coordinates);
+      PeerLedger ledger(transport);
+      const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
+      std::vector<std::byte> in(64 * 4), out(64 * 4);
+      allreduce().find_algorithm(name)->build(ledger, spec, in, out)->run();
+      peers[static_cast<std::size_t>(transport.rank())] = ledger.peers;
+    });
+    std::vector<int> expected0 = {1, 4, 4, 1, 3, 12, 12, 3};
+    // Rank 5 at (1, 1): odd coordinates subtract ρ.
+    std::vector<int> expected5 = {4, 1, 1, 4, 6, 9, 9, 6};
+    if (name == "swing_bandwidth_torus") {
+      for (auto* expected : {&expected0, &expected5}) {
+        std::vector<int> back;
+        for (std::size_t s = expected->size(); s >= 2; s -= 2) {
+          back.push_back((*expected)[s - 2]);
+          back.push_back((*expected)[s - 1]);
+        }
+        expected->insert(expected->end(), back.begin(), back.end());
+      }
+    }
+    EXPECT_EQ(peers[0], expected0) << name;
+    EXPECT_EQ(peers[5], expected5) << name;
   }
 }
 

@@ -13,6 +13,8 @@
 #      default) moves.
 #   6. --families barrier: the dissemination barrier alone (the simulator's
 #      own is ideal), lg p rounds of one α each.
+#   7. on torus:4x4, swing_bandwidth_torus passes --check and is faster than
+#      the 1-D swing_bandwidth (the transport's coordinates reach it).
 # Usage: harness_sim_test.sh COLLBENCH PYTHON
 set -euo pipefail
 collbench=${1:?usage: harness_sim_test.sh COLLBENCH PYTHON}
@@ -37,6 +39,11 @@ run "$work/second.csv" --algorithms "$algorithms" --check
 run "$work/size_only.csv" --algorithms ring --no-payload
 run "$work/segment.csv" --algorithms double_binary_tree --segment 64KiB
 run "$work/barrier.csv" --families barrier
+# The torus forms on a torus, where the transport gives coordinates.
+LD_PRELOAD=$forbid "$collbench" --transport sim --ranks 16 --platform torus:4x4 \
+  --link-latency 1us --link-bandwidth 10GBps --gamma 5GBps --families allreduce \
+  --algorithms swing_bandwidth,swing_bandwidth_torus --sizes 64KiB --check --csv "$work/torus.csv" \
+  --quiet >"$work/stdout" 2>"$work/stderr" || { cat "$work/stderr" >&2; fail "collbench on torus:4x4 failed"; }
 
 PYTHONPATH="$(dirname "$0")/../scripts" "$python" - "$work" "$algorithms" <<'PYTHON'
 import sys
@@ -86,6 +93,13 @@ coarse = {r["bytes"]: r["median_us"] for r in first if r["algorithm"] == "double
 if fine["1048576"] == coarse["1048576"]:
     sys.exit(f"double_binary_tree at 1 MiB took {fine['1048576']} us with 64 KiB segments and "
              "with the default: --segment did not reach it")
+torus = {r["algorithm"]: r for r in collbench_csv.read_rows(f"{work}/torus.csv", columns, "the sim test")}
+if {r["check"] for r in torus.values()} != {"ok"}:
+    sys.exit(f"on torus:4x4: checks {[(a, r['check']) for a, r in torus.items()]}")
+# One Swing per dimension, all ports busy, beats the 1-D form over the rank order.
+if not float(torus["swing_bandwidth_torus"]["median_us"]) < float(torus["swing_bandwidth"]["median_us"]):
+    sys.exit(f"on torus:4x4 swing_bandwidth_torus took {torus['swing_bandwidth_torus']['median_us']} us, "
+             f"not less than swing_bandwidth's {torus['swing_bandwidth']['median_us']} us")
 barrier = collbench_csv.read_rows(f"{work}/barrier.csv", columns, "the sim test")
 if [r["benchmark"] for r in barrier] != ["barrier/dissemination"]:
     sys.exit(f"barrier rows {[r['benchmark'] for r in barrier]}, expected barrier/dissemination")
@@ -94,4 +108,4 @@ got = float(barrier[0]["median_us"]) * 1e-6
 if abs(got - 3 * alpha) > 0.01 * 3 * alpha:
     sys.exit(f"barrier/dissemination: {got * 1e6:.4f} us simulated, 3 alpha = {3 * alpha * 1e6:.4f} us")
 PYTHON
-echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree, the barrier lg p alpha"
+echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree, the barrier lg p alpha, the torus form faster on a torus"

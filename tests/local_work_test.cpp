@@ -179,6 +179,10 @@ TEST(LocalWork, AlgorithmsDoTheirWorkThroughTheHook) {
 TEST(LocalWork, ReducedBytesAreTheCostModels) {
   for_each_hand_written([&](const CollectiveInfo& collective, const AlgorithmInfo& algorithm) {
     if (!collective.reduces) return;
+    // The double binary tree's γ term is its critical path's: each level
+    // reduces after the level below has, so the levels' reductions add up
+    // (more than any one rank reduces; sim_truth_test checks it).
+    if (algorithm.name == "double_binary_tree") return;
     for (const int ranks : {2, 4, 8}) {
       const std::size_t count = 1024;
       if (!algorithm.unsupported_reason("inproc", ranks, count).empty()) continue;

@@ -6,8 +6,9 @@
 #      collectives; every hand-written algorithm of each (collbench
 #      --list-algorithms --csv; the hierarchical ones run as one rank per
 #      node), at both quick sizes;
-#   2. tree_ring.csv has ring and double_binary_tree at each size, swing.csv
-#      the two Swing forms and their three rivals on the 2x2 torus;
+#   2. tree_ring.csv has ring and double_binary_tree at each size,
+#      tree_segments.csv the tree at 1 MiB with 64 and 128 KiB segments,
+#      swing.csv the four Swing forms and their three rivals on the 2x2 torus;
 #   3. selections.csv, scale.png and crossovers.png exist, and the crossovers
 #      the script prints name a winner;
 #   4. bad arguments exit 2 with one line and leave no file.
@@ -21,7 +22,7 @@ fail() { echo "sim_sweep_test: $*" >&2; exit 1; }
 sweep="$repository/scripts/sim_sweep.sh"
 
 for bad in "--max-ranks 3" "--max-ranks-quadratic 0" "--studies scale,nope" "--studies selection" \
-  "--max-total-bytes 1e9" "--calibration $work/none.csv" "--frobnicate"; do
+  "--max-total-bytes 1e9" "--tree-segments 64KiB" "--calibration $work/none.csv" "--frobnicate"; do
   # shellcheck disable=SC2086
   if "$sweep" --out "$work/bad" --build "$build" --quick $bad 2>"$work/err" >/dev/null; then
     fail "accepted $bad"
@@ -37,13 +38,15 @@ done
 
 "$sweep" --out "$work/out" --build "$build" --quick >"$work/stdout" 2>"$work/stderr" ||
   { cat "$work/stderr" >&2; fail "--quick failed"; }
-for file in scale.csv tree_ring.csv swing.csv selections.csv scale.png crossovers.png; do
+for file in scale.csv tree_ring.csv tree_segments.csv swing.csv selections.csv scale.png \
+  crossovers.png; do
   [[ -s $work/out/$file ]] || fail "no $file"
 done
 for file in "$work"/out/* "$work"/out/.[!.]*; do
   [[ -e $file ]] || continue
   case ${file##*/} in
-    scale.csv | tree_ring.csv | swing.csv | selections.csv | scale.png | crossovers.png) ;;
+    scale.csv | tree_ring.csv | tree_segments.csv | swing.csv | selections.csv | scale.png | \
+      crossovers.png) ;;
     *) fail "unexpected file ${file##*/} in --out" ;;
   esac
 done
@@ -81,9 +84,15 @@ tree_ring = collbench_csv.read_rows(f"{work}/out/tree_ring.csv", columns, "the s
 got = sorted((r["algorithm"], int(r["ranks"]), int(r["bytes"])) for r in tree_ring)
 if got != sorted((a, 4, n) for a in ("ring", "double_binary_tree") for n in (1024, 1048576)):
     sys.exit(f"tree_ring.csv: {got}")
+segments = collbench_csv.read_rows(f"{work}/out/tree_segments.csv", columns + ("segment_bytes",),
+                                   "the sim_sweep test")
+got = sorted((r["algorithm"], int(r["segment_bytes"]), int(r["bytes"])) for r in segments)
+if got != [("double_binary_tree", s, 1048576) for s in (65536, 131072)]:
+    sys.exit(f"tree_segments.csv: {got}")
 swing = collbench_csv.read_rows(f"{work}/out/swing.csv", columns, "the sim_sweep test")
 got = sorted((r["algorithm"], r["sim_platform"], int(r["bytes"])) for r in swing)
-if got != sorted((a, "torus:2x2", 32768) for a in ("swing_latency", "swing_bandwidth", "ring",
-                                                    "recursive_doubling", "rabenseifner")):
+if got != sorted((a, "torus:2x2", 32768) for a in ("swing_latency", "swing_bandwidth",
+                                                    "swing_latency_torus", "swing_bandwidth_torus",
+                                                    "ring", "recursive_doubling", "rabenseifner")):
     sys.exit(f"swing.csv: {got}")
 PYTHON

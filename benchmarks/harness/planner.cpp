@@ -106,8 +106,8 @@ void Planner::check_memory(const BenchmarkCase& entry, std::uint64_t memory_limi
         "{}",
         entry.name, format_bytes(kSaturatedBytes), hint));
   }
-  // Size-only simulation maps its messages' buffers untouched: only the
-  // algorithms' workspaces take memory, which this limit does not single out.
+  // Size-only simulation touches neither its messages' buffers nor the
+  // algorithms' workspaces (SimulatedCompute::size_only): no memory to check.
   if (options_.sim.no_payload) return;
   if (memory_limit_per_rank > 0 && needed > memory_limit_per_rank) {
     throw UsageError(fmt::format(

@@ -15,8 +15,13 @@
 // α-β-γ terms on a flat network; the algorithms' files give phases and cost.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "phases.h"
@@ -165,6 +170,62 @@ class HalvingDoublingAllreduce final : public AllreduceBase {
   HalvingSchedule schedule_;
   std::byte* staging_ = nullptr;
   std::vector<RequestId> requests_;
+};
+
+// Swing's bandwidth form's block order (swing_bandwidth.cpp's header
+// comment): T(v, s), the participants v hears from in steps s..k−1 through
+// `peer`, laid out in the depth-first order of these sets from participant
+// 0, which makes each one contiguous (checked: std::logic_error otherwise).
+class SwingBlocks {
+ public:
+  using Peer = std::function<int(int participant, int step)>;
+  SwingBlocks(int participants, int steps, Peer peer)
+      : participants_(participants), steps_(steps), peer_(std::move(peer)) {
+    std::vector<int> order;
+    members(0, 0, order);
+    position_.assign(static_cast<std::size_t>(participants), -1);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      int& position = position_.at(static_cast<std::size_t>(order[i]));
+      if (position >= 0) {
+        throw std::logic_error(
+            fmt::format("Swing: participant {} is reached twice among {}", order[i], participants));
+      }
+      position = static_cast<int>(i);
+    }
+  }
+  int steps() const { return steps_; }
+  int position(int participant) const { return position_[static_cast<std::size_t>(participant)]; }
+  // The first position of T(v, step), 2^(k−step) positions long.
+  int first(int v, int step) const {
+    std::vector<int> set;
+    members(v, step, set);
+    int lowest = participants_, highest = -1;
+    for (const int member : set) {
+      lowest = std::min(lowest, position(member));
+      highest = std::max(highest, position(member));
+    }
+    if (highest - lowest + 1 != static_cast<int>(set.size())) {
+      throw std::logic_error(fmt::format(
+          "Swing: the blocks of T({}, {}) among {} are not contiguous", v, step, participants_));
+    }
+    return lowest;
+  }
+
+ private:
+  // T(v, step) in depth-first order.
+  void members(int v, int step, std::vector<int>& out) const {
+    if (step == steps_) {
+      out.push_back(v);
+      return;
+    }
+    members(v, step + 1, out);
+    members(peer_(v, step), step + 1, out);
+  }
+
+  int participants_;
+  int steps_;
+  Peer peer_;
+  std::vector<int> position_;
 };
 
 // Halving-doubling: step s gives away half of a window of n/2^s, in the

@@ -26,12 +26,15 @@
 // send is complete (and an inner node's once its input segment is reduced).
 //
 // Cost (p ranks, n bytes, h = ⌊lg p⌋, S = ⌈n/2 ÷ segment⌉ (--segment, 512 KiB by default) segments
-// of s = n/(2S) per half): S + 2h − 1 transfers in lock step, each priced at its busiest rank: at
-// most 4 messages of s each way (its inner tree's parent and two children, its leaf tree's parent),
-// so at most (S + 2h − 1)·4·(α + sβ), and in the steady state 2nβ over the S transfers (ring:
-// 2(p−1)/p·nβ) with latency logarithmic in p (ring: linear); a single segment (small n) takes 2h
-// transfers of the half vector. γ: the busiest rank reduces two children's halves, n (n/2 at p =
-// 2).
+// of s = n/(2S) per half): S + 2h − 1 transfers in lock step, each one α (a rank posts all of a
+// transfer's messages before it waits for any, so their latencies overlap), its busiest link's
+// bytes·β (at most 4 segments each way at a rank: its inner tree's parent and two children, its
+// leaf tree's parent) and its busiest reducer's bytes·γ (two children's segments, which the sends
+// of the transfer wait for). One segment (small n): 2h·α and the h levels' reductions one after
+// the other (at most n·γ each); in the steady state 2nβ + nγ over the S transfers (ring:
+// 2(p−1)/p·nβ) with latency logarithmic in p (ring: linear). With several segments a rank's
+// reductions can overlap the next segments' flows, which lock step does not credit: an upper
+// bound there, as ring's cost is.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -274,8 +277,12 @@ class DoubleBinaryTreeAllreduce final : public detail::AllreduceBase {
 };
 
 // The lock-step schedule of the header comment, each transfer priced on the
-// layout at its busiest rank and NIC; the transfers of the steady state,
-// where every edge of both trees is busy, are identical and priced once.
+// layout at its busiest link and its busiest reducer; the transfers of the
+// steady state, where every edge of both trees is busy, are identical and
+// priced once. One α per transfer, not one per message: a transfer's
+// messages are all posted before any is waited for, so their latencies
+// overlap (with a per-message overhead o each would add o, which the α-β-γ
+// terms leave out, as for the sharded parameter server's small shards).
 CostTerms double_binary_tree_cost(const Layout& layout, double n) {
   const int p = layout.ranks();
   if (p < 2) return {};
@@ -291,28 +298,39 @@ CostTerms double_binary_tree_cost(const Layout& layout, double n) {
   CostTerms terms;
   for (long long transfer = 0; transfer < segments + 2 * h - 1;) {
     const bool steady = transfer >= 2 * h - 1 && transfer <= segments - 1;
-    const long long repeats = steady ? segments - transfer : 1;
-    detail::add_sized_steps(terms, layout, static_cast<double>(repeats),
-                            [&](int rank) -> std::vector<detail::StepMessage> {
-                              std::vector<detail::StepMessage> messages;
-                              for (int t = 0; t < 2; ++t) {
-                                const PositionTree::Node& node =
-                                    shape.node(position_of(rank, t, p));
-                                if (node.parent >= 0 && busy(transfer, node.height)) {
-                                  messages.push_back({tree_rank(node.parent, t, p), segment});
-                                }
-                                if (busy(transfer, h + node.depth)) {
-                                  for (const int child : node.children) {
-                                    messages.push_back({tree_rank(child, t, p), segment});
-                                  }
-                                }
-                              }
-                              return messages;
-                            });
-    transfer += repeats;
+    const auto repeats = static_cast<double>(steady ? segments - transfer : 1);
+    CostTerms step;
+    detail::add_sized_steps(step, layout, 1, [&](int rank) -> std::vector<detail::StepMessage> {
+      std::vector<detail::StepMessage> messages;
+      for (int t = 0; t < 2; ++t) {
+        const PositionTree::Node& node = shape.node(position_of(rank, t, p));
+        if (node.parent >= 0 && busy(transfer, node.height)) {
+          messages.push_back({tree_rank(node.parent, t, p), segment});
+        }
+        if (busy(transfer, h + node.depth)) {
+          for (const int child : node.children) {
+            messages.push_back({tree_rank(child, t, p), segment});
+          }
+        }
+      }
+      return messages;
+    });
+    (step.messages > 0 ? terms.messages : terms.intra_messages) += repeats;
+    terms.bytes += repeats * step.bytes;
+    terms.intra_bytes += repeats * step.intra_bytes;
+    // The segments reduced before this transfer's sends: at a node of
+    // height g ≥ 1 segment k in transfer k + g, its children's copies. On the
+    // critical path: the sends wait for them (a rank is inner in one tree).
+    int most_children = 0;
+    for (int position = 0; position < p; ++position) {
+      const PositionTree::Node& node = shape.node(position);
+      if (node.height > 0 && busy(transfer, node.height)) {
+        most_children = std::max(most_children, node.children.size);
+      }
+    }
+    terms.reduce_bytes += repeats * static_cast<double>(most_children) * segment;
+    transfer += static_cast<long long>(repeats);
   }
-  // The busiest reducer: two children's halves (one child's at p = 2).
-  terms.reduce_bytes = p > 2 ? n : half;
   return terms;
 }
 

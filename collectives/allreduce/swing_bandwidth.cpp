@@ -23,71 +23,16 @@
 // flat network; on a torus step s crosses |ρ_s| hops instead of 2^s, which
 // the α-β model cannot see (placed: where the peers sit on nodes). Otherwise
 // p' replaces p and the fold and unfold add 2α + 2nβ + nγ.
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <stdexcept>
-
 #include "butterfly.h"
 
 namespace collbench {
 namespace {
 
-// The block order of the header comment among `participants` = 2^k.
-class SwingBlocks {
- public:
-  explicit SwingBlocks(int participants)
-      : participants_(participants), steps_(floor_log2(participants)) {
-    std::vector<int> order;
-    members(0, 0, order);
-    position_.assign(static_cast<std::size_t>(participants), -1);
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      int& position = position_.at(static_cast<std::size_t>(order[i]));
-      if (position >= 0) {
-        throw std::logic_error(fmt::format(
-            "swing_bandwidth: participant {} is reached twice among {}", order[i], participants));
-      }
-      position = static_cast<int>(i);
-    }
-  }
-  int steps() const { return steps_; }
-  int position(int participant) const { return position_[static_cast<std::size_t>(participant)]; }
-  // The first position of T(v, step), 2^(k−step) positions long.
-  int first(int v, int step) const {
-    std::vector<int> set;
-    members(v, step, set);
-    int lowest = participants_, highest = -1;
-    for (const int member : set) {
-      lowest = std::min(lowest, position(member));
-      highest = std::max(highest, position(member));
-    }
-    if (highest - lowest + 1 != static_cast<int>(set.size())) {
-      throw std::logic_error(
-          fmt::format("swing_bandwidth: the blocks of T({}, {}) among {} are not contiguous", v,
-                      step, participants_));
-    }
-    return lowest;
-  }
-
- private:
-  // T(v, step) in depth-first order.
-  void members(int v, int step, std::vector<int>& out) const {
-    if (step == steps_) {
-      out.push_back(v);
-      return;
-    }
-    members(v, step + 1, out);
-    members(detail::swing_peer(v, step, participants_), step + 1, out);
-  }
-
-  int participants_;
-  int steps_;
-  std::vector<int> position_;
-};
-
 // Step s keeps T(v, s+1)'s blocks and gives T(peer, s+1)'s (header comment).
 detail::HalvingSchedule swing_bandwidth_schedule(const detail::Fold& fold, std::size_t count) {
-  const SwingBlocks blocks(fold.pof2);
+  const detail::SwingBlocks blocks(fold.pof2, floor_log2(fold.pof2), [&fold](int v, int step) {
+    return detail::swing_peer(v, step, fold.pof2);
+  });
   const int v = fold.new_rank;
   // The `size` blocks from position `first` of the p'-way partition.
   const auto blocks_from = [&](int first, int size) {

@@ -91,9 +91,19 @@ class NodeMaker {
     return {inside->get_netpoint(), router};
   }
 
-  s4u::ClusterCallbacks callbacks() {
-    return s4u::ClusterCallbacks([this](s4u::NetZone* zone, const std::vector<unsigned long>&,
-                                        unsigned long id) { return make(zone, id); });
+  // `keep_coordinates`: record each node's coordinates in the cluster.
+  s4u::ClusterCallbacks callbacks(bool keep_coordinates = false) {
+    if (keep_coordinates) {
+      platform_.coordinates_of_node.resize(static_cast<std::size_t>(platform_.nodes));
+    }
+    return s4u::ClusterCallbacks([this, keep_coordinates](s4u::NetZone* zone,
+                                                          const std::vector<unsigned long>& where,
+                                                          unsigned long id) {
+      if (keep_coordinates) {
+        platform_.coordinates_of_node.at(id).assign(where.begin(), where.end());
+      }
+      return make(zone, id);
+    });
   }
 
  private:
@@ -210,7 +220,7 @@ void build_shape(const SimParams& params, const Shape& shape, Platform& platform
         ->seal();
   } else if (shape.kind == "torus") {
     s4u::create_torus_zone("torus", nullptr, {shape.numbers.begin(), shape.numbers.end()},
-                           maker.callbacks(), bw, lat, policy)
+                           maker.callbacks(/*keep_coordinates=*/true), bw, lat, policy)
         ->seal();
   } else {
     const auto& n = shape.numbers;

@@ -15,6 +15,9 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> slots;
   std::vector<int> node_of_slot;
   int nodes = 0;
+  // A torus's: each node's coordinates as SimGrid places it (dimension 0
+  // fastest), what Communicator::coordinates_of gives; empty otherwise.
+  std::vector<std::vector<int>> coordinates_of_node;
   EndToEndLinks links;  // without the overhead
 };
 

@@ -358,6 +358,7 @@ class SimTransport final : public Transport, public SimulatedCompute {
     if (world_.params().payload) Transport::copy(dst, src, bytes);
     charge_bytes(bytes, world_.params().memory_rate);
   }
+  bool size_only() const override { return !world_.params().payload; }
   void compute(double seconds) override {
     if (!(seconds >= 0) || !std::isfinite(seconds)) {
       throw std::invalid_argument(fmt::format("rank {}: compute of {} s", rank(), seconds));
@@ -463,9 +464,16 @@ class SimGroup final : public SimRankGroup {
       : world_(params, platform), platform_(platform) {
     const std::vector<int> nodes(platform.node_of_slot.begin(),
                                  platform.node_of_slot.begin() + params.ranks);
+    std::vector<std::vector<int>> coordinates;
+    if (!platform.coordinates_of_node.empty()) {
+      for (const int node : nodes) {
+        coordinates.push_back(platform.coordinates_of_node[static_cast<std::size_t>(node)]);
+      }
+    }
     for (int rank = 0; rank < params.ranks; ++rank) {
       transports_.push_back(std::make_unique<SimTransport>(world_, rank));
       transports_.back()->set_nodes(nodes);
+      if (!coordinates.empty()) transports_.back()->set_coordinates(coordinates);
     }
   }
 

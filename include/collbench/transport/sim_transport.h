@@ -36,8 +36,8 @@
 // algorithms are given, so they may be address space that was never touched:
 // allocate_untouched() maps anonymous memory without reserving swap, whose
 // pages the kernel only backs when written, so that p·n need not fit in RAM.
-// (The algorithms' own workspaces are std::vectors, zero-filled when built:
-// they count in memory whatever the mode.)
+// The algorithms' own workspaces are left untouched too
+// (SimulatedCompute::size_only), so they are address space only.
 #pragma once
 
 #include <cstddef>
@@ -118,6 +118,9 @@ class SimRankGroup : public RankGroup {
 class SimulatedCompute {
  public:
   virtual void compute(double seconds) = 0;
+  // Size-only mode: no message, reduction or copy reads or writes a buffer,
+  // so an algorithm's workspace needs no memory behind it.
+  virtual bool size_only() const = 0;
 
  protected:
   ~SimulatedCompute() = default;
