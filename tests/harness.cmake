@@ -97,7 +97,7 @@ if(COLLBENCH_HAVE_SIMGRID)
   add_test(NAME harness_sim_fsdp
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/harness_sim_fsdp_test.sh
                    $<TARGET_FILE:collbench_exe> $<TARGET_FILE:collbench-catalog> /usr/bin/python3)
-  set_tests_properties(harness_sim_fsdp PROPERTIES TIMEOUT 300 LABELS "unit;harness")
+  set_tests_properties(harness_sim_fsdp PROPERTIES TIMEOUT 600 LABELS "unit;harness")
   # scripts/sim_sweep.sh --quick: every study at p <= 8 and the shape of its
   # CSVs; 1 to 4 minutes on the shared machine, so in the full tier.
   add_test(NAME sim_sweep COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sim_sweep_test.sh
