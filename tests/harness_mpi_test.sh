@@ -29,7 +29,8 @@
 #   gemm         --families gemm: the peak first, then every distinct layer of
 #                alexnet per batch and pass, checked, with rate and efficiency
 #                that follow from flops and the medians
-#   train        --families train on googlenet:ddp: the exchange, compute-only
+#   train        --families train on googlenet:ddp (and resnet50's fsdp and zero2,
+#                checked): the exchange, compute-only
 #                and train rows, their shares computed from each other, the
 #                bookkeeping (iteration >= compute alone, exposed <=
 #                communication alone, within their spreads), and a --timeline
@@ -1083,6 +1084,26 @@ PYTHON
   [[ $status -eq 2 ]] || fail "status $status for an existing --timeline"
   grep -qF -- "--timeline $work/timeline.json: already exists" "$work/stderr" ||
     { cat "$work/stderr" >&2; fail "existing --timeline not named"; }
+  # FSDP and ZeRO-2 over MPI: every message of the iteration checked, and the
+  # train row sends what the exchange row (the catalog's order) sends.
+  run 2 --families train --workload resnet50:fsdp:f32,resnet50:zero2:f32 --algorithms ring,mpi \
+    --train-batch 1 --compute-scale 0.25 --check --samples 2 --csv "$work/sharded.csv"
+  [[ $status -eq 0 ]] || { cat "$work/stderr" >&2; fail "fsdp, zero2: exit status $status"; }
+  check_csv "$work/sharded.csv" <<'PYTHON'
+by_name = {row["benchmark"]: row for row in rows}
+for spec, collectives in (("resnet50:fsdp=block:f32", "allgather+reduce_scatter"),
+                          ("resnet50:zero2=500000000:f32", "reduce_scatter+allgather")):
+    for algorithm in ("ring", "mpi"):
+        row = by_name.get(f"train/{algorithm}/{spec}")
+        if row is None:
+            fail(f"no train/{algorithm}/{spec} row: {sorted(by_name)}")
+        if row["check"] != "ok" or row["collective"] != collectives:
+            fail(f"train/{algorithm}/{spec}: check {row['check']}, collective {row['collective']}")
+    train, exchange = by_name[f"train/ring/{spec}"], by_name[f"exchange/ring/{spec}"]
+    if train["sent_bytes_per_rank"] != exchange["sent_bytes_per_rank"]:
+        fail(f"{spec}: train sent {train['sent_bytes_per_rank']} bytes, the exchange "
+             f"{exchange['sent_bytes_per_rank']}")
+PYTHON
   ;;
 
 window)

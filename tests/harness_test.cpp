@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
 #include <set>
 #include <span>
+#include <tuple>
 
 #include "check_data.h"
 #include "collbench/catalog/sizes.h"
@@ -1306,16 +1308,12 @@ TEST(Plan, TrainIsComputeOnlyThenEveryAlgorithmWithTheExchangesBefore) {
                        fmt::format("exchange/ring/{}", ddp), fmt::format("exchange/mpi/{}", ddp),
                        fmt::format("exchange/ring/{}", fsdp), fmt::format("exchange/mpi/{}", fsdp),
                        fmt::format("train/none/{}", ddp), fmt::format("train/ring/{}", ddp),
-                       fmt::format("train/mpi/{}", ddp)}));
-  EXPECT_NE(std::find_if(plan.notes.begin(), plan.notes.end(),
-                         [&](const std::string& note) {
-                           return note.find("skipping train/" + fsdp) != std::string::npos;
-                         }),
-            plan.notes.end());
+                       fmt::format("train/mpi/{}", ddp), fmt::format("train/none/{}", fsdp),
+                       fmt::format("train/ring/{}", fsdp), fmt::format("train/mpi/{}", fsdp)}));
   const Model& model = find_model("resnet50");
   const std::vector<Bucket> buckets = ddp_buckets(model, 4);
   for (const BenchmarkCase& entry : plan.cases) {
-    if (entry.family != &train_family()) continue;
+    if (entry.family != &train_family() || entry.workload != ddp) continue;
     EXPECT_EQ(entry.compute_only, entry.name.find("/none/") != std::string::npos);
     EXPECT_EQ(entry.batch, 8);
     ASSERT_EQ(entry.bucket_ready_layers.size(), buckets.size());
@@ -1338,6 +1336,163 @@ TEST(Plan, TrainIsComputeOnlyThenEveryAlgorithmWithTheExchangesBefore) {
     EXPECT_GT(entry.memory_bytes(2), entry.compute_bytes);
     EXPECT_GT(entry.compute_bytes, std::uint64_t{100} << 20);
   }
+}
+
+// train/ring/<spec> of a plan of --families train on `spec` at p = 4.
+BenchmarkCase sharded_train_case(const Workload& workload) {
+  const Options options =
+      parse_options({"--families", "train", "--workload", workload.spec, "--algorithms", "ring"});
+  const CasePlan plan = plan_cases(options, {workload}, "mpi", 4, 0);
+  for (const BenchmarkCase& entry : plan.cases) {
+    if (entry.name == "train/ring/" + workload.spec) return entry;
+  }
+  ADD_FAILURE() << "no train/ring/" << workload.spec;
+  return {};
+}
+
+// Where each kind of step is in a train case's steps, per index.
+struct StepPlaces {
+  std::vector<std::size_t> forward, backward, hand, wait;  // SIZE_MAX: none
+};
+StepPlaces step_places(const BenchmarkCase& entry, std::size_t layers) {
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  StepPlaces places{std::vector<std::size_t>(layers, kNone),
+                    std::vector<std::size_t>(layers, kNone),
+                    std::vector<std::size_t>(entry.message_bytes.size(), kNone),
+                    std::vector<std::size_t>(entry.message_bytes.size(), kNone)};
+  for (std::size_t k = 0; k < entry.train_steps.size(); ++k) {
+    const TrainStep& step = entry.train_steps[k];
+    std::vector<std::size_t>& place = step.kind == TrainStep::Kind::forward    ? places.forward
+                                      : step.kind == TrainStep::Kind::backward ? places.backward
+                                      : step.kind == TrainStep::Kind::hand     ? places.hand
+                                                                               : places.wait;
+    EXPECT_EQ(place.at(step.index), kNone) << entry.name << ": step " << k << " repeats";
+    place.at(step.index) = k;
+  }
+  return places;
+}
+
+TEST(Plan, TrainShardedWorkloadsSendTheCatalogsMessages) {
+  // :f32, so that every message is a whole number of the run's f32 elements.
+  for (const char* spec :
+       {"resnet50:fsdp:f32", "bert_base:fsdp:f32", "llama2_7b:fsdp:f32", "resnet50:fsdp=model:f32",
+        "resnet50:zero2:f32", "bert_base:zero2=20000000:f32"}) {
+    const Workload workload = parse_workload(spec, 4);
+    const BenchmarkCase entry = sharded_train_case(workload);
+    ASSERT_EQ(entry.message_bytes.size(), workload.sequence.size()) << spec;
+    ASSERT_EQ(entry.message_items.size(), workload.sequence.size()) << spec;
+    ASSERT_FALSE(entry.message_collectives.empty()) << spec;
+    // The same messages, in the order the iteration hands them over.
+    using Sent = std::tuple<std::string, std::uint64_t, std::string>;
+    std::vector<Sent> sent;
+    std::vector<Sent> listed;
+    for (std::size_t k = 0; k < entry.message_bytes.size(); ++k) {
+      sent.emplace_back(entry.collective_of(k).name, entry.message_bytes[k],
+                        entry.message_items[k]);
+      const Message& message = workload.sequence[k];
+      listed.emplace_back(message.collective, message.bytes, message.item);
+    }
+    std::sort(sent.begin(), sent.end());
+    std::sort(listed.begin(), listed.end());
+    EXPECT_EQ(sent, listed) << spec;
+    // Every layer forward once, then backward once; every message handed
+    // once, in order, and waited for only after it was handed.
+    const std::size_t layers = find_model(workload.model).gemm_layers.size();
+    const StepPlaces places = step_places(entry, layers);
+    for (std::size_t layer = 0; layer < layers; ++layer) {
+      EXPECT_LT(places.forward[layer], places.backward[layers - 1]) << spec << " layer " << layer;
+      if (layer > 0) {
+        EXPECT_LT(places.forward[layer - 1], places.forward[layer]) << spec;
+        EXPECT_GT(places.backward[layer - 1], places.backward[layer]) << spec;
+      }
+    }
+    for (std::size_t k = 0; k < places.hand.size(); ++k) {
+      if (k > 0) {
+        EXPECT_LT(places.hand[k - 1], places.hand[k]) << spec;
+      }
+      if (places.wait[k] != std::numeric_limits<std::size_t>::max()) {
+        EXPECT_LT(places.hand[k], places.wait[k]) << spec << " message " << k;
+      }
+    }
+  }
+}
+
+TEST(Plan, TrainFsdpGathersEachUnitBeforeItsComputeAndPrefetchesTheNext) {
+  for (const char* spec : {"resnet50:fsdp:f32", "bert_base:fsdp:f32"}) {
+    const Workload workload = parse_workload(spec, 4);
+    const Model& model = find_model(workload.model);
+    const BenchmarkCase entry = sharded_train_case(workload);
+    const StepPlaces places = step_places(entry, model.gemm_layers.size());
+    const auto message = [&](const std::string& item) {
+      const auto found = std::find(entry.message_items.begin(), entry.message_items.end(), item);
+      EXPECT_NE(found, entry.message_items.end()) << spec << ": no " << item;
+      return static_cast<std::size_t>(found - entry.message_items.begin());
+    };
+    const std::vector<FlatUnit> units = fsdp_units(model, FsdpUnit::block);
+    for (std::size_t unit = 1; unit < units.size(); ++unit) {
+      const std::string& name = units[unit].name;
+      std::size_t first = model.gemm_layers.size();
+      std::size_t last = 0;
+      for (std::size_t layer = 0; layer < model.gemm_layers.size(); ++layer) {
+        if (model.gemm_layers[layer].name.starts_with(name + ".")) {
+          first = std::min(first, layer);
+          last = std::max(last, layer);
+        }
+      }
+      ASSERT_LT(first, model.gemm_layers.size()) << name;
+      const std::size_t gather = message(name + " forward");
+      const std::size_t regather = message(name + " backward");
+      const std::size_t reduce = message(name + " gradients");
+      // Its parameters are there before its first forward and backward.
+      EXPECT_LT(places.wait[gather], places.forward[first]) << name;
+      EXPECT_LT(places.wait[regather], places.backward[last]) << name;
+      // Its gradients go when its backward is done, not before.
+      EXPECT_GT(places.hand[reduce], places.backward[first]) << name;
+      // The next unit's gather goes before this one's compute waits: it runs
+      // while this unit computes (forward prefetch, BACKWARD_PRE).
+      if (unit + 1 < units.size()) {
+        EXPECT_LT(places.hand[message(units[unit + 1].name + " forward")], places.wait[gather])
+            << name;
+      }
+      if (unit > 1) {
+        EXPECT_LT(places.hand[message(units[unit - 1].name + " backward")], places.wait[regather])
+            << name;
+      }
+    }
+  }
+}
+
+TEST(Plan, TrainZero2GathersTheParametersAfterTheLastShardIsReduced) {
+  const Workload workload = parse_workload("bert_base:zero2=20000000:f32", 4);
+  const BenchmarkCase entry = sharded_train_case(workload);
+  const std::size_t messages = entry.message_bytes.size();
+  ASSERT_GT(messages, 2u);
+  const StepPlaces places = step_places(entry, find_model("bert_base").gemm_layers.size());
+  EXPECT_EQ(entry.collective_of(messages - 1).name, "allgather");
+  EXPECT_LT(places.wait[messages - 2], places.hand[messages - 1]);
+  EXPECT_EQ(entry.train_steps.back(), (TrainStep{TrainStep::Kind::wait, messages - 1}));
+  // The first buckets go while backprop still runs.
+  EXPECT_LT(places.hand[0], places.backward[0]);
+}
+
+TEST(Plan, TrainRefusesFsdpWithoutUnitsOrACommonAlgorithm) {
+  const auto refusal = [](const std::string& spec, const char* algorithms) {
+    const Workload workload = parse_workload(spec, 4);
+    const Options options = parse_options(
+        {"--families", "train", "--workload", workload.spec, "--algorithms", algorithms});
+    try {
+      plan_cases(options, {workload}, "mpi", 4, 0);
+    } catch (const UsageError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(refusal("vgg16:fsdp:f32", "ring").find("the catalog has no FSDP units for vgg16"),
+            std::string::npos);
+  EXPECT_NE(refusal("resnet50:fsdp:f32", "tree").find("no selected allgather and reduce_scatter"),
+            std::string::npos);
+  // The whole model as one unit needs none.
+  EXPECT_EQ(sharded_train_case(parse_workload("vgg16:fsdp=model:f32", 4)).message_bytes.size(), 2u);
 }
 
 TEST(CsvRow, GemmRowsCarryBatchPassRateAndEfficiency) {

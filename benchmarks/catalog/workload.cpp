@@ -122,14 +122,9 @@ Message make_message(std::string_view collective, std::string item, std::uint64_
   return {std::string(collective), std::move(item), elements, bytes, 1};
 }
 
-// A wrapped unit's flat parameter: its name ("" for the root) and size.
-struct FlatUnit {
-  std::string name;
-  std::uint64_t elements = 0;
-};
+}  // namespace
 
-// The root first, then the units in forward (registration) order.
-std::vector<FlatUnit> units_forward_order(const Model& model, FsdpUnit unit) {
+std::vector<FlatUnit> fsdp_units(const Model& model, FsdpUnit unit) {
   std::vector<FlatUnit> units(1);
   const auto& tensors = model.tensors_backprop_order;
   for (auto tensor = tensors.rbegin(); tensor != tensors.rend(); ++tensor) {
@@ -144,44 +139,44 @@ std::vector<FlatUnit> units_forward_order(const Model& model, FsdpUnit unit) {
   return units;
 }
 
-}  // namespace
-
 std::vector<Message> fsdp_messages(const Model& model, FsdpUnit unit, std::size_t element_bytes) {
   require_positive(element_bytes, 1, "fsdp_messages");
-  const std::vector<FlatUnit> units = units_forward_order(model, unit);
-  const auto label = [](const FlatUnit& flat) {
-    return flat.name.empty() ? std::string("root") : flat.name;
-  };
+  const std::vector<FlatUnit> units = fsdp_units(model, unit);
   std::vector<Message> messages;
   for (const FlatUnit& flat : units) {
     if (flat.elements == 0) continue;  // every tensor is in a block: no root
     messages.push_back(
-        make_message(kAllgather, label(flat) + " forward", flat.elements, element_bytes));
+        make_message(kAllgather, flat.label() + " forward", flat.elements, element_bytes));
   }
   for (auto flat = units.rbegin(); flat + 1 < units.rend(); ++flat) {
     messages.push_back(
-        make_message(kAllgather, label(*flat) + " backward", flat->elements, element_bytes));
+        make_message(kAllgather, flat->label() + " backward", flat->elements, element_bytes));
     messages.push_back(
-        make_message(kReduceScatter, label(*flat) + " gradients", flat->elements, element_bytes));
+        make_message(kReduceScatter, flat->label() + " gradients", flat->elements, element_bytes));
   }
   const FlatUnit& root = units.front();
   if (root.elements > 0) {
     messages.push_back(
-        make_message(kReduceScatter, label(root) + " gradients", root.elements, element_bytes));
+        make_message(kReduceScatter, root.label() + " gradients", root.elements, element_bytes));
   }
   return messages;
 }
 
-std::vector<Message> zero2_messages(const Model& model, std::uint64_t bucket_elements,
-                                    std::size_t element_bytes) {
-  require_positive(element_bytes, bucket_elements, "zero2_messages");
+std::vector<Bucket> zero2_buckets(const Model& model, std::uint64_t bucket_elements,
+                                  std::size_t element_bytes) {
+  require_positive(element_bytes, bucket_elements, "zero2_buckets");
   std::uint64_t cap_bytes = 0;
   if (__builtin_mul_overflow(bucket_elements, element_bytes, &cap_bytes)) {
     throw std::invalid_argument(fmt::format("a bucket of {} elements of {} bytes overflows 64 bits",
                                             bucket_elements, element_bytes));
   }
+  return fusion_buckets(model, element_bytes, cap_bytes);
+}
+
+std::vector<Message> zero2_messages(const Model& model, std::uint64_t bucket_elements,
+                                    std::size_t element_bytes) {
   std::vector<Message> messages;
-  const std::vector<Bucket> buckets = fusion_buckets(model, element_bytes, cap_bytes);
+  const std::vector<Bucket> buckets = zero2_buckets(model, bucket_elements, element_bytes);
   for (std::size_t i = 0; i < buckets.size(); ++i) {
     messages.push_back(make_message(kReduceScatter, fmt::format("bucket {}", i),
                                     buckets[i].elements, element_bytes));

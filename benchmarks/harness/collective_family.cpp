@@ -412,9 +412,8 @@ std::vector<const CollectiveInfo*> collectives_of(const Workload& workload) {
   return used;
 }
 
-// The selected algorithms of the first collective whose name every other
-// collective has selected too: an exchange runs one algorithm name on
-// every message (ring: reduce_scatter's and allgather's ring for FSDP).
+}  // namespace
+
 std::vector<const AlgorithmInfo*> common_algorithms(
     Planner& planner, const std::vector<const CollectiveInfo*>& used) {
   std::vector<const AlgorithmInfo*> common = planner.selected(*used.front());
@@ -428,6 +427,8 @@ std::vector<const AlgorithmInfo*> common_algorithms(
   }
   return common;
 }
+
+namespace {
 
 // exchange/<algorithm>/<workload> for one algorithm name, added unless a
 // message's collective cannot run its algorithm of that name (a note).

@@ -87,6 +87,17 @@
 
 namespace collbench::harness {
 
+// One step of a train iteration's compute side (train_family.cpp): a GEMM
+// layer's forward or backward pass, handing a message to the communication
+// side (messages are handed in order, each once), or waiting until one has
+// been exchanged (a layer that needs its gathered parameters).
+struct TrainStep {
+  enum class Kind : std::uint8_t { forward, backward, hand, wait };
+  Kind kind = Kind::forward;
+  std::size_t index = 0;  // the layer (forward order), or the message
+  bool operator==(const TrainStep&) const = default;
+};
+
 struct BenchmarkCase {
   std::string name;  // Google Benchmark's function name
   // Its family's runner (family.h), set by the family's planning.
@@ -124,6 +135,11 @@ struct BenchmarkCase {
   // whose backward the bucket's gradients all exist), in bucket order; and
   // whether the exchange is switched off (train/none: the compute alone).
   std::vector<std::size_t> bucket_ready_layers;
+  // train: the iteration's compute side in order, and each message's name
+  // (a bucket's, or the catalog's item: "layer1 forward"); the messages
+  // (message_bytes, message_collectives) are in the order it hands them.
+  std::vector<TrainStep> train_steps;
+  std::vector<std::string> message_items;
   bool compute_only = false;
   std::uint64_t compute_bytes = 0;  // train: the GEMM layers' buffers
   // allreduce/mpi_bare: `algorithm` is mpi (its buffers), but each call is

@@ -69,4 +69,11 @@ class Planner {
   std::map<std::pair<std::string, std::string>, std::vector<std::uint64_t>> skipped_;
 };
 
+// The selected algorithms of the first of `used` whose name every other
+// collective has selected too: an exchange or a train iteration runs one
+// algorithm name on every message (ring: reduce_scatter's and allgather's
+// ring for FSDP).
+std::vector<const AlgorithmInfo*> common_algorithms(Planner& planner,
+                                                    const std::vector<const CollectiveInfo*>& used);
+
 }  // namespace collbench::harness

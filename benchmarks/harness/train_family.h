@@ -11,8 +11,9 @@ namespace collbench::harness {
 inline constexpr const char* kComputeOnlyAlgorithm = "none";
 
 // One timed iteration of a train benchmark on rank 0, microseconds from its
-// start: the compute thread's layers, and per bucket its ready time and its
-// exchange on the communication thread.
+// start: the compute thread's layers, and per message (a DDP bucket, an
+// FSDP unit's gather) its ready time and its exchange on the communication
+// thread.
 struct TrainTimeline {
   struct Span {
     std::string name;  // "forward conv1", "backward fc"
@@ -20,7 +21,8 @@ struct TrainTimeline {
     double duration_us = 0;
   };
   struct Bucket {
-    std::string ready_after;  // the layer whose backward completes it, e.g. "conv1"
+    std::string name;         // "bucket 3", "layer2 forward"
+    std::string ready_after;  // the pass it was handed after, e.g. "backward conv1"; "" first
     double ready_us = 0;
     double start_us = 0;
     double end_us = 0;

@@ -165,6 +165,18 @@ struct Message {
 enum class FsdpUnit { block, model };
 std::string_view to_string(FsdpUnit unit);
 
+// A wrapped unit's flat parameter: its name ("" for the root) and size.
+struct FlatUnit {
+  std::string name;
+  std::uint64_t elements = 0;
+  // Its messages' item prefix: the name, or "root".
+  std::string label() const { return name.empty() ? std::string("root") : name; }
+};
+// The flat parameters fsdp_messages gathers: the root first (0 elements
+// when every tensor is in a unit), then the units in forward (registration)
+// order.
+std::vector<FlatUnit> fsdp_units(const Model& model, FsdpUnit unit);
+
 // PyTorch FSDP (FULL_SHARD) or ZeRO-3, one iteration, with each unit's
 // parameters gathered as one flat parameter (FSDP's FlatParameter). Units
 // are the model's (ParamTensor::unit: one transformer block or residual
@@ -200,6 +212,9 @@ std::vector<Message> fsdp_messages(const Model& model, FsdpUnit unit, std::size_
 // Throws std::invalid_argument for a zero element size or bucket.
 std::vector<Message> zero2_messages(const Model& model, std::uint64_t bucket_elements,
                                     std::size_t element_bytes);
+// zero2_messages' gradient buckets, in backprop order.
+std::vector<Bucket> zero2_buckets(const Model& model, std::uint64_t bucket_elements,
+                                  std::size_t element_bytes);
 
 // Megatron-LM tensor parallelism (Shoeybi et al. 2019, "Megatron-LM", §3,
 // Fig. 4): in each transformer layer the attention block and the MLP each
