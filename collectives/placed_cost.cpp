@@ -117,6 +117,10 @@ void add_sized_steps(CostTerms& terms, const Layout& layout, double steps,
   std::vector<double> off_out(rank_count), off_in(rank_count);
   std::vector<double> on_out(rank_count), on_in(rank_count);
   std::vector<double> on_bytes_out(rank_count), on_bytes_in(rank_count);
+  // Bytes up out of and down into each leaf switch (Layout::switch_nodes).
+  const bool tapered = layout.switch_nodes > 0 && layout.switch_uplinks > 0;
+  const auto switch_count = static_cast<std::size_t>(layout.switch_of(layout.nodes - 1) + 1);
+  std::vector<double> up_out(switch_count), up_in(switch_count);
   bool crosses = false, any = false;
   for (int rank = 0; rank < ranks; ++rank) {
     for (const StepMessage& message : messages(rank)) {
@@ -128,6 +132,11 @@ void add_sized_steps(CostTerms& terms, const Layout& layout, double steps,
         crosses = true;
         nic_out[static_cast<std::size_t>(from_node)] += message.bytes;
         nic_in[static_cast<std::size_t>(to_node)] += message.bytes;
+        const int from_switch = layout.switch_of(from_node), to_switch = layout.switch_of(to_node);
+        if (from_switch != to_switch) {
+          up_out[static_cast<std::size_t>(from_switch)] += message.bytes;
+          up_in[static_cast<std::size_t>(to_switch)] += message.bytes;
+        }
         ++off_out[from];
         ++off_in[to];
       } else {
@@ -146,7 +155,11 @@ void add_sized_steps(CostTerms& terms, const Layout& layout, double steps,
     // The intra messages of a mixed step travel while the network ones do,
     // far faster: the network sets the step's pace.
     terms.messages += steps * most(off_out, off_in);
-    terms.bytes += steps * most(nic_out, nic_in);
+    // One message never goes faster than its NIC; many leaving a leaf
+    // switch at once share its up-links.
+    double step_bytes = most(nic_out, nic_in);
+    if (tapered) step_bytes = std::max(step_bytes, most(up_out, up_in) / layout.switch_uplinks);
+    terms.bytes += steps * step_bytes;
   } else {
     terms.intra_messages += steps * most(on_out, on_in);
     terms.intra_bytes += steps * most(on_bytes_out, on_bytes_in);

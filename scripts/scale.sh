@@ -20,14 +20,19 @@
 #   --calibration FILE  collbench-fit models.csv of the network (default: the emulated
 #                       cluster's fit, results/netsim/uniform/fit/models.csv): α, β of its
 #                       p2p fit, γ of its reduce fit, for both the simulator and the formula
+#   --network NAME      a collbench-predict network preset instead (fdr, edr, 100gbe, ...:
+#                       collbench-predict --help): its α, β and γ (0.1 ns/B) for both
 #   --compute-from FILE harness CSV with gemm rows (default: results/gemm/gemm.csv)
 #   --flops RATE        assumed FLOP/s per rank instead (SI prefix: 10T)
 #   --platform KIND     star (default), fat-tree (two levels, 8 nodes per leaf switch,
-#                       2:1 tapered: 4 up-links per leaf; up to 8 nodes, one switch: star)
+#                       2:1 tapered: 4 up-links per leaf; up to 8 nodes, one switch: star;
+#                       collbench-predict prices it with --fat-tree 8:4)
+#   --uplinks U         the fat-tree's up-links per leaf switch (default 4; 8: no taper)
 #   --ppn K             ranks per node (default 1)
 #   --algorithm NAME    allreduce algorithm (default: ring)
 #   --no-overlap        buckets wait for the whole backward pass
-#   --global-batch B    strong scaling's global batch (default: 1024)
+#   --global-batch B    strong scaling's global batch (default: 1024); p > B is not run
+#                       (a rank cannot hold less than one sample: the batch limit)
 #   --batch b           weak scaling's batch per rank (default: 32)
 #   --modes LIST        strong,weak (default: both)
 #   --max-ranks P       largest p, a power of two (default: 1024)
@@ -46,9 +51,12 @@ workload=""
 out_dir=.
 build=${COLLBENCH_BUILD:-$source_dir/build}
 calibration=$source_dir/results/netsim/uniform/fit/models.csv
+network=""
 compute_from=""
 flops=""
 platform=star
+leaf_nodes=8
+uplinks=4
 ppn=1
 algorithm=ring
 overlap=1
@@ -58,16 +66,19 @@ modes=strong,weak
 max_ranks=1024
 ranks_given=""
 python=/usr/bin/python3
+calibration_given=0
 while (($#)); do
   case $1 in
     -h | --help) usage; exit 0 ;;
-    --out-dir | --build | --calibration | --compute-from | --flops | --platform | --ppn | \
-      --algorithm | --global-batch | --batch | --modes | --max-ranks | --ranks | --python)
+    --out-dir | --build | --calibration | --network | --compute-from | --flops | --platform | --ppn | \
+      --algorithm | --global-batch | --batch | --modes | --max-ranks | --ranks | --python | \
+      --uplinks)
       (($# >= 2)) || bad "$1 needs a value"
       case $1 in
         --out-dir) out_dir=$2 ;;
         --build) build=$2 ;;
-        --calibration) calibration=$2 ;;
+        --calibration) calibration=$2; calibration_given=1 ;;
+        --network) network=$2 ;;
         --compute-from) compute_from=$2 ;;
         --flops) flops=$2 ;;
         --platform) platform=$2 ;;
@@ -79,6 +90,7 @@ while (($#)); do
         --max-ranks) max_ranks=$2 ;;
         --ranks) ranks_given=$2 ;;
         --python) python=$2 ;;
+        --uplinks) uplinks=$2 ;;
       esac
       shift 2 ;;
     --no-overlap) overlap=0; shift ;;
@@ -96,6 +108,7 @@ case $kind in
 esac
 whole() { [[ $2 =~ ^[1-9][0-9]*$ ]] || bad "$1 '$2' is not a whole number >= 1"; }
 whole --ppn "$ppn"
+whole --uplinks "$uplinks"
 whole --global-batch "$global_batch"
 whole --batch "$batch"
 whole --max-ranks "$max_ranks"
@@ -105,6 +118,7 @@ for mode in ${modes//,/ }; do
   [[ $mode == strong || $mode == weak ]] || bad "--modes: '$mode' is neither strong nor weak"
 done
 [[ $platform == star || $platform == fat-tree ]] || bad "--platform '$platform': star or fat-tree"
+[[ -z $network || $calibration_given == 0 ]] || bad "give --calibration or --network, not both"
 [[ -f $calibration ]] || bad "--calibration $calibration: no such file"
 [[ -z $compute_from || -z $flops ]] || bad "give --compute-from or --flops, not both"
 if [[ -z $flops ]]; then
@@ -123,37 +137,60 @@ name=scale_${workload//:/_}
 work=$(mktemp -d "${TMPDIR:-/tmp}/scale.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# α, β, γ of the calibration, as collbench-predict reads them (its p2p fit,
-# its f32 sum reduce fit), for the platforms --calibration cannot convert.
-read -r alpha_us bandwidth_GBps gamma_GBps < <(PYTHONPATH=$here python3 - "$calibration" <<'PYTHON'
+# α, β, γ of the network, as collbench-predict reads them, for the
+# platforms --calibration cannot convert: a calibration's p2p fit and f32
+# sum reduce fit, or a preset's values as collbench-predict writes them
+# (asked for, not copied: its presets are the one list).
+if [[ -n $network ]]; then
+  "$predict" --network "$network" --model resnet50 --batch 1 --compute-seconds 1 \
+    --algorithms ring --max-nodes 1 --out-dir "$work" >/dev/null 2>"$work/stderr" ||
+    bad "--network '$network': $(head -1 "$work/stderr")"
+  network_csv=$work/scaling.csv
+else
+  network_csv=$calibration
+fi
+read -r alpha_us bandwidth_GBps gamma_GBps < <(PYTHONPATH=$here python3 - "$network_csv" "$network" <<'PYTHON'
 import sys
 import collbench_csv
-rows = collbench_csv.read_rows(sys.argv[1], ("model", "dtype", "op", "placement", "alpha_us",
-                                             "beta_GBps", "gamma_GBps"), "scale.sh",
+path, preset = sys.argv[1:]
+if preset:
+    row = collbench_csv.read_rows(path, ("alpha_us", "beta_GBps", "gamma_ns_per_byte"),
+                                  "scale.sh", {})[0]
+    print(row["alpha_us"], row["beta_GBps"], 1 / float(row["gamma_ns_per_byte"]))
+    sys.exit()
+rows = collbench_csv.read_rows(path, ("model", "dtype", "op", "placement", "alpha_us",
+                                      "beta_GBps", "gamma_GBps"), "scale.sh",
                               collbench_csv.column_rules("models"))
 link = [r for r in rows if r["model"] == "hockney" and r["placement"] == "inter"]
 gamma = [r for r in rows if r["model"] == "reduce_gamma" and r["dtype"] == "f32"]
 if len(link) != 1 or not gamma:
-    sys.exit(f"scale.sh: {sys.argv[1]}: expected one hockney inter row and an f32 reduce_gamma row")
+    sys.exit(f"scale.sh: {path}: expected one hockney inter row and an f32 reduce_gamma row")
 print(link[0]["alpha_us"], link[0]["beta_GBps"], gamma[0]["gamma_GBps"])
 PYTHON
-) || bad "--calibration $calibration is not a collbench-fit models.csv with a p2p and a reduce fit"
+) || bad "${network:+--network $network: }$network_csv is not a collbench-fit models.csv with a p2p and a reduce fit, nor collbench-predict's scaling.csv"
+if [[ -n $network ]]; then
+  predict_network=(--network "$network")
+else
+  predict_network=(--network-from "$calibration")
+fi
+# The formula's ranks are its nodes: a leaf switch holds ppn ranks per node.
+[[ $platform == star ]] || predict_network+=(--fat-tree "$((leaf_nodes * ppn)):$uplinks")
 
 # The simulated platform's flags for p ranks.
 platform_flags() {
   local nodes=$(($1 / ppn))
   ((nodes >= 1)) || nodes=1
-  if [[ $platform == star || $nodes -le 8 ]]; then
-    if ((ppn == 1)); then
+  # A route between nodes of a star is two links: each gets half of α.
+  local links="--link-latency $(awk -v a="$alpha_us" 'BEGIN{print a/2}')us"
+  links+=" --link-bandwidth ${bandwidth_GBps}GBps --gamma ${gamma_GBps}GBps"
+  if [[ $platform == star || $nodes -le $leaf_nodes ]]; then
+    if ((ppn == 1)) && [[ -z $network ]]; then
       echo "--platform star --calibration $calibration"
     else
-      echo "--platform star --ppn $ppn --link-latency $(awk -v a="$alpha_us" 'BEGIN{print a/2}')us" \
-        "--link-bandwidth ${bandwidth_GBps}GBps --gamma ${gamma_GBps}GBps"
+      echo "--platform star --ppn $ppn $links"
     fi
   else
-    echo "--platform fat-tree:2;8,$((nodes / 8));1,4;1,1 --ppn $ppn" \
-      "--link-latency $(awk -v a="$alpha_us" 'BEGIN{print a/2}')us" \
-      "--link-bandwidth ${bandwidth_GBps}GBps --gamma ${gamma_GBps}GBps"
+    echo "--platform fat-tree:2;$leaf_nodes,$((nodes / leaf_nodes));1,$uplinks;1,1 --ppn $ppn $links"
   fi
 }
 
@@ -182,12 +219,21 @@ if [[ -n $ranks_given ]]; then
 else
   for ((p = 2; p <= max_ranks; p *= 2)); do ranks_list+=("$p"); done
 fi
+for p in "${ranks_list[@]}"; do
+  nodes=$((p / ppn))
+  [[ $platform == star ]] || ((nodes <= leaf_nodes || nodes % leaf_nodes == 0)) ||
+    bad "--ranks $p: $nodes nodes do not fill leaf switches of $leaf_nodes (--platform fat-tree)"
+done
 echo "scale.sh: $workload, $algorithm, $platform, ppn $ppn, overlap $((overlap)) on p = ${ranks_list[*]} ($modes)"
 : >"$work/sim.tsv"
 for mode in ${modes//,/ }; do
   if [[ $mode == strong ]]; then batch_flags=(--global-batch "$global_batch"); else batch_flags=(--train-batch "$batch"); fi
   for p in "${ranks_list[@]}"; do
     ((p % ppn == 0 || p < ppn)) || continue
+    if [[ $mode == strong ]] && ((p > global_batch)); then
+      echo "scale.sh: strong p=$p not run: beyond the batch limit (B = $global_batch samples)"
+      continue
+    fi
     ranks_ppn=$ppn
     ((p >= ppn)) || ranks_ppn=$p
     start=$(date +%s.%N)
@@ -216,7 +262,7 @@ PYTHON
   done
   if [[ $mode == strong ]]; then predict_batch=(--batch "$global_batch"); else predict_batch=(--batch "$batch" --weak); fi
   "$predict" --model "$model" "${predict_batch[@]}" "${predict_compute[@]}" --exchange "$exchange" \
-    "${predict_overlap[@]}" --network-from "$calibration" --algorithms "$algorithm" \
+    "${predict_overlap[@]}" "${predict_network[@]}" --algorithms "$algorithm" \
     --max-nodes "$max_ranks" --out-dir "$work" >/dev/null 2>"$work/stderr" ||
     { cat "$work/stderr" >&2; echo "scale.sh: collbench-predict failed ($mode)" >&2; exit 1; }
   mv "$work/scaling.csv" "$work/predict_$mode.csv"

@@ -100,6 +100,11 @@ if(COLLBENCH_HAVE_SIMGRID)
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/harness_sim_fsdp_test.sh
                    $<TARGET_FILE:collbench_exe> $<TARGET_FILE:collbench-catalog> /usr/bin/python3)
   set_tests_properties(harness_sim_fsdp PROPERTIES TIMEOUT 900 LABELS "full;harness")
+  # scripts/scale.sh: the tapered fat-tree against collbench-predict --fat-tree,
+  # a --network preset, the batch limit of strong scaling.
+  add_test(NAME scale_sim COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scale_test.sh
+                                  ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR} /usr/bin/python3)
+  set_tests_properties(scale_sim PROPERTIES TIMEOUT 300 LABELS "unit;harness")
   # scripts/sim_sweep.sh --quick: every study at p <= 8 and the shape of its
   # CSVs; 1 to 4 minutes on the shared machine, so in the full tier.
   add_test(NAME sim_sweep COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sim_sweep_test.sh

@@ -314,6 +314,31 @@ TEST(PlacedCost, IntraBytesOfTheHierarchicalAreWhatEachRankSendsInside) {
   }
 }
 
+TEST(PlacedCost, TaperedFatTreeByHand) {
+  // 16 nodes, leaf switches of 8 with 4 up-links (2:1). Recursive doubling's
+  // steps at distances 1, 2, 4 stay in a leaf (n per NIC); at distance 8
+  // all 8 nodes of a leaf send n out of it at once over 4 up-links: 2n.
+  const double n = 1 << 20;
+  Layout tapered = Layout::flat(16);
+  tapered.switch_nodes = 8;
+  tapered.switch_uplinks = 4;
+  const CostTerms doubling = allreduce_algorithm("recursive_doubling").placed_cost(tapered, n);
+  EXPECT_DOUBLE_EQ(doubling.bytes, 5 * n);
+  EXPECT_DOUBLE_EQ(doubling.messages, 4);
+  EXPECT_DOUBLE_EQ(allreduce_algorithm("recursive_doubling").placed_cost(Layout::flat(16), n).bytes,
+                   4 * n);
+  // Rabenseifner: only the last halving and the first doubling step (n/16
+  // each) cross: n/8 each instead of n/16.
+  EXPECT_DOUBLE_EQ(allreduce_algorithm("rabenseifner").placed_cost(tapered, n).bytes,
+                   2 * (15.0 / 16 + 1.0 / 16) * n);
+  // Ring: one flow leaves each leaf per step, below one up-link's rate.
+  EXPECT_DOUBLE_EQ(allreduce_algorithm("ring").placed_cost(tapered, n).bytes,
+                   allreduce_algorithm("ring").placed_cost(Layout::flat(16), n).bytes);
+  // Up-links as many as nodes: no taper, the flat cost.
+  tapered.switch_uplinks = 8;
+  EXPECT_DOUBLE_EQ(allreduce_algorithm("recursive_doubling").placed_cost(tapered, n).bytes, 4 * n);
+}
+
 TEST(PlacedCost, TwoNodesOfTwoByHand) {
   const double n = 1 << 20;
   const Layout slot{2, 2, MapBy::slot}, node{2, 2, MapBy::node};

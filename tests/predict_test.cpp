@@ -88,6 +88,25 @@ TEST(PredictScaling, ReproducesAHandComputedSpeedupTable) {
   EXPECT_NEAR(row_of(rows, "tree", 3).iteration_seconds, 1.0 / 3 + 0.009, 1e-15);
 }
 
+TEST(PredictScaling, FatTreePricesTheTaper) {
+  // Recursive doubling, n = 1 MB on 16 nodes, leaf switches of 8 with 4
+  // up-links: 4α + 5nβ (the distance-8 step's 8 flows share 4 up-links:
+  // 2nβ) + 4nγ; up to 8 nodes one switch, the flat cost.
+  Network tapered = test_network();
+  tapered.switch_nodes = 8;
+  tapered.switch_uplinks = 4;
+  const std::vector<std::string> doubling = {"recursive_doubling"};
+  const std::vector<ScalingRow> rows = predict_scaling(one_message(1.0, 16), tapered, doubling, 16);
+  EXPECT_NEAR(row_of(rows, "recursive_doubling", 16).exchange_seconds, 4e-3 + 5 * 1e-3 + 4 * 0.5e-3,
+              1e-15);
+  const std::vector<ScalingRow> flat =
+      predict_scaling(one_message(1.0, 16), test_network(), doubling, 16);
+  EXPECT_NEAR(row_of(flat, "recursive_doubling", 16).exchange_seconds, 4e-3 + 4 * 1e-3 + 4 * 0.5e-3,
+              1e-15);
+  EXPECT_DOUBLE_EQ(row_of(rows, "recursive_doubling", 8).exchange_seconds,
+                   row_of(flat, "recursive_doubling", 8).exchange_seconds);
+}
+
 TEST(PredictScaling, OverlapFractionIsCappedByTheBackwardPass) {
   const std::vector<std::string> ring = {"ring"};
   ScalingScenario s = one_message(1.0, 4);
@@ -651,6 +670,11 @@ TEST(Keuper2016, MeasuredScenariosBesideTableI) {
     return text.substr(start, text.find(" The model assumes", start) - start);
   };
   EXPECT_EQ(conclusion(readme), conclusion(paper_readme));
+  // The simulated comparison (scripts/keuper_sim.sh) is of the measured
+  // scenarios: linked only where they are.
+  EXPECT_NE(readme.find("## By simulation"), std::string::npos);
+  EXPECT_NE(readme.find("](simulated/README.md)"), std::string::npos);
+  EXPECT_EQ(paper_readme.find("simulated/"), std::string::npos);
 }
 
 // GEMMs at the peak rate whatever the batch: the measured compute falls as

@@ -631,7 +631,15 @@ std::string keuper2016_readme(std::span<const ScalingResult> results, const Netw
   if (paper.empty()) throw std::invalid_argument("keuper2016_readme: no Table I results");
   const std::vector<ComputeColumns> measured = measured_models(results);
   out += paper_conclusion(paper, max_nodes, measured_conclusion(measured));
-  return out + measured_section(measured, plots);
+  out += measured_section(measured, plots);
+  if (!measured.empty()) {
+    // Its own folder: made by another command, after this one.
+    out +=
+        "\n## By simulation\n\nThe `measured` scenarios run message by message on a simulated "
+        "cluster of the same network (`collbench --transport sim`, `scripts/keuper_sim.sh`), "
+        "beside this formula and the paper's setting: [simulated/](simulated/README.md).\n";
+  }
+  return out;
 }
 
 }  // namespace collbench

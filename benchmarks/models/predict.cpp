@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -64,9 +65,15 @@ double parse_field(const CsvTable& table, const std::vector<std::string>& row,
 struct CostFunction {
   bool lower_bound = false;
   const AlgorithmInfo* info = nullptr;
-  CostTerms operator()(int p, double n) const {
-    return lower_bound ? find_collective(kAllreduce)->lower_bound(p, n)
-                       : model_terms(kAllreduce, info->name, p, n);
+  CostTerms operator()(int p, double n, const Network& network) const {
+    if (lower_bound) return find_collective(kAllreduce)->lower_bound(p, n);
+    if (network.switch_nodes > 0 && info->placed_cost != nullptr) {
+      Layout layout = Layout::flat(p);
+      layout.switch_nodes = network.switch_nodes;
+      layout.switch_uplinks = network.switch_uplinks;
+      return info->placed_cost(layout, n);
+    }
+    return model_terms(kAllreduce, info->name, p, n);
   }
 };
 
@@ -392,6 +399,8 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
       const RowCompute compute = row_compute(scenario, p, row.samples_per_node);
       row.compute_seconds = compute.total;
       std::vector<double> costs;
+      // Per size: a placed cost walks every rank's messages of every step.
+      std::map<double, double> priced;
       for (const ExchangeMessage& message : scenario.messages) {
         if (cost.info != nullptr) {
           const auto count = static_cast<std::size_t>(message.bytes / scenario.element_bytes);
@@ -401,7 +410,12 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
                 fmt::format("{} cannot run {} elements on {} nodes: {}", algorithm, count, p, why));
           }
         }
-        costs.push_back(cost(p, message.bytes).seconds(params.alpha, params.beta, params.gamma));
+        const auto [known, added] = priced.try_emplace(message.bytes, 0.0);
+        if (added) {
+          known->second =
+              cost(p, message.bytes, network).seconds(params.alpha, params.beta, params.gamma);
+        }
+        costs.push_back(known->second);
         row.exchange_seconds += costs.back();
       }
       switch (scenario.overlap) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli_checks.h"
@@ -58,6 +60,7 @@ struct Options {
   double gamma_ns = collbench::kDefaultGammaSecondsPerByte * 1e9;
   double latency_us = 0;
   double bandwidth_gbps = 0;
+  std::string fat_tree;
   std::string algorithm_list;
   bool algorithms_given = false;  // --algorithms appeared, even with an empty value
   bool exchange_given = false;
@@ -170,6 +173,11 @@ void add_network_options(CLI::App& app, Options& options) {
   app.add_option("--bandwidth-gbps", options.bandwidth_gbps,
                  "override the data rate (Gbit/s; β = 8 / rate)")
       ->check(collbench::cli::number_at_least(kMinGbps, false, "Gbit/s", kMaxGbps));
+  app.add_option("--fat-tree", options.fat_tree,
+                 "K:U, a two-level fat-tree: leaf switches of K nodes (consecutive nodes), each "
+                 "with U up-links at the data rate, over which the bytes leaving a leaf switch "
+                 "spread; taper K:U. The exchanges are priced by the algorithms' costs on it "
+                 "(default: a flat network)");
 }
 
 void add_exchange_options(CLI::App& app, Options& options) {
@@ -252,6 +260,23 @@ collbench::Network load_network(const Options& options) {
   if (options.bandwidth_gbps > 0) {
     network.params.beta = 8.0 / (options.bandwidth_gbps * 1e9);
     network.description += fmt::format("; data rate overridden: {} Gb/s", options.bandwidth_gbps);
+  }
+  if (!options.fat_tree.empty()) {
+    const auto colon = options.fat_tree.find(':');
+    const auto whole = [](std::string_view text, int& value) {
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      return error == std::errc() && end == text.data() + text.size() && value >= 1;
+    };
+    if (colon == std::string::npos ||
+        !whole(std::string_view(options.fat_tree).substr(0, colon), network.switch_nodes) ||
+        !whole(std::string_view(options.fat_tree).substr(colon + 1), network.switch_uplinks)) {
+      throw std::invalid_argument(fmt::format(
+          "--fat-tree '{}': give K:U, nodes per leaf switch and its up-links, whole numbers >= 1 "
+          "(e.g. 8:4, a 2:1 taper)",
+          options.fat_tree));
+    }
+    network.description += fmt::format("; fat-tree of {} nodes per leaf switch, {} up-links",
+                                       network.switch_nodes, network.switch_uplinks);
   }
   return network;
 }

@@ -35,9 +35,19 @@ struct Layout {
   // The pipeline segment of the algorithms that travel in segments
   // (CollectiveSpec::segment_bytes), which their costs count; 0 = the default.
   std::size_t segment_bytes = 0;
+  // A two-level fat-tree above the nodes (0: none, every node on one
+  // switch): leaf switches of `switch_nodes` consecutive nodes, each with
+  // `switch_uplinks` links up, over which the bytes between leaf switches
+  // spread evenly (the simulated fat-tree's routing spreads consecutive
+  // destinations). switch_nodes / switch_uplinks is the taper: above 1, a
+  // step whose nodes all send out of their leaf at once waits for the
+  // up-links, not for the NICs.
+  int switch_nodes = 0;
+  int switch_uplinks = 0;
   static Layout flat(int ranks) { return {ranks, 1, MapBy::slot}; }
   int ranks() const { return nodes * per_node; }
   int node_of(int rank) const { return map_by == MapBy::slot ? rank / per_node : rank % nodes; }
+  int switch_of(int node) const { return switch_nodes > 0 ? node / switch_nodes : 0; }
 };
 std::string_view to_string(MapBy map_by);
 // Empty when every node runs as many ranks (`node_of_rank`: each rank's

@@ -80,6 +80,11 @@ struct Network {
   // Top-down fits per algorithm, used instead of `params` for those
   // algorithms when non-empty (collbench-predict --per-algorithm-fits).
   std::map<std::string, NetworkModel> per_algorithm;
+  // A tapered two-level fat-tree (collbench-predict --fat-tree K:U), 0: a
+  // flat network. Set, the exchanges are priced by the algorithms' placed
+  // costs on it (Layout::switch_nodes, Layout::switch_uplinks).
+  int switch_nodes = 0;
+  int switch_uplinks = 0;
 };
 
 // Throws std::invalid_argument naming `name` and listing the presets.

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# scripts/scale.sh at small p (deterministic, no wall time):
+#   1. recursive doubling on the 2:1 tapered fat-tree at p = 16 (two leaf
+#      switches of 8 nodes, 4 up-links each) agrees with collbench-predict
+#      --fat-tree 8:4 within 2%: the step between the leaves sends 8 whole
+#      vectors over 4 up-links, which a flat formula prices 20% too low;
+#      and a --network preset reaches the simulator as the formula's α, β;
+#   2. strong scaling runs no p beyond the global batch (the batch limit).
+# Usage: scale_test.sh SOURCE_DIR BUILD_DIR PYTHON
+set -euo pipefail
+usage="usage: scale_test.sh SOURCE_DIR BUILD_DIR PYTHON"
+source_dir=${1:?$usage}
+build=${2:?$usage}
+python=${3:?$usage}
+work=$(mktemp -d "${TMPDIR:-/tmp}/scale_test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "scale_test: $*" >&2; exit 1; }
+scale() {  # scale OUT ARGS...
+  local out=$1
+  shift
+  "$source_dir/scripts/scale.sh" resnet50:ddp --build "$build" --python "$python" \
+    --flops 1P --out-dir "$work/$out" "$@" >"$work/$out.log" 2>&1 ||
+    { cat "$work/$out.log" >&2; fail "scale.sh $* failed"; }
+}
+
+# An exchange of seconds beside compute of microseconds (1 PFLOP/s).
+scale taper --platform fat-tree --algorithm recursive_doubling --network 10gbe --batch 1 \
+  --modes weak --ranks 16 --no-overlap
+scale limit --global-batch 8 --modes strong --ranks 4,8,16
+
+PYTHONPATH="$source_dir/scripts" "$python" - "$work" <<'PYTHON'
+import sys
+import collbench_csv
+work = sys.argv[1]
+read = lambda name: collbench_csv.read_rows(f"{work}/{name}/scale_resnet50_ddp.csv",
+                                            collbench_csv.columns("simscaling"), "scale_test",
+                                            collbench_csv.column_rules("simscaling"))
+row = [r for r in read("taper") if r["ranks"] == "16"][0]
+if not row["platform"].startswith("fat-tree:2;8,2;1,4;1,1"):
+    sys.exit(f"p=16 ran on '{row['platform']}', not the 2:1 fat-tree of two leaves")
+difference = float(row["simulated_vs_predicted"])
+if abs(difference) > 0.02:
+    sys.exit(f"recursive doubling on the tapered fat-tree: simulated {row['simulated_iteration_s']}"
+             f" s, collbench-predict --fat-tree 8:4 {row['predicted_iteration_s']} s "
+             f"({100 * difference:+.2f}%)")
+print(f"recursive doubling, 2:1 fat-tree, p=16: simulated {row['simulated_iteration_s']} s, "
+      f"predicted {row['predicted_iteration_s']} s ({100 * difference:+.2f}%)")
+ranks = sorted(int(r["ranks"]) for r in read("limit"))
+if ranks != [1, 4, 8]:
+    sys.exit(f"strong scaling with B = 8 ran p = {ranks}, expected 1, 4, 8 (none beyond B)")
+PYTHON
+grep -q "strong p=16 not run: beyond the batch limit (B = 8 samples)" "$work/limit.log" ||
+  fail "scale.sh did not say that p = 16 is beyond the batch limit"
+echo "scale_test: ok"
