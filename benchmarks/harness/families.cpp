@@ -29,13 +29,10 @@
 namespace collbench::harness {
 namespace {
 
-// Tags of the harness's own messages; p2p_family.cpp has the ping-pong's (7)
-// and the sendrecv chain's (8).
-constexpr int kDiagnosisTag = 1;
+// The connection warm-up's tag; harness_group_transport.cpp has the
+// harness's collectives' (10, 11, 17), p2p_family.cpp the ping-pong's (7) and
+// the sendrecv chain's (8).
 constexpr int kConnectTag = 9;
-// Runner::gather_over_transport: to rank 0, and back.
-constexpr int kGatherTag = 10;
-constexpr int kGatheredTag = 11;
 
 // Connection warm-up (Runner::connect_every_pair): rounds in which every
 // rank exchanges a message with every other rank, until at least
@@ -250,19 +247,12 @@ class Runner::Context final : public RunContext {
   void synchronize() override {
     if (runner_.windows_ && runner_.phase_ == Phase::timed) {
       runner_.start_in_window(transport_);
-    } else if (runner_.group_ == nullptr) {
-      runner_.synchronize();
-    } else if (runner_.options_.sync != SyncMode::none) {
-      transport_.barrier();
+    } else {
+      runner_.synchronize(transport_);
     }
   }
   void wait_for_all_ranks_sleeping() override {
-    // The in-process transport's barrier sleeps while it waits.
-    if (runner_.group_ == nullptr) {
-      runner_.wait_for_all_ranks_sleeping();
-    } else {
-      transport_.barrier();
-    }
+    runner_.group_->sleeping_barrier(transport_, "the barrier after a p2p or local call");
   }
   void library_call_started(const BenchmarkCase& benchmark_case) override {
     if (runner_.watchdog_) runner_.watchdog_->arm(benchmark_case, transport_.timeout());
@@ -271,14 +261,7 @@ class Runner::Context final : public RunContext {
     if (runner_.watchdog_) runner_.watchdog_->disarm();
   }
   MPI_Comm library_comm() const override { return runner_.bare_comm_; }
-  double now() const override {
-    if (runner_.group_ != nullptr) return runner_.group_->now(transport_.inner());
-    if (runner_.over_transport()) {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-          .count();
-    }
-    return MPI_Wtime();
-  }
+  double now() const override { return runner_.group_->now(transport_); }
 
  private:
   Runner& runner_;
@@ -290,35 +273,29 @@ Runner::Runner(const Options& options, InstrumentedTransport& transport, MPI_Com
     : options_(options),
       local_(1),
       transport_(transport),
-      comm_(timing_comm),
       progress_(progress),
       rank_(transport.rank()),
       ranks_(transport.size()) {
   local_.front().transport = &transport;
-  local_.front().context = std::make_unique<Context>(*this, transport);
   if (auto* mpi = dynamic_cast<MpiTransport*>(&transport.unwrapped())) bare_comm_ = mpi->comm();
-  check_mpi(MPI_Comm_dup(comm_, &diagnosis_comm_), "MPI_Comm_dup", "timeout diagnosis");
   if (transport.timeout().count() > 0) watchdog_ = std::make_unique<Watchdog>(rank_);
-  core_handoff_ = std::make_unique<CoreHandoffProbe>(comm_);
-  // Every wait of the harness happens inside a benchmark (current_ is set);
-  // the report runs at the wait, before its buffers are freed.
-  transport_.set_timeout_handler([this](const TimeoutError& error) {
-    if (current_.first != nullptr) abort_on_timeout(error.what());
-  });
+  core_handoff_ = std::make_unique<CoreHandoffProbe>(timing_comm);
+  start_up(make_mpi_harness_group(
+      transport, timing_comm,
+      {.where = [this] { return whereabouts(); },
+       .report = [this](const Arrivals& arrivals,
+                        const std::string& detail) { report_timeout(arrivals, detail); }}));
 }
 
 Runner::Runner(const Options& options, RankGroup& group, Progress& progress)
     : options_(options),
-      group_(&group),
       local_(local_ranks(group)),
       transport_(*local_.front().transport),
       progress_(progress),
       rank_(0),
       ranks_(group.size()) {
-  for (LocalRank& local : local_) {
-    local.transport->set_timeout(start_up_timeout(options, ranks_));
-    local.context = std::make_unique<Context>(*this, *local.transport);
-  }
+  for (LocalRank& local : local_) local.transport->set_timeout(start_up_timeout(options, ranks_));
+  start_up(make_in_process_harness_group(group));
 }
 
 Runner::Runner(const Options& options, InstrumentedTransport& transport, Progress& progress)
@@ -329,48 +306,22 @@ Runner::Runner(const Options& options, InstrumentedTransport& transport, Progres
       rank_(transport.rank()),
       ranks_(transport.size()) {
   local_.front().transport = &transport;
-  local_.front().context = std::make_unique<Context>(*this, transport);
+  start_up(make_transport_harness_group(transport, harness_traffic_));
+}
+
+void Runner::start_up(std::unique_ptr<HarnessGroup> group) {
+  group_ = std::move(group);
+  for (LocalRank& local : local_) {
+    local.context = std::make_unique<Context>(*this, *local.transport);
+  }
+  // Every wait of the harness happens inside a benchmark (current_ is set);
+  // the report runs at the wait, before its buffers are freed.
+  transport_.set_timeout_handler([this](const TimeoutError& error) {
+    if (current_.first != nullptr) group_->timed_out(error.what());
+  });
 }
 
 double Runner::now(const LocalRank& local) const { return local.context->now(); }
-
-template <typename Work>
-void Runner::uncounted(Work&& work) {
-  const std::uint64_t bytes = transport_.bytes_sent();
-  const std::uint64_t messages = transport_.messages_sent();
-  std::forward<Work>(work)();
-  harness_bytes_ += transport_.bytes_sent() - bytes;
-  harness_messages_ += transport_.messages_sent() - messages;
-}
-
-template <typename Value>
-std::vector<Value> Runner::gather_over_transport(const Value& mine) {
-  std::vector<Value> all(static_cast<std::size_t>(ranks_));
-  uncounted([&] { gather_into(all, mine); });
-  return all;
-}
-
-template <typename Value>
-void Runner::gather_into(std::vector<Value>& all, const Value& mine) {
-  all[static_cast<std::size_t>(rank_)] = mine;
-  Transport& transport = transport_;
-  if (rank_ == 0) {
-    std::vector<RequestId> requests;
-    for (int r = 1; r < ranks_; ++r) {
-      requests.push_back(transport.irecv(
-          std::as_writable_bytes(std::span(&all[static_cast<std::size_t>(r)], 1)), r, kGatherTag));
-    }
-    transport.wait_all(requests);
-    requests.clear();
-    for (int r = 1; r < ranks_; ++r) {
-      requests.push_back(transport.isend(std::as_bytes(std::span(all)), r, kGatheredTag));
-    }
-    transport.wait_all(requests);
-  } else {
-    transport.wait(transport.isend(std::as_bytes(std::span(&mine, 1)), 0, kGatherTag));
-    transport.wait(transport.irecv(std::as_writable_bytes(std::span(all)), 0, kGatheredTag));
-  }
-}
 
 std::vector<Runner::LocalRank> Runner::local_ranks(RankGroup& group) {
   std::vector<LocalRank> local(static_cast<std::size_t>(group.size()));
@@ -383,46 +334,27 @@ std::vector<Runner::LocalRank> Runner::local_ranks(RankGroup& group) {
 }
 
 void Runner::each_rank(const std::function<void(LocalRank&)>& body) {
-  if (group_ == nullptr) {
-    body(local_.front());
-    return;
-  }
-  group_->run(
-      [&](Transport& transport) { body(local_[static_cast<std::size_t>(transport.rank())]); });
+  group_->each_rank([&](int rank) { body(local_rank(rank)); });
 }
 
-Runner::SecondsOnRank Runner::slowest_call(const char* what) {
-  if (group_ != nullptr) {
-    SecondsOnRank slowest{local_.front().seconds, 0};
-    for (std::size_t r = 1; r < local_.size(); ++r) {
-      if (local_[r].seconds > slowest.seconds) slowest = {local_[r].seconds, static_cast<int>(r)};
-    }
-    return slowest;
+Runner::LocalRank& Runner::local_rank(int rank) {
+  return local_[static_cast<std::size_t>(rank - local_.front().transport->rank())];
+}
+
+SecondsOnRank Runner::slowest_call(const char* what) {
+  // The first of equal times: the lowest rank's.
+  SecondsOnRank slowest{local_.front().seconds, local_.front().transport->rank()};
+  for (const LocalRank& local : local_) {
+    if (local.seconds > slowest.seconds) slowest = {local.seconds, local.transport->rank()};
   }
-  if (over_transport()) {
-    const std::vector<double> all = gather_over_transport(local_.front().seconds);
-    const auto most = std::max_element(all.begin(), all.end());  // the first of equal ones
-    return {*most, static_cast<int>(most - all.begin())};
-  }
-  // MAXLOC (MPI_DOUBLE_INT's layout): the lowest rank of equal times.
-  const SecondsOnRank mine = {local_.front().seconds, rank_};
-  SecondsOnRank slowest;
-  allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, what);
-  return slowest;
+  return group_->slowest(slowest, what);
 }
 
 std::uint64_t Runner::job_sum(const std::function<std::uint64_t(const LocalRank&)>& value,
                               const char* what) {
-  unsigned long long local_sum = 0;
+  std::uint64_t local_sum = 0;
   for (const LocalRank& local : local_) local_sum += value(local);
-  if (group_ != nullptr) return local_sum;
-  if (over_transport()) {
-    const std::vector<unsigned long long> all = gather_over_transport(local_sum);
-    return std::accumulate(all.begin(), all.end(), std::uint64_t{0});
-  }
-  unsigned long long sum = 0;
-  allreduce(&local_sum, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, what);
-  return sum;
+  return group_->sum(local_sum, what);
 }
 
 void Runner::connect_every_pair() {
@@ -449,20 +381,12 @@ void Runner::connect_every_pair() {
       transport.wait_all(requests);
     });
     more = round + 1 < kConnectRounds || std::chrono::steady_clock::now() - start < kConnectSettle;
-    if (over_transport()) {
-      more = gather_over_transport(more).front();
-    } else if (group_ == nullptr) {
-      broadcast(&more, 1, MPI_INT, 0, "the connection warm-up");
-    }
+    more = group_->broadcast_value(more, 0, "the connection warm-up");
   }
 }
 
 Runner::~Runner() {
-  if (comm_ == MPI_COMM_NULL) return;
   transport_.set_timeout_handler({});  // it holds `this`
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized == 0 && diagnosis_comm_ != MPI_COMM_NULL) MPI_Comm_free(&diagnosis_comm_);
 }
 
 void Runner::release() {
@@ -494,73 +418,11 @@ void Runner::call_everywhere(const BenchmarkCase& benchmark_case, bool synchroni
   });
 }
 
-void Runner::wait_bounded(MPI_Request& request, const char* what, bool sleeping) {
-  const std::chrono::milliseconds timeout = transport_.timeout();
-  if (timeout.count() == 0 && !sleeping) {
-    check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait", "{}", what);
-    return;
-  }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int done = 0;
-  for (std::uint64_t polls = 0;; ++polls) {
-    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", "{}", what);
-    if (done != 0) return;
-    if (sleeping) std::this_thread::sleep_for(std::chrono::microseconds(20));
-    if (timeout.count() > 0 && (sleeping || (polls & 255) == 0) &&
-        std::chrono::steady_clock::now() > deadline) {
-      abort_on_timeout(
-          fmt::format("rank {}: timed out after {} ms in {}", rank_, timeout.count(), what));
-    }
-  }
-}
-
-void Runner::allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op,
-                       const char* what) {
-  if (transport_.timeout().count() == 0) {
-    check_mpi(MPI_Allreduce(send, receive, count, type, op, comm_), "MPI_Allreduce", "{}", what);
-    return;
-  }
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallreduce(send, receive, count, type, op, comm_, &request), "MPI_Iallreduce", "{}",
-            what);
-  wait_bounded(request, what);
-}
-
-void Runner::broadcast(void* data, int count, MPI_Datatype type, int root, const char* what) {
-  if (transport_.timeout().count() == 0) {
-    check_mpi(MPI_Bcast(data, count, type, root, comm_), "MPI_Bcast", "{}", what);
-    return;
-  }
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Ibcast(data, count, type, root, comm_, &request), "MPI_Ibcast", "{}", what);
-  wait_bounded(request, what);
-}
-
-void Runner::synchronize() {
+void Runner::synchronize(InstrumentedTransport& rank) {
   // --sync window's untimed calls (warm-up, check, probes) are after a
   // barrier too; its timed ones never come here (Context::synchronize).
   if (options_.sync == SyncMode::none) return;
-  if (over_transport()) {
-    uncounted([&] { transport_.barrier(); });
-    return;
-  }
-  if (transport_.timeout().count() == 0) {
-    check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
-    return;
-  }
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
-  wait_bounded(request, "the barrier before a call");
-}
-
-void Runner::wait_for_all_ranks_sleeping() {
-  if (over_transport()) {
-    uncounted([&] { transport_.barrier(); });
-    return;
-  }
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
-  wait_bounded(request, "the barrier after a p2p or local call", /*sleeping=*/true);
+  group_->barrier(rank, "the barrier before a call");
 }
 
 void Runner::check(BenchmarkCase& benchmark_case) {
@@ -575,39 +437,18 @@ void Runner::check(BenchmarkCase& benchmark_case) {
   benchmark_case.wrong_elements = total_wrong;
   benchmark_case.wrong_elements_all_rounds += total_wrong;
   if (total_wrong == 0) return;
-  if (group_ != nullptr) {
-    for (const LocalRank& local : local_) {
-      if (local.check.wrong == 0) continue;
-      benchmark_case.check_detail =
-          fmt::format("rank {}, {}", local.transport->rank(), local.check.first_mismatch);
-      return;
-    }
+  constexpr const char* kWhat = "the agreement on the --check result";
+  int reporter = ranks_;
+  for (const LocalRank& local : local_) {
+    if (local.check.wrong > 0) reporter = std::min(reporter, local.transport->rank());
   }
-  if (over_transport()) {
-    // The first mismatch of the lowest rank that saw one, cut to a line.
-    struct Mismatch {
-      std::uint64_t wrong = 0;
-      std::array<char, 480> text{};
-    };
-    Mismatch mine;
-    mine.wrong = local_.front().check.wrong;
-    local_.front().check.first_mismatch.copy(mine.text.data(), mine.text.size() - 1);
-    const std::vector<Mismatch> all = gather_over_transport(mine);
-    for (std::size_t r = 0; r < all.size(); ++r) {
-      if (all[r].wrong == 0) continue;
-      benchmark_case.check_detail = fmt::format("rank {}, {}", r, all[r].text.data());
-      return;
-    }
+  const int first_reporter = group_->min(reporter, kWhat);
+  std::string detail;
+  if (first_reporter == reporter) {
+    detail = fmt::format("rank {}, {}", reporter, local_rank(reporter).check.first_mismatch);
   }
-  const CheckResult& mine = local_.front().check;
-  int reporter = mine.wrong > 0 ? rank_ : ranks_;
-  int first_reporter = ranks_;
-  allreduce(&reporter, &first_reporter, 1, MPI_INT, MPI_MIN, "the agreement on the --check result");
-  std::string detail = fmt::format("rank {}, {}", rank_, mine.first_mismatch);
-  int length = static_cast<int>(detail.size());
-  broadcast(&length, 1, MPI_INT, first_reporter, "the agreement on the --check result");
-  detail.resize(static_cast<std::size_t>(length));
-  broadcast(detail.data(), length, MPI_CHAR, first_reporter, "the agreement on the --check result");
+  detail.resize(group_->broadcast_value(detail.size(), first_reporter, kWhat));
+  group_->broadcast(std::as_writable_bytes(std::span(detail)), first_reporter, kWhat);
   benchmark_case.check_detail = detail;
 }
 
@@ -624,12 +465,7 @@ void Runner::calibrate_batch(BenchmarkCase& benchmark_case) {
           std::ceil(kBatchSeconds / std::max(seconds_per_call, 1e-10)));
       calls = std::clamp<unsigned long long>(calls, 1, kMaxCalls);
     }
-    if (over_transport()) {
-      calls = gather_over_transport(calls).front();
-    } else if (group_ == nullptr) {
-      broadcast(&calls, 1, MPI_UNSIGNED_LONG_LONG, 0, "the agreement on the batch size");
-    }
-    return calls;
+    return group_->broadcast_value(calls, 0, "the agreement on the batch size");
   };
   // The first local rank is rank 0 whenever its time is the one that counts.
   benchmark_case.calls_per_sample = 1;
@@ -649,22 +485,10 @@ void Runner::calibrate_batch(BenchmarkCase& benchmark_case) {
 }
 
 std::vector<double> Runner::gather_medians() {
-  if (group_ != nullptr) {
-    std::vector<double> medians;
-    for (LocalRank& local : local_) medians.push_back(summarize(local.own_seconds).median);
-    return medians;
-  }
-  const double median = summarize(local_.front().own_seconds).median;
-  if (over_transport()) {
-    std::vector<double> medians = gather_over_transport(median);
-    if (rank_ != 0) medians.clear();
-    return medians;
-  }
-  std::vector<double> medians(rank_ == 0 ? static_cast<std::size_t>(ranks_) : 0);
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Igather(&median, 1, MPI_DOUBLE, medians.data(), 1, MPI_DOUBLE, 0, comm_, &request),
-            "MPI_Igather", "rank medians");
-  wait_bounded(request, "the gathering of every rank's median");
+  std::vector<double> mine;
+  for (LocalRank& local : local_) mine.push_back(summarize(local.own_seconds).median);
+  std::vector<double> medians = group_->gather(mine, "the gathering of every rank's median");
+  if (rank_ != 0) medians.clear();
   return medians;
 }
 
@@ -693,86 +517,11 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 }  // namespace
 
-// What a rank that timed out learns from the others (abort_on_timeout). Its
-// buffers belong to MPI requests that may still complete, so it lives until
-// the job ends.
-struct Runner::Whereabouts {
-  // Where a rank is: (benchmark index, phase, timed calls so far).
-  using Where = std::array<long long, 3>;
-  Where mine{};
-  std::vector<Where> theirs;
-  std::vector<MPI_Request> sends;
-  std::vector<MPI_Request> receives;
-  std::vector<bool> heard;
-  // Ranks heard from (this one included), not heard from, and heard from at
-  // another benchmark, phase or call.
-  std::vector<int> arrived;
-  std::vector<int> missing;
-  std::vector<int> elsewhere;
-};
-
-void Runner::abort_on_timeout(const std::string& detail) {
-  Whereabouts whereabouts;
-  listen_for_waiting_ranks(whereabouts);
-  if (whereabouts.arrived.front() == rank_) {
-    report_timeout(whereabouts, detail);
-  } else {
-    // The lowest rank that arrived reports, and its MPI_Abort ends this
-    // process too; aborting at the same time would garble mpirun's output.
-    std::this_thread::sleep_for(std::chrono::seconds(5));
-  }
-  abort_job();
+Whereabouts Runner::whereabouts() const {
+  return {benchmark_index_, static_cast<long long>(phase_), static_cast<long long>(timed_calls_)};
 }
 
-void Runner::listen_for_waiting_ranks(Whereabouts& whereabouts) {
-  const auto ranks = static_cast<std::size_t>(ranks_);
-  whereabouts.mine = {benchmark_index_, static_cast<long long>(phase_),
-                      static_cast<long long>(timed_calls_)};
-  // Each rank that timed out tells every other rank where it waits, then
-  // listens. A rank that arrived at this call up to one timeout after this
-  // one times out up to one timeout after it, so listening that long hears
-  // every rank that arrived in time (capped: a hang of 5 minutes need not
-  // take 10 to report).
-  const auto listen = std::clamp<std::chrono::milliseconds>(
-      transport_.timeout(), std::chrono::seconds(1), std::chrono::seconds(10));
-  whereabouts.theirs.resize(ranks);
-  whereabouts.receives.assign(ranks, MPI_REQUEST_NULL);
-  for (int r = 0; r < ranks_; ++r) {
-    if (r == rank_) continue;
-    MPI_Request& send = whereabouts.sends.emplace_back(MPI_REQUEST_NULL);
-    MPI_Isend(whereabouts.mine.data(), 3, MPI_LONG_LONG, r, kDiagnosisTag, diagnosis_comm_, &send);
-    MPI_Irecv(whereabouts.theirs[static_cast<std::size_t>(r)].data(), 3, MPI_LONG_LONG, r,
-              kDiagnosisTag, diagnosis_comm_, &whereabouts.receives[static_cast<std::size_t>(r)]);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + listen;
-  std::vector<bool>& heard = whereabouts.heard;
-  heard.assign(ranks, false);
-  heard[static_cast<std::size_t>(rank_)] = true;
-  for (int waiting = ranks_ - 1; waiting > 0 && std::chrono::steady_clock::now() < deadline;) {
-    for (int r = 0; r < ranks_; ++r) {
-      int done = 0;
-      if (heard[static_cast<std::size_t>(r)]) continue;
-      MPI_Test(&whereabouts.receives[static_cast<std::size_t>(r)], &done, MPI_STATUS_IGNORE);
-      if (done != 0) {
-        heard[static_cast<std::size_t>(r)] = true;
-        --waiting;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  for (int r = 0; r < ranks_; ++r) {
-    if (!heard[static_cast<std::size_t>(r)]) {
-      whereabouts.missing.push_back(r);
-      continue;
-    }
-    whereabouts.arrived.push_back(r);
-    if (r != rank_ && whereabouts.theirs[static_cast<std::size_t>(r)] != whereabouts.mine) {
-      whereabouts.elsewhere.push_back(r);
-    }
-  }
-}
-
-void Runner::report_timeout(const Whereabouts& whereabouts, const std::string& detail) {
+void Runner::report_timeout(const Arrivals& arrivals, const std::string& detail) {
   const BenchmarkCase& benchmark_case = *current_.first;
   static constexpr const char* kPhases[] = {
       "the connection warm-up", "setting up", "the --check calls",       "a warm-up call",
@@ -787,21 +536,21 @@ void Runner::report_timeout(const Whereabouts& whereabouts, const std::string& d
                         seconds)
           : fmt::format("--timeout {} s", seconds);
   const std::string who =
-      whereabouts.missing.empty()
+      arrivals.missing.empty()
           ? fmt::format(
                 "every rank had arrived and was waiting, so the call itself did not "
                 "finish (a deadlock, or slower than {})",
                 limit)
-          : fmt::format("{} had not arrived ({} waiting)", rank_list(whereabouts.missing),
-                        rank_list(whereabouts.arrived));
+          : fmt::format("{} had not arrived ({} waiting)", rank_list(arrivals.missing),
+                        rank_list(arrivals.arrived));
   progress_.clear();
   fmt::print(stderr, "collbench: {} ({}) did not complete within {}, at {}: {}{}; {}\n",
              benchmark_case.name, size, limit, where, who,
-             whereabouts.elsewhere.empty()
+             arrivals.elsewhere.empty()
                  ? ""
                  : fmt::format(" ({} waiting elsewhere: in another benchmark or "
                                "phase)",
-                               rank_list(whereabouts.elsewhere)),
+                               rank_list(arrivals.elsewhere)),
              detail);
   std::fflush(stderr);
 }
@@ -813,7 +562,7 @@ void Runner::run(benchmark::State& state, BenchmarkCase& benchmark_case, int rou
     progress_.clear();
     // In a group the ranks' errors name their rank themselves.
     fmt::print(stderr, "collbench: {}{} failed: {}\n",
-               group_ == nullptr ? fmt::format("rank {}: ", rank_) : std::string(),
+               group_->names_rank_in_errors() ? fmt::format("rank {}: ", rank_) : std::string(),
                benchmark_case.name, error.what());
     std::fflush(stderr);
     abort_job();
@@ -937,8 +686,7 @@ Runner::Samples Runner::time_samples(benchmark::State& state, const BenchmarkCas
     local.own_seconds.reserve(samples);
     local.transport->reset_counters();
   }
-  harness_bytes_ = 0;
-  harness_messages_ = 0;
+  harness_traffic_ = {};
   measured.slowest_counts.assign(static_cast<std::size_t>(ranks_), 0);
   expect_every_peer_contacted();
   const bool fault = benchmark_index_ == options_.debug_fault_after;
@@ -948,11 +696,7 @@ Runner::Samples Runner::time_samples(benchmark::State& state, const BenchmarkCas
     // on; with --sync none nothing else lines the ranks up, and that wait
     // would land in the others' first timed call (and in Google Benchmark's
     // choice of the iteration count).
-    if (ranks_ > 1) {
-      MPI_Request request = MPI_REQUEST_NULL;
-      check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
-      wait_bounded(request, "the barrier after the core-distance probe");
-    }
+    if (ranks_ > 1) group_->barrier(transport_, "the barrier after the core-distance probe");
   }
   uncounted([&] { agree_on_windows(); });
   phase_ = Phase::timed;
@@ -993,9 +737,11 @@ void Runner::set_counters(benchmark::State& state, const BenchmarkCase& benchmar
   const auto iterations =
       static_cast<double>(seconds.size()) * static_cast<double>(benchmark_case.calls_per_sample);
   // The first local rank's: rank 0's, whose row it is.
-  const std::uint64_t sent_bytes = transport_.bytes_sent() - harness_bytes_;
+  const std::uint64_t sent_bytes = transport_.bytes_sent() - harness_traffic_.bytes;
   const std::uint64_t all_messages = job_sum(
-      [&](const LocalRank& local) { return local.transport->messages_sent() - harness_messages_; },
+      [&](const LocalRank& local) {
+        return local.transport->messages_sent() - harness_traffic_.messages;
+      },
       "the sum of the message counts");
   if (seconds.empty()) return;
   const std::vector<double> rank_medians = gather_medians();
