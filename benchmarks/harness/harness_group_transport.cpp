@@ -12,7 +12,7 @@
 namespace collbench::harness {
 namespace {
 
-// Below kFirstSlotTag; families.cpp has the harness's other tags,
+// Below kFirstSlotTag; runner.cpp has the harness's other tags,
 // p2p_family.cpp the ping-pong's, clock_sync.cpp --sync window's (12-16).
 constexpr int kGatherTag = 10;    // to rank 0
 constexpr int kGatheredTag = 11;  // and back
