@@ -6,7 +6,7 @@ if(NOT TARGET collbench_exe)
 endif()
 
 add_executable(harness_tests harness_test.cpp load_watch_test.cpp progress_test.cpp
-                             clock_sync_test.cpp)
+                             clock_sync_test.cpp harness_group_test.cpp)
 target_link_libraries(harness_tests PRIVATE collbench_harness GTest::gtest_main collbench_warnings)
 collbench_add_gtest(harness_tests)
 

@@ -13,7 +13,7 @@
 namespace collbench::harness {
 namespace {
 
-// Tags of the harness's own messages (families.cpp has the others).
+// Tags of the harness's own messages (runner.cpp and harness_group_transport.cpp have the others).
 constexpr int kPingTag = 12;
 constexpr int kPongTag = 13;
 constexpr int kErrorTag = 14;

@@ -6,23 +6,23 @@
 // and the benchmark names each registers (collbench --help prints those).
 //
 // Lock-step: every rank registers the same list in the same order and runs
-// the same iterations; each iteration's time is the slowest rank's
-// (MPI_Allreduce MAXLOC over a communicator of the harness's own, which also
-// says which rank that was), fed to Google Benchmark as manual time, so its
-// iteration-count decisions, which depend only on that time, are identical
-// on every rank.
+// the same iterations; each iteration's time is the slowest rank's (which
+// also says which rank that was), fed to Google Benchmark as manual time, so
+// its iteration-count decisions, which depend only on that time, are
+// identical on every rank.
 //
-// Or every rank in this one process (`--transport inproc --ranks N`, no
-// MPI): the Runner holds one RunContext and PreparedCase per rank and runs
-// each step (preparing, the check, each sample's calls) on all of them
-// through a RankGroup, from Google Benchmark's thread; the slowest rank,
-// the sum of wrong elements and rank 0's decisions are then taken on that
-// thread, the barrier is the transport's, and the clock the group's
-// (RankGroup::now). A wait that times out throws, and the run ends with
-// its message (status 1). Or one rank per process without MPI
-// (`--transport ofi --bootstrap file:DIR`): the same lock-step, with the
-// barrier, the slowest rank's time and the agreements over the transport
-// itself (gather_over_transport), timed by the steady clock.
+// The harness's own collectives (the barrier, the slowest rank's time, the
+// sums and agreements, rank 0's decisions) and its clock are one interface,
+// HarnessGroup (harness_group.h), chosen by the constructor: an MPI process
+// is one rank (MPI_Iallreduce MAXLOC and the like over a communicator of the
+// harness's own); or every rank is in this one process (`--transport
+// inproc|sim --ranks N`, no MPI), where the Runner holds one RunContext and
+// PreparedCase per rank and runs each step (preparing, the check, each
+// sample's calls) on all of them through a RankGroup, from Google
+// Benchmark's thread, and a wait that times out throws, ending the run with
+// its message (status 1); or one rank per process without MPI
+// (`--transport ofi --bootstrap file:DIR`), whose collectives go over the
+// transport itself.
 //
 // Sample count: every call of Google Benchmark times at least
 // --min-samples samples (exactly --samples when given), and more when its
@@ -48,11 +48,13 @@
 //
 // Hang protection: every wait of the harness's own (the barrier, the
 // iteration-time reduction, the agreement on check results, the sleeping
-// wait of p2p and local) polls a non-blocking MPI call with the --timeout
-// deadline, as the transports' waits do. A rank whose wait times out tells
-// the others where it is and listens for a while for the ones that also
-// wait; the lowest rank heard from names the benchmark, its size and the
-// ranks that never arrived, and takes the job down (MPI_Abort, exit 1).
+// wait of p2p and local) is bounded by the --timeout deadline, as the
+// transports' waits are; under MPI it polls a non-blocking call. A rank
+// whose wait times out tells the others where it is and listens for a while
+// for the ones that also wait; the lowest rank heard from names the
+// benchmark, its size and the ranks that never arrived, and takes the job
+// down (MPI_Abort, exit 1): harness_group_mpi.cpp, with report_timeout's
+// line.
 // The MPI library's own blocking collectives (`mpi`, `mpi_bare`) cannot
 // be bounded: a watchdog thread, which makes no MPI call, ends the process
 // (and mpirun the job) when one has not returned long after the timeout.
@@ -81,6 +83,7 @@
 #include "collbench/transport/rank_group.h"
 #include "core_handoff.h"
 #include "family.h"
+#include "harness_group.h"
 #include "metadata.h"
 #include "options.h"
 #include "progress.h"
@@ -280,28 +283,15 @@ class Runner {
     double late = 0;                  // --sync window: its latest start's lateness, seconds
   };
   static std::vector<LocalRank> local_ranks(RankGroup& group);
-  // `body` on every rank of this process: directly (MPI: one), or on all
-  // of them at once through the group.
+  // What every constructor does once the local ranks and `group` are there.
+  void start_up(std::unique_ptr<HarnessGroup> group);
+  // `body` on every rank of this process: directly (one), or on all of
+  // them at once through the group.
   void each_rank(const std::function<void(LocalRank&)>& body);
+  LocalRank& local_rank(int rank);
   // The slowest rank's time of the latest call (the lowest rank of equal
   // ones), over the job.
-  struct SecondsOnRank {
-    double seconds = 0;
-    int rank = 0;
-  };
   SecondsOnRank slowest_call(const char* what);
-  // Without MPI, one rank per process: every rank's `mine`, by rank, on
-  // every rank (gathered at rank 0 over the transport, then sent back).
-  template <typename Value>
-  std::vector<Value> gather_over_transport(const Value& mine);
-  template <typename Value>
-  void gather_into(std::vector<Value>& all, const Value& mine);
-  // Runs `work`, a wait of the harness's own over the transport, keeping
-  // the bytes and messages it sends out of the transport's counts (the CSV's
-  // are the algorithm's alone).
-  template <typename Work>
-  void uncounted(Work&& work);
-  bool over_transport() const { return group_ == nullptr && comm_ == MPI_COMM_NULL; }
   // The sum over the job's ranks of `value(rank)` of the local ranks.
   std::uint64_t job_sum(const std::function<std::uint64_t(const LocalRank&)>& value,
                         const char* what);
@@ -338,28 +328,22 @@ class Runner {
   // The counters of a run (see above) from its samples, which it reorders.
   void set_counters(benchmark::State& state, const BenchmarkCase& benchmark_case,
                     Samples& measured);
-  void wait_for_all_ranks_sleeping();
   // The load counters of the run, from every rank's readings (load_watch.cpp).
   void record_load(benchmark::State& state);
-  void synchronize();
-  // The harness's collectives on comm_, bounded by the transport's timeout
-  // (abort_on_timeout naming `what`); blocking calls when the timeout is 0.
-  void wait_bounded(MPI_Request& request, const char* what, bool sleeping = false);
-  void allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op,
-                 const char* what);
-  void broadcast(void* data, int count, MPI_Datatype type, int root, const char* what);
-  // At a wait that timed out in the current benchmark, while the buffers of
-  // its pending operations are alive (MPI may write into them while this
-  // talks): finds the ranks that had not arrived, reports them (from the
-  // lowest rank that had) and aborts the job.
-  [[noreturn]] void abort_on_timeout(const std::string& detail);
-  struct Whereabouts;
-  // Tells every other rank where this one waits and hears where the ones
-  // that also wait are, for up to a timeout (at most 10 s).
-  void listen_for_waiting_ranks(Whereabouts& whereabouts);
-  // On the lowest rank heard from: the one line that names the benchmark,
-  // where it stopped and the ranks that had not arrived.
-  void report_timeout(const Whereabouts& whereabouts, const std::string& detail);
+  // The barrier before a call on `rank`, unless --sync none.
+  void synchronize(InstrumentedTransport& rank);
+  // Runs `work`, which sends through the transport for the harness, keeping
+  // what it sends out of the CSV's counts (the algorithm's alone).
+  template <typename Work>
+  void uncounted(Work&& work) {
+    harness::uncounted(transport_, harness_traffic_, std::forward<Work>(work));
+  }
+  // What a timeout's report says of this rank (TimeoutReport::where).
+  Whereabouts whereabouts() const;
+  // On the lowest rank heard from after a timeout (the MPI group's): the one
+  // line that names the benchmark, where it stopped and the ranks that had
+  // not arrived.
+  void report_timeout(const Arrivals& arrivals, const std::string& detail);
   // --debug-stuck-rank and --debug-crash-rank, on `rank`.
   void inject_fault(int rank) const;
 
@@ -380,7 +364,7 @@ class Runner {
   // Seconds on `local`'s clock (its RunContext's).
   double now(const LocalRank& local) const;
   // A barrier on `local`'s rank, whatever --sync says.
-  void barrier_on(LocalRank& local);
+  void barrier_on(LocalRank& local, const char* what);
   // The mean over the job's ranks of `value(rank)` of the local ranks.
   double job_mean(const std::function<double(const LocalRank&)>& value, const char* what);
   // osu_avg_us, nccl_avg_us (after a batch of back-to-back calls), and
@@ -391,17 +375,18 @@ class Runner {
   enum class Phase { connect, setup, check, warmup, calibration, timed, after };
 
   const Options& options_;
-  RankGroup* group_ = nullptr;    // null: this process is one rank of an MPI job
-  std::vector<LocalRank> local_;  // by rank, when in a group
+  std::vector<LocalRank> local_;  // by rank, from this process's first
   // The first local rank's: the one rank of an MPI process, or rank 0.
   InstrumentedTransport& transport_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
   // The mpi transport's communicator, the one `mpi` uses (mpi_bare); else null.
   MPI_Comm bare_comm_ = MPI_COMM_NULL;
   Progress& progress_;
   int rank_ = 0;  // this process's (0 in a group: it reports)
   int ranks_ = 0;
-  MPI_Comm diagnosis_comm_ = MPI_COMM_NULL;         // the timeout report's messages only
+  // What the harness itself sent through transport_, since the timed loop
+  // reset its counters.
+  HarnessTraffic harness_traffic_;
+  std::unique_ptr<HarnessGroup> group_;             // the harness's collectives and clock
   std::unique_ptr<Watchdog> watchdog_;              // with a timeout only
   std::unique_ptr<CoreHandoffProbe> core_handoff_;  // MPI only
   std::unique_ptr<LoadWatch> load_watch_;           // after watch_load only
@@ -410,11 +395,8 @@ class Runner {
   // benchmark (progress, --debug-fault-after).
   std::pair<const BenchmarkCase*, int> current_{nullptr, -1};
   Phase phase_ = Phase::setup;
-  bool connected_ = false;         // connect_every_pair ran (at the first benchmark)
-  std::uint64_t timed_calls_ = 0;  // of the current benchmark, over Google Benchmark's calls
-  // What uncounted() kept out, since the timed loop reset the counters.
-  std::uint64_t harness_bytes_ = 0;
-  std::uint64_t harness_messages_ = 0;
+  bool connected_ = false;                // connect_every_pair ran (at the first benchmark)
+  std::uint64_t timed_calls_ = 0;         // of the current benchmark, over Google Benchmark's calls
   std::unique_ptr<SyncWindows> windows_;  // --sync window, from the first benchmark on
 };
 

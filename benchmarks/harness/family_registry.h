@@ -3,7 +3,7 @@
 // initializers. An entry says which --families names select it, whether
 // each is in the default list, which single-process transports cannot run
 // it and why, how it expands into benchmark cases, and the lines of --help
-// that name its benchmarks. options.cpp (--families, --help), the planner
+// that name its benchmarks. options.cpp and options_cli.cpp (--families, --help), the planner
 // and single_process.cpp read it; none of them names a family.
 //
 // Adding a family: a file with its FamilyRunner (family.h), its planning and

@@ -20,27 +20,14 @@ constexpr int kWindowProbes = 7;
 
 }  // namespace
 
-void Runner::barrier_on(LocalRank& local) {
-  if (group_ != nullptr || over_transport()) {
-    local.transport->barrier();
-    return;
-  }
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
-  wait_bounded(request, "the barrier before a batch or probe");
+void Runner::barrier_on(LocalRank& local, const char* what) {
+  group_->barrier(*local.transport, what);
 }
 
 double Runner::job_mean(const std::function<double(const LocalRank&)>& value, const char* what) {
   double local_sum = 0;
   for (const LocalRank& local : local_) local_sum += value(local);
-  double sum = local_sum;
-  if (group_ == nullptr && over_transport()) {
-    const std::vector<double> all = gather_over_transport(local_sum);
-    sum = std::accumulate(all.begin(), all.end(), 0.0);
-  } else if (group_ == nullptr) {
-    allreduce(&local_sum, &sum, 1, MPI_DOUBLE, MPI_SUM, what);
-  }
-  return sum / ranks_;
+  return group_->sum(local_sum, what) / ranks_;
 }
 
 void Runner::prepare_windows(const BenchmarkCase& benchmark_case) {
@@ -76,7 +63,7 @@ void Runner::prepare_windows(const BenchmarkCase& benchmark_case) {
     std::vector<double> starts;
     for (int probe = 0; probe <= kWindowProbes; ++probe) {
       each_rank([&](LocalRank& local) {
-        barrier_on(local);
+        barrier_on(local, "the barrier before a window probe");
         if (index(local) == 0) starts.push_back(now(local));
         local.seconds = local.prepared->call(benchmark_case);
       });
@@ -107,8 +94,8 @@ void Runner::agree_on_windows() {
 }
 
 void Runner::start_in_window(const Transport& transport) {
-  const std::size_t index = group_ != nullptr ? static_cast<std::size_t>(transport.rank()) : 0;
-  LocalRank& local = local_[index];
+  LocalRank& local = local_rank(transport.rank());
+  const auto index = static_cast<std::size_t>(&local - local_.data());
   WindowSchedule& schedule = windows_->schedules[index];
   const bool made_late = transport.rank() == options_.debug_late_rank && timed_calls_ % 2 == 0;
   local.late = schedule.wait_for_next([this, &local] { return now(local); },
@@ -139,7 +126,7 @@ void Runner::set_convention_counters(benchmark::State& state, const BenchmarkCas
     counters["osu_avg_us"] = osu * 1e6;
   }
   each_rank([&](LocalRank& local) {
-    barrier_on(local);
+    barrier_on(local, "the barrier before a batch of back-to-back calls");
     const double started = now(local);
     for (int call = 0; call < kNcclBatchCalls; ++call) local.prepared->call(benchmark_case);
     local.seconds = (now(local) - started) / kNcclBatchCalls;
