@@ -192,10 +192,11 @@ osu_type=()
 # while there are enough (busy-polling ranks that share a core for a moment
 # double a microsecond time); Open MPI over shared memory as run.sh's main
 # sweep.
-launcher=("$mpi_run" -n "$np")
+bind=core
+((np <= $(nproc))) || bind=none
+# MPICH's Hydra binds with -bind-to (hwloc names: core, none).
+launcher=("$mpi_run" -n "$np" -bind-to "$bind")
 if [[ $mpi_library == openmpi ]]; then
-  bind=core
-  ((np <= $(nproc))) || bind=none
   launcher=("$mpi_run" -np "$np" --bind-to "$bind" --mca pml ob1 --mca btl "self,vader"
     --mca oob_tcp_if_include lo)
   ((np <= $(nproc))) || launcher+=(--oversubscribe)

@@ -21,7 +21,8 @@
 # times then include waiting for a core, and report.md marks every fit,
 # model error, selection and prediction made from them as not meaningful. By
 # default NP gives each rank a core (2 to 4 ranks), and each rank is bound
-# to its core (Open MPI --bind-to core; none when ranks share cores).
+# to its core (Open MPI --bind-to core, MPICH -bind-to core; none when
+# ranks share cores).
 #
 # The sweep, on NP ranks of this machine, every result checked (--check),
 # over MPI's shared memory (Open MPI: pml ob1, btl self,vader), three
@@ -262,7 +263,8 @@ fi
 source "$repository/scripts/mpi_launcher.sh"
 mpi_library=$(mpi_library_of "$build")
 mpi_run=$(mpi_launcher_for "$mpi_library") || { echo "run.sh: cannot launch: see above" >&2; exit 2; }
-launcher=("$mpi_run" -n "$np")
+# MPICH's Hydra binds with -bind-to (hwloc names: core, none).
+launcher=("$mpi_run" -n "$np" -bind-to "$binding")
 declare -A mpi_flags=()
 if [[ $mpi_library == openmpi ]]; then
   mpirun_base=("$mpi_run" -np "$np" --oversubscribe --bind-to "$binding" --mca oob_tcp_if_include lo)
@@ -450,7 +452,8 @@ if [[ $large == 1 ]]; then
   large_launcher=("${launcher[@]}")
   for i in "${!large_launcher[@]}"; do
     [[ ${large_launcher[i]} == -np || ${large_launcher[i]} == -n ]] && large_launcher[i + 1]=$large_np
-    [[ ${large_launcher[i]} == --bind-to ]] && large_launcher[i + 1]=$(machine_binding "$large_np")
+    [[ ${large_launcher[i]} == --bind-to || ${large_launcher[i]} == -bind-to ]] &&
+      large_launcher[i + 1]=$(machine_binding "$large_np")
   done
   appended_pass "the large models' exchanges (llama2_7b:fsdp, mixtral_8x7b:moe) on $large_np ranks" \
     large "${large_launcher[@]}" -- "${large_flags[@]}"
