@@ -1046,14 +1046,18 @@ for pid, name in names.items():
     if len(iteration) != 1:
         sys.exit(f"{name}: {len(iteration)} iteration events")
     end = iteration[0]["dur"]
-    # Forward first layer first, then backward last layer first, back to back.
+    # Forward first layer first, then backward last layer first, one after
+    # the other. Not back to back within a bound: between two passes the
+    # compute thread hands buckets to the communication thread, and on a
+    # loaded machine that hand-over can wait a time slice (60 us seen), so
+    # only the order is a property of the code.
     forward = [e for e in compute if e["name"].startswith("forward ")]
     backward = [e for e in compute if e["name"].startswith("backward ")]
     if not forward or [e["name"][8:] for e in forward] != [e["name"][9:] for e in backward][::-1]:
         sys.exit(f"{name}: forward and backward do not mirror each other")
     for before, after in zip(compute, compute[1:]):
-        if abs(before["ts"] + before["dur"] - after["ts"]) > 1:
-            sys.exit(f"{name}: a gap between {before['name']} and {after['name']}")
+        if after["ts"] < before["ts"] + before["dur"] - 1:
+            sys.exit(f"{name}: {after['name']} starts before {before['name']} ends")
     backward_end = compute[-1]["ts"] + compute[-1]["dur"]
     if backward_end > end + 1:
         sys.exit(f"{name}: the iteration ({end} us) ended before its backward pass ({backward_end})")

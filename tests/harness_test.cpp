@@ -122,6 +122,18 @@ TEST(FamilyRegistry, EveryNameOnceTheDefaultsAndTheHelpFromTheTable) {
   }
 }
 
+// Only train calls MPI off the main thread, so only a list that selects it
+// makes main ask MPI for more than MPI_THREAD_SINGLE (which costs Open MPI
+// every call); a list the options refuse asks for nothing more.
+TEST(FamilyRegistry, OnlyTrainCallsMpiOffTheMainThread) {
+  EXPECT_TRUE(selects_mpi_off_the_main_thread({"train"}));
+  EXPECT_TRUE(selects_mpi_off_the_main_thread({"allreduce", "train"}));
+  EXPECT_FALSE(selects_mpi_off_the_main_thread(split_list(default_families())));
+  EXPECT_FALSE(selects_mpi_off_the_main_thread({"collectives", "p2p", "local", "exchange"}));
+  EXPECT_FALSE(selects_mpi_off_the_main_thread({"train", "no_such_family"}));
+  EXPECT_FALSE(selects_mpi_off_the_main_thread({}));
+}
+
 TEST(Options, SamplesFixTheCountMinSamplesSetTheFloor) {
   EXPECT_EQ(parse_options({"--min-samples", "25"}).sample_floor(), 25);
   const Options fixed = parse_options({"--samples", "3"});

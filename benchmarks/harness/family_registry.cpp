@@ -96,6 +96,22 @@ std::vector<std::string> select_families(const std::vector<std::string>& listed)
   return selected;
 }
 
+bool selects_mpi_off_the_main_thread(const std::vector<std::string>& listed) {
+  std::vector<std::string> selected;
+  try {
+    selected = select_families(listed);
+  } catch (const UsageError&) {
+    return false;
+  }
+  for (const FamilyEntry* entry : family_entries()) {
+    if (!entry->calls_mpi_off_the_main_thread) continue;
+    for (const FamilyName& name : entry->names()) {
+      if (std::find(selected.begin(), selected.end(), name.name) != selected.end()) return true;
+    }
+  }
+  return false;
+}
+
 std::string families_flag_help() {
   std::vector<std::string> defaults;
   std::vector<std::string_view> others;

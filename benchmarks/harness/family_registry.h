@@ -54,6 +54,11 @@ struct FamilyEntry {
   // --help: its benchmark names, each followed by what one call does, in
   // the footer's two columns.
   std::string_view help;
+  // Its calls make MPI calls from a thread of their own (train's
+  // communication thread), so MPI must grant MPI_THREAD_SERIALIZED. Every
+  // other family runs at MPI_THREAD_SINGLE, because a higher level costs
+  // every call of the MPI library (main.cpp).
+  bool calls_mpi_off_the_main_thread = false;
 };
 
 // The registry, in registration order (the order of the cases and of the
@@ -73,6 +78,10 @@ std::string default_families();
 // --families LIST as the names it selects, each once, in the order given
 // ("collectives" expanded); throws UsageError naming a bad one.
 std::vector<std::string> select_families(const std::vector<std::string>& listed);
+// True when `listed` (--families' names) selects a family that calls MPI
+// off the main thread; false for a list select_families refuses (the
+// options' parse names the error).
+bool selects_mpi_off_the_main_thread(const std::vector<std::string>& listed);
 // The --help of --families: the default list and the other names.
 std::string families_flag_help();
 // The footer's part that names the benchmarks: every entry's help.

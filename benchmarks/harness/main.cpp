@@ -36,6 +36,7 @@
 #include "collbench/transport/mpi_transport.h"
 #include "collbench/transport/transport_factory.h"
 #include "families.h"
+#include "family_registry.h"
 #include "gemm_family.h"
 #include "google_benchmark_setup.h"
 #include "metadata.h"
@@ -499,6 +500,19 @@ bool needs_mpi(int argc, char** argv) {
          requested(argc, argv, "--bootstrap") == "mpi";
 }
 
+// The thread level to ask MPI for. Open MPI 4.1 takes its locks on every
+// call once it grants more than MPI_THREAD_SINGLE: a 2-rank 8-byte
+// allreduce here took 0.54-0.57 us at MPI_THREAD_SINGLE and 0.63-0.75 us
+// at FUNNELED, SERIALIZED or MULTIPLE, which was most of collbench's offset
+// from OSU (results/osu/README.md). The harness's own threads (the watchdog,
+// the load sampler, progress) make no MPI call, so only a family that calls
+// MPI off the main thread (train) is run at MPI_THREAD_SERIALIZED.
+int wanted_thread_level(int argc, char** argv) {
+  const std::string families = requested(argc, argv, "--families", default_families());
+  return selects_mpi_off_the_main_thread(split_list(families)) ? MPI_THREAD_SERIALIZED
+                                                               : MPI_THREAD_SINGLE;
+}
+
 // Without MPI: every rank in this process, or this process one rank of a
 // job that meets through --bootstrap. Under a launcher (refused) only the
 // launcher's rank 0 speaks.
@@ -527,7 +541,8 @@ int main(int argc, char** argv) {
     return collbench::harness::run_without_mpi(argc, argv);
   }
   collbench::harness::World world;
-  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &world.thread_level) != MPI_SUCCESS) {
+  if (MPI_Init_thread(&argc, &argv, collbench::harness::wanted_thread_level(argc, argv),
+                      &world.thread_level) != MPI_SUCCESS) {
     std::fputs("collbench: MPI_Init_thread failed\n", stderr);
     return 1;
   }

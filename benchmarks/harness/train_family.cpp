@@ -1044,6 +1044,7 @@ const FamilyEntry kTrainFamily = {
                                            (exchange/<algorithm>/<workload>, run before),
                                            exposed_us and overlap
 )",
+    .calls_mpi_off_the_main_thread = true,
 };
 
 }  // namespace collbench::harness

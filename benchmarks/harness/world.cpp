@@ -167,8 +167,8 @@ void open_bootstrap(World& world, const Options& options) {
   world.size = options.ranks;
 }
 
-std::string requested(int argc, char** argv, std::string_view option) {
-  std::string value = "mpi";
+std::string requested(int argc, char** argv, std::string_view option, std::string_view fallback) {
+  std::string value(fallback);
   const std::string with_equals = std::string(option) + "=";
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg(argv[i]);

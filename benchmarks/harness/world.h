@@ -76,6 +76,7 @@ void open_bootstrap(World& world, const Options& options);
 // The value of `option` on the command line, read before anything else
 // (CLI11 parses later, after MPI_Init when MPI is needed): the last one
 // given, as CLI11 takes it; "mpi" when none is.
-std::string requested(int argc, char** argv, std::string_view option);
+std::string requested(int argc, char** argv, std::string_view option,
+                      std::string_view fallback = "mpi");
 
 }  // namespace collbench::harness
