@@ -12,6 +12,7 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collbench/collectives/mpich_tuned.h"
@@ -216,21 +217,29 @@ std::string read_text(const std::string& path) {
   return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
 }
 
+// What Open MPI runs from an entry: its algorithm, fan-in/out and segment
+// size (not the size it starts at).
+std::tuple<int, int, int> runs(const RulesMessage& entry) {
+  return {entry.algorithm, entry.fan, entry.segment};
+}
+
 // The committed files of results/tuning/: both read by the grammar, and the
-// canary the real file with one entry changed (allreduce, 2 ranks, 1 MiB).
+// canary the real file with one entry changed (allreduce, 2 ranks, exactly
+// 1 MiB: ompi_segmented_ring in 64-byte segments).
 TEST(OmpiRules, CommittedFilesParseAndTheCanaryDiffersAtOneSize) {
   const std::string folder = std::string(COLLBENCH_SOURCE_DIR) + "/results/tuning/";
   const RulesFile real = parse_ompi_rules(read_text(folder + "collbench.rules"), "collbench.rules");
   const RulesFile canary = parse_ompi_rules(read_text(folder + "canary.rules"), "canary.rules");
   const int allreduce = find_ompi_tuned("allreduce")->rules_id;
-  EXPECT_EQ(ompi_rules_algorithm(canary, allreduce, 2, 1 << 20), 5);
-  EXPECT_NE(ompi_rules_algorithm(real, allreduce, 2, 1 << 20), 5);
+  const RulesMessage slow = ompi_rules_entry(canary, allreduce, 2, 1 << 20);
+  EXPECT_EQ(runs(slow), std::make_tuple(5, 4, 64));
+  EXPECT_NE(runs(ompi_rules_entry(real, allreduce, 2, 1 << 20)), runs(slow));
   for (const OmpiTunedCollective& collective : ompi_tuned_collectives()) {
     for (std::uint64_t bytes = 1; bytes <= (std::uint64_t{1} << 27); bytes *= 2) {
       for (const std::uint64_t at : {bytes - 1, bytes, bytes + 1}) {
         if (collective.rules_id == allreduce && at == (1u << 20)) continue;
-        EXPECT_EQ(ompi_rules_algorithm(canary, collective.rules_id, 2, at),
-                  ompi_rules_algorithm(real, collective.rules_id, 2, at))
+        EXPECT_EQ(runs(ompi_rules_entry(canary, collective.rules_id, 2, at)),
+                  runs(ompi_rules_entry(real, collective.rules_id, 2, at)))
             << collective.collective << " " << at;
       }
     }

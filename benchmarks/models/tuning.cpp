@@ -323,7 +323,7 @@ RulesFile parse_ompi_rules(std::string_view text, std::string_view source) {
   return rules;
 }
 
-int ompi_rules_algorithm(const RulesFile& rules, int id, int ranks, std::uint64_t bytes) {
+RulesMessage ompi_rules_entry(const RulesFile& rules, int id, int ranks, std::uint64_t bytes) {
   for (const RulesCollective& collective : rules.collectives) {
     if (collective.id != id) continue;
     const RulesCommunicator* communicator = &collective.communicators.front();
@@ -331,14 +331,18 @@ int ompi_rules_algorithm(const RulesFile& rules, int id, int ranks, std::uint64_
       if (candidate.ranks > ranks) break;
       communicator = &candidate;
     }
-    int algorithm = 0;
+    RulesMessage entry;
     for (const RulesMessage& message : communicator->messages) {
       if (message.bytes > bytes) break;
-      algorithm = message.algorithm;
+      entry = message;
     }
-    return algorithm;
+    return entry;
   }
-  return 0;
+  return {};
+}
+
+int ompi_rules_algorithm(const RulesFile& rules, int id, int ranks, std::uint64_t bytes) {
+  return ompi_rules_entry(rules, id, ranks, bytes).algorithm;
 }
 
 OmpiRulesExport export_ompi_rules(std::span<const Measurement> measurements,

@@ -88,9 +88,11 @@ OmpiRulesExport export_ompi_rules(std::span<const Measurement> measurements,
 // the line and what is wrong.
 RulesFile parse_ompi_rules(std::string_view text, std::string_view source);
 
-// The algorithm the library takes from `rules` for collective `id` on
-// `ranks` ranks and a call of `bytes` (the lookup above); 0 when no entry
-// applies.
+// The entry the library takes from `rules` for collective `id` on `ranks`
+// ranks and a call of `bytes` (the lookup above: algorithm, fan-in/out and
+// segment size); all zero when no entry applies.
+RulesMessage ompi_rules_entry(const RulesFile& rules, int id, int ranks, std::uint64_t bytes);
+// Its algorithm.
 int ompi_rules_algorithm(const RulesFile& rules, int id, int ranks, std::uint64_t bytes);
 
 // ---- MPICH: collbench-fit --export mpich-json ------------------------------
