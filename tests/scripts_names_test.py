@@ -697,5 +697,39 @@ class ListAlgorithmsTest(unittest.TestCase):
             self.assertEqual(len(styles), len(set(styles)))
 
 
+class CompareOsuTest(unittest.TestCase):
+    """compare_osu_table.py's verdict: within 10% (or 0.05 us), else
+    "spread" where OSU's own rounds are further apart than 10%, else "no"."""
+
+    def test_verdict(self):
+        from collbench_report.compare_osu import verdict
+        self.assertEqual(verdict(True, 0.5), "yes")
+        self.assertEqual(verdict(False, 0.11), "spread")
+        self.assertEqual(verdict(False, 0.10), "no")
+
+    def test_the_committed_comparison_counts_every_size_once(self):
+        folder = os.path.join(SOURCE, "results", "osu")
+        result = run("compare_osu_table.py", "table", os.path.join(folder, "collbench.csv"),
+                     os.path.join(folder, "osu.txt"))
+        self.assertIn(result.returncode, (0, 1), result.stderr)
+        rows = [line.split("|") for line in result.stdout.splitlines()
+                if re.match(r"\| [a-z]+ \| \d", line)]
+        verdicts = [row[9].strip() for row in rows]
+        self.assertTrue(set(verdicts) <= {"yes", "no", "spread"}, verdicts)
+        for row, judged in zip(rows, verdicts):
+            spread = float(row[15].strip().rstrip("%"))
+            if judged == "spread":
+                self.assertGreater(spread, 10)
+        counts = re.search(r"within 10% or 0.05 µs: (\d+) of (\d+) sizes; not within: (\d+); "
+                           r"not within, where OSU's own rounds were more than 10% apart: (\d+)",
+                           result.stdout)
+        self.assertIsNotNone(counts, result.stdout)
+        yes, total, no, spread = map(int, counts.groups())
+        self.assertEqual(total, len(rows))
+        self.assertEqual((yes, no, spread), (verdicts.count("yes"), verdicts.count("no"),
+                                             verdicts.count("spread")))
+        self.assertEqual(result.returncode, 0 if yes == total else 1)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -15,6 +15,10 @@ osu_avg_us / OSU avg, "yes" when it is within 10% of 1 or the two are
 within 0.05 us (OSU prints two decimals); the median over rounds of
 mean_us / OSU max; last, the median over rounds of collbench's slowest call
 (max_us), which shows when a round had a call stalled by another process.
+"OSU rounds" is OSU's own spread, its slowest round's avg over its fastest's
+minus 1: where that exceeds the 10%, the machine moved more between
+launches than the tolerance, and a size not within is marked "spread", not
+"no" (it cannot be judged at 10% here). A last line counts the three.
 OSU's SIZE is collbench's bytes for allreduce, bcast and reduce, and bytes
 / ranks for allgather (each rank's block) and alltoall (what goes to each
 rank). Exit status 0 when every size is within, 1 when some is not, 2 on
@@ -129,6 +133,14 @@ def within(ours, theirs):
     return abs(ours - theirs) <= max(TOLERANCE * theirs, ABSOLUTE_US)
 
 
+def verdict(ok, osu_spread):
+    """'yes' within, 'spread' not within where OSU's own rounds are further
+    apart than the tolerance, 'no' otherwise."""
+    if ok:
+        return "yes"
+    return "spread" if osu_spread > TOLERANCE else "no"
+
+
 def table(csv_path, osu_path):
     ours, theirs = collbench_times(csv_path), osu_times(osu_path)
     per_case = defaultdict(list)
@@ -149,9 +161,10 @@ def table(csv_path, osu_path):
     lines = ["| collective | OSU -m | collbench bytes | rounds | iterations | OSU avg µs "
              "| collbench osu_avg_us µs | osu_avg_us / OSU avg | within 10% or 0.05 µs "
              "| OSU max µs | collbench mean_us µs | mean_us / OSU max | collbench nccl_avg_us µs "
-             "| collbench max_us µs |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|---:|---:|---:|"]
+             "| collbench max_us µs | OSU rounds |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|---:|---:|---:|---:|"]
     all_within = True
+    counts = {"yes": 0, "no": 0, "spread": 0}
     order = list(OSU_FAMILIES)
     for (name, size, bytes_), rounds in sorted(per_case.items(),
                                                key=lambda item: (order.index(item[0][0]), item[0][1])):
@@ -160,10 +173,18 @@ def table(csv_path, osu_path):
         to_max = statistics.median(r[4] / r[2] if r[2] > 0 else math.inf for r in rounds)
         ok = statistics.median(1 if within(r[3], r[1]) else 0 for r in rounds) >= 0.5
         all_within &= ok
+        fastest = min(r[1] for r in rounds)
+        osu_spread = max(r[1] for r in rounds) / fastest - 1 if fastest > 0 else math.inf
+        judged = verdict(ok, osu_spread)
+        counts[judged] += 1
         lines.append(f"| {name} | {format_bytes(size)} | {format_bytes(bytes_)} | {len(rounds)} "
                      f"| {median(0):.0f} | {median(1):.2f} | {median(3):.2f} | {to_avg:.2f} "
-                     f"| {'yes' if ok else 'no'} | {median(2):.2f} | {median(4):.2f} | {to_max:.2f} "
-                     f"| {median(5):.2f} | {median(6):.0f} |")
+                     f"| {judged} | {median(2):.2f} | {median(4):.2f} | {to_max:.2f} "
+                     f"| {median(5):.2f} | {median(6):.0f} | {100 * osu_spread:.0f}% |")
+    lines.append("")
+    lines.append(f"within 10% or 0.05 µs: {counts['yes']} of {sum(counts.values())} sizes; not "
+                 f"within: {counts['no']}; not within, where OSU's own rounds were more than 10% "
+                 f"apart: {counts['spread']}")
     return lines, all_within
 
 
