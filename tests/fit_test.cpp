@@ -810,6 +810,73 @@ void expect_within(double fitted, double truth, double tolerance, const std::str
       << what << ": fitted " << fitted << ", truth " << truth;
 }
 
+// A ping-pong with a protocol switch (Open MPI's vader: eager copies below
+// 4 KiB, a rendezvous with its own start-up cost from there), 2% noise.
+// With `cache_bytes`, the rendezvous copies run at half that per-byte cost
+// up to that size (cache-resident), as this machine's do up to ~256 KiB.
+CsvTable switched_ping_pong(double step, double switch_bytes, double cache_bytes = 0) {
+  CsvTable t = small_table();
+  t.rows.clear();
+  const double pattern[] = {1.02, 0.98, 1.01, 0.99, 1.0};
+  int i = 0;
+  for (double n = 8; n <= 64.0 * 1024 * 1024; n *= step) {
+    const double cached = std::min(n, cache_bytes);
+    const double us = n < switch_bytes ? 0.5 + n * 0.8e-3
+                                       : 4.5 + cached * 0.035e-3 + (n - cached) * 0.07e-3;
+    t.rows.push_back({"p2p", "mpi", "", "pingpong", "2", "", "", fmt::format("{:.0f}", n), "intra",
+                      "1", fmt::format("{:.6f}", us * pattern[i++ % 5]), "ok"});
+  }
+  return t;
+}
+
+TEST(PingPong, AlphaBelowTheProtocolSwitchBetaAboveIt) {
+  for (const double step : {4.0, 8.0}) {
+    SCOPED_TRACE(step);
+    const std::vector<NamedTable> tables = {{"switch.csv", switched_ping_pong(step, 4096)}};
+    const FitResults results = fit_measurements(aggregate_measurements(tables));
+    const ModelFit* hockney = find_fit(results, "hockney");
+    ASSERT_NE(hockney, nullptr);
+    // The first size of the grid at or above 4 KiB.
+    EXPECT_EQ(hockney->switch_bytes, step == 4 ? 8192.0 : 4096.0);
+    expect_within(hockney->params.alpha, 0.5e-6, 0.05, "α, the eager line's");
+    expect_within(hockney->params.beta, 0.07e-9, 0.05, "β, the rendezvous line's");
+    // Each point on its own side's line.
+    EXPECT_LT(hockney->quality.max_rel_err, 0.05);
+    EXPECT_NE(hockney->note.find("protocol switch"), std::string::npos) << hockney->note;
+  }
+}
+
+TEST(PingPong, BetaFollowsTheLargestSizesWhereTheRateBends) {
+  // Above the switch the per-byte cost doubles past 256 KiB: β is the
+  // large sizes' (a line by relative error would split the difference and
+  // miss 64 MiB by 12%).
+  const std::vector<NamedTable> tables = {{"bend.csv", switched_ping_pong(4, 4096, 262144)}};
+  const std::vector<Measurement> points = aggregate_measurements(tables);
+  const FitResults results = fit_measurements(points);
+  const ModelFit* hockney = find_fit(results, "hockney");
+  ASSERT_NE(hockney, nullptr);
+  EXPECT_EQ(hockney->switch_bytes, 8192.0);
+  expect_within(hockney->params.alpha, 0.5e-6, 0.05, "α");
+  expect_within(hockney->params.beta, 0.07e-9, 0.05, "β");
+  // The test: the line at the smallest and the largest size.
+  for (const Measurement& m : points) {
+    if (m.bytes != 8 && m.bytes != 64.0 * 1024 * 1024) continue;
+    expect_within(hockney->params.alpha + m.bytes * hockney->params.beta, m.seconds, 0.05,
+                  fmt::format("α + nβ at {} B", m.bytes));
+  }
+}
+
+TEST(PingPong, OneLineWhereTooFewSizesToSplit) {
+  CsvTable t = switched_ping_pong(8, 4096);
+  t.rows.resize(5);
+  const std::vector<NamedTable> tables = {{"five.csv", t}};
+  const FitResults results = fit_measurements(aggregate_measurements(tables));
+  const ModelFit* hockney = find_fit(results, "hockney");
+  ASSERT_NE(hockney, nullptr);
+  EXPECT_TRUE(std::isnan(hockney->switch_bytes));
+  EXPECT_NE(hockney->note.find("one line through every size"), std::string::npos) << hockney->note;
+}
+
 TEST(SyntheticRecovery, EveryParameterWithinFivePercentAtThreePercentNoise) {
   const SyntheticTruth truth;
   ASSERT_DOUBLE_EQ(truth.noise, 0.03);

@@ -157,16 +157,21 @@ void report_ping_pongs(Report& report, const FitResults& results) {
   const auto hockney = fits_of(results, "hockney");
   if (hockney.empty()) return;
   report.line("");
-  report.line("Point-to-point, Hockney t(n) = α + n·β (half round trip)");
-  report.line(fmt::format("  {:<9} {:<14} {:<9} {:>6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
-                          "transport", "provider", "placement", "points", "α (µs)", "β (ns/B)",
-                          "β (GB/s)", "R² log", "median", "max"));
+  report.line(
+      "Point-to-point, Hockney t(n) = α + n·β (half round trip; α from the sizes below the "
+      "protocol switch, β from those above)");
+  report.line(
+      fmt::format("  {:<9} {:<14} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
+                  "transport", "provider", "placement", "points", "switch", "α (µs)", "β (ns/B)",
+                  "β (GB/s)", "R² log", "median", "max"));
   for (const ModelFit* f : hockney) {
     report.line(fmt::format(
-        "  {:<9} {:<14} {:<9} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>8} {:>8} {:>8}", f->transport,
-        dash_if_empty(f->provider), f->placement, f->quality.points, f->params.alpha * 1e6,
-        f->params.beta * 1e9, rate(f->params.beta), fixed(f->quality.r2_log, 4),
-        percent(f->quality.median_rel_err), percent(f->quality.max_rel_err)));
+        "  {:<9} {:<14} {:<9} {:>6} {:>10} {:>10.3f} {:>10.5f} {:>10} {:>8} {:>8} {:>8}",
+        f->transport, dash_if_empty(f->provider), f->placement, f->quality.points,
+        std::isnan(f->switch_bytes) ? std::string("-") : bytes_label(f->switch_bytes),
+        f->params.alpha * 1e6, f->params.beta * 1e9, rate(f->params.beta),
+        fixed(f->quality.r2_log, 4), percent(f->quality.median_rel_err),
+        percent(f->quality.max_rel_err)));
   }
 }
 
@@ -559,6 +564,7 @@ void write_models_csv(const std::string& path, const FitResults& results) {
                         std::to_string(f.quality.points),
                         bytes_text(f.min_bytes),
                         bytes_text(f.max_bytes),
+                        std::isnan(f.switch_bytes) ? "" : bytes_text(f.switch_bytes),
                         f.model == "memcpy" ? "" : number(f.params.alpha * 1e6),
                         f.model == "reduce_gamma" ? "" : number(f.params.beta * 1e9),
                         per_second(f.params.beta),
@@ -608,10 +614,14 @@ std::string format_brief(const FitResults& results) {
   std::string out;
   for (const ModelFit& f : results.fits) {
     if (f.model != "hockney") continue;
-    out += fmt::format(
-        "p2p {}{}{} {}: alpha {:.3f} us, beta {} GB/s (R2 log {}, median error {})\n", f.transport,
-        f.provider.empty() ? "" : " ", f.provider, f.placement, f.params.alpha * 1e6,
-        rate(f.params.beta), fixed(f.quality.r2_log, 4), percent(f.quality.median_rel_err));
+    out +=
+        fmt::format("p2p {}{}{} {}: alpha {:.3f} us, beta {} GB/s ({}R2 log {}, median error {})\n",
+                    f.transport, f.provider.empty() ? "" : " ", f.provider, f.placement,
+                    f.params.alpha * 1e6, rate(f.params.beta),
+                    std::isnan(f.switch_bytes)
+                        ? std::string()
+                        : fmt::format("protocol switch at {}, ", bytes_label(f.switch_bytes)),
+                    fixed(f.quality.r2_log, 4), percent(f.quality.median_rel_err));
   }
   for (const ModelFit& f : results.fits) {
     if (f.model != "hockney_sendrecv") continue;

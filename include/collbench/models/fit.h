@@ -2,7 +2,13 @@
 //
 // From any mix of collbench CSVs this derives, in this order:
 //   1. Hockney α, β of the ping-pong per (transport, provider, placement):
-//      t(n) = α + n·β, with t the half round-trip time; and, where the input
+//      t(n) = α + n·β, with t the half round-trip time, split at the
+//      library's protocol switch (eager to rendezvous: Open MPI's vader at
+//      4 KiB), which bends one line through every size: the switch is the
+//      break where two lines, each fitted by relative error, err least; α
+//      comes from the line below it, β from the one above, fitted by
+//      absolute error so that the largest sizes decide it (each side needs
+//      3 sizes; with fewer than 6, one line over all). And, where the input
 //      has p2p/sendrecv rows (collbench --families sendrecv), Hockney α, β
 //      of that chain exchange per (transport, provider, placement, ranks),
 //      t the time of one exchange with every rank sending and receiving.
@@ -163,6 +169,11 @@ struct RelativeFit {
 RelativeFit fit_relative(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds,
                          const Eigen::VectorXd& fixed = Eigen::VectorXd());
 
+// The same by absolute error, Σ((terms·x − seconds)_i)²: the longest times
+// decide it (the ping-pong's β line, where the bandwidth term is nearly all
+// of the largest sizes' time). relative_stderr and quality as above.
+RelativeFit fit_absolute(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds);
+
 // Numerical rank of `terms` after relative weighting and column scaling, as
 // fit_relative sees it; lower than the column count when the points cannot
 // separate the coefficients (e.g. bytes ∝ reduce_bytes for ring).
@@ -216,6 +227,9 @@ struct ModelFit {
   FitQuality quality;
   std::vector<int> ranks;  // rank counts among the points
   double min_bytes = 0, max_bytes = 0;
+  // hockney: the protocol switch found in the data, the smallest size of β's
+  // line (α's line has the sizes below it); NaN where one line was fitted.
+  double switch_bytes = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::string> sources;
   std::string note;  // why γ was fixed, which p2p fit was used, ...
   // bottom_up: the model of the fit its α, β came from, "hockney" or
