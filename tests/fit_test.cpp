@@ -868,8 +868,8 @@ CsvTable switched_ping_pong(double step, double switch_bytes, double cache_bytes
   int i = 0;
   for (double n = 8; n <= 64.0 * 1024 * 1024; n *= step) {
     const double cached = std::min(n, cache_bytes);
-    const double us = n < switch_bytes ? 0.5 + n * 0.8e-3
-                                       : 4.5 + cached * 0.035e-3 + (n - cached) * 0.07e-3;
+    const double us =
+        n < switch_bytes ? 0.5 + n * 0.8e-3 : 4.5 + cached * 0.035e-3 + (n - cached) * 0.07e-3;
     t.rows.push_back({"p2p", "mpi", "", "pingpong", "2", "", "", fmt::format("{:.0f}", n), "intra",
                       "1", fmt::format("{:.6f}", us * pattern[i++ % 5]), "ok"});
   }
