@@ -82,6 +82,29 @@ class CompareSelections(unittest.TestCase):
         self.assertNotIn("2 ranks", done.stdout)
         self.assertIn("2 sizes compared: 1 flip, 0 with ties (0%)", done.stdout)
 
+    def test_mpi_is_compared_with_the_choice_not_chosen(self):
+        # mpi faster than the choice at 8 B in both runs, at 64 B in the
+        # first only (within noise in the second), and faster at 512 B in the
+        # first but slower in the second: one disagreement beyond noise.
+        def with_verdicts(verdicts):
+            lines = selections([(2, size, "ring", "") for size in (8, 64, 512)]).splitlines()
+            return "\n".join([lines[0] + ",mpi_verdict"] +
+                             [line + "," + v for line, v in zip(lines[1:], verdicts)]) + "\n"
+        paths = []
+        for name, verdicts in (("a.csv", ["faster", "faster", "faster"]),
+                               ("b.csv", ["faster", "tie", "slower"])):
+            path = os.path.join(self.folder, name)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(with_verdicts(verdicts))
+            paths.append(path)
+        done = subprocess.run([sys.executable, SCRIPT, *paths], capture_output=True, text=True,
+                              check=False)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(done.stdout.endswith(
+            "3 sizes compared: 0 flips, 0 with ties (0%)\n"
+            "mpi faster than the choice beyond noise at 3 sizes in the first run and 1 in the "
+            "second; the runs disagree on it beyond noise at 1\n"), done.stdout)
+
     def test_no_size_in_common_is_bad_input(self):
         done = self.run_on([(2, 8, "tree", "")], [(2, 64, "tree", "")])
         self.assertEqual(done.returncode, 2)

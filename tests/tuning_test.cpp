@@ -170,6 +170,79 @@ TEST(OmpiRules, RefusesInputWithoutForcedAlgorithms) {
   EXPECT_THROW(export_ompi_rules(mixed, {}), std::runtime_error);
 }
 
+// Rows of allreduce on 2 ranks: (algorithm, bytes, median µs, loaded).
+NamedTable library_rows(
+    const std::vector<std::tuple<std::string, int, double, std::string>>& rows) {
+  CsvTable t;
+  t.header = {"family", "transport", "provider", "algorithm", "ranks", "dtype", "op",
+              "bytes",  "placement", "nodes",    "median_us", "check", "loaded"};
+  for (const auto& [algorithm, bytes, us, loaded] : rows) {
+    t.rows.push_back({"allreduce", "mpi", "", algorithm, "2", "f32", "sum", std::to_string(bytes),
+                      "", "1", fmt::format("{}", us), "ok", loaded});
+  }
+  return {"library.csv", t};
+}
+
+TEST(LoadedRows, AreLeftOutWhereQuietRowsMeasureEveryPoint) {
+  // ompi_ring's two loaded rows would make it beat mpi; its quiet row does not.
+  const std::vector<NamedTable> tables = {library_rows({{"mpi", 1024, 10, "no"},
+                                                        {"mpi", 1024, 10, "no"},
+                                                        {"mpi", 1024, 10, "no"},
+                                                        {"ompi_ring", 1024, 5, "yes"},
+                                                        {"ompi_ring", 1024, 5, "yes"},
+                                                        {"ompi_ring", 1024, 12, "no"},
+                                                        {"ring", 1024, 1, "yes"}})};
+  const LoadedRows kept = leave_out_loaded(tables, false);
+  EXPECT_EQ(kept.loaded, 2u);  // ring is collbench's own: not the library's, not counted
+  EXPECT_EQ(kept.header,
+            "2 of the library's 6 rows were measured under load (loaded = yes) and are left out; "
+            "every choice rests on quiet rows");
+  const OmpiRulesExport exported =
+      export_ompi_rules(aggregate_measurements(kept.tables), kept.tables, kept.header);
+  ASSERT_EQ(exported.choices.size(), 1u);
+  EXPECT_EQ(exported.choices[0].chosen, "mpi");
+  EXPECT_NE(exported.text.find("# 2 of the library's 6 rows"), std::string::npos) << exported.text;
+}
+
+TEST(LoadedRows, AChoiceOnLoadedRowsAloneIsRefusedUnlessAllowed) {
+  const std::vector<NamedTable> tables = {library_rows({{"mpi", 1024, 10, "no"},
+                                                        {"ompi_ring", 1024, 5, "yes"},
+                                                        {"ompi_ring", 1024, 5, "yes"},
+                                                        {"mpi", 2048, 10, "no"},
+                                                        {"ompi_ring", 2048, 12, "no"}})};
+  try {
+    leave_out_loaded(tables, false);
+    ADD_FAILURE() << "a choice resting on loaded rows was exported";
+  } catch (const std::runtime_error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "the choice of allreduce at 1 size (2 rows) rests on rows measured under load only "
+              "(column loaded = yes: other work kept the machine busy; 2 of the library's 5 rows "
+              "are marked): measure them again on a quiet machine, or pass --allow-loaded to "
+              "export from them");
+  }
+  const LoadedRows kept = leave_out_loaded(tables, true);
+  EXPECT_EQ(kept.tables.front().table.rows.size(), 5u);
+  const OmpiRulesExport exported =
+      export_ompi_rules(aggregate_measurements(kept.tables), kept.tables, kept.header);
+  EXPECT_NE(exported.text.find("# --allow-loaded: 2 of the library's 5 rows were measured under "
+                               "load (loaded = yes) and are included; 1 collective's choices "
+                               "rest on them"),
+            std::string::npos)
+      << exported.text;
+  EXPECT_EQ(exported.choices.front().chosen, "ompi_ring");
+}
+
+TEST(LoadedRows, ACsvWithoutTheColumnHasNone) {
+  NamedTable named = library_rows({{"mpi", 1024, 10, "yes"}, {"ompi_ring", 1024, 5, "yes"}});
+  named.table.header.pop_back();
+  for (auto& row : named.table.rows) row.pop_back();
+  const std::vector<NamedTable> tables = {named};
+  const LoadedRows kept = leave_out_loaded(tables, false);
+  EXPECT_EQ(kept.loaded, 0u);
+  EXPECT_EQ(kept.header, "");
+  EXPECT_EQ(kept.tables.front().table.rows.size(), 2u);
+}
+
 // The grammar: a well-formed file, then one broken thing at a time.
 TEST(OmpiRules, GrammarRefusesWhatOpenMpiWouldNotRead) {
   const std::string good =

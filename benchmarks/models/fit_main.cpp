@@ -77,16 +77,17 @@ void write_text(const std::string& path, const std::string& text) {
 // at all.
 void export_rules(const std::vector<collbench::NamedTable>& tables,
                   const std::vector<collbench::Measurement>& measurements, std::string_view format,
-                  const std::string& destination) {
+                  const std::string& destination, const std::string& load_note) {
   collbench::OmpiRulesExport result;
   if (format == kMpichJson) {
-    collbench::MpichJsonExport mpich = collbench::export_mpich_json(measurements, tables);
+    collbench::MpichJsonExport mpich =
+        collbench::export_mpich_json(measurements, tables, load_note);
     // What the test holds every export to: a file MPICH's reader takes.
     collbench::parse_mpich_selection(mpich.text, destination);
     result.choices = std::move(mpich.choices);
     result.text = std::move(mpich.text);
   } else {
-    result = collbench::export_ompi_rules(measurements, tables);
+    result = collbench::export_ompi_rules(measurements, tables, load_note);
     // What the test holds every export to: a file Open MPI would read.
     collbench::parse_ompi_rules(result.text, destination);
   }
@@ -104,6 +105,7 @@ void export_rules(const std::vector<collbench::NamedTable>& tables,
                     ? "not measured"
                     : fmt::format("{:.4g} us", choice.default_seconds * 1e6).c_str());
   }
+  if (!load_note.empty()) std::printf("%s\n", load_note.c_str());
   std::printf("wrote %s\n", destination.c_str());
 }
 
@@ -134,7 +136,13 @@ int main(int argc, char** argv) {
       "ping-pong, each network step at those of a link matrix in the input (a links CSV of "
       "collbench-linkmatrix: hockney_link_matrix, the line through its median link's latency "
       "and bandwidth transfer), else of the inter ping-pong.\n"
-      "The measured selection is statistical: rows of one configuration give a median and an "
+      "The ping-pong's α comes from the sizes below its protocol switch (eager to rendezvous), "
+      "β from those above by absolute error (models.csv: switch_bytes; the switch is the break "
+      "where two lines fitted by relative error err least; one line where there are fewer than "
+      "6 sizes).\n"
+      "The measured selection chooses among collbench's own algorithms (the MPI library's mpi "
+      "is the baseline each choice is compared with: selections.csv's vs_mpi and mpi_verdict) "
+      "and is statistical: rows of one configuration give a median and an "
       "interquartile range (over repetitions, e.g. collbench --benchmark_repetitions=3 "
       "--interleave); algorithms with the same cost terms at the rank count are one choice; "
       "an algorithm is within noise unless another's q3, raised by --tie-tolerance, is below "
@@ -145,7 +153,7 @@ int main(int argc, char** argv) {
       "median and max relative error), OUT_DIR/predictions.csv (measured vs predicted per "
       "point) and OUT_DIR/selections.csv (per selection and size: the choice with its median "
       "and quartiles, the lowest median, the boundary margin, its equivalents and ties, the MPI "
-      "library's time), all "
+      "library's time and how it compares with the choice), all "
       "replaced together or none, prints a report, and with --plot-dir draws PNGs through "
       "scripts/plot.py.\n"
       "Where the input has gemm rows (family local, algorithm gemm: each GEMM layer of a "
@@ -184,21 +192,30 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(collbench::cli::path());
   std::vector<std::string> export_args;
-  app.add_option("--export", export_args,
-                 "FORMAT FILE: instead of the fits, write a tuning file the MPI library reads, "
-                 "from the rows of its algorithms forced one by one (collbench "
-                 "--library-algorithms). ompi-rules: an Open MPI 4.1 coll_tuned dynamic rules "
-                 "file (per collective and measured rank count, at each measured size the "
-                 "fastest forced algorithm where it beat the default mpi beyond both "
-                 "interquartile ranges, the fixed decision elsewhere; a header says where it "
-                 "was measured). mpich-json: an MPICH MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "
-                 "from the mpich_* rows, the same choices, MPICH 4.0.2's own selection for "
-                 "every collective and size not measured. "
-                 "The input must hold one dtype, op and placement of those rows, "
-                 "and every collective with library rows some forced ones. FILE is replaced "
-                 "whole or not at all")
-      ->expected(2)
-      ->type_name("FORMAT FILE");
+  CLI::Option* export_option =
+      app.add_option(
+             "--export", export_args,
+             "FORMAT FILE: instead of the fits, write a tuning file the MPI library reads, "
+             "from the rows of its algorithms forced one by one (collbench "
+             "--library-algorithms). ompi-rules: an Open MPI 4.1 coll_tuned dynamic rules "
+             "file (per collective and measured rank count, at each measured size the "
+             "fastest forced algorithm where it beat the default mpi beyond both "
+             "interquartile ranges, the fixed decision elsewhere; a header says where it "
+             "was measured). mpich-json: an MPICH MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "
+             "from the mpich_* rows, the same choices, MPICH 4.0.2's own selection for "
+             "every collective and size not measured. "
+             "The input must hold one dtype, op and placement of those rows, "
+             "and every collective with library rows some forced ones. FILE is replaced "
+             "whole or not at all")
+          ->expected(2)
+          ->type_name("FORMAT FILE");
+  bool allow_loaded = false;
+  app.add_flag("--allow-loaded", allow_loaded,
+               "--export from rows measured under load too (the CSV's loaded column yes: other "
+               "work kept the machine busy). Without it those rows are left out, and where a "
+               "size's choice would rest on them alone the export refuses (exit 2); with it "
+               "they are kept and the file's header says how many")
+      ->needs(export_option);
   app.add_flag("--residuals", residuals, "print every top-down residual in the report");
   app.add_flag("--brief", brief,
                "print only the p2p α and β, each algorithm's median relative error and the "
@@ -243,7 +260,11 @@ int main(int argc, char** argv) {
       for (const std::string& path : inputs) {
         tables.push_back({path, collbench::read_csv_file(path)});
       }
-      export_rules(tables, collbench::aggregate_measurements(tables), export_args[0], destination);
+      // Every row validated first, so that an error's row numbers are the file's.
+      collbench::aggregate_measurements(tables);
+      const collbench::LoadedRows kept = collbench::leave_out_loaded(tables, allow_loaded);
+      export_rules(kept.tables, collbench::aggregate_measurements(kept.tables), export_args[0],
+                   destination, kept.header);
       return 0;
     }
     collbench::require_writable_folder(out_dir, "--out-dir");

@@ -157,16 +157,21 @@ void report_ping_pongs(Report& report, const FitResults& results) {
   const auto hockney = fits_of(results, "hockney");
   if (hockney.empty()) return;
   report.line("");
-  report.line("Point-to-point, Hockney t(n) = α + n·β (half round trip)");
-  report.line(fmt::format("  {:<9} {:<14} {:<9} {:>6} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
-                          "transport", "provider", "placement", "points", "α (µs)", "β (ns/B)",
-                          "β (GB/s)", "R² log", "median", "max"));
+  report.line(
+      "Point-to-point, Hockney t(n) = α + n·β (half round trip; α from the sizes below the "
+      "protocol switch, β from those above)");
+  report.line(
+      fmt::format("  {:<9} {:<14} {:<9} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>8}",
+                  "transport", "provider", "placement", "points", "switch", "α (µs)", "β (ns/B)",
+                  "β (GB/s)", "R² log", "median", "max"));
   for (const ModelFit* f : hockney) {
     report.line(fmt::format(
-        "  {:<9} {:<14} {:<9} {:>6} {:>10.3f} {:>10.5f} {:>10} {:>8} {:>8} {:>8}", f->transport,
-        dash_if_empty(f->provider), f->placement, f->quality.points, f->params.alpha * 1e6,
-        f->params.beta * 1e9, rate(f->params.beta), fixed(f->quality.r2_log, 4),
-        percent(f->quality.median_rel_err), percent(f->quality.max_rel_err)));
+        "  {:<9} {:<14} {:<9} {:>6} {:>10} {:>10.3f} {:>10.5f} {:>10} {:>8} {:>8} {:>8}",
+        f->transport, dash_if_empty(f->provider), f->placement, f->quality.points,
+        std::isnan(f->switch_bytes) ? std::string("-") : bytes_label(f->switch_bytes),
+        f->params.alpha * 1e6, f->params.beta * 1e9, rate(f->params.beta),
+        fixed(f->quality.r2_log, 4), percent(f->quality.median_rel_err),
+        percent(f->quality.max_rel_err)));
   }
 }
 
@@ -413,8 +418,9 @@ std::string boundary_text(const SelectionRow& row) {
 // One line of a selection's table, its header included: the columns in one place.
 template <typename... Cells>
 std::string selection_line(const Cells&... cells) {
-  return fmt::format("  {:>10}  {:<19} {:>10} {:>21}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}",
-                     cells...);
+  return fmt::format(
+      "  {:>10}  {:<19} {:>10} {:>21}  {:<19} {:>10}  {:<19} {:>10}  {:<19} {:>10}  {:<14}",
+      cells...);
 }
 
 // A named algorithm's time in µs for the report; "-" where none was named.
@@ -429,7 +435,7 @@ void report_selection(Report& report, const FitResults& results, const Selection
                   s.collective, s.ranks, s.transport, dash_if_empty(s.provider),
                   dash_if_empty(s.placement), s.dtype, dash_if_empty(s.op)));
   report.line(selection_line("bytes", "chosen", "µs", "IQR µs", "lowest median", "µs",
-                             "predicted fastest", "µs", "fitted fastest", "µs"));
+                             "predicted fastest", "µs", "fitted fastest", "µs", "vs mpi"));
   int agree = 0, compared = 0;
   const std::set<std::string> predictable = predictable_algorithms(results, s);
   std::vector<std::string> boundaries;
@@ -444,7 +450,10 @@ void report_selection(Report& report, const FitResults& results, const Selection
         report_microseconds(chosen, row.chosen_time.median), spread, dash_if_empty(row.measured),
         report_microseconds(row.measured, row.measured_seconds), dash_if_empty(row.predicted),
         report_microseconds(row.predicted, row.predicted_seconds), dash_if_empty(row.fitted),
-        report_microseconds(row.fitted, row.fitted_seconds)));
+        report_microseconds(row.fitted, row.fitted_seconds),
+        row.mpi_verdict.empty()
+            ? std::string("-")
+            : fmt::format("{:.2f} {}", row.mpi_seconds / row.chosen_time.median, row.mpi_verdict)));
     if (row.choice.changed()) boundaries.push_back(boundary_text(row));
     // Only where the measured winner has a model of its own can the
     // bottom-up prediction pick it (mpi has none).
@@ -454,6 +463,17 @@ void report_selection(Report& report, const FitResults& results, const Selection
     }
   }
   report.line("  measured:  " + dash_if_empty(s.measured_string));
+  int mpi_faster = 0, mpi_measured = 0;
+  for (const SelectionRow& row : s.rows) {
+    mpi_measured += row.mpi_verdict.empty() ? 0 : 1;
+    mpi_faster += row.mpi_verdict == "faster" ? 1 : 0;
+  }
+  if (mpi_measured > 0) {
+    report.line(
+        fmt::format("  vs mpi (the library's median over the choice's; mpi is the baseline, not a "
+                    "candidate): mpi faster beyond noise at {} of {} sizes",
+                    mpi_faster, mpi_measured));
+  }
   for (const std::string& boundary : boundaries) report.line("    " + boundary);
   report.line("  predicted: " + dash_if_empty(s.predicted_string));
   report.line("  fitted:    " + dash_if_empty(s.fitted_string));
@@ -532,6 +552,10 @@ void write_selections_csv(const std::string& path, const FitResults& results) {
                           fmt::format("{}", fmt::join(row.choice.same, ";")),
                           fmt::format("{}", fmt::join(row.choice.ties, ";")),
                           number(row.mpi_seconds * 1e6),
+                          row.choice.chosen.empty()
+                              ? std::string()
+                              : number(row.mpi_seconds / row.chosen_time.median),
+                          row.mpi_verdict,
                           row.predicted,
                           csv_microseconds(row.predicted, row.predicted_seconds),
                           row.fitted,
@@ -559,6 +583,7 @@ void write_models_csv(const std::string& path, const FitResults& results) {
                         std::to_string(f.quality.points),
                         bytes_text(f.min_bytes),
                         bytes_text(f.max_bytes),
+                        std::isnan(f.switch_bytes) ? "" : bytes_text(f.switch_bytes),
                         f.model == "memcpy" ? "" : number(f.params.alpha * 1e6),
                         f.model == "reduce_gamma" ? "" : number(f.params.beta * 1e9),
                         per_second(f.params.beta),
@@ -608,10 +633,14 @@ std::string format_brief(const FitResults& results) {
   std::string out;
   for (const ModelFit& f : results.fits) {
     if (f.model != "hockney") continue;
-    out += fmt::format(
-        "p2p {}{}{} {}: alpha {:.3f} us, beta {} GB/s (R2 log {}, median error {})\n", f.transport,
-        f.provider.empty() ? "" : " ", f.provider, f.placement, f.params.alpha * 1e6,
-        rate(f.params.beta), fixed(f.quality.r2_log, 4), percent(f.quality.median_rel_err));
+    out +=
+        fmt::format("p2p {}{}{} {}: alpha {:.3f} us, beta {} GB/s ({}R2 log {}, median error {})\n",
+                    f.transport, f.provider.empty() ? "" : " ", f.provider, f.placement,
+                    f.params.alpha * 1e6, rate(f.params.beta),
+                    std::isnan(f.switch_bytes)
+                        ? std::string()
+                        : fmt::format("protocol switch at {}, ", bytes_label(f.switch_bytes)),
+                    fixed(f.quality.r2_log, 4), percent(f.quality.median_rel_err));
   }
   for (const ModelFit& f : results.fits) {
     if (f.model != "hockney_sendrecv") continue;

@@ -19,6 +19,17 @@ namespace collbench {
 
 namespace {
 
+// The selection chooses among collbench's own algorithms; the library's
+// (`mpi`, its forced ompi_* and mpich_* rows, mpi_bare) are what the choice
+// is compared with, not candidates: at 2 ranks the library makes the same
+// exchanges as collbench's algorithms without cost terms to show it, so as a
+// candidate it was within noise of the choice at 80-84% of the sizes of the
+// main job (results/selection/README.md).
+bool is_candidate(const CollectiveInfo& collective, std::string_view algorithm) {
+  const AlgorithmInfo* info = collective.find_algorithm(algorithm);
+  return info != nullptr && !is_library_algorithm(*info);
+}
+
 // The rows of one selection: per measured size, the algorithm chosen on
 // evidence (choose_significant), the lowest median, the fastest predicted
 // bottom-up and fitted top-down, and the MPI library's time.
@@ -46,15 +57,22 @@ std::vector<SelectionRow> selection_rows(std::span<const std::string> candidates
     }
     if (const auto it = times.find(std::string(kMpiLibraryAlgorithm)); it != times.end()) {
       row.mpi_seconds = it->second.median;
+      if (!row.choice.chosen.empty()) {
+        row.mpi_verdict = beats(it->second, row.chosen_time, tolerance)   ? "faster"
+                          : beats(row.chosen_time, it->second, tolerance) ? "slower"
+                                                                          : "tie";
+      }
     }
     rows.push_back(row);
   }
   return rows;
 }
 
-// Step 5 for one (collective, ..., ranks) group with at least 2 ranks.
-Selection select_algorithms(const SelectionKey& key, const std::vector<const Measurement*>& points,
-                            const CollectiveModels& models, double tolerance) {
+// Step 5 for one (collective, ..., ranks) group with at least 2 ranks;
+// nullopt when none of collbench's own algorithms was measured in it.
+std::optional<Selection> select_algorithms(const SelectionKey& key,
+                                           const std::vector<const Measurement*>& points,
+                                           const CollectiveModels& models, double tolerance) {
   const auto& [collective, transport, provider, placement, dtype, op, ranks] = key;
   const CollectiveInfo& collective_info = *find_collective(collective);
   Selection selection{collective, transport, provider, placement, dtype, op,
@@ -62,9 +80,10 @@ Selection select_algorithms(const SelectionKey& key, const std::vector<const Mea
   std::set<std::string> names;
   TimesBySize measured;
   for (const Measurement* m : points) {
-    names.insert(m->algorithm);
+    if (is_candidate(collective_info, m->algorithm)) names.insert(m->algorithm);
     measured[m->bytes][m->algorithm] = {m->seconds, m->q1_seconds, m->q3_seconds, m->samples};
   }
+  if (names.empty()) return std::nullopt;
   selection.candidates = ordered_candidates(collective, names);
   const auto parsed = parse_dtype(dtype);
   const double element_bytes = parsed ? static_cast<double>(dtype_size(*parsed)) : 1.0;
@@ -188,6 +207,10 @@ std::vector<std::size_t> same_exchanges(std::string_view collective, std::string
   return exchange;
 }
 
+bool beats(const TimeSpread& y, const TimeSpread& x, double tolerance) {
+  return y.q3 * (1 + tolerance) < x.q1;
+}
+
 std::vector<Choice> choose_significant(std::span<const std::string> candidates,
                                        const TimesBySize& times,
                                        std::span<const std::size_t> exchange, double tolerance) {
@@ -201,15 +224,12 @@ std::vector<Choice> choose_significant(std::span<const std::string> candidates,
         time[i] = &it->second;
       }
     }
-    const auto beats = [&](const TimeSpread& y, const TimeSpread& x) {
-      return y.q3 * (1 + tolerance) < x.q1;
-    };
     std::vector<bool> contender(candidates.size(), false);
     std::optional<std::size_t> fastest;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       if (time[i] == nullptr) continue;
       contender[i] = std::none_of(time.begin(), time.end(), [&](const TimeSpread* other) {
-        return other != nullptr && beats(*other, *time[i]);
+        return other != nullptr && beats(*other, *time[i], tolerance);
       });
       if (!fastest || time[i]->median < time[*fastest]->median) fastest = i;
     }
@@ -258,8 +278,16 @@ void select_per_rank_count(FitResults& results, std::span<const Measurement> mea
     const auto& [collective, transport, provider, placement, dtype, op, ranks] = key;
     if (ranks < 2) continue;
     const auto it = models.find({collective, transport, provider, placement, dtype, op});
-    results.selections.push_back(
-        select_algorithms(key, points, it == models.end() ? kNoModels : it->second, tolerance));
+    std::optional<Selection> selection =
+        select_algorithms(key, points, it == models.end() ? kNoModels : it->second, tolerance);
+    if (selection) {
+      results.selections.push_back(std::move(*selection));
+    } else {
+      results.notes.push_back(fmt::format(
+          "no selection for {} at {} ranks ({}{}{}): only the MPI library's rows were measured, "
+          "and the library is the baseline a choice is compared with, not a candidate",
+          collective, ranks, transport, provider.empty() ? "" : " ", provider));
+    }
   }
 }
 

@@ -173,8 +173,12 @@ int weighted_rank(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds) 
   return static_cast<int>(qr.rank());
 }
 
-RelativeFit fit_relative(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds,
-                         const Eigen::VectorXd& fixed) {
+namespace {
+
+// Minimises Σ(w_i·(f + Ax − t)_i)² over x ≥ 0: w_i = 1/t_i for the relative
+// fit, 1 for the absolute one.
+RelativeFit fit_weighted(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds,
+                         const Eigen::VectorXd& fixed, const Eigen::VectorXd& weights) {
   check_system(terms, seconds);
   const Eigen::Index rows = terms.rows(), cols = terms.cols();
   const Eigen::VectorXd known = fixed.size() == 0 ? Eigen::VectorXd::Zero(rows) : fixed;
@@ -183,9 +187,9 @@ RelativeFit fit_relative(const Eigen::MatrixXd& terms, const Eigen::VectorXd& se
         fmt::format("least squares: the fixed part has {} entries for {} rows, or is not finite",
                     known.size(), rows));
   }
-  // Dividing row i by t_i turns Σ((f + Ax − t)_i/t_i)² into ‖A'x − (1 − f/t)‖².
-  Eigen::MatrixXd a = seconds.cwiseInverse().asDiagonal() * terms;
-  const Eigen::VectorXd target = Eigen::VectorXd::Ones(rows) - known.cwiseQuotient(seconds);
+  // Scaling row i by w_i turns Σ(w_i·(f + Ax − t)_i)² into ‖A'x − w·(t − f)‖².
+  Eigen::MatrixXd a = weights.asDiagonal() * terms;
+  const Eigen::VectorXd target = weights.cwiseProduct(seconds - known);
   const Eigen::VectorXd scale = normalise_columns(a);
   const Eigen::VectorXd scaled = nnls(a, target);
 
@@ -211,6 +215,17 @@ RelativeFit fit_relative(const Eigen::MatrixXd& terms, const Eigen::VectorXd& se
     }
   }
   return fit;
+}
+
+}  // namespace
+
+RelativeFit fit_relative(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds,
+                         const Eigen::VectorXd& fixed) {
+  return fit_weighted(terms, seconds, fixed, seconds.cwiseInverse());
+}
+
+RelativeFit fit_absolute(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds) {
+  return fit_weighted(terms, seconds, Eigen::VectorXd(), Eigen::VectorXd::Ones(seconds.size()));
 }
 
 }  // namespace collbench

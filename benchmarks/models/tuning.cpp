@@ -15,6 +15,7 @@
 #include <ranges>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include "collbench/collectives/collective.h"
@@ -34,6 +35,17 @@ std::string describe(std::string_view collective, int ranks, double bytes) {
   return fmt::format("{} on {} ranks at {} bytes", collective, ranks, bytes);
 }
 
+// Whether a row of `family` and `algorithm` is one of the library's: its
+// default (`mpi`) or one of its forced algorithms, Open MPI's or MPICH's.
+bool is_library_row(std::string_view family, std::string_view algorithm) {
+  const OmpiTunedCollective* ompi = find_ompi_tuned(family);
+  const MpichCollective* mpich = find_mpich_tuned(family);
+  if (ompi == nullptr && mpich == nullptr) return false;
+  return algorithm == kMpiLibraryAlgorithm ||
+         (ompi != nullptr && find_ompi_tuned_algorithm(*ompi, algorithm) != nullptr) ||
+         (mpich != nullptr && find_mpich_tuned_algorithm(*mpich, algorithm) != nullptr);
+}
+
 // The column `name` of every row of `tables` whose family and algorithm are
 // a library row's, distinct and sorted.
 std::set<std::string> library_column(std::span<const NamedTable> tables, std::string_view name) {
@@ -44,14 +56,8 @@ std::set<std::string> library_column(std::span<const NamedTable> tables, std::st
     const int algorithm = named.table.column("algorithm");
     if (column < 0 || family < 0 || algorithm < 0) continue;
     for (const auto& row : named.table.rows) {
-      const std::string& row_algorithm = row[static_cast<std::size_t>(algorithm)];
-      const std::string& row_family = row[static_cast<std::size_t>(family)];
-      const OmpiTunedCollective* ompi = find_ompi_tuned(row_family);
-      const MpichCollective* mpich = find_mpich_tuned(row_family);
-      if (ompi == nullptr && mpich == nullptr) continue;
-      if (row_algorithm != kMpiLibraryAlgorithm &&
-          (ompi == nullptr || find_ompi_tuned_algorithm(*ompi, row_algorithm) == nullptr) &&
-          (mpich == nullptr || find_mpich_tuned_algorithm(*mpich, row_algorithm) == nullptr)) {
+      if (!is_library_row(row[static_cast<std::size_t>(family)],
+                          row[static_cast<std::size_t>(algorithm)])) {
         continue;
       }
       const std::string& value = row[static_cast<std::size_t>(column)];
@@ -346,7 +352,7 @@ int ompi_rules_algorithm(const RulesFile& rules, int id, int ranks, std::uint64_
 }
 
 OmpiRulesExport export_ompi_rules(std::span<const Measurement> measurements,
-                                  std::span<const NamedTable> tables) {
+                                  std::span<const NamedTable> tables, std::string_view load_note) {
   // Per collective (the table's order) and rank count, the library's rows.
   std::map<std::size_t, std::map<int, RowsBySize>> library;
   std::set<std::pair<std::string, std::string>> kinds;  // dtype, placement
@@ -440,15 +446,91 @@ OmpiRulesExport export_ompi_rules(std::span<const Measurement> measurements,
       "# both interquartile ranges at that measured size; 0 (the library's fixed decision)\n"
       "# elsewhere, below the smallest and above the largest measured size, and on\n"
       "# communicator sizes not measured. Fan-in/out {} and segment size {} are what the\n"
-      "# forced algorithms ran with.\n",
+      "# forced algorithms ran with.\n{}",
       fmt::join(sources, ", "), joined(library_column(tables, "hosts")), joined(nodes),
       nodes.size() == 1 && *nodes.begin() == "1" ? "" : "s",
       one_node ? "shared memory" : "a network", dtype, op,
       joined(library_column(tables, "mpi_library")), joined(library_column(tables, "run_id")),
       one_node ? "Shared memory on one node: these choices are not evidence for a network."
                : "Measured across nodes: valid for this network and these node counts.",
-      kOmpiForcedFanout, kOmpiForcedSegmentBytes);
+      kOmpiForcedFanout, kOmpiForcedSegmentBytes,
+      load_note.empty() ? std::string() : fmt::format("# {}\n", load_note));
   result.text += format_rules(result.rules, result.choices);
+  return result;
+}
+
+// ---- Rows measured under load -----------------------------------------------
+
+LoadedRows leave_out_loaded(std::span<const NamedTable> tables, bool allow_loaded) {
+  LoadedRows result;
+  std::size_t library_rows = 0;
+  for (const NamedTable& named : tables) {
+    NamedTable& quiet = result.tables.emplace_back(named);
+    const int loaded = named.table.column("loaded");
+    const int family = named.table.column("family");
+    const int algorithm = named.table.column("algorithm");
+    if (family < 0 || algorithm < 0) continue;
+    std::erase_if(quiet.table.rows, [&](const std::vector<std::string>& row) {
+      if (!is_library_row(row[static_cast<std::size_t>(family)],
+                          row[static_cast<std::size_t>(algorithm)])) {
+        return false;
+      }
+      ++library_rows;
+      const bool marked = loaded >= 0 && row[static_cast<std::size_t>(loaded)] == "yes";
+      result.loaded += marked ? 1 : 0;
+      return marked;
+    });
+  }
+  if (result.loaded == 0) {
+    result.tables.assign(tables.begin(), tables.end());
+    return result;
+  }
+  // A file of loaded rows only is left out whole (an empty table is bad input).
+  std::erase_if(result.tables, [](const NamedTable& named) { return named.table.rows.empty(); });
+  // A library point that no quiet row measured: the choice at its size
+  // would rest on loaded rows alone. Per collective: sizes and rows.
+  const auto key = [](const Measurement& m) {
+    return std::tuple(m.family, m.transport, m.provider, m.placement, m.dtype, m.op, m.algorithm,
+                      m.ranks, m.bytes);
+  };
+  std::set<decltype(key(Measurement{}))> measured_quietly;
+  for (const Measurement& m : aggregate_measurements(result.tables))
+    measured_quietly.insert(key(m));
+  std::map<std::string, std::pair<std::set<std::pair<int, double>>, int>> resting;
+  for (const Measurement& m : aggregate_measurements(tables)) {
+    if (!is_library_row(m.family, m.algorithm) || measured_quietly.contains(key(m))) continue;
+    auto& [sizes, rows] = resting[m.family];
+    sizes.emplace(m.ranks, m.bytes);
+    rows += m.samples;
+  }
+  if (!resting.empty() && !allow_loaded) {
+    std::vector<std::string> parts;
+    for (const auto& [collective, found] : resting) {
+      const auto& [sizes, rows] = found;
+      parts.push_back(fmt::format("{} at {} size{} ({} row{})", collective, sizes.size(),
+                                  sizes.size() == 1 ? "" : "s", rows, rows == 1 ? "" : "s"));
+    }
+    throw std::runtime_error(fmt::format(
+        "the choice of {} rests on rows measured under load only (column loaded = yes: other "
+        "work kept the machine busy; {} of the library's {} rows are marked): measure them "
+        "again on a quiet machine, or pass --allow-loaded to export from them",
+        fmt::join(parts, ", "), result.loaded, library_rows));
+  }
+  if (allow_loaded) {
+    result.tables.assign(tables.begin(), tables.end());
+    result.header = fmt::format(
+        "--allow-loaded: {} of the library's {} rows were measured under load (loaded = yes) "
+        "and are included{}",
+        result.loaded, library_rows,
+        resting.empty() ? std::string()
+                        : fmt::format("; {} collective{} choices rest on them", resting.size(),
+                                      resting.size() == 1 ? "'s" : "s'"));
+  } else {
+    result.header = fmt::format(
+        "{} of the library's {} rows were measured under load (loaded = yes) and are left out; "
+        "every choice rests on quiet rows",
+        result.loaded, library_rows);
+  }
   return result;
 }
 
@@ -662,7 +744,7 @@ std::string mpich_selection_algorithm(const SelectionNode& root, const MpichColl
 }
 
 MpichJsonExport export_mpich_json(std::span<const Measurement> measurements,
-                                  std::span<const NamedTable> tables) {
+                                  std::span<const NamedTable> tables, std::string_view load_note) {
   std::map<std::size_t, std::map<int, RowsBySize>> library;
   std::set<std::pair<std::string, std::string>> kinds;  // dtype, placement
   std::set<std::string> ops;
@@ -775,13 +857,14 @@ MpichJsonExport export_mpich_json(std::span<const Measurement> measurements,
       "   default beyond both interquartile ranges, from each measured size up to the next;\n"
       "   MPICH 4.0.2's own selection elsewhere (below the smallest and above the largest\n"
       "   measured size, on communicator sizes not measured, and for every other collective,\n"
-      "   which MPICH needs: it aborts on a collective the file lacks). */\n",
+      "   which MPICH needs: it aborts on a collective the file lacks).{} */\n",
       fmt::join(sources, ", "), joined(library_column(tables, "hosts")), joined(nodes),
       nodes.size() == 1 && *nodes.begin() == "1" ? "" : "s",
       one_node ? "shared memory" : "a network", dtype, op,
       joined(library_column(tables, "mpi_library")), joined(library_column(tables, "run_id")),
       one_node ? "Shared memory on one node: these choices are not evidence for a network."
-               : "Measured across nodes: valid for this network and these node counts.");
+               : "Measured across nodes: valid for this network and these node counts.",
+      load_note.empty() ? std::string() : fmt::format("\n   {}", load_note));
   result.text += format_mpich_selection(root);
   result.tree = std::move(root);
   return result;

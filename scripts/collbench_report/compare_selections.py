@@ -14,6 +14,12 @@ of the sizes where the choices differ (flip or within noise) per selection,
 then one line: sizes compared, flips, sizes with ties. A selections.csv
 without the `same` column (written before it) reads as having none.
 
+Where both files have `mpi_verdict` (the MPI library's default against the
+choice; `mpi` is the baseline, not a candidate), one more line: the sizes
+where `mpi` was faster than the choice beyond noise in each run, and those
+where the runs disagree on it beyond noise (faster in one, slower in the
+other).
+
 --max-flips N: exit status 1 when there are more than N flips (a check that
 two quiet runs agree). --out FILE writes the text to FILE instead of
 standard output (whole or not at all). Bad input (a missing or unreadable
@@ -35,8 +41,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def choices(path):
-    """{(group..., bytes): (chosen, tie set, has ties)} of the sizes where a
-    choice was made."""
+    """{(group..., bytes): (chosen, tie set, has ties, mpi verdict or None)}
+    of the sizes where a choice was made."""
     found = {}
     for row in read_rows(path, REQUIRED, "compare_selections.py"):
         if not row["chosen"]:
@@ -44,8 +50,20 @@ def choices(path):
         ties = set(filter(None, row["ties"].split(";")))
         same = set(filter(None, (row.get("same") or "").split(";")))
         found[tuple(row[c] for c in GROUP) + (int(row["bytes"]),)] = (
-            row["chosen"], {row["chosen"]} | same | ties, bool(ties))
+            row["chosen"], {row["chosen"]} | same | ties, bool(ties), row.get("mpi_verdict"))
     return found
+
+
+def compare_mpi(first, second):
+    """The line on `mpi` against each run's choice, or None when either file
+    has no verdicts (written before the column)."""
+    common = set(first) & set(second)
+    if any(first[k][3] is None or second[k][3] is None for k in common):
+        return None
+    faster = [sum(run[k][3] == "faster" for k in common) for run in (first, second)]
+    opposite = sum({first[k][3], second[k][3]} == {"faster", "slower"} for k in common)
+    return (f"mpi faster than the choice beyond noise at {faster[0]} sizes in the first run and "
+            f"{faster[1]} in the second; the runs disagree on it beyond noise at {opposite}")
 
 
 def compare(first, second):
@@ -56,7 +74,7 @@ def compare(first, second):
     flips = tied = 0
     by_group = {}
     for key in common:
-        (a, a_ties, a_tied), (b, b_ties, b_tied) = first[key], second[key]
+        (a, a_ties, a_tied, _), (b, b_ties, b_tied, _) = first[key], second[key]
         tied += a_tied or b_tied
         if a == b:
             continue
@@ -85,9 +103,13 @@ def main(argv):
         raise InputError(f"--max-flips {args.max_flips}: expected a count >= 0")
     if args.out:
         refuse_input_as_output(args.out, [args.first, args.second])
-    lines, flips, compared, tied = compare(choices(args.first), choices(args.second))
+    first, second = choices(args.first), choices(args.second)
+    lines, flips, compared, tied = compare(first, second)
     lines.append(f"{compared} sizes compared: {flips} flip{'' if flips == 1 else 's'}, "
                  f"{tied} with ties ({100 * tied / compared:.0f}%)")
+    mpi = compare_mpi(first, second)
+    if mpi:
+        lines.append(mpi)
     text = "\n".join(lines) + "\n"
     if args.out:
         write_whole(args.out, text)

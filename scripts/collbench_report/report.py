@@ -312,7 +312,9 @@ def selection_section(run, selections, machine):
            "*tie with*: the other algorithms within noise somewhere in the sizes (a run "
            "choosing one of them instead has not flipped). *vs mpi*: the MPI library's "
            "median over the chosen one's (> 1: faster than the library; < 1: the library's "
-           "median is lower, by less than the spread).", ""]
+           "median is lower). The library's `mpi` is the baseline, not a candidate: the choice "
+           "is among collbench's own algorithms, and fit/selections.csv's `mpi_verdict` says "
+           "where `mpi` is faster than it beyond noise.", ""]
     if not groups:
         out += ["collbench-fit made no selection from this run's rows.", ""]
     for (collective, transport, provider, placement, dtype, op, ranks), rows in groups.items():

@@ -2,7 +2,13 @@
 //
 // From any mix of collbench CSVs this derives, in this order:
 //   1. Hockney α, β of the ping-pong per (transport, provider, placement):
-//      t(n) = α + n·β, with t the half round-trip time; and, where the input
+//      t(n) = α + n·β, with t the half round-trip time, split at the
+//      library's protocol switch (eager to rendezvous: Open MPI's vader at
+//      4 KiB), which bends one line through every size: the switch is the
+//      break where two lines, each fitted by relative error, err least; α
+//      comes from the line below it, β from the one above, fitted by
+//      absolute error so that the largest sizes decide it (each side needs
+//      3 sizes; with fewer than 6, one line over all). And, where the input
 //      has p2p/sendrecv rows (collbench --families sendrecv), Hockney α, β
 //      of that chain exchange per (transport, provider, placement, ranks),
 //      t the time of one exchange with every rank sending and receiving.
@@ -36,8 +42,10 @@
 //   4. Top-down fit per (transport, provider, placement, dtype, op,
 //      algorithm): α, β, γ by non-negative least squares on the algorithm's
 //      CostTerms, weighted so that each point counts by its relative error.
-//   5. Selection: per rank count, the fastest algorithm measured, predicted
-//      and fitted at every size, and oneCCL-style selection strings. The
+//   5. Selection: per rank count, the fastest of collbench's own algorithms
+//      measured, predicted and fitted at every size (the MPI library's
+//      `mpi` is the baseline each choice is compared with, not a
+//      candidate), and oneCCL-style selection strings. The
 //      measured string is statistical (choose_significant): the exchange of
 //      the lowest median, named by a stated rule, with the others within
 //      noise of it as ties.
@@ -163,6 +171,11 @@ struct RelativeFit {
 RelativeFit fit_relative(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds,
                          const Eigen::VectorXd& fixed = Eigen::VectorXd());
 
+// The same by absolute error, Σ((terms·x − seconds)_i)²: the longest times
+// decide it (the ping-pong's β line, where the bandwidth term is nearly all
+// of the largest sizes' time). relative_stderr and quality as above.
+RelativeFit fit_absolute(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds);
+
 // Numerical rank of `terms` after relative weighting and column scaling, as
 // fit_relative sees it; lower than the column count when the points cannot
 // separate the coefficients (e.g. bytes ∝ reduce_bytes for ring).
@@ -216,6 +229,9 @@ struct ModelFit {
   FitQuality quality;
   std::vector<int> ranks;  // rank counts among the points
   double min_bytes = 0, max_bytes = 0;
+  // hockney: the protocol switch found in the data, the smallest size of β's
+  // line (α's line has the sizes below it); NaN where one line was fitted.
+  double switch_bytes = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::string> sources;
   std::string note;  // why γ was fixed, which p2p fit was used, ...
   // bottom_up: the model of the fit its α, β came from, "hockney" or
@@ -281,6 +297,11 @@ std::vector<std::size_t> same_exchanges(std::string_view collective, std::string
                                         int ranks, std::span<const std::string> candidates,
                                         std::span<const double> sizes);
 
+// Whether y is faster than x beyond noise: y's q3, raised by `tolerance` (a
+// fraction), below x's q1. The one test of the selection, its ties and its
+// comparison with the MPI library.
+bool beats(const TimeSpread& y, const TimeSpread& x, double tolerance);
+
 // The measured selection. At each size an algorithm y beats x when y's q3,
 // raised by `tolerance` (a fraction), is below x's q1: faster beyond both
 // interquartile ranges and by more than runs of one machine drift apart.
@@ -310,15 +331,21 @@ struct SelectionRow {
   double measured_seconds = 0, predicted_seconds = 0, fitted_seconds = 0;
   Choice choice;
   TimeSpread chosen_time;
-  // The MPI library's own algorithm ("mpi") at this size; NaN when not measured.
+  // The MPI library's own algorithm ("mpi") at this size, the baseline the
+  // choice is compared with (never a candidate); NaN when not measured.
   double mpi_seconds = std::numeric_limits<double>::quiet_NaN();
+  // mpi against the choice by `beats`: "faster", "slower" or "tie"; empty
+  // when mpi was not measured or nothing was chosen.
+  std::string mpi_verdict;
 };
 
 struct Selection {
   std::string collective, transport, provider, placement, dtype, op;
   int ranks = 0;
-  std::vector<std::string> candidates;  // algorithms measured in this group
-  std::vector<SelectionRow> rows;       // one per measured size, ascending
+  // collbench's own algorithms measured in this group; the MPI library's
+  // rows are the baseline (SelectionRow::mpi_seconds), not candidates.
+  std::vector<std::string> candidates;
+  std::vector<SelectionRow> rows;  // one per measured size, ascending
   // oneCCL form of the rows' choices (choose_significant), boundaries at
   // measured sizes.
   std::string measured_string;
