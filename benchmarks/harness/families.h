@@ -90,7 +90,7 @@
 
 namespace collbench::harness {
 
-// One step of a train iteration's compute side (train_family.cpp): a GEMM
+// One step of a train iteration's compute side (train_plan.cpp): a GEMM
 // layer's forward or backward pass, handing a message to the communication
 // side (messages are handed in order, each once), or waiting until one has
 // been exchanged (a layer that needs its gathered parameters).
