@@ -282,6 +282,12 @@ class Runner {
     std::vector<double> own_seconds;  // per call, of every sample of the timed loop
     double late = 0;                  // --sync window: its latest start's lateness, seconds
   };
+  // The members every public constructor sets, which delegates here.
+  Runner(const Options& options, std::vector<LocalRank> local, int rank, int ranks,
+         Progress& progress);
+  // This process's one rank (an MPI process, or one rank without MPI), or
+  // every rank of `group`.
+  static std::vector<LocalRank> one_local_rank(InstrumentedTransport& transport);
   static std::vector<LocalRank> local_ranks(RankGroup& group);
   // What every constructor does once the local ranks and `group` are there.
   void start_up(std::unique_ptr<HarnessGroup> group);
