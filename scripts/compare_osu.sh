@@ -194,12 +194,10 @@ osu_type=()
 # sweep.
 bind=core
 ((np <= $(nproc))) || bind=none
-# MPICH's Hydra binds with -bind-to (hwloc names: core, none).
-launcher=("$mpi_run" -n "$np" -bind-to "$bind")
+read -ra launch_flags <<<"$(mpi_launch_flags "$mpi_library" "$np" "$bind")"
+launcher=("$mpi_run" "${launch_flags[@]}")
 if [[ $mpi_library == openmpi ]]; then
-  launcher=("$mpi_run" -np "$np" --bind-to "$bind" --mca pml ob1 --mca btl "self,vader"
-    --mca oob_tcp_if_include lo)
-  ((np <= $(nproc))) || launcher+=(--oversubscribe)
+  launcher+=(--mca pml ob1 --mca btl "self,vader")
   open_mpi_environment
 fi
 ((np <= $(nproc))) || echo "compare_osu.sh: note: $np ranks on $(nproc) cores, oversubscribed" >&2

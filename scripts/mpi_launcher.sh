@@ -5,8 +5,8 @@
 # is whichever was installed or selected last; a binary started by the other
 # library's launcher runs as N separate one-rank jobs. The scripts therefore
 # name the launcher of the library the build was configured with
-# (cmake -DCOLLBENCH_MPI=openmpi|mpich, README.md), and keep Open MPI's own
-# flags (--mca, --oversubscribe, --bind-to) and variables (the root ones,
+# (cmake -DCOLLBENCH_MPI=openmpi|mpich, README.md), and keep each library's
+# own flags (mpi_launch_flags) and Open MPI's variables (the root ones,
 # PMIX_MCA_gds) behind that choice.
 
 # mpi_library_of BUILD: openmpi or mpich, the COLLBENCH_MPI of BUILD's
@@ -40,6 +40,23 @@ mpi_launcher_for() {
     echo "neither $command nor an $1 mpirun found: the build links $1 (Debian package $package)" >&2
     return 2
   fi
+}
+
+# mpi_launch_flags LIBRARY NP BINDING: the launcher's flags for NP ranks on
+# this machine, each bound to BINDING (core, or none when ranks share cores:
+# machine_binding), on one line. MPICH's Hydra: -n and -bind-to (hwloc's
+# names). Open MPI: -np, --bind-to, --oversubscribe (it refuses more ranks
+# than cores without it, and places the same ranks with it) and its
+# out-of-band channel on loopback. Otherwise says so on stderr and returns 2.
+mpi_launch_flags() {
+  case $1 in
+    openmpi) echo "-np $2 --oversubscribe --bind-to $3 --mca oob_tcp_if_include lo" ;;
+    mpich) echo "-n $2 -bind-to $3" ;;
+    *)
+      echo "unknown MPI library '$1' (COLLBENCH_MPI is openmpi or mpich)" >&2
+      return 2
+      ;;
+  esac
 }
 
 # open_mpi_environment: what Open MPI needs here before any launch: root may

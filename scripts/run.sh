@@ -252,32 +252,32 @@ if ! refusal=$("$predict" --model "$scaling_model" --batch 256 --compute-seconds
 fi
 
 # The launcher of the library the build links (scripts/mpi_launcher.sh):
-# mpirun.openmpi or mpirun.mpich, never the `mpirun` alternative. Open MPI
-# refuses root without its variables, and more ranks than cores without
-# --oversubscribe. The main sweep and the libfabric sweeps (MPI only launches
-# them and exchanges endpoint names) use MPI over shared memory, the fabric
-# of ranks on one machine; mpi_flags names the MPI fabrics the libfabric
-# sweeps are compared with. MPICH gets its launcher without flags and no such
-# comparison sweeps (its fabric cannot be chosen here).
+# mpirun.openmpi or mpirun.mpich, never the `mpirun` alternative, with that
+# library's flags for the ranks and their binding (mpi_launch_flags). Open
+# MPI refuses root without its variables. The main sweep and the libfabric
+# sweeps (MPI only launches them and exchanges endpoint names) use MPI over
+# shared memory, the fabric of ranks on one machine; mpi_flags names the MPI
+# fabrics the libfabric sweeps are compared with. MPICH gets no fabric flags
+# and no such comparison sweeps (its fabric cannot be chosen here).
 # shellcheck source=scripts/mpi_launcher.sh
 source "$repository/scripts/mpi_launcher.sh"
 mpi_library=$(mpi_library_of "$build")
 mpi_run=$(mpi_launcher_for "$mpi_library") || { echo "run.sh: cannot launch: see above" >&2; exit 2; }
-# MPICH's Hydra binds with -bind-to (hwloc names: core, none).
-launcher=("$mpi_run" -n "$np" -bind-to "$binding")
+read -ra launch_flags <<<"$(mpi_launch_flags "$mpi_library" "$np" "$binding")"
+mpirun_base=("$mpi_run" "${launch_flags[@]}")
 declare -A mpi_flags=()
+fabric=()
 if [[ $mpi_library == openmpi ]]; then
-  mpirun_base=("$mpi_run" -np "$np" --oversubscribe --bind-to "$binding" --mca oob_tcp_if_include lo)
   mpi_flags=(
     [btl_vader]="--mca pml ob1 --mca btl self,vader"
     [btl_tcp]="--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo"
     [mtl_ofi_tcp]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp"
     [mtl_ofi_shm]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include shm"
   )
-  read -ra vader <<<"${mpi_flags[btl_vader]}"
-  launcher=("${mpirun_base[@]}" "${vader[@]}")
+  read -ra fabric <<<"${mpi_flags[btl_vader]}"
   open_mpi_environment
 fi
+launcher=("${mpirun_base[@]}" "${fabric[@]}")
 
 # The flags after `--` are collbench's to judge, and it can only once it is
 # built: a dry run (--benchmark_list_tests: names only, no output file)
@@ -449,12 +449,8 @@ appended_pass "one training iteration of $train_workload, its exchange overlappe
   train "${launcher[@]}" -- "${train_flags[@]}" --timeline "$out/timeline.json"
 if [[ $large == 1 ]]; then
   large_np=$((np < cores ? np : cores))
-  large_launcher=("${launcher[@]}")
-  for i in "${!large_launcher[@]}"; do
-    [[ ${large_launcher[i]} == -np || ${large_launcher[i]} == -n ]] && large_launcher[i + 1]=$large_np
-    [[ ${large_launcher[i]} == --bind-to || ${large_launcher[i]} == -bind-to ]] &&
-      large_launcher[i + 1]=$(machine_binding "$large_np")
-  done
+  read -ra launch_flags <<<"$(mpi_launch_flags "$mpi_library" "$large_np" "$(machine_binding "$large_np")")"
+  large_launcher=("$mpi_run" "${launch_flags[@]}" "${fabric[@]}")
   appended_pass "the large models' exchanges (llama2_7b:fsdp, mixtral_8x7b:moe) on $large_np ranks" \
     large "${large_launcher[@]}" -- "${large_flags[@]}"
 fi

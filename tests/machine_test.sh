@@ -5,15 +5,7 @@
 # Usage: tests/machine_test.sh SOURCE_DIR
 set -euo pipefail
 source "$1/scripts/machine.sh"
-failures=0
-expect() { # DESCRIPTION EXPECTED ACTUAL
-  if [[ $2 != "$3" ]]; then
-    echo "FAIL: $1: expected $2, got $3"
-    failures=$((failures + 1))
-  else
-    echo "ok: $1: $3"
-  fi
-}
+source "$1/tests/lib.sh"
 
 # This machine, one CPU allowed: one core, and 2 ranks must share it.
 expect "one CPU by taskset: cores" 1 "$(taskset -c 0 bash -c "source '$1/scripts/machine.sh'; machine_cores")"
@@ -21,8 +13,8 @@ expect "one CPU by taskset: binding of 2 ranks" none \
   "$(taskset -c 0 bash -c "source '$1/scripts/machine.sh'; machine_binding 2")"
 expect "binding of 1 rank" core "$(machine_binding 1)"
 
-fake=$(mktemp -d)
-trap 'rm -rf "$fake"' EXIT
+scratch_dir machine_test
+fake=$scratch
 for cpu in 0 1 2 3; do # threads 0,1 on core 0 and 2,3 on core 1, one package
   mkdir -p "$fake/sys/devices/system/cpu/cpu$cpu/topology"
   echo 0 >"$fake/sys/devices/system/cpu/cpu$cpu/topology/physical_package_id"
@@ -37,4 +29,4 @@ expect "a thread of each core allowed: cores (at most nproc)" $(($(nproc) < 2 ? 
 expect "no NUMA node in /sys: nodes" 1 "$(machine_numa_nodes)"
 mkdir -p "$fake/sys/devices/system/node/node0" "$fake/sys/devices/system/node/node1"
 expect "two NUMA nodes" 2 "$(machine_numa_nodes)"
-((failures == 0))
+expectations_met

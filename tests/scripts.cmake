@@ -40,6 +40,7 @@ add_test(NAME sim_study
 set_tests_properties(sim_study PROPERTIES LABELS unit)
 
 # scripts/mpi_launcher.sh, which the scripts that start ranks name their
-# launcher by: the build's library from its cache, the launcher for it.
+# launcher by: the build's library from its cache, the launcher for it, its
+# flags (2 ranks of `true` started with them).
 add_test(NAME mpi_launcher COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi_launcher_test.sh ${PROJECT_SOURCE_DIR})
 set_tests_properties(mpi_launcher PROPERTIES LABELS unit)

@@ -31,8 +31,10 @@ PYTHON = "/usr/bin/python3"  # the one with matplotlib (plot.py)
 # scripts/run.sh's main CSV of every collective at NP=4 (run 20261202T102746Z-f2cace).
 REFERENCE_RUN = os.path.join(SOURCE, "tests", "report_oversubscribed.csv")
 NETSIM_RUN = os.path.join(SOURCE, "results", "netsim", "uniform")
-# 2 netsim hosts x 2 ranks placed by slot (characterize.sh --ppn 2 --map-by slot).
-TWO_LEVEL_RUN = os.path.join(SOURCE, "results", "netsim", "two_level", "by_slot")
+# 2 netsim hosts x 2 ranks placed by slot (characterize.sh --ppn 2 --map-by slot): the
+# by_slot run of results/netsim/two_level/ (git show f1c7a0e:results/netsim/two_level/by_slot/...),
+# its run.env and its allreduce ring and hierarchical rows (sweep, fit), the rows TwoLevelTest reads.
+TWO_LEVEL_RUN = os.path.join(SOURCE, "tests", "two_level_by_slot")
 # A real run of every collective: mpirun -np 4 collbench --families
 # allreduce,reduce_scatter,allgather,p2p,local,exchange --workload resnet50:ddp
 # --sizes 8B:1MiB:x8 --samples 3 --warmup 1 --check (MPI over shared memory).

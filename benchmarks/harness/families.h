@@ -90,7 +90,7 @@
 
 namespace collbench::harness {
 
-// One step of a train iteration's compute side (train_family.cpp): a GEMM
+// One step of a train iteration's compute side (train_plan.cpp): a GEMM
 // layer's forward or backward pass, handing a message to the communication
 // side (messages are handed in order, each once), or waiting until one has
 // been exchanged (a layer that needs its gathered parameters).
@@ -282,6 +282,12 @@ class Runner {
     std::vector<double> own_seconds;  // per call, of every sample of the timed loop
     double late = 0;                  // --sync window: its latest start's lateness, seconds
   };
+  // The members every public constructor sets, which delegates here.
+  Runner(const Options& options, std::vector<LocalRank> local, int rank, int ranks,
+         Progress& progress);
+  // This process's one rank (an MPI process, or one rank without MPI), or
+  // every rank of `group`.
+  static std::vector<LocalRank> one_local_rank(InstrumentedTransport& transport);
   static std::vector<LocalRank> local_ranks(RankGroup& group);
   // What every constructor does once the local ranks and `group` are there.
   void start_up(std::unique_ptr<HarnessGroup> group);

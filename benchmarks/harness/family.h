@@ -12,6 +12,8 @@
 //   gemm_family.cpp         training's GEMM layers through OpenBLAS, on rank 0
 //   train_family.cpp        one training iteration: the GEMM layers, and each
 //                           bucket's allreduce on a communication thread
+//                           (its plan, real and simulated runs in
+//                           train_{plan,real,sim}.cpp)
 //   barrier_family.cpp      one barrier of the transport's Communicator
 //
 // The Runner keeps what every family shares (the timed loop, the barrier,

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "collbench/catalog/sizes.h"
 #include "collbench/transport/mpi_transport.h"
@@ -135,15 +137,18 @@ void Runner::Context::library_call_returned() {
 MPI_Comm Runner::Context::library_comm() const { return runner_.bare_comm_; }
 double Runner::Context::now() const { return runner_.group_->now(transport_); }
 
-Runner::Runner(const Options& options, InstrumentedTransport& transport, MPI_Comm timing_comm,
+Runner::Runner(const Options& options, std::vector<LocalRank> local, int rank, int ranks,
                Progress& progress)
     : options_(options),
-      local_(1),
-      transport_(transport),
+      local_(std::move(local)),
+      transport_(*local_.front().transport),
       progress_(progress),
-      rank_(transport.rank()),
-      ranks_(transport.size()) {
-  local_.front().transport = &transport;
+      rank_(rank),
+      ranks_(ranks) {}
+
+Runner::Runner(const Options& options, InstrumentedTransport& transport, MPI_Comm timing_comm,
+               Progress& progress)
+    : Runner(options, one_local_rank(transport), transport.rank(), transport.size(), progress) {
   if (auto* mpi = dynamic_cast<MpiTransport*>(&transport.unwrapped())) bare_comm_ = mpi->comm();
   if (transport.timeout().count() > 0) watchdog_ = std::make_unique<Watchdog>(rank_);
   core_handoff_ = std::make_unique<CoreHandoffProbe>(timing_comm);
@@ -155,24 +160,13 @@ Runner::Runner(const Options& options, InstrumentedTransport& transport, MPI_Com
 }
 
 Runner::Runner(const Options& options, RankGroup& group, Progress& progress)
-    : options_(options),
-      local_(local_ranks(group)),
-      transport_(*local_.front().transport),
-      progress_(progress),
-      rank_(0),
-      ranks_(group.size()) {
+    : Runner(options, local_ranks(group), 0, group.size(), progress) {
   for (LocalRank& local : local_) local.transport->set_timeout(start_up_timeout(options, ranks_));
   start_up(make_in_process_harness_group(group));
 }
 
 Runner::Runner(const Options& options, InstrumentedTransport& transport, Progress& progress)
-    : options_(options),
-      local_(1),
-      transport_(transport),
-      progress_(progress),
-      rank_(transport.rank()),
-      ranks_(transport.size()) {
-  local_.front().transport = &transport;
+    : Runner(options, one_local_rank(transport), transport.rank(), transport.size(), progress) {
   start_up(make_transport_harness_group(transport, harness_traffic_));
 }
 
@@ -189,6 +183,12 @@ void Runner::start_up(std::unique_ptr<HarnessGroup> group) {
 }
 
 double Runner::now(const LocalRank& local) const { return local.context->now(); }
+
+std::vector<Runner::LocalRank> Runner::one_local_rank(InstrumentedTransport& transport) {
+  std::vector<LocalRank> local(1);
+  local.front().transport = &transport;
+  return local;
+}
 
 std::vector<Runner::LocalRank> Runner::local_ranks(RankGroup& group) {
   std::vector<LocalRank> local(static_cast<std::size_t>(group.size()));

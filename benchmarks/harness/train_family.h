@@ -1,5 +1,5 @@
-// The train family's names and timeline (train_family.cpp), for main and
-// the reporter.
+// The train family's names and timeline (train_family.cpp) and its
+// sim_compute column (train_plan.cpp), for main and the reporter.
 #pragma once
 
 #include <string>

@@ -31,7 +31,7 @@ struct World {
   int rank = 0;
   int size = 1;
   // What MPI_Init_thread provided: the train family's communication thread
-  // needs MPI_THREAD_SERIALIZED (train_family.cpp).
+  // needs MPI_THREAD_SERIALIZED (train_real.cpp).
   int thread_level = MPI_THREAD_SINGLE;
   // Without MPI, one rank per process (--bootstrap file:DIR): how the ranks
   // agree, once the options have said how to find each other.

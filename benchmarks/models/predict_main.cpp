@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -261,23 +260,7 @@ collbench::Network load_network(const Options& options) {
     network.params.beta = 8.0 / (options.bandwidth_gbps * 1e9);
     network.description += fmt::format("; data rate overridden: {} Gb/s", options.bandwidth_gbps);
   }
-  if (!options.fat_tree.empty()) {
-    const auto colon = options.fat_tree.find(':');
-    const auto whole = [](std::string_view text, int& value) {
-      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-      return error == std::errc() && end == text.data() + text.size() && value >= 1;
-    };
-    if (colon == std::string::npos ||
-        !whole(std::string_view(options.fat_tree).substr(0, colon), network.switch_nodes) ||
-        !whole(std::string_view(options.fat_tree).substr(colon + 1), network.switch_uplinks)) {
-      throw std::invalid_argument(fmt::format(
-          "--fat-tree '{}': give K:U, nodes per leaf switch and its up-links, whole numbers >= 1 "
-          "(e.g. 8:4, a 2:1 taper)",
-          options.fat_tree));
-    }
-    network.description += fmt::format("; fat-tree of {} nodes per leaf switch, {} up-links",
-                                       network.switch_nodes, network.switch_uplinks);
-  }
+  if (!options.fat_tree.empty()) collbench::set_fat_tree(network, options.fat_tree);
   return network;
 }
 

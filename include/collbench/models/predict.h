@@ -90,6 +90,11 @@ struct Network {
 // Throws std::invalid_argument naming `name` and listing the presets.
 Network preset_network(std::string_view name, double gamma_seconds_per_byte);
 
+// --fat-tree K:U: leaf switches of K consecutive nodes, each with U up-links,
+// set on `network` and added to its description. Throws
+// std::invalid_argument naming the flag.
+void set_fat_tree(Network& network, std::string_view spec);
+
 struct NetworkSelection {
   // Empty = any; an error lists the candidates when more than one matches.
   std::string transport, provider;
