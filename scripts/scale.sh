@@ -45,7 +45,7 @@
 # Usage: scale.sh agreement --ranks LIST [--cells REGEX] [--out-dir DIR] [--build DIR]
 #                           [--python PATH]
 # The agreement table of the simulated iteration and collbench-predict: the
-# grid of `agreement_cells` below (workloads x star, 2:1 fat-tree, 4 ranks per
+# grid of `agreement_workloads` x `agreement_networks` below (workloads x star, 2:1 fat-tree, 4 ranks per
 # node x overlap on and off; weak scaling, ring), each cell whose label
 # ("WORKLOAD PLATFORM ppn K overlap on|off") matches REGEX (default: all) run
 # by this script at the p of LIST (fat-tree cells only where p fills more
