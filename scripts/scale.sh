@@ -12,7 +12,9 @@
 # results/README.md) and OUT/scale_<workload>.png (speedup against p, both
 # curves, per mode).
 #
-# Usage: scale.sh WORKLOAD [options]     WORKLOAD: MODEL:ddp or MODEL:total
+# Usage: scale.sh WORKLOAD [options]     WORKLOAD: MODEL:ddp, MODEL:total or MODEL:zero2:f32
+#                                        (DeepSpeed ZeRO-2 in f32, the simulator's and the
+#                                        formula's dtype)
 # Options:
 #   --out-dir DIR       where the CSV and the plot go (default: .)
 #   --build DIR         build folder with collbench and collbench-predict (default:
@@ -39,6 +41,17 @@
 #   --python PATH       Python with matplotlib, for the plot (default: /usr/bin/python3)
 #   --ranks LIST        the p to run instead, comma-separated (1 is added: the speedup's base)
 #   -h, --help          this text
+#
+# Usage: scale.sh agreement --ranks LIST [--cells REGEX] [--out-dir DIR] [--build DIR]
+#                           [--python PATH]
+# The agreement table of the simulated iteration and collbench-predict: the
+# grid of `agreement_workloads` x `agreement_networks` below (workloads x star, 2:1 fat-tree, 4 ranks per
+# node x overlap on and off; weak scaling, ring), each cell whose label
+# ("WORKLOAD PLATFORM ppn K overlap on|off") matches REGEX (default: all) run
+# by this script at the p of LIST (fat-tree cells only where p fills more
+# than one leaf switch: below that they are the star's). Rows are merged
+# into DIR/agreement.csv (a cell's p run again replaces its rows), and the
+# table of simulated / predicted - 1 per cell and p is printed in Markdown.
 # Exit status: 0 done, 2 bad input (one line on stderr), 1 a tool failed.
 set -euo pipefail
 
@@ -46,6 +59,111 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source_dir=$(dirname "$here")
 usage() { sed -n '2,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 bad() { echo "scale.sh: $*" >&2; exit 2; }
+
+# The grid of `scale.sh agreement`: per workload its compute (this machine's
+# GEMM rows where results/gemm has the model, an assumed rate where not),
+# per network its platform flags.
+agreement_workloads=(
+  "resnet50:ddp"
+  "bert_base:ddp"
+  "vgg16:ddp --flops 10T"
+  "llama2_7b:ddp --flops 100T --batch 1"
+)
+agreement_networks=("star" "fat-tree" "star --ppn 4")
+if [[ ${1:-} == agreement ]]; then
+  shift
+  out_dir=.
+  ranks=""
+  cells=.
+  passed=()
+  while (($#)); do
+    case $1 in
+      -h | --help) usage; exit 0 ;;
+      --out-dir | --ranks | --cells | --build | --python)
+        (($# >= 2)) || bad "$1 needs a value"
+        case $1 in
+          --out-dir) out_dir=$2 ;;
+          --ranks) ranks=$2 ;;
+          --cells) cells=$2 ;;
+          *) passed+=("$1" "$2") ;;
+        esac
+        shift 2 ;;
+      *) bad "agreement: unknown argument $1 (see --help)" ;;
+    esac
+  done
+  [[ $ranks =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || bad "agreement: give --ranks LIST, e.g. 2,8,64"
+  mkdir -p "$out_dir" || bad "--out-dir $out_dir: cannot create it"
+  work=$(mktemp -d "${TMPDIR:-/tmp}/scale_agreement.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  cell=0
+  for spec in "${agreement_workloads[@]}"; do
+    read -r -a workload_flags <<<"$spec"
+    for network in "${agreement_networks[@]}"; do
+      read -r -a network_flags <<<"--platform $network"
+      ppn=1
+      [[ $network =~ --ppn\ ([0-9]+) ]] && ppn=${BASH_REMATCH[1]}
+      for overlap in on off; do
+        label="${workload_flags[0]} ${network%% *} ppn $ppn overlap $overlap"
+        [[ $label =~ $cells ]] || continue
+        cell_ranks=""
+        for p in ${ranks//,/ }; do
+          [[ $network != fat-tree* ]] || ((p / ppn > 8)) || continue
+          cell_ranks+=${cell_ranks:+,}$p
+        done
+        [[ -n $cell_ranks ]] || continue
+        overlap_flag=()
+        [[ $overlap == on ]] || overlap_flag=(--no-overlap)
+        cell=$((cell + 1))
+        echo "scale.sh agreement: $label, p = $cell_ranks"
+        # A cell's failure (its own line on stderr) ends the run with its status.
+        "${BASH_SOURCE[0]}" "${workload_flags[@]}" "${network_flags[@]}" "${overlap_flag[@]}" \
+          "${passed[@]}" --modes weak --ranks "$cell_ranks" --out-dir "$work/$cell" | sed 's/^/  /'
+      done
+    done
+  done
+  ((cell > 0)) || bad "agreement: no cell matches --cells '$cells' at p = $ranks"
+  PYTHONPATH=$here python3 - "$work" "$out_dir/agreement.csv" <<'PYTHON'
+import csv
+import glob
+import os
+import sys
+import collbench_csv
+work, out = sys.argv[1:]
+columns = collbench_csv.columns("simscaling")
+key = lambda r: (r["workload"], r["platform"], r["ppn"], r["overlap"], r["mode"], r["ranks"])
+rows = {}
+if os.path.exists(out):
+    for r in collbench_csv.read_rows(out, columns, "scale.sh agreement", {}):
+        rows[key(r)] = r
+for path in sorted(glob.glob(f"{work}/*/scale_*.csv")):
+    for r in collbench_csv.read_rows(path, columns, "scale.sh agreement", {}):
+        rows[key(r)] = r
+ordered = sorted(rows.values(), key=lambda r: (r["workload"], r["platform"].split(":")[0],
+                                               r["ppn"], r["overlap"] == "off", int(r["ranks"])))
+with open(f"{out}.partial", "w", encoding="utf-8", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(ordered)
+os.replace(f"{out}.partial", out)
+print(f"scale.sh agreement: wrote {out} ({len(ordered)} rows)")
+# Per cell, simulated / predicted - 1 at each p (a fat-tree's rows at p
+# within one leaf switch are the star's).
+ranks = sorted({int(r["ranks"]) for r in ordered if r["ranks"] != "1"})
+cells = {}
+for r in ordered:
+    if r["ranks"] == "1":
+        continue
+    platform = r["platform"].split(":")[0]
+    cells.setdefault((r["workload"], platform, r["ppn"], r["overlap"]), {})[int(r["ranks"])] = (
+        f"{100 * float(r['simulated_vs_predicted']):+.2f}%")
+print("| workload | platform | ppn | overlap | " + " | ".join(f"p = {p}" for p in ranks) + " |")
+print("|---|---|---|---|" + "---:|" * len(ranks))
+for (workload, platform, ppn, overlap), values in cells.items():
+    print(f"| {workload} | {platform} | {ppn} | {overlap} | " +
+          " | ".join(values.get(p, "") for p in ranks) + " |")
+PYTHON
+  exit
+fi
 
 workload=""
 out_dir=.
@@ -104,7 +222,8 @@ kind=${workload#"$model"}
 case $kind in
   :ddp) exchange=ddp ;;
   :total) exchange=whole ;;
-  *) bad "WORKLOAD '$workload': give MODEL:ddp or MODEL:total, the exchanges collbench-predict prices" ;;
+  :zero2:f32) exchange=zero2 ;;
+  *) bad "WORKLOAD '$workload': give MODEL:ddp, MODEL:total or MODEL:zero2:f32, the exchanges collbench-predict prices" ;;
 esac
 whole() { [[ $2 =~ ^[1-9][0-9]*$ ]] || bad "$1 '$2' is not a whole number >= 1"; }
 whole --ppn "$ppn"
@@ -238,7 +357,9 @@ for mode in ${modes//,/ }; do
     ((p >= ppn)) || ranks_ppn=$p
     start=$(date +%s.%N)
     # shellcheck disable=SC2046  # the platform's flags are words
-    if ! "$collbench" --transport sim --ranks "$p" $(ppn=$ranks_ppn platform_flags "$p") \
+    # CPU seconds and peak resident memory of the simulation: the machine's
+    # load stretches its wall time, not these.
+    if ! /usr/bin/time -f '%U %S %M' -o "$work/time" "$collbench" --transport sim --ranks "$p" $(ppn=$ranks_ppn platform_flags "$p") \
       --families train --workload "$workload" --algorithms "$algorithm" --no-payload --reuse-buckets \
       --benchmark_filter="^train/" \
       "${compute_flags[@]}" "${batch_flags[@]}" "${overlap_flags[@]}" --csv "$work/sim.csv" --force --quiet \
@@ -248,17 +369,20 @@ for mode in ${modes//,/ }; do
       exit 1
     fi
     wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}')
-    PYTHONPATH=$here python3 - "$work/sim.csv" "$mode" "$p" "$wall" "$algorithm" >>"$work/sim.tsv" <<'PYTHON'
+    read -r cpu rss < <(awk '{printf "%.1f %.0f\n", $1 + $2, $3 / 1024}' "$work/time")
+    PYTHONPATH=$here python3 - "$work/sim.csv" "$mode" "$p" "$wall" "$algorithm" "$cpu" "$rss" \
+      >>"$work/sim.tsv" <<'PYTHON'
 import sys
 import collbench_csv
-path, mode, p, wall, algorithm = sys.argv[1:]
+path, mode, p, wall, algorithm, cpu, rss = sys.argv[1:]
 # No value rules: at p = 1 the exchange row beside train's takes 0 us.
 rows = collbench_csv.read_rows(path, ("family", "algorithm", "median_us", "sim_compute",
                                       "sim_platform"), "scale.sh", {})
 row = [r for r in rows if r["family"] == "train" and r["algorithm"] == algorithm][0]
-print("\t".join((mode, p, row["median_us"], row["sim_compute"], row["sim_platform"], wall)))
+print("\t".join((mode, p, row["median_us"], row["sim_compute"], row["sim_platform"], wall, cpu,
+                 rss)))
 PYTHON
-    echo "scale.sh: $mode p=$p simulated in ${wall}s: $(tail -1 "$work/sim.tsv" | cut -f3) us"
+    echo "scale.sh: $mode p=$p simulated in ${wall}s (${cpu}s CPU, ${rss} MiB): $(tail -1 "$work/sim.tsv" | cut -f3) us"
   done
   if [[ $mode == strong ]]; then predict_batch=(--batch "$global_batch"); else predict_batch=(--batch "$batch" --weak); fi
   "$predict" --model "$model" "${predict_batch[@]}" "${predict_compute[@]}" --exchange "$exchange" \
@@ -268,13 +392,14 @@ PYTHON
   mv "$work/scaling.csv" "$work/predict_$mode.csv"
 done
 
-PYTHONPATH=$here "$python" - "$work" "$out_dir/$name" "$workload" "$algorithm" "$((overlap))" "$ppn" <<'PYTHON'
+PYTHONPATH=$here "$python" - "$work" "$out_dir/$name" "$workload" "$algorithm" "$((overlap))" "$ppn" \
+  "$source_dir" <<'PYTHON'
 import csv
 import os
 import shutil
 import sys
 import collbench_csv
-work, out, workload, algorithm, overlap, ppn = sys.argv[1:]
+work, out, workload, algorithm, overlap, ppn, source_dir = sys.argv[1:]
 simulated = [line.rstrip("\n").split("\t") for line in open(f"{work}/sim.tsv", encoding="utf-8")]
 first = {}
 for mode, p, us, *_ in simulated:
@@ -282,7 +407,7 @@ for mode, p, us, *_ in simulated:
         first[mode] = float(us)
 columns = collbench_csv.columns("simscaling")
 rows = []
-for mode, p, us, compute, platform, wall in simulated:
+for mode, p, us, compute, platform, wall, cpu, rss in simulated:
     p = int(p)
     predicted = {int(r["nodes"]): r for r in collbench_csv.read_rows(
         f"{work}/predict_{mode}.csv", ("nodes", "iteration_s", "speedup", "efficiency",
@@ -292,14 +417,17 @@ for mode, p, us, compute, platform, wall in simulated:
     speedup = (p if mode == "weak" else 1) * first[mode] * 1e-6 / sim_s
     values = {
         "workload": workload, "algorithm": algorithm, "platform": platform, "ppn": ppn,
-        "overlap": "on" if overlap == "1" else "off", "compute": compute, "mode": mode,
+        "overlap": "on" if overlap == "1" else "off", "mode": mode,
+        # The checkout's files by their path in it: the CSV is the same from any clone.
+        "compute": compute.replace(source_dir + "/", ""),
         "ranks": p, "samples_per_rank": predicted["samples_per_node"],
         "simulated_iteration_s": f"{sim_s:.6g}",
         "predicted_iteration_s": predicted["iteration_s"],
         "simulated_vs_predicted": f"{sim_s / float(predicted['iteration_s']) - 1:.4g}",
         "simulated_speedup": f"{speedup:.6g}", "predicted_speedup": predicted["speedup"],
         "simulated_efficiency": f"{speedup / p:.6g}",
-        "predicted_efficiency": predicted["efficiency"], "wall_s": wall}
+        "predicted_efficiency": predicted["efficiency"], "wall_s": wall, "cpu_s": cpu,
+        "peak_rss_MiB": rss}
     rows.append([values[c] for c in columns])
 # Both files made in the work folder, then moved beside each other: whole
 # or not at all.

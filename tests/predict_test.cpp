@@ -358,6 +358,41 @@ TEST(DdpMessages, EachBucketIsReadyAfterItsEarliestLayer) {
   EXPECT_EQ(whole_gradient(resnet50, 4).front().ready_after_gemm_layer, 0u);
 }
 
+// ZeRO-2: the gradient reduce-scattered in buckets as it becomes ready, then
+// every parameter gathered at the end of backprop; each message priced by
+// its own collective's algorithm of the name (an allgather has no γ).
+TEST(Zero2Exchange, ReduceScattersTheGradientThenGathersTheParameters) {
+  const Model& llama = find_model("llama2_7b");
+  const std::vector<ExchangeMessage> messages = zero2_exchange(llama, 4, kZeroReduceBucketElements);
+  ASSERT_GT(messages.size(), 2u);
+  double reduced = 0;
+  for (std::size_t k = 0; k + 1 < messages.size(); ++k) {
+    EXPECT_EQ(messages[k].collective, kReduceScatter) << "bucket " << k;
+    if (k > 0) {
+      EXPECT_GT(messages[k].ready_fraction, messages[k - 1].ready_fraction);
+    }
+    reduced += messages[k].bytes;
+  }
+  EXPECT_EQ(reduced, static_cast<double>(llama.gradient_bytes(4)));
+  EXPECT_DOUBLE_EQ(messages[messages.size() - 2].ready_fraction, 1.0);
+  EXPECT_EQ(messages.back().collective, kAllgather);
+  EXPECT_EQ(messages.back().bytes, reduced);
+  EXPECT_EQ(messages.back().ready_after_gemm_layer, 0u);
+
+  ScalingScenario s = one_message(1.0, 4);
+  s.messages = messages;
+  const std::vector<std::string> ring = {"ring"};
+  const ScalingRow row = row_of(predict_scaling(s, test_network(), ring, 4), "ring", 4);
+  const NetworkModel& net = test_network().params;
+  const auto ring_seconds = [&](std::string_view collective, double bytes) {
+    return model_terms(collective, "ring", 4, bytes).seconds(net.alpha, net.beta, net.gamma);
+  };
+  double expected = 0;
+  for (const ExchangeMessage& m : messages) expected += ring_seconds(m.collective, m.bytes);
+  EXPECT_NEAR(row.exchange_seconds, expected, 1e-12 * expected);
+  EXPECT_LT(ring_seconds(kAllgather, 1e9), ring_seconds(kReduceScatter, 1e9));
+}
+
 // A value that is not finite (β at the edge of double's range) fails the
 // write, naming the column, instead of reaching the CSV; no file is made.
 TEST(WriteScalingCsv, RefusesValuesThatAreNotFinite) {

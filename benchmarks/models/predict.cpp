@@ -22,21 +22,22 @@ namespace {
 // input gradient, one for the weight gradient), so it is 2/3 of an iteration.
 constexpr double kBackwardShare = 2.0 / 3.0;
 
-// The predictor prices the gradient exchange, which is allreduces
-// (kAllreduce, workload.h).
-
+// A message's cost under one algorithm name: its collective's algorithm of
+// that name, or the collective's lower bound.
 struct CostFunction {
   bool lower_bound = false;
-  const AlgorithmInfo* info = nullptr;
-  CostTerms operator()(int p, double n, const Network& network) const {
-    if (lower_bound) return find_collective(kAllreduce)->lower_bound(p, n);
-    if (network.switch_nodes > 0 && info->placed_cost != nullptr) {
+  std::string_view algorithm;
+  CostTerms operator()(std::string_view collective, int p, double n, const Network& network) const {
+    const CollectiveInfo& info = *find_collective(collective);
+    if (lower_bound) return info.lower_bound(p, n);
+    const AlgorithmInfo& algorithm_info = *info.find_algorithm(algorithm);
+    if (network.switch_nodes > 0 && algorithm_info.placed_cost != nullptr) {
       Layout layout = Layout::flat(p);
       layout.switch_nodes = network.switch_nodes;
       layout.switch_uplinks = network.switch_uplinks;
-      return info->placed_cost(layout, n);
+      return algorithm_info.placed_cost(layout, n);
     }
-    return model_terms(kAllreduce, info->name, p, n);
+    return model_terms(collective, algorithm, p, n);
   }
 };
 
@@ -128,6 +129,25 @@ std::vector<ExchangeMessage> ddp_messages(const Model& model, std::size_t elemen
   return messages;
 }
 
+std::vector<ExchangeMessage> zero2_exchange(const Model& model, std::size_t element_bytes,
+                                            std::uint64_t bucket_elements) {
+  std::vector<ExchangeMessage> messages;
+  // Ready fractions for linear compute: the share of the parameters reduced.
+  const double total = static_cast<double>(model.parameters());
+  double done = 0;
+  for (const Bucket& bucket : zero2_buckets(model, bucket_elements, element_bytes)) {
+    done += static_cast<double>(bucket.elements);
+    const std::span tensors(
+        model.tensors_backprop_order.begin() + static_cast<std::ptrdiff_t>(bucket.first_tensor),
+        bucket.tensor_count);
+    messages.push_back({static_cast<double>(bucket.bytes), total > 0 ? done / total : 1.0,
+                        first_ready_layer(tensors), kReduceScatter});
+  }
+  messages.push_back(
+      {static_cast<double>(model.gradient_bytes(element_bytes)), 1.0, 0, kAllgather});
+  return messages;
+}
+
 double compute_seconds_from_flops(const Model& model, int batch, double flops_per_second) {
   if (!(flops_per_second > 0) || !std::isfinite(flops_per_second)) {
     throw std::invalid_argument(
@@ -170,30 +190,42 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
   if (scenario.messages.empty()) {
     throw std::invalid_argument(fmt::format("scenario {} exchanges no messages", scenario.label));
   }
+  std::vector<std::string_view> collectives;
+  for (const ExchangeMessage& message : scenario.messages) {
+    if (std::find(collectives.begin(), collectives.end(), message.collective) ==
+        collectives.end()) {
+      collectives.push_back(message.collective);
+    }
+  }
   std::vector<ScalingRow> rows;
   for (const std::string& algorithm : algorithms) {
     CostFunction cost;
-    if (algorithm == "lower_bound") {
-      cost.lower_bound = true;
-    } else {
-      const CollectiveInfo& allreduce = *find_collective(kAllreduce);
-      cost.info = allreduce.find_algorithm(algorithm);
-      if (cost.info == nullptr) {
-        throw std::invalid_argument(fmt::format("unknown algorithm '{}'; accepted: {}, lower_bound",
-                                                algorithm, allreduce.algorithm_names()));
+    cost.algorithm = algorithm;
+    cost.lower_bound = algorithm == "lower_bound";
+    for (std::string_view collective : collectives) {
+      if (cost.lower_bound) break;
+      const CollectiveInfo& info = *find_collective(collective);
+      if (info.find_algorithm(algorithm) == nullptr) {
+        throw std::invalid_argument(
+            fmt::format("unknown algorithm '{}'{}; accepted: {}, lower_bound", algorithm,
+                        collective == kAllreduce ? "" : fmt::format(" for {}", collective),
+                        info.algorithm_names()));
       }
       bool own = true;
-      model_terms(kAllreduce, algorithm, 2, 1.0, &own);
-      if (!own && !network.per_algorithm.contains(algorithm)) {
+      model_terms(collective, algorithm, 2, 1.0, &own);
+      if (!own && (collective != kAllreduce || !network.per_algorithm.contains(algorithm))) {
         throw std::invalid_argument(fmt::format(
-            "algorithm '{}' has no cost model of its own; predict it from a measured top-down "
-            "fit (--network-from models.csv --per-algorithm-fits) or use lower_bound",
-            algorithm));
+            "{} algorithm '{}' has no cost model of its own; predict it from a measured "
+            "top-down allreduce fit (--network-from models.csv --per-algorithm-fits) or use "
+            "lower_bound",
+            collective, algorithm));
       }
     }
     const auto fitted = network.per_algorithm.find(algorithm);
-    const NetworkModel params =
-        fitted != network.per_algorithm.end() ? fitted->second : network.params;
+    const auto params_of = [&](std::string_view collective) {
+      return fitted != network.per_algorithm.end() && collective == kAllreduce ? fitted->second
+                                                                               : network.params;
+    };
 
     double first_iteration = 0;
     for (int p = 1; p <= max_nodes; ++p) {
@@ -206,21 +238,25 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
       const RowCompute compute = row_compute(scenario, p, row.samples_per_node);
       row.compute_seconds = compute.total;
       std::vector<double> costs;
-      // Per size: a placed cost walks every rank's messages of every step.
-      std::map<double, double> priced;
+      // Per collective and size: a placed cost walks every rank's messages
+      // of every step.
+      std::map<std::pair<std::string_view, double>, double> priced;
       for (const ExchangeMessage& message : scenario.messages) {
-        if (cost.info != nullptr) {
+        if (!cost.lower_bound) {
           const auto count = static_cast<std::size_t>(message.bytes / scenario.element_bytes);
-          if (const std::string why = cost.info->unsupported_reason("mpi", p, count);
-              !why.empty()) {
-            throw std::invalid_argument(
-                fmt::format("{} cannot run {} elements on {} nodes: {}", algorithm, count, p, why));
+          const AlgorithmInfo& info =
+              *find_collective(message.collective)->find_algorithm(algorithm);
+          if (const std::string why = info.unsupported_reason("mpi", p, count); !why.empty()) {
+            throw std::invalid_argument(fmt::format("{} {} cannot run {} elements on {} nodes: {}",
+                                                    message.collective, algorithm, count, p, why));
           }
         }
-        const auto [known, added] = priced.try_emplace(message.bytes, 0.0);
+        const auto [known, added] =
+            priced.try_emplace(std::make_pair(message.collective, message.bytes), 0.0);
         if (added) {
-          known->second =
-              cost(p, message.bytes, network).seconds(params.alpha, params.beta, params.gamma);
+          const NetworkModel params = params_of(message.collective);
+          known->second = cost(message.collective, p, message.bytes, network)
+                              .seconds(params.alpha, params.beta, params.gamma);
         }
         costs.push_back(known->second);
         row.exchange_seconds += costs.back();

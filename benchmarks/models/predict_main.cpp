@@ -192,9 +192,12 @@ void add_exchange_options(CLI::App& app, Options& options) {
       ->capture_default_str()
       ->check(CLI::IsMember({"f32", "f64", "f16", "bf16"}));
   app.add_option("--exchange", options.exchange,
-                 "whole: one allreduce of the whole gradient; ddp: one per PyTorch DDP bucket")
+                 "whole: one allreduce of the whole gradient; ddp: one per PyTorch DDP bucket; "
+                 "zero2: DeepSpeed ZeRO-2's reduce_scatter buckets (500M elements), then the "
+                 "updated parameters' allgather, which nothing hides (each collective priced "
+                 "by its algorithm of the --algorithms name)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"whole", "ddp"}));
+      ->check(CLI::IsMember({"whole", "ddp", "zero2"}));
   app.add_option("--bucket-cap", options.bucket_cap,
                  "DDP bucket cap: bytes, or with a unit (25MiB, 50MB)")
       ->capture_default_str();
@@ -206,8 +209,8 @@ void add_exchange_options(CLI::App& app, Options& options) {
           ->check(collbench::cli::number_at_least(0, false, "", 1));
   auto* buckets_opt =
       app.add_flag("--overlap-buckets", options.overlap_buckets,
-                   "overlap bucket by bucket as DDP does (implies --exchange ddp; refused with "
-                   "--exchange whole)");
+                   "overlap bucket by bucket as DDP does (implies --exchange ddp unless "
+                   "--exchange zero2; refused with --exchange whole)");
   fraction_opt->excludes(buckets_opt);
   app.add_flag("--weak", options.weak, "weak scaling: B/p fixed at --batch samples per node");
 }
@@ -314,7 +317,10 @@ collbench::ScalingScenario model_scenario(
         collbench::compute_seconds_from_flops(model, options.batch, options.flops_per_second);
   }
   s.weak = options.weak;
-  if (options.exchange == "ddp" || options.overlap_buckets) {
+  if (options.exchange == "zero2") {
+    s.messages =
+        collbench::zero2_exchange(model, element_bytes, collbench::kZeroReduceBucketElements);
+  } else if (options.exchange == "ddp" || options.overlap_buckets) {
     s.messages = collbench::ddp_messages(model, element_bytes, bucket_cap_bytes);
   } else {
     s.messages = collbench::whole_gradient(model, element_bytes);
@@ -346,14 +352,23 @@ Plan plan_model(const Options& options, std::uint64_t bucket_cap_bytes,
 
 // Without --algorithms: every algorithm that has a cost model of its own,
 // and those the network has a fit of their own for (--per-algorithm-fits).
-std::vector<std::string> default_algorithms(const collbench::Network& network) {
+// Every allreduce algorithm that can price each collective of the
+// scenarios: a cost model of its own, or an allreduce fit of its own.
+std::vector<std::string> default_algorithms(const Plan& plan, const collbench::Network& network) {
   std::vector<std::string> algorithms;
   for (const collbench::AlgorithmInfo& info : collbench::find_collective("allreduce")->algorithms) {
-    bool own = true;
-    collbench::model_terms("allreduce", info.name, 2, 1.0, &own);
-    if (own || network.per_algorithm.contains(std::string(info.name))) {
-      algorithms.emplace_back(info.name);
+    bool priced = true;
+    for (const collbench::ScalingScenario& scenario : plan.scenarios) {
+      for (const collbench::ExchangeMessage& message : scenario.messages) {
+        bool own = false;
+        if (collbench::find_collective(message.collective)->find_algorithm(info.name) != nullptr) {
+          collbench::model_terms(message.collective, info.name, 2, 1.0, &own);
+        }
+        priced = priced && (own || (message.collective == collbench::kAllreduce &&
+                                    network.per_algorithm.contains(std::string(info.name))));
+      }
     }
+    if (priced) algorithms.emplace_back(info.name);
   }
   return algorithms;
 }
@@ -436,7 +451,7 @@ void predict_and_report(const Options& options, int argc, char** argv) {
   if (!options.compute_from.empty()) measured = collbench::read_gemm_file(options.compute_from);
   Plan plan = options.preset.empty() ? plan_model(options, bucket_cap_bytes, measured)
                                      : plan_preset(options, measured);
-  if (plan.algorithms.empty()) plan.algorithms = default_algorithms(network);
+  if (plan.algorithms.empty()) plan.algorithms = default_algorithms(plan, network);
   const std::vector<collbench::ScalingResult> results = predict(plan, network);
   print_reports(results, network);
   if (!options.out_dir.empty()) write_outputs(options, results, network, argc, argv);

@@ -7,8 +7,9 @@
 //   T_iter(p) = T_compute(B/p) + T_exchange(p, |W|) − T_hidden(p)
 // and the speedup is S(p) = T_iter(1) / T_iter(p), the efficiency S(p)/p.
 // The exchange is one allreduce per message of the gradient — the whole
-// gradient as one message unless buckets are asked for — each costing the
-// algorithm's CostTerms (algorithm.h) on the network's α, β, γ.
+// gradient as one message unless buckets are asked for; ZeRO-2's
+// reduce_scatter buckets and allgather — each costing the algorithm's
+// CostTerms (algorithm.h) for its collective on the network's α, β, γ.
 //
 // Compute, one of:
 //   linear    T_compute(B/p) = T_compute(B)/p, from a given time or FLOP
@@ -48,6 +49,7 @@
 #include <vector>
 
 #include "collbench/catalog/catalog.h"
+#include "collbench/catalog/workload.h"
 #include "collbench/collectives/algorithm.h"
 #include "collbench/models/compute.h"
 #include "collbench/models/fit.h"
@@ -115,14 +117,16 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
 enum class Overlap { none, fraction, buckets };
 std::string_view to_string(Overlap overlap);
 
-// One message of the exchange: its bytes, and when all of its gradients
-// exist: after this fraction of the backward pass (linear compute) or after
-// the backward of this GEMM layer (measured compute; the smallest
-// ready_after_gemm_layer of its tensors, 0 = the end of backprop).
+// One message of the exchange: its collective (workload.h's names) and
+// bytes, and when all of its gradients exist: after this fraction of the
+// backward pass (linear compute) or after the backward of this GEMM layer
+// (measured compute; the smallest ready_after_gemm_layer of its tensors,
+// 0 = the end of backprop).
 struct ExchangeMessage {
   double bytes = 0;
   double ready_fraction = 1;
   std::size_t ready_after_gemm_layer = 0;
+  std::string_view collective = kAllreduce;
 };
 
 struct ScalingScenario {
@@ -148,6 +152,13 @@ struct ScalingScenario {
 std::vector<ExchangeMessage> whole_gradient(const Model& model, std::size_t element_bytes);
 std::vector<ExchangeMessage> ddp_messages(const Model& model, std::size_t element_bytes,
                                           std::uint64_t cap_bytes);
+// DeepSpeed ZeRO-2 (workload.h, zero2_messages): its gradient buckets
+// reduce-scattered as DDP's are allreduced, then the updated parameters'
+// allgather, ready at the end of backprop and after the last bucket (the
+// messages run one after another), so nothing hides it. Throws
+// std::invalid_argument for a zero element size or bucket.
+std::vector<ExchangeMessage> zero2_exchange(const Model& model, std::size_t element_bytes,
+                                            std::uint64_t bucket_elements);
 
 // 3 × forward FLOPs (forward + backward) × batch / sustained FLOP/s.
 double compute_seconds_from_flops(const Model& model, int batch, double flops_per_second);
@@ -170,10 +181,13 @@ struct ScalingRow {
   bool within_batch_limit = true;
 };
 
-// Rows for p = 1..max_nodes per algorithm (registry names, or "lower_bound"
-// for the allreduce lower bound). Throws std::invalid_argument for an
-// unknown algorithm, an algorithm without a cost model of its own and no
-// per-algorithm fit (mpi), max_nodes < 1, batch < 1 or compute_seconds <= 0;
+// Rows for p = 1..max_nodes per algorithm (registry names: each message
+// priced by its collective's algorithm of that name; or "lower_bound" for
+// each collective's lower bound). Per-algorithm fits are allreduce fits:
+// they price allreduce messages only. Throws std::invalid_argument for an
+// algorithm unknown to a collective of the scenario, one without a cost
+// model of its own and no per-algorithm fit (mpi), max_nodes < 1, batch < 1
+// or compute_seconds <= 0;
 // std::runtime_error when measured compute has no time for a node's batch
 // (below the smallest measured one).
 std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const Network& network,
