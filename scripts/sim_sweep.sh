@@ -20,7 +20,7 @@
 #                          or fewer (default: 4096; a power of two >= 2)
 #   --max-ranks-quadratic N
 #                          largest p of those that send O(p^2) messages (ring, pairwise,
-#                          linear, the sharded parameter server, hierarchical; default:
+#                          hierarchical, and those of --max-ranks-all-at-once; default:
 #                          1024): at about 43k simulated messages per CPU second at
 #                          p = 1024 (fewer at larger p: README "Speed"), ring at
 #                          p = 4096 alone takes tens of minutes per case
