@@ -20,10 +20,15 @@
 #                          or fewer (default: 4096; a power of two >= 2)
 #   --max-ranks-quadratic N
 #                          largest p of those that send O(p^2) messages (ring, pairwise,
-#                          linear, the sharded parameter server, hierarchical; default:
+#                          hierarchical, and those of --max-ranks-all-at-once; default:
 #                          1024): at about 43k simulated messages per CPU second at
 #                          p = 1024 (fewer at larger p: README "Speed"), ring at
 #                          p = 4096 alone takes tens of minutes per case
+#   --max-ranks-all-at-once N
+#                          largest p of the O(p^2) ones that post their p - 1 messages
+#                          at once (linear alltoall, the sharded parameter server;
+#                          default: 256): SimGrid 3.32 scans every transfer in flight
+#                          as each one ends, p^2 of them here, so their time grows as p^4
 #   --max-total-bytes B    largest p·n of a case, in bytes (default: 2147483648):
 #                          a bound on the run's time, not its memory (size-only
 #                          mode touches neither buffers nor workspaces)
@@ -61,6 +66,7 @@ out=""
 studies="scale,tree_ring,swing,selection"
 max_ranks=4096
 max_quadratic=1024
+max_all_at_once=256
 max_total=2147483648
 tree_segments=65536,131072
 calibration="$repository/results/netsim/uniform/fit/models.csv"
@@ -73,6 +79,7 @@ while [[ $# -gt 0 ]]; do
     --studies) need_value "$@"; studies=$2; shift 2 ;;
     --max-ranks) need_value "$@"; max_ranks=$2; shift 2 ;;
     --max-ranks-quadratic) need_value "$@"; max_quadratic=$2; shift 2 ;;
+    --max-ranks-all-at-once) need_value "$@"; max_all_at_once=$2; shift 2 ;;
     --max-total-bytes) need_value "$@"; max_total=$2; shift 2 ;;
     --tree-segments) need_value "$@"; tree_segments=$2; shift 2 ;;
     --calibration) need_value "$@"; calibration=$2; shift 2 ;;
@@ -84,10 +91,14 @@ done
 [[ -n $out ]] || die "--out DIR is required (see --help)"
 power_of_two "$max_ranks" || die "--max-ranks $max_ranks: give a power of two >= 2"
 power_of_two "$max_quadratic" || die "--max-ranks-quadratic $max_quadratic: give a power of two >= 2"
+power_of_two "$max_all_at_once" || die "--max-ranks-all-at-once $max_all_at_once: give a power of two >= 2"
 [[ $max_total =~ ^[1-9][0-9]*$ ]] || die "--max-total-bytes $max_total: give a positive whole number of bytes"
 [[ $tree_segments == none || $tree_segments =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
   die "--tree-segments $tree_segments: give comma-separated positive whole numbers of bytes, or none"
 [[ -f $calibration && -r $calibration ]] || die "--calibration $calibration: no such readable file"
+calibration=$(cd "$(dirname "$calibration")" && pwd)/$(basename "$calibration")
+calibration=${calibration#"$repository"/}
+build=$(cd "$build" 2>/dev/null && pwd) || die "--build $build: no such folder"
 collbench="$build/benchmarks/harness/collbench"
 fit="$build/benchmarks/models/collbench-fit"
 [[ -x $collbench && -x $fit ]] ||
@@ -102,9 +113,13 @@ for study in "${study_list[@]}"; do
 done
 [[ -z ${wanted[selection]:-} || -n ${wanted[scale]:-} ]] || die "--studies: selection needs scale"
 mkdir -p "$out" 2>/dev/null && [[ -w $out ]] || die "--out $out: cannot create or write that folder"
-((quick)) && max_ranks=$((max_ranks < 8 ? max_ranks : 8)) && max_quadratic=$((max_quadratic < 8 ? max_quadratic : 8))
+if ((quick)); then
+  max_ranks=$((max_ranks < 8 ? max_ranks : 8))
+  max_quadratic=$((max_quadratic < 8 ? max_quadratic : 8))
+  max_all_at_once=$((max_all_at_once < 8 ? max_all_at_once : 8))
+fi
 
-work=$(mktemp -d "$out/.sim_sweep.XXXXXX")
+work=$(cd "$(mktemp -d "$out/.sim_sweep.XXXXXX")" && pwd)
 child=""
 cleanup() {
   [[ -n $child ]] && kill "$child" 2>/dev/null
@@ -117,6 +132,9 @@ trap 'exit 130' INT TERM
 # beyond --max-ranks-quadratic only these run (--algorithms takes one list for
 # every collective; a collective runs those of its own).
 readonly LOG_ALGORITHMS=tree,recursive_doubling,rabenseifner,ps_central,double_binary_tree,swing_latency,swing_bandwidth,swing_latency_torus,swing_bandwidth_torus,recursive_halving,bruck
+# Those of O(p^2) messages that post p - 1 at once, bounded by --max-ranks-all-at-once.
+readonly ALL_AT_ONCE=linear,ps_sharded
+readonly SCALE_FAMILIES=allreduce,reduce_scatter,allgather,alltoall
 # The comparisons of the studies tree_ring (the challenger first) and swing
 # (its forms, and the rivals of each), given to sim_study.py as they ran.
 readonly TREE_RING=double_binary_tree,ring
@@ -131,8 +149,10 @@ run() {
   local append=()
   [[ -f $csv ]] && append=(--append)
   local start=$SECONDS
-  "$collbench" --transport sim --no-payload --quiet --csv "$csv" "${append[@]}" "$@" \
-    >"$work/log" 2>&1 &
+  # From the repository, so that the CSVs name a calibration inside it by
+  # its path there, as a clone has it.
+  (cd "$repository" && exec "$collbench" --transport sim --no-payload --quiet --csv "$csv" \
+    "${append[@]}" "$@" >"$work/log" 2>&1) &
   child=$!
   local next=$((start + 20))
   while kill -0 "$child" 2>/dev/null; do
@@ -158,27 +178,14 @@ column() {
 }
 
 # α, β, γ of the calibration, as collbench reads them (a star of 2 nodes).
+# Every platform takes --calibration itself: collbench splits the end-to-end
+# α over the links between its first two nodes, so that their ping-pong
+# measures it; farther nodes cross more links.
 run "calibration" "$work/calibration.csv" --ranks 2 --platform star --calibration "$calibration" \
   --families p2p --sizes 8B
 alpha_us=$(column "$work/calibration.csv" sim_alpha_us)
 beta_GBps=$(column "$work/calibration.csv" sim_beta_GBps)
 gamma_GBps=$(column "$work/calibration.csv" sim_gamma_GBps)
-
-# Links per route between the two nearest nodes of a platform: each link gets
-# α / links, so that their ping-pong measures the calibration's α; farther
-# nodes see more links.
-declare -A links_of=()
-nearest_links() {
-  local kind=$1 spec=$2 ranks=$3
-  run "links of $kind" "$work/links_$kind.csv" --ranks "$ranks" --platform "$spec" \
-    --link-latency 1us --link-bandwidth 1GBps --families p2p --sizes 8B
-  links_of[$kind]=$(column "$work/links_$kind.csv" sim_alpha_us)
-}
-link_flags() {
-  local per_link
-  per_link=$(/usr/bin/python3 -c "print(f'{$alpha_us / ${links_of[$1]}:.6g}')")
-  echo "--link-latency ${per_link}us --link-bandwidth ${beta_GBps}GBps --gamma ${gamma_GBps}GBps"
-}
 
 # Platforms of p nodes. fat-tree: 2 levels, k = min(p, 32) nodes per leaf
 # switch, k/2 spines each linked once to every leaf: 2:1 tapered. torus3d:
@@ -200,13 +207,7 @@ platform() {
       echo "torus:${d[0]}x${d[1]}x${d[2]}" ;;
   esac
 }
-nearest_links star star 2
-nearest_links fat-tree "$(platform fat-tree 4)" 4
-nearest_links torus3d "$(platform torus3d 8)" 8
-nearest_links torus2d torus:4x4 16
-echo "calibration $calibration: α $alpha_us us end to end, β $beta_GBps GB/s, γ $gamma_GBps GB/s, o 0;" \
-  "links per nearest route: star ${links_of[star]}, fat-tree ${links_of[fat-tree]}," \
-  "torus ${links_of[torus3d]}" >&2
+echo "calibration $calibration: α $alpha_us us end to end, β $beta_GBps GB/s, γ $gamma_GBps GB/s, o 0" >&2
 
 # Sizes (bytes) of a case at p ranks: those with p·n <= --max-total-bytes.
 sizes_at() {
@@ -217,7 +218,25 @@ sizes_at() {
   local IFS=,
   echo "${list[*]}"
 }
-algorithms_at() { (($1 <= max_quadratic)) && echo all || echo "$LOG_ALGORITHMS"; }
+# The scale study's algorithms at p ranks: all; beyond --max-ranks-all-at-once
+# collbench's hand-written ones but ALL_AT_ONCE; beyond --max-ranks-quadratic
+# LOG_ALGORITHMS.
+algorithms_at() {
+  if (($1 <= max_all_at_once)); then
+    echo all
+  elif (($1 <= max_quadratic)); then
+    "$collbench" --list-algorithms --csv | /usr/bin/python3 -c '
+import csv, sys
+skip = sys.argv[1].split(",")
+families = sys.argv[2].split(",")
+names = {r["algorithm"] for r in csv.DictReader(sys.stdin)
+         if r["implementation"] == "hand-written" and r["collective"] in families
+         and r["algorithm"] not in skip}
+print(",".join(sorted(names)))' "$ALL_AT_ONCE" "$SCALE_FAMILIES"
+  else
+    echo "$LOG_ALGORITHMS"
+  fi
+}
 # The algorithms of LIST that run at p ranks: all, or beyond
 # --max-ranks-quadratic those of LOG_ALGORITHMS.
 bounded() {
@@ -248,9 +267,8 @@ if [[ -n ${wanted[scale]:-} ]]; then
       [[ $kind == torus3d && $p == 2 ]] && continue
       s=$(sizes_at "$p" "${sizes[@]}")
       [[ -n $s ]] || continue
-      # shellcheck disable=SC2046
       run "scale $kind p=$p" "$work/scale.csv" --ranks "$p" --platform "$(platform "$kind" "$p")" \
-        $(link_flags "$kind") --families allreduce,reduce_scatter,allgather,alltoall \
+        --calibration "$calibration" --families "$SCALE_FAMILIES" \
         --algorithms "$(algorithms_at "$p")" --sizes "$s"
     done
   done
@@ -266,9 +284,8 @@ if [[ -n ${wanted[tree_ring]:-} ]]; then
     algorithms=$(bounded "$TREE_RING" "$p")
     s=$(sizes_at "$p" "${sizes[@]}")
     [[ -n $s ]] || continue
-    # shellcheck disable=SC2046
     run "tree_ring p=$p" "$work/tree_ring.csv" --ranks "$p" --platform "$(platform fat-tree "$p")" \
-      $(link_flags fat-tree) --families allreduce --algorithms "$algorithms" --sizes "$s"
+      --calibration "$calibration" --families allreduce --algorithms "$algorithms" --sizes "$s"
     # Smaller segments, where ring runs too: whether the tree pipelines to
     # ring's bandwidth.
     [[ $tree_segments != none ]] && ((p <= max_quadratic)) || continue
@@ -276,9 +293,8 @@ if [[ -n ${wanted[tree_ring]:-} ]]; then
     [[ -n $large ]] || continue
     IFS=, read -ra segment_list <<<"$tree_segments"
     for segment in "${segment_list[@]}"; do
-      # shellcheck disable=SC2046
       run "tree_ring p=$p segment $segment" "$work/tree_segments.csv" --ranks "$p" \
-        --platform "$(platform fat-tree "$p")" $(link_flags fat-tree) --families allreduce \
+        --platform "$(platform fat-tree "$p")" --calibration "$calibration" --families allreduce \
         --algorithms "${TREE_RING%%,*}" --segment "$segment" --sizes "$large"
     done
   done
@@ -296,9 +312,8 @@ if [[ -n ${wanted[swing]:-} ]]; then
     algorithms=$(bounded "$SWING_FORMS,$SWING_RIVALS" "$p")
     s=$(sizes_at "$p" "${sizes[@]}")
     [[ -n $s ]] || continue
-    # shellcheck disable=SC2046
     run "swing ${side}x$side" "$work/swing.csv" --ranks "$p" --platform "torus:${side}x$side" \
-      $(link_flags torus2d) --families allreduce --algorithms "$algorithms" --sizes "$s"
+      --calibration "$calibration" --families allreduce --algorithms "$algorithms" --sizes "$s"
   done
   study_time swing $((SECONDS - start))
 fi
@@ -338,7 +353,7 @@ PYTHON
   study_time selection $((SECONDS - start))
 fi
 
-rm -f "$work"/calibration.csv "$work"/links_*.csv "$work"/log "$work"/fit.log
+rm -f "$work"/calibration.csv "$work"/log "$work"/fit.log
 # The CSVs together first: hours of simulation are kept even if a figure fails.
 for file in "$work"/*; do mv -f "$file" "$out/"; done
 /usr/bin/python3 "$script_dir/sim_study.py" "$out" --tree-ring "$TREE_RING" --swing "$SWING_FORMS" \

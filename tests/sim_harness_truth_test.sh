@@ -8,9 +8,11 @@
 #   2. size-only mode runs a case whose buffers would not fit in memory (the
 #      planner's memory check is for real-data mode only);
 #   3. --ppn 2: the CSV's nodes and ranks_per_node are the platform's;
-#   4. --calibration: the fit's end-to-end α is split over the star's two
-#      links, so the CSV's α is the fit's and a simulated ping-pong takes
-#      α + nβ of the fit.
+#   4. --calibration on a star, fat-trees whose first two nodes meet at the
+#      first and at the second level, and a 3-D torus: the fit's end-to-end
+#      α is split over the links between the first two nodes, so the CSV's α
+#      is the fit's and a simulated ping-pong between them takes α + nβ of
+#      the fit; one with nodes k times as many links apart takes kα + nβ.
 # Usage: sim_harness_truth_test.sh COLLBENCH COLLBENCH_FIT PYTHON MODELS_CSV
 set -euo pipefail
 usage="usage: sim_harness_truth_test.sh COLLBENCH COLLBENCH_FIT PYTHON MODELS_CSV"
@@ -47,7 +49,12 @@ run "$work/size_only.csv" --ranks 2 --families broadcast --algorithms binomial -
 # 3.
 run "$work/ppn.csv" --ranks 6 --ppn 2 --families p2p --sizes 8B
 # 4.
-run "$work/calibrated.csv" --ranks 2 --calibration "$models" --families p2p --sizes 8B,1MiB
+calibrated=("star 2" "fat-tree:2;4,2;1,2;1,1 8" "fat-tree:2;1,4;1,1;1,1 4" "torus:2x2x2 8")
+for case in "${calibrated[@]}"; do
+  read -r platform ranks <<<"$case"
+  run "$work/calibrated_${platform//[:;,]/_}.csv" --ranks "$ranks" --platform "$platform" \
+    --calibration "$models" --families p2p --sizes 8B,1MiB
+done
 
 PYTHONPATH="$(dirname "$0")/../scripts" "$python" - "$work" "$models" <<'PYTHON'
 import csv
@@ -88,10 +95,25 @@ for row in collbench_csv.read_rows(f"{work}/ppn.csv", columns, "the sim test"):
 network = [r for r in csv.DictReader(open(models))
            if r["model"] == "hockney" and r["family"] == "p2p" and r["algorithm"] == "pingpong"]
 alpha, beta = float(network[0]["alpha_us"]), float(network[0]["beta_ns_per_byte"])
-for row in collbench_csv.read_rows(f"{work}/calibrated.csv", columns, "the sim test"):
-    close("calibrated CSV α (us)", float(row["sim_alpha_us"]), alpha, 1e-3)
-    n = int(row["bytes"])
-    close(f"calibrated ping-pong of {n} B (us)", float(row["median_us"]), alpha + n * beta * 1e-3,
-          0.01)
+# Per platform, peer: how many times the first route's links lie between
+# rank 0 and that peer (2 fat-tree levels; torus hops).
+apart = {"star": {1: 1}, "fat-tree:2;4,2;1,2;1,1": {1: 1, 3: 1, 4: 2, 7: 2},
+         "fat-tree:2;1,4;1,1;1,1": {1: 1, 3: 1}, "torus:2x2x2": {1: 1, 3: 2, 7: 3}}
+for platform, peers in apart.items():
+    name = platform.replace(":", "_").replace(";", "_").replace(",", "_")
+    rows = collbench_csv.read_rows(f"{work}/calibrated_{name}.csv", columns, "the sim test")
+    seen = set()
+    for row in rows:
+        close(f"{platform}: calibrated CSV α (us)", float(row["sim_alpha_us"]), alpha, 1e-3)
+        close(f"{platform}: calibrated CSV β (ns/B)", 1 / float(row["sim_beta_GBps"]), beta, 1e-3)
+        peer = int(row["benchmark"].rsplit("peer:", 1)[1])
+        if peer not in peers:
+            continue
+        n = int(row["bytes"])
+        close(f"{platform}: calibrated ping-pong with rank {peer} of {n} B (us)",
+              float(row["median_us"]), peers[peer] * alpha + n * beta * 1e-3, 0.01)
+        seen.add(peer)
+    if seen != set(peers):
+        sys.exit(f"{platform}: no ping-pong rows with ranks {sorted(set(peers) - seen)}")
 PYTHON
-echo "sim_harness_truth: fit recovers α, β, γ within 2%; size-only skips the memory check; ppn metadata; calibration splits α"
+echo "sim_harness_truth: fit recovers α, β, γ within 2%; size-only skips the memory check; ppn metadata; calibration splits α on a star, fat-trees and a torus"

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <vector>
 
 #include "collbench/transport/sim_transport.h"
@@ -88,6 +89,23 @@ TEST_F(SimPlatform, TorusFatTreeAndDragonflyAgreeWithTheirRoutes) {
                                                 {"dragonfly:2,1;2,1;2,1;2", 16}}) {
     EXPECT_EXIT(check_reported(platform(spec, ranks)), ::testing::ExitedWithCode(0), "") << spec;
   }
+}
+
+// What --calibration divides the end-to-end α by, read from the spec alone
+// (building a platform checks it against SimGrid's route: the cases above).
+TEST(SimPlatformLinks, FirstRouteLinksFromTheSpec) {
+  EXPECT_EQ(first_route_links(platform("star", 4)), 2);
+  EXPECT_EQ(first_route_links(platform("torus:2x3", 6)), 1);
+  EXPECT_EQ(first_route_links(platform("torus:1x4", 4)), 1);
+  EXPECT_EQ(first_route_links(platform("fat-tree:2;4,4;1,2;1,2", 16)), 2);
+  EXPECT_EQ(first_route_links(platform("fat-tree:2;1,4;1,1;1,1", 4)), 4);
+  // Not one number of links of one latency: refused by --calibration.
+  EXPECT_EQ(first_route_links(platform("dragonfly:2,1;2,1;2,1;2", 16)), 0);
+  EXPECT_EQ(first_route_links(platform("platform.xml", 4)), 0);
+  SimParams two_per_node = platform("star", 4);
+  two_per_node.ppn = 2;
+  EXPECT_EQ(first_route_links(two_per_node), 0);
+  EXPECT_THROW(first_route_links(platform("fat-tree:2;4", 4)), std::invalid_argument);
 }
 
 // ppn = 2: ranks 0 and 1 share node 0, behind intra links of 0.1 µs and

@@ -9,9 +9,11 @@
 #   2. tree_ring.csv has ring and double_binary_tree at each size,
 #      tree_segments.csv the tree at 1 MiB with 64 and 128 KiB segments,
 #      swing.csv the four Swing forms and their three rivals on the 2x2 torus;
-#   3. selections.csv, scale.png and crossovers.png exist, and the crossovers
+#   3. every simulated row took its links from the default calibration,
+#      named by its path in the repository, and has its α on every platform;
+#   4. selections.csv, scale.png and crossovers.png exist, and the crossovers
 #      the script prints name a winner;
-#   4. bad arguments exit 2 with one line and leave no file.
+#   5. bad arguments exit 2 with one line and leave no file.
 # Usage: sim_sweep_test.sh REPOSITORY BUILD
 set -euo pipefail
 repository=${1:?usage: sim_sweep_test.sh REPOSITORY BUILD}
@@ -21,7 +23,7 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "sim_sweep_test: $*" >&2; exit 1; }
 sweep="$repository/scripts/sim_sweep.sh"
 
-for bad in "--max-ranks 3" "--max-ranks-quadratic 0" "--studies scale,nope" "--studies selection" \
+for bad in "--max-ranks 3" "--max-ranks-quadratic 0" "--max-ranks-all-at-once 6" "--studies scale,nope" "--studies selection" \
   "--max-total-bytes 1e9" "--tree-segments 64KiB" "--calibration $work/none.csv" "--frobnicate"; do
   # shellcheck disable=SC2086
   if "$sweep" --out "$work/bad" --build "$build" --quick $bad 2>"$work/err" >/dev/null; then
@@ -65,7 +67,8 @@ listing = collbench_csv.read_rows(f"{work}/listing.csv", ("collective", "algorit
 collectives = ("allreduce", "reduce_scatter", "allgather", "alltoall")
 expected = {c: {r["algorithm"] for r in listing if r["collective"] == c
                 and r["implementation"] == "hand-written"} for c in collectives}
-columns = ("collective", "algorithm", "ranks", "bytes", "sim_platform", "sim_payload", "median_us")
+columns = ("collective", "algorithm", "ranks", "bytes", "sim_platform", "sim_payload", "median_us",
+           "sim_calibration", "sim_alpha_us")
 scale = collbench_csv.read_rows(f"{work}/out/scale.csv", columns, "the sim_sweep test")
 cells = collections.Counter()
 for row in scale:
@@ -90,6 +93,9 @@ got = sorted((r["algorithm"], int(r["segment_bytes"]), int(r["bytes"])) for r in
 if got != [("double_binary_tree", s, 1048576) for s in (65536, 131072)]:
     sys.exit(f"tree_segments.csv: {got}")
 swing = collbench_csv.read_rows(f"{work}/out/swing.csv", columns, "the sim_sweep test")
+links = {(r["sim_calibration"], r["sim_alpha_us"]) for r in scale + tree_ring + segments + swing}
+if len(links) != 1 or next(iter(links))[0] != "results/netsim/uniform/fit/models.csv":
+    sys.exit(f"calibrations and α of the rows: {sorted(links)}")
 got = sorted((r["algorithm"], r["sim_platform"], int(r["bytes"])) for r in swing)
 if got != sorted((a, "torus:2x2", 32768) for a in ("swing_latency", "swing_bandwidth",
                                                     "swing_latency_torus", "swing_bandwidth_torus",

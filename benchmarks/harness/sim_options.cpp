@@ -52,10 +52,12 @@ void add_sim_options(CLI::App& app, SimFlags& flags) {
                "copied or reduced (--check refused), for p·n beyond this machine's memory")
       ->each([&flags](const std::string&) { flags.given.emplace_back("--no-payload"); });
   add("--calibration", flags.calibration, "FILE",
-      "--transport sim, --platform star: α and β of the network from a collbench-fit "
-      "models.csv (its p2p ping-pong fit, placement inter), γ from its reduce fit of the run's "
-      "--dtype; they replace --link-latency, --link-bandwidth and --gamma. The end-to-end α "
-      "(two links of a star, plus 2o) is split over the route's two links");
+      "--transport sim, --platform star, fat-tree or torus, --ppn 1: α and β of the network "
+      "from a collbench-fit models.csv (its p2p ping-pong fit, placement inter), γ from its "
+      "reduce fit of the run's --dtype; they replace --link-latency, --link-bandwidth and "
+      "--gamma. The end-to-end α less 2o is split evenly over the links of the route between "
+      "the first two nodes (2 on a star, 2 per fat-tree level climbed, 1 on a torus), so that "
+      "their ping-pong measures it; farther nodes cross more links");
   add("--compute-from", flags.compute_from, "FILE",
       "--transport sim, --families train: each rank's forward and backward pass per GEMM layer "
       "take the time this machine measured (a harness CSV with gemm rows, the file "
@@ -102,15 +104,18 @@ double parsed(Parse parse, const char* flag, const std::string& value) {
   }
 }
 
-// α, β, γ from collbench-fit's models.csv, for a star: a route between two
-// nodes is two links (each node's own), so each link gets half of α − 2o.
+// α, β, γ from collbench-fit's models.csv. The fit's α is end to end: the
+// route between two nodes (first_route_links of them, one latency each)
+// plus 2o, so each link gets (α − 2o) / links.
 void calibrate(const SimFlags& flags, DType dtype, SimParams& params, std::string& note) {
-  if (params.platform.rfind("star", 0) != 0 || params.ppn != 1) {
+  const int links = first_route_links(params);
+  if (links == 0) {
     throw std::invalid_argument(fmt::format(
         "--calibration {}: converting the fit's end-to-end α into per-link latency is defined for "
-        "--platform star with --ppn 1; for --platform {} give --link-latency and "
-        "--link-bandwidth",
-        flags.calibration, params.platform));
+        "--platform star, fat-tree or torus with --ppn 1; for --platform {}{} give "
+        "--link-latency and --link-bandwidth",
+        flags.calibration, params.platform,
+        params.ppn != 1 ? fmt::format(" --ppn {}", params.ppn) : ""));
   }
   NetworkSelection selection;
   selection.dtype = std::string(to_string(dtype));
@@ -126,15 +131,15 @@ void calibrate(const SimFlags& flags, DType dtype, SimParams& params, std::strin
         "--calibration {}: its α ({:.3g} us) is below 2o ({:.3g} us) or its β is not positive",
         flags.calibration, network.params.alpha * 1e6, 2 * params.overhead * 1e6));
   }
-  params.link_latency = route_latency / 2;
+  params.link_latency = route_latency / links;
   params.link_bandwidth = 1 / network.params.beta;
   params.gamma_rate = network.params.gamma > 0 ? 1 / network.params.gamma : 0;
   note = fmt::format(
-      "calibrated from {} ({}): α {:.4g} us end to end = 2 links of {:.4g} us + 2o; β {:.4g} "
+      "calibrated from {} ({}): α {:.4g} us end to end = {} links of {:.4g} us + 2o; β {:.4g} "
       "GB/s; γ {:.4g} GB/s ({})",
-      flags.calibration, network.description, network.params.alpha * 1e6, params.link_latency * 1e6,
-      params.link_bandwidth / 1e9, params.gamma_rate > 0 ? params.gamma_rate / 1e9 : 0.0,
-      network.gamma_origin);
+      flags.calibration, network.description, network.params.alpha * 1e6, links,
+      params.link_latency * 1e6, params.link_bandwidth / 1e9,
+      params.gamma_rate > 0 ? params.gamma_rate / 1e9 : 0.0, network.gamma_origin);
 }
 
 }  // namespace

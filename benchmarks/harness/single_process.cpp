@@ -35,7 +35,12 @@ constexpr int kMaxSimulatedRanks = 1 << 20;
 
 std::unique_ptr<RankGroup> make_sim_group(const Options& options) {
   std::string note;
-  return make_sim_rank_group(sim_params(options.sim, options.ranks, options.dtype, note));
+  auto group = make_sim_rank_group(sim_params(options.sim, options.ranks, options.dtype, note));
+  // The CSV names the file only; how its α became per-link latency is here.
+  if (!options.sim.calibration.empty() && !options.quiet) {
+    fmt::print(stderr, "collbench: {}\n", note);
+  }
+  return group;
 }
 #endif
 

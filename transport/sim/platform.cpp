@@ -261,14 +261,16 @@ void load_xml(const SimParams& params, Platform& platform) {
   }
 }
 
-// Latency and narrowest bandwidth of the route between two slots' hosts.
-void route(const s4u::Host* from, const s4u::Host* to, double& alpha, double& beta) {
+// Latency and narrowest bandwidth of the route between two slots' hosts;
+// returns its number of links.
+std::size_t route(const s4u::Host* from, const s4u::Host* to, double& alpha, double& beta) {
   std::vector<s4u::Link*> links;
   alpha = 0;
   from->route_to(to, links, &alpha);
   double narrowest = std::numeric_limits<double>::infinity();
   for (const s4u::Link* link : links) narrowest = std::min(narrowest, link->get_bandwidth());
   beta = links.empty() ? 0 : 1 / narrowest;
+  return links.size();
 }
 
 }  // namespace
@@ -319,8 +321,17 @@ Platform build_platform(const SimParams& params) {
     check_ranks(params, platform.nodes);
   }
   if (platform.nodes > 1) {
-    route(platform.slots[0], platform.slots[static_cast<std::size_t>(params.ppn)],
-          platform.links.alpha, platform.links.beta);
+    const std::size_t links =
+        route(platform.slots[0], platform.slots[static_cast<std::size_t>(params.ppn)],
+              platform.links.alpha, platform.links.beta);
+    // --calibration divides α by the count read from the spec.
+    const int expected = first_route_links(params);
+    if (expected != 0 && links != static_cast<std::size_t>(expected)) {
+      throw std::logic_error(fmt::format(
+          "platform '{}': SimGrid routes its first two nodes over {} links, first_route_links "
+          "says {}",
+          params.platform, links, expected));
+    }
   }
   if (params.ppn > 1) {
     route(platform.slots[0], platform.slots[1], platform.links.intra_alpha,
@@ -330,3 +341,24 @@ Platform build_platform(const SimParams& params) {
 }
 
 }  // namespace collbench::sim
+
+namespace collbench {
+
+int first_route_links(const SimParams& params) {
+  const auto [kind, shape_text] = sim::kind_and_shape(params.platform);
+  if (!sim::generated(kind) || kind == "dragonfly" || params.ppn != 1) return 0;
+  const sim::Shape shape = sim::parse_shape(params, params.platform, kind, shape_text);
+  if (kind == "star") return 2;
+  if (kind == "torus") return 1;
+  // Nodes 0 and 1 meet in the lowest level whose switches have two nodes
+  // or more below them; the route climbs to it and back down.
+  unsigned long below = 1;
+  const std::vector<unsigned>& down = shape.tree[0];
+  for (std::size_t level = 0; level < down.size(); ++level) {
+    below *= down[level];
+    if (below >= 2) return 2 * static_cast<int>(level + 1);
+  }
+  return 0;  // a single node: no route
+}
+
+}  // namespace collbench

@@ -126,6 +126,17 @@ class SimulatedCompute {
   ~SimulatedCompute() = default;
 };
 
+// Links on the route between the first two nodes of `params`' platform,
+// whose latencies add up to the α a ping-pong between them measures (less
+// 2o), all of one --link-latency: 2 on a star (each node's own), 2·l on a
+// fat-tree whose first two nodes meet at level l, 1 on a torus (neighbours
+// in its first dimension). Read from the spec, before anything is built;
+// building the platform checks it against SimGrid's route. 0 where it is not
+// one number of links of one latency: a dragonfly, an XML file, ppn > 1
+// (the route adds two intra-node links). Throws std::invalid_argument for a
+// malformed spec.
+int first_route_links(const SimParams& params);
+
 // Builds (the first time, with the platform) or reuses the process's
 // engine. Throws std::invalid_argument for bad parameters or a platform
 // other than the one already loaded, with one sentence saying what to fix.
