@@ -5,6 +5,12 @@
 // awkward counts (0, 1, p − 1, p + 1: fewer elements than ranks and uneven
 // halves and blocks), in place and out, and many small segments. Their cost
 // formulas' spot values are in Registry.NamesAndCosts' manner, here.
+// Mutants these tests were shown to catch, for the double binary tree and
+// each Swing form (1-D and torus): a wrong peer (tree 1 placed two
+// positions off; ρ's sign flipped: the peers tests), a skipped segment or
+// block (the last segment of a half; one element of a step's exchange), a
+// rank left out (a node's second child dropped; the last step dropped), and
+// a fold that forgets its neighbour's vector (torus forms).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
