@@ -14,8 +14,8 @@
 #                          the size below which the tree wins, per p), swing (Swing
 #                          against ring, recursive doubling and Rabenseifner on 2-D
 #                          tori), selection (collbench-fit's best algorithm per
-#                          collective, size and p, from scale's CSV; needs scale)
-#                          (default: all four)
+#                          collective, size and p, from scale's CSV: this run's, or
+#                          without scale DIR/scale.csv) (default: all four)
 #   --max-ranks N          largest p of the algorithms that send O(p log p) messages
 #                          or fewer (default: 4096; a power of two >= 2)
 #   --max-ranks-quadratic N
@@ -111,7 +111,10 @@ for study in "${study_list[@]}"; do
     *) die "--studies: unknown study '$study' (scale, tree_ring, swing, selection)" ;;
   esac
 done
-[[ -z ${wanted[selection]:-} || -n ${wanted[scale]:-} ]] || die "--studies: selection needs scale"
+# selection alone reselects from the folder's scale.csv (the fit takes seconds,
+# the scale study hours).
+[[ -z ${wanted[selection]:-} || -n ${wanted[scale]:-} || -f $out/scale.csv ]] ||
+  die "--studies: selection needs scale, in this run or as $out/scale.csv"
 mkdir -p "$out" 2>/dev/null && [[ -w $out ]] || die "--out $out: cannot create or write that folder"
 if ((quick)); then
   max_ranks=$((max_ranks < 8 ? max_ranks : 8))
@@ -324,7 +327,9 @@ fi
 if [[ -n ${wanted[selection]:-} ]]; then
   start=$SECONDS
   mkdir "$work/fit"
-  /usr/bin/python3 - "$work/scale.csv" "$work/fit" <<'PYTHON'
+  sweep_csv=$work/scale.csv
+  [[ -n ${wanted[scale]:-} ]] || sweep_csv=$out/scale.csv
+  /usr/bin/python3 - "$sweep_csv" "$work/fit" <<'PYTHON'
 import csv, sys
 with open(sys.argv[1], newline="") as source:
     reader = csv.DictReader(source)

@@ -5,6 +5,12 @@
 // awkward counts (0, 1, p − 1, p + 1: fewer elements than ranks and uneven
 // halves and blocks), in place and out, and many small segments. Their cost
 // formulas' spot values are in Registry.NamesAndCosts' manner, here.
+// Mutants these tests were shown to catch, for the double binary tree and
+// each Swing form (1-D and torus): a wrong peer (tree 1 placed two
+// positions off; ρ's sign flipped: the peers tests), a skipped segment or
+// block (the last segment of a half; one element of a step's exchange), a
+// rank left out (a node's second child dropped; the last step dropped), and
+// a fold that forgets its neighbour's vector (torus forms).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -222,17 +228,20 @@ std::size_t wrong_on_torus(const AlgorithmInfo& algorithm,
 
 constexpr std::string_view kTorusForms[] = {"swing_latency_torus", "swing_bandwidth_torus"};
 
-// The torus forms on tori of 2 and 3 dimensions (powers of two, a dimension
-// of size 1 among them), the ranks in the torus's order and elsewhere; and,
-// where the coordinates are no power-of-two torus, the 1-D form (without
-// coordinates collective_inproc_test's suite runs them, as every algorithm).
+// The torus forms on tori of 1, 2 and 3 dimensions, a dimension of size 1
+// among them, every side a power of two or not (folded: even and odd sides,
+// one or several of them, a rank that absorbs a neighbour along one side and
+// sits out along the next), the ranks in the torus's order and elsewhere
+// (stride 7, prime to every p here). Without coordinates
+// collective_inproc_test's suite runs them, as every algorithm.
 TEST(AllreduceAnyP, TorusFormsOnTori) {
-  const std::vector<std::vector<int>> shapes = {{2, 2},    {2, 8},    {4, 4},
-                                                {4, 2, 2}, {8, 1, 2}, {4, 3}};
+  const std::vector<std::vector<int>> shapes = {{2, 2}, {2, 8},    {4, 4},   {4, 2, 2}, {8, 1, 2},
+                                                {4, 3}, {6, 6},    {4, 6},   {3, 5},    {3, 3},
+                                                {5},    {2, 3, 3}, {3, 1, 5}};
   for (const std::string_view name : kTorusForms) {
     const AlgorithmInfo& algorithm = *allreduce().find_algorithm(name);
     for (const std::vector<int>& sizes : shapes) {
-      for (const int stride : {1, 5}) {
+      for (const int stride : {1, 7}) {
         const std::vector<std::vector<int>> coordinates = torus_coordinates(sizes, stride);
         const std::size_t p = coordinates.size();
         for (const std::size_t count : {std::size_t{1}, p + 1, std::size_t{1001}}) {
@@ -282,6 +291,34 @@ TEST(AllreduceAnyP, TorusPeers) {
     }
     EXPECT_EQ(peers[0], expected0) << name;
     EXPECT_EQ(peers[5], expected5) << name;
+  }
+}
+
+// A side that is no power of two is folded first: on a 3x4 torus (rank =
+// x + 3y) x = 0 sits out into x = 1 and x = 1, 2 become 0, 1 of a 2x4 torus.
+// Rank 0 at (0, 0) sends its vector to rank 1 and nothing else; rank 1 runs
+// the Swings from (0, 0) of the 2x4 torus — along x to x' = 1 (rank 2),
+// along y to y = 1 (rank 4), then along y to y = −1 (rank 10) for both parts
+// — and sends the result back to rank 0.
+TEST(AllreduceAnyP, TorusFoldPeers) {
+  const std::vector<std::vector<int>> coordinates = torus_coordinates({3, 4}, 1);
+  for (const std::string_view name : kTorusForms) {
+    std::vector<std::vector<int>> peers(12);
+    run_in_process(12, [&](Transport& transport) {
+      transport.set_coordinates(coordinates);
+      PeerLedger ledger(transport);
+      const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
+      std::vector<std::byte> in(64 * 4), out(64 * 4);
+      allreduce().find_algorithm(name)->build(ledger, spec, in, out)->run();
+      peers[static_cast<std::size_t>(transport.rank())] = ledger.peers;
+    });
+    std::vector<int> expected1 = {2, 4, 4, 2, 10, 10};
+    if (name == "swing_bandwidth_torus") {
+      expected1.insert(expected1.end(), {10, 10, 4, 2, 2, 4});
+    }
+    expected1.push_back(0);
+    EXPECT_EQ(peers[0], std::vector<int>{1}) << name;
+    EXPECT_EQ(peers[1], expected1) << name;
   }
 }
 

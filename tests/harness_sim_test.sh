@@ -14,7 +14,9 @@
 #   6. --families barrier: the dissemination barrier alone (the simulator's
 #      own is ideal), lg p rounds of one α each.
 #   7. on torus:4x4, swing_bandwidth_torus passes --check and is faster than
-#      the 1-D swing_bandwidth (the transport's coordinates reach it).
+#      the 1-D swing_bandwidth (the transport's coordinates reach it);
+#   8. both torus forms pass --check on tori with sides that are no power of
+#      two (6x6, 4x6, 3x5, 3x2x2: folded), 8 B and 64 KiB.
 # Usage: harness_sim_test.sh COLLBENCH PYTHON
 set -euo pipefail
 collbench=${1:?usage: harness_sim_test.sh COLLBENCH PYTHON}
@@ -44,6 +46,13 @@ LD_PRELOAD=$forbid "$collbench" --transport sim --ranks 16 --platform torus:4x4 
   --link-latency 1us --link-bandwidth 10GBps --gamma 5GBps --families allreduce \
   --algorithms swing_bandwidth,swing_bandwidth_torus --sizes 64KiB --check --csv "$work/torus.csv" \
   --quiet >"$work/stdout" 2>"$work/stderr" || { cat "$work/stderr" >&2; fail "collbench on torus:4x4 failed"; }
+for shape in 6x6 4x6 3x5 3x2x2; do
+  LD_PRELOAD=$forbid "$collbench" --transport sim --ranks $(($(tr x '*' <<<"$shape"))) \
+    --platform "torus:$shape" --link-latency 1us --link-bandwidth 10GBps --gamma 5GBps \
+    --families allreduce --algorithms swing_latency_torus,swing_bandwidth_torus --sizes 8B,64KiB \
+    --check --csv "$work/folded.csv" $([[ -f $work/folded.csv ]] && echo --append) --quiet \
+    >"$work/stdout" 2>"$work/stderr" || { cat "$work/stderr" >&2; fail "collbench on torus:$shape failed"; }
+done
 
 PYTHONPATH="$(dirname "$0")/../scripts" "$python" - "$work" "$algorithms" <<'PYTHON'
 import sys
@@ -100,6 +109,12 @@ if {r["check"] for r in torus.values()} != {"ok"}:
 if not float(torus["swing_bandwidth_torus"]["median_us"]) < float(torus["swing_bandwidth"]["median_us"]):
     sys.exit(f"on torus:4x4 swing_bandwidth_torus took {torus['swing_bandwidth_torus']['median_us']} us, "
              f"not less than swing_bandwidth's {torus['swing_bandwidth']['median_us']} us")
+folded = collbench_csv.read_rows(f"{work}/folded.csv", columns, "the sim test")
+got = sorted((r["sim_platform"], r["algorithm"], r["bytes"], r["check"]) for r in folded)
+expected = sorted((f"torus:{shape}", form, size, "ok") for shape in ("6x6", "4x6", "3x5", "3x2x2")
+                  for form in ("swing_latency_torus", "swing_bandwidth_torus") for size in ("8", "65536"))
+if got != expected:
+    sys.exit(f"on the folded tori: {got}, expected {expected}")
 barrier = collbench_csv.read_rows(f"{work}/barrier.csv", columns, "the sim test")
 if [r["benchmark"] for r in barrier] != ["barrier/dissemination"]:
     sys.exit(f"barrier rows {[r['benchmark'] for r in barrier]}, expected barrier/dissemination")
@@ -108,4 +123,4 @@ got = float(barrier[0]["median_us"]) * 1e-6
 if abs(got - 3 * alpha) > 0.01 * 3 * alpha:
     sys.exit(f"barrier/dissemination: {got * 1e6:.4f} us simulated, 3 alpha = {3 * alpha * 1e6:.4f} us")
 PYTHON
-echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree, the barrier lg p alpha, the torus form faster on a torus"
+echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree, the barrier lg p alpha, the torus form faster on a torus and checked on folded tori"

@@ -13,7 +13,9 @@
 #      named by its path in the repository, and has its α on every platform;
 #   4. selections.csv, scale.png and crossovers.png exist, and the crossovers
 #      the script prints name a winner;
-#   5. bad arguments exit 2 with one line and leave no file.
+#   5. bad arguments exit 2 with one line and leave no file;
+#   6. --studies selection alone reselects from the folder's scale.csv: the
+#      same selections.csv as the run with scale.
 # Usage: sim_sweep_test.sh REPOSITORY BUILD
 set -euo pipefail
 repository=${1:?usage: sim_sweep_test.sh REPOSITORY BUILD}
@@ -53,6 +55,12 @@ for file in "$work"/out/* "$work"/out/.[!.]*; do
   esac
 done
 grep -q "^study scale: [0-9]* s wall" "$work/stderr" || fail "no wall time of study scale"
+cp "$work/out/selections.csv" "$work/selections_with_scale.csv"
+rm "$work/out/selections.csv"
+"$sweep" --out "$work/out" --build "$build" --studies selection >/dev/null 2>"$work/err" ||
+  { cat "$work/err" >&2; fail "--studies selection alone failed"; }
+cmp -s "$work/out/selections.csv" "$work/selections_with_scale.csv" ||
+  fail "--studies selection alone chose otherwise than the run with scale"
 grep -q "^- star, allreduce, 4 KiB: " "$work/stdout" || fail "no crossover line: $(head "$work/stdout")"
 
 "$build/benchmarks/harness/collbench" --list-algorithms --csv >"$work/listing.csv"
