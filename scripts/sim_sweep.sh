@@ -98,7 +98,8 @@ power_of_two "$max_all_at_once" || die "--max-ranks-all-at-once $max_all_at_once
 [[ -f $calibration && -r $calibration ]] || die "--calibration $calibration: no such readable file"
 calibration=$(cd "$(dirname "$calibration")" && pwd)/$(basename "$calibration")
 calibration=${calibration#"$repository"/}
-build=$(cd "$build" 2>/dev/null && pwd) || die "--build $build: no such folder"
+build_folder=$(cd "$build" 2>/dev/null && pwd) || die "--build $build: no such folder"
+build=$build_folder
 collbench="$build/benchmarks/harness/collbench"
 fit="$build/benchmarks/models/collbench-fit"
 [[ -x $collbench && -x $fit ]] ||
