@@ -7,10 +7,11 @@
 # most of the CPU of a small source. PRIVATE: nothing reaches an installed
 # target's consumers.
 #
-# Building the precompiled header costs a few parses (about 5 s of CPU), so
-# only a target of many small sources gains: the five of collbench_core and
-# collbench_transport or the eight of collbench_catalog came out slower with
-# it. A header with static objects (gtest's <iostream>, CLI11's validators,
+# Building the precompiled header costs a few parses (5-7 s of CPU on a
+# loaded machine), so only a target of many small sources gains: it saved
+# about 30% of collbench_collectives' CPU, and no clear gain was seen for the
+# five sources of collbench_core or collbench_transport or the eight of
+# collbench_catalog. A header with static objects (gtest's <iostream>, CLI11's validators,
 # Google Benchmark's stream anchor) would add their initialization, and for
 # CLI11 seconds of code generation, to every source of the target: list one
 # only where each source includes it anyway. A source compiled with other
