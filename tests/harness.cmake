@@ -1,6 +1,11 @@
 # Tests of the collbench harness (benchmarks/harness): unit tests of its
 # pieces, and the executable under mpirun as a user runs it, with the CSV it
-# writes read back (tests/harness_mpi_test.sh).
+# writes read back (tests/harness_e2e/, a file per scenario).
+
+# The shell tests' shared helpers (tests/lib.sh), on cases they must fail.
+add_test(NAME tests_lib_sh COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/lib_test.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(tests_lib_sh PROPERTIES LABELS unit)
+
 if(NOT TARGET collbench_exe)
   return()  # built without benchmarks
 endif()
@@ -11,8 +16,9 @@ target_link_libraries(harness_tests PRIVATE collbench_harness GTest::gtest_main 
 collbench_add_gtest(harness_tests)
 
 list(JOIN COLLBENCH_MPIRUN " " harness_mpirun)
-set(harness_driver ${CMAKE_CURRENT_SOURCE_DIR}/harness_mpi_test.sh)
-# harness_mpi_test(<scenario> [NP n] [TIMEOUT s] [LABELS l...])
+set(harness_e2e ${CMAKE_CURRENT_SOURCE_DIR}/harness_e2e)
+# harness_mpi_test(<scenario> [NP n] [TIMEOUT s] [LABELS l...]): harness_e2e/<scenario>.sh
+# under mpirun, as the test harness_<scenario>[_np<n>].
 function(harness_mpi_test scenario)
   cmake_parse_arguments(ARG "" "NP;TIMEOUT" "LABELS" ${ARGN})
   set(name harness_${scenario})
@@ -22,7 +28,7 @@ function(harness_mpi_test scenario)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 180)
   endif()
-  add_test(NAME ${name} COMMAND bash ${harness_driver} ${scenario} $<TARGET_FILE:collbench_exe>
+  add_test(NAME ${name} COMMAND bash ${harness_e2e}/${scenario}.sh $<TARGET_FILE:collbench_exe>
                                      ${ARG_NP})
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "${COLLBENCH_MPI_ENV};COLLBENCH_MPIRUN=${harness_mpirun}"
@@ -58,14 +64,14 @@ endif()
 # made fatal (mpi_init_forbidden preloaded), the CSV read back.
 add_library(mpi_init_forbidden SHARED mpi_init_forbidden.cpp)
 target_link_libraries(mpi_init_forbidden PRIVATE collbench_warnings)
-add_test(NAME harness_inproc COMMAND bash ${harness_driver} inproc $<TARGET_FILE:collbench_exe> 4)
+add_test(NAME harness_inproc COMMAND bash ${harness_e2e}/inproc.sh $<TARGET_FILE:collbench_exe> 4)
 set_tests_properties(harness_inproc PROPERTIES
   ENVIRONMENT "COLLBENCH_MPIRUN=none;COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
   TIMEOUT 180 LABELS "unit;harness" PROCESSORS 2)
 
 # --sync window and the other tools' timing conventions, in one process and
 # under mpirun.
-add_test(NAME harness_window COMMAND bash ${harness_driver} window $<TARGET_FILE:collbench_exe> 2)
+add_test(NAME harness_window COMMAND bash ${harness_e2e}/window.sh $<TARGET_FILE:collbench_exe> 2)
 set_tests_properties(harness_window PROPERTIES
   ENVIRONMENT "${COLLBENCH_MPI_ENV};COLLBENCH_MPIRUN=${harness_mpirun};COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
   TIMEOUT 180 LABELS "mpi;harness" PROCESSORS 2 RESOURCE_LOCK mpirun)
@@ -126,7 +132,7 @@ endif()
 # --transport ofi without mpirun: ranks started by hand meet in a folder.
 if(COLLBENCH_HAVE_OFI)
   add_test(NAME harness_ofi_file
-           COMMAND bash ${harness_driver} ofi_file $<TARGET_FILE:collbench_exe>)
+           COMMAND bash ${harness_e2e}/ofi_file.sh $<TARGET_FILE:collbench_exe>)
   set_tests_properties(harness_ofi_file PROPERTIES
     ENVIRONMENT "COLLBENCH_MPIRUN=none;COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
     TIMEOUT 180 LABELS "harness;ofi" PROCESSORS 2)

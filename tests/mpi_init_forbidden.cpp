@@ -1,5 +1,5 @@
 // Preloaded (LD_PRELOAD) into a collbench that must not initialize MPI
-// (`--transport inproc`, tests/harness_mpi_test.sh inproc): these take the
+// (`--transport inproc`, tests/harness_e2e/inproc.sh): these take the
 // place of the MPI library's MPI_Init and MPI_Init_thread, and end the
 // process with a status of their own and a line saying who called, so a run
 // that initializes MPI fails instead of passing as an MPI singleton.
