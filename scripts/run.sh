@@ -2,7 +2,7 @@
 # The main job: builds collbench (Release, in build/) when needed, runs the
 # default sweep on this machine and summarizes it.
 #
-# Usage: scripts/run.sh [--help] [--full] [--progress] [-- COLLBENCH_FLAGS...]
+# Usage: scripts/run.sh [--help] [--full] [--progress] [--launches N] [-- COLLBENCH_FLAGS...]
 #
 # Without flags it is the first run: x8 size steps to 4 MiB, one workload,
 # no large models and no libfabric sweeps, at most 5 minutes after the build
@@ -25,9 +25,16 @@
 # ranks share cores).
 #
 # The sweep, on NP ranks of this machine, every result checked (--check),
-# over MPI's shared memory (Open MPI: pml ob1, btl self,vader), three
-# interleaved repetitions (--benchmark_repetitions=3 --interleave: the
-# selection of an algorithm per size weighs the spread over them):
+# over MPI's shared memory (Open MPI: pml ob1, btl self,vader), in
+# --launches N separate launches of collbench (default 3), three samples in
+# all: one round each with N >= 3, otherwise ceil(3/N) interleaved rounds
+# each (--benchmark_repetitions --interleave). collbench-fit takes each
+# launch's median as one sample, so alpha, beta and the selection of an
+# algorithm per size (which weighs the spread over the samples) see how
+# much the machine moves between launches: a 2 MiB ping-pong moved from 145
+# to 187 us between two launches here, while the repetitions within each
+# launch did not overlap the other's. --launches 1 is the old sweep, three
+# rounds in one launch:
 #   - every collective of collbench (--families collectives: allreduce,
 #     reduce_scatter, allgather, broadcast, reduce, alltoall, alltoallv), every algorithm
 #     of each and mpi (the MPI library's own: MPI_Allreduce, MPI_Bcast, ...),
@@ -80,7 +87,8 @@
 #   collbench_ofi_<provider>.csv   the allreduce sweep over libfabric
 #   collbench_mpi_btl_tcp.csv      the same over MPI, pml ob1, btl self,tcp
 #   collbench_mpi_mtl_ofi_<provider>.csv   the same over MPI, pml cm, mtl ofi
-#   collbench.json   Google Benchmark's JSON report of the main sweep
+#   collbench.json   Google Benchmark's JSON report of the main sweep (its
+#                    first launch; launch K's in collbench_launchK.json)
 #   console.txt      Google Benchmark's console table; console_<fabric>.txt
 #                    the output of each allreduce sweep of a CSV above,
 #                    console_exchange.txt the per-iteration exchanges' and
@@ -152,6 +160,7 @@ folder_or_absent() {
 passthrough=()
 quick=1
 in_place=0
+launches=3
 while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help)
@@ -169,6 +178,14 @@ while [[ $# -gt 0 ]]; do
     --progress)
       in_place=1
       shift
+      ;;
+    --launches)
+      if [[ $# -lt 2 || ! $2 =~ ^[1-9][0-9]{0,2}$ ]]; then
+        echo "run.sh: --launches takes a number of launches from 1 to 999, got '${2-}'" >&2
+        exit 2
+      fi
+      launches=$2
+      shift 2
       ;;
     --)
       shift
@@ -283,8 +300,12 @@ launcher=("${mpirun_base[@]}" "${fabric[@]}")
 # built: a dry run (--benchmark_list_tests: names only, no output file)
 # refuses bad ones before a run folder exists.
 # Every collective first, then collbench's other default families; three
-# interleaved repetitions, so that collbench-fit's selection has a spread
-# (the interquartile range over repetitions) to weigh a crossover against.
+# samples in all, so that collbench-fit's selection has a spread (the
+# interquartile range over samples) to weigh a crossover against: each
+# launch's median is a sample, and a launch of fewer than three runs
+# ceil(3/N) interleaved rounds. A launch pays its start-up and its batch
+# calibration again: on a loaded machine a one-round launch took 70 s
+# where a round within one launch took 39 s (docs/performance.md).
 # The first run (no --full): x8 size steps up to 4 MiB and one workload.
 if ((quick)); then
   sizes=8B:4MiB:x8
@@ -294,9 +315,10 @@ else
   workloads=(--workload resnet50:ddp --workload bert_base:ddp --workload gpt2:fsdp
     --workload gpt2:tp=2)
 fi
+rounds=$(((3 + launches - 1) / launches))
 sweep_flags=(--families collectives,p2p,sendrecv,local,reduce_all
   --algorithms all --sizes "$sizes" --check "${workloads[@]}"
-  --benchmark_min_time=0.01 --benchmark_repetitions=3 --interleave)
+  --benchmark_min_time=0.01 --benchmark_repetitions="$rounds" --interleave)
 # One training iteration's exchanges of the same workloads, checked, in a
 # pass of their own with one repetition: nothing is selected from them, and
 # three repetitions of every iteration (637 MiB for gpt2:fsdp) took 183 of
@@ -363,6 +385,7 @@ numa_nodes: $numa_nodes
 ranks: $np
 binding: $binding
 mode: $( ((quick)) && echo quick || echo full)
+launches: $launches
 EOF
 
 # Everything said on stderr from here on goes to run.log too.
@@ -388,7 +411,7 @@ if [[ ${RUN_OFI:-$((1 - quick))} == 1 ]] &&
   "$collbench" --help 2>/dev/null | grep -- "--transport KIND.*ofi" >/dev/null; then
   run_ofi=1
 fi
-passes=$((3 + (large == 1) + run_ofi * (2 + ${#mpi_flags[@]} - (${#mpi_flags[@]} > 0))))
+passes=$((2 + launches + (large == 1) + run_ofi * (2 + ${#mpi_flags[@]} - (${#mpi_flags[@]} > 0))))
 pass=0
 announce() {
   pass=$((pass + 1))
@@ -413,20 +436,29 @@ ticking() {
 # large ones collbench's floor (--min-samples, 10) per repetition: on 2
 # cores at NP=2 the main sweep of every collective (three repetitions) took
 # 281 to 369 s and the whole job 13 minutes.
-sweep=(
-  "${sweep_flags[@]}"
-  --run-id "$run_id" --csv "$out/collbench.csv"
-  --benchmark_out="$out/collbench.json" --benchmark_out_format=json
-)
+# Each launch appends its rows (the launch column tells them apart) and its
+# console table; launch 1 writes collbench.json, launch K collbench_launchK.json.
 echo "run.sh: run $run_id: ${launcher[*]} $collbench ..." >&2
-announce "the sweep: every collective and algorithm at $sizes, p2p, local; 3 interleaved repetitions"
 start=$SECONDS
-if ! "${launcher[@]}" "$collbench" "${sweep[@]}" "${display[@]}" "${passthrough[@]}" \
-  >"$out/console.txt"; then
-  echo "run.sh: collbench failed; finished rows are in $out/collbench.csv, its output in $out/console.txt" >&2
-  exit 1
-fi
-echo "run.sh: sweep done in $((SECONDS - start)) s" >&2
+for ((launch = 1; launch <= launches; launch++)); do
+  json=$out/collbench.json
+  ((launch == 1)) || json=$out/collbench_launch$launch.json
+  sweep=(
+    "${sweep_flags[@]}"
+    --run-id "$run_id" --csv "$out/collbench.csv"
+    --benchmark_out="$json" --benchmark_out_format=json
+  )
+  ((launch == 1)) || sweep+=(--append)
+  announce "the sweep, launch $launch of $launches: every collective and algorithm at $sizes," \
+    "p2p, local; $rounds interleaved round(s)"
+  ((launches == 1)) || echo "== launch $launch of $launches ==" >>"$out/console.txt"
+  if ! "${launcher[@]}" "$collbench" "${sweep[@]}" "${display[@]}" "${passthrough[@]}" \
+    >>"$out/console.txt"; then
+    echo "run.sh: collbench failed; finished rows are in $out/collbench.csv, its output in $out/console.txt" >&2
+    exit 1
+  fi
+done
+echo "run.sh: sweep done in $((SECONDS - start)) s ($launches launch(es))" >&2
 # appended_pass WHAT NAME LAUNCHER... -- COLLBENCH_FLAGS...: one more pass of
 # this run, its rows appended to collbench.csv, its output in console_NAME.txt.
 appended_pass() {

@@ -69,6 +69,11 @@ set_tests_properties(harness_inproc PROPERTIES
   ENVIRONMENT "COLLBENCH_MPIRUN=none;COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
   TIMEOUT 180 LABELS "unit;harness" PROCESSORS 2)
 
+# Two launches appended under one run id name two launches (issue 43).
+add_test(NAME harness_launch_column COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_column_test.sh
+                                            $<TARGET_FILE:collbench_exe>)
+set_tests_properties(harness_launch_column PROPERTIES TIMEOUT 60 LABELS "unit;harness")
+
 # --sync window and the other tools' timing conventions, in one process and
 # under mpirun.
 add_test(NAME harness_window COMMAND bash ${harness_e2e}/window.sh $<TARGET_FILE:collbench_exe> 2)

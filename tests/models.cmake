@@ -3,6 +3,8 @@
 # synthetic CSVs generated from known α, β, γ and on bad input.
 add_executable(models_tests fit_test.cpp predict_test.cpp replace_together_test.cpp tuning_test.cpp
                models_synthetic.cpp)
+# The fit over several launches (the launch column), in a file of its own.
+target_sources(models_tests PRIVATE fit_launches_test.cpp)
 target_link_libraries(models_tests PRIVATE collbench::models GTest::gtest_main collbench_warnings)
 # tuning_test.cpp reads the committed rules files of results/tuning/.
 target_compile_definitions(models_tests PRIVATE COLLBENCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -135,15 +135,17 @@ RunMetadata gather_metadata(MPI_Comm comm, const std::string& requested_run_id, 
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
   metadata.git_revision = build_git_revision();
 
-  // Run id: rank 0's, so that all rows of all ranks' view agree.
-  std::array<char, 128> run_id{};
-  if (rank == 0) {
-    const std::string id = requested_run_id.empty() ? make_run_id() : requested_run_id;
-    id.copy(run_id.data(), run_id.size() - 1);
-  }
-  check_mpi(MPI_Bcast(run_id.data(), static_cast<int>(run_id.size()), MPI_CHAR, 0, comm),
-            "MPI_Bcast", "run id");
-  metadata.run_id = run_id.data();
+  // Run id and launch: rank 0's, so that all rows of all ranks' view agree.
+  const auto rank_zeros = [&](const std::string& text, const char* what) {
+    std::array<char, 128> buffer{};
+    if (rank == 0) text.copy(buffer.data(), buffer.size() - 1);
+    check_mpi(MPI_Bcast(buffer.data(), static_cast<int>(buffer.size()), MPI_CHAR, 0, comm),
+              "MPI_Bcast", "{}", what);
+    return std::string(buffer.data());
+  };
+  metadata.run_id =
+      rank_zeros(requested_run_id.empty() ? make_run_id() : requested_run_id, "run id");
+  metadata.launch = rank_zeros(make_run_id(), "launch");
 
   // Hostnames of every rank: nodes, ranks per node and p2p placement.
   std::array<char, MPI_MAX_PROCESSOR_NAME> name{};
@@ -185,6 +187,7 @@ RunMetadata bootstrap_metadata(Bootstrap& bootstrap, const std::string& requeste
   metadata.git_revision = build_git_revision();
   const std::string id = requested_run_id.empty() ? make_run_id() : requested_run_id;
   metadata.run_id = bootstrap.allgather(id).front();
+  metadata.launch = bootstrap.allgather(make_run_id()).front();
   place_ranks(metadata, bootstrap.allgather(host_name()), bootstrap.rank());
 #ifdef COLLBENCH_HAVE_OFI
   metadata.libfabric_version = ofi_library_version();
@@ -196,6 +199,7 @@ RunMetadata local_metadata(int ranks, const std::string& requested_run_id) {
   RunMetadata metadata;
   metadata.git_revision = build_git_revision();
   metadata.run_id = requested_run_id.empty() ? make_run_id() : requested_run_id;
+  metadata.launch = make_run_id();
   metadata.hosts = host_name();
   metadata.ranks = ranks;
   metadata.nodes = 1;

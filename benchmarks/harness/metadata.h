@@ -18,6 +18,10 @@ namespace collbench::harness {
 
 struct RunMetadata {
   std::string run_id;
+  // One per start of collbench (one mpirun), made by rank 0 like a run id:
+  // run.sh gives every launch of a run the same run_id, and the fit needs to
+  // tell the launches apart (a launch's offset is shared by all its rows).
+  std::string launch;
   std::string git_revision;
   std::vector<std::string> rank_hosts;  // hostname of every rank, by rank
   std::vector<int> rank_nodes;          // node of every rank: its host's index in `hosts`

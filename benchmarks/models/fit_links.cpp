@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <ranges>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -85,6 +86,22 @@ std::size_t distinct_sizes(std::span<const Measurement* const> points) {
   return sizes.size();
 }
 
+// What each point of a ping-pong is the median of. A launch's offset is
+// shared by its sizes (one launch's 256 KiB and 2 MiB took 19 and 187 µs,
+// another's 14 and 145), so a line through one launch's points is that
+// launch's α and β; through the medians over launches (measurements.cpp),
+// the machine's.
+std::string samples_of(std::span<const Measurement* const> points) {
+  const auto [fewest, most] = std::ranges::minmax(
+      points | std::views::transform([](const Measurement* m) { return m->launches; }));
+  if (most < 2) {
+    return "each size the median of its rows, from one launch or launches not told apart (no "
+           "launch column): a launch's offset is not seen";
+  }
+  return fewest == most ? fmt::format("each size the median over {} launches", most)
+                        : fmt::format("each size the median over {}-{} launches", fewest, most);
+}
+
 // The ping-pong's Hockney line, split at the protocol switch (fit.h, step
 // 1). The switch is found in the data, not taken from the library's eager
 // limit: that limit is not in the CSV and differs by transport (Open MPI's
@@ -151,9 +168,9 @@ ModelFit ping_pong_line(FitResults& results, const std::string& what,
       "α from the line through {:.0f}-{:.0f} B (relative error), β from the line through "
       "{:.0f}-{:.0f} B (absolute error; its intercept {:.3g} µs): the protocol switch at {:.0f} B "
       "is the break where two lines fitted by relative error err least; the quality is of the "
-      "two lines",
+      "two lines; {}",
       below.front()->bytes, below.back()->bytes, above.front()->bytes, above.back()->bytes,
-      beta_line.coefficients(0) * 1e6, fit.switch_bytes);
+      beta_line.coefficients(0) * 1e6, fit.switch_bytes, samples_of(points));
   add_predictions(results, "hockney", points, predicted);
   return fit;
 }

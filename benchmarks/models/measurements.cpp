@@ -2,10 +2,15 @@
 //
 // Any number of files from any mix of runs: rows are grouped by everything
 // that makes a configuration (family, transport, provider, placement, dtype,
-// op, algorithm, ranks, bytes) and each group keeps the median of median_us,
-// so repetitions and repeated runs count alike and an outlier run cannot drag
-// a point the way a mean would; its quartiles are the spread the selection
-// weighs a difference against.
+// op, algorithm, ranks, bytes) and each group keeps the median of its
+// samples, so that an outlier cannot drag a point the way a mean would; their
+// quartiles are the spread the selection weighs a difference against. The
+// samples are the launches (the launch column) when the point was measured in
+// two or more, each launch's median one sample: the repetitions of one launch
+// share its offset (the machine moved a 2 MiB ping-pong from 145 to 187 µs
+// between launches whose repetitions did not overlap), so they would count
+// one launch's luck several times. Otherwise, and for rows without a launch,
+// every row is a sample.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -184,9 +189,22 @@ using PointKey = std::tuple<std::string, std::string, std::string, std::string, 
                             std::string, std::string, int, double>;
 
 struct PointSamples {
-  std::vector<double> seconds;
+  // Each row's median by its launch; a row that names none is a launch of
+  // its own (aggregate_measurements).
+  std::map<std::string, std::vector<double>> seconds_by_launch;
   std::set<std::string> sources;
+  void add(const std::string& launch, double seconds, const std::string& source) {
+    seconds_by_launch[launch].push_back(seconds);
+    sources.insert(source);
+  }
 };
+
+// The key of a named launch; a row without one gets a key unique to the row.
+constexpr std::string_view kLaunch = "launch ";
+
+std::string row_launch(const std::string& source, std::size_t row) {
+  return fmt::format("row {}#{}", source, row);
+}
 
 // A links CSV of collbench-linkmatrix: each directed link gives two p2p
 // points of algorithm "link_matrix" between hosts (placement inter): its
@@ -256,10 +274,9 @@ void add_link_matrix_table(const NamedTable& named, std::map<PointKey, PointSamp
           source, where.row, text(row, "bandwidth_bytes"), text(row, "latency_bytes")));
     }
     const auto add = [&](double bytes, double seconds) {
-      PointSamples& samples = points[PointKey{"p2p", text(row, "transport"), text(row, "provider"),
-                                              "inter", "", "", "link_matrix", 2, bytes}];
-      samples.seconds.push_back(seconds);
-      samples.sources.insert(source);
+      points[PointKey{"p2p", text(row, "transport"), text(row, "provider"), "inter", "", "",
+                      "link_matrix", 2, bytes}]
+          .add(row_launch(source, where.row), seconds, source);
     };
     add(latency_bytes, latency_us * 1e-6);
     add(bandwidth_bytes, bandwidth_bytes / (bandwidth_GBps * 1e9));
@@ -317,6 +334,7 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
   const int check_col = table.column("check");
   const int sync_col = table.column("sync");
   const int segment_col = table.column("segment_bytes");
+  const int launch_col = table.column("launch");
 
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const std::vector<std::string>& row = table.rows[r];
@@ -425,11 +443,21 @@ void add_table(const NamedTable& named, std::map<PointKey, PointSamples>& points
                  algorithm,
                  static_cast<int>(ranks_value),
                  bytes};
-    PointSamples& samples = points[key];
-    samples.seconds.push_back(median_us * 1e-6);
-    samples.sources.insert(source);
+    const std::string launch =
+        launch_col >= 0 ? row[static_cast<std::size_t>(launch_col)] : std::string();
+    points[key].add(launch.empty() ? row_launch(source, where.row) : std::string(kLaunch) + launch,
+                    median_us * 1e-6, source);
     ++summary.rows_used;
   }
+}
+
+// The samples of one point: each launch's median when there are several
+// launches, else the one launch's rows (its repetitions).
+std::vector<double> point_samples(const std::map<std::string, std::vector<double>>& by_launch) {
+  if (by_launch.size() == 1) return by_launch.begin()->second;
+  std::vector<double> medians;
+  for (const auto& [launch, seconds] : by_launch) medians.push_back(quantile(seconds, 0.5));
+  return medians;
 }
 
 }  // namespace
@@ -482,10 +510,15 @@ std::vector<Measurement> aggregate_measurements(std::span<const NamedTable> tabl
     Measurement m;
     std::tie(m.family, m.transport, m.provider, m.placement, m.dtype, m.op, m.algorithm, m.ranks,
              m.bytes) = key;
-    m.seconds = quantile(samples.seconds, 0.5);
-    m.q1_seconds = quantile(samples.seconds, 0.25);
-    m.q3_seconds = quantile(samples.seconds, 0.75);
-    m.samples = static_cast<int>(samples.seconds.size());
+    const std::vector<double> values = point_samples(samples.seconds_by_launch);
+    m.seconds = quantile(values, 0.5);
+    m.q1_seconds = quantile(values, 0.25);
+    m.q3_seconds = quantile(values, 0.75);
+    m.samples = static_cast<int>(values.size());
+    m.launches =
+        static_cast<int>(std::ranges::count_if(samples.seconds_by_launch, [](const auto& launch) {
+          return launch.first.starts_with(kLaunch);
+        }));
     m.sources.assign(samples.sources.begin(), samples.sources.end());
     result.push_back(std::move(m));
   }

@@ -93,10 +93,13 @@ struct Measurement {
   int ranks = 0;
   double bytes = 0;
   double seconds = 0;  // median time
-  // Type-7 quartiles (linear interpolation, as numpy's default) of the rows'
-  // medians; both equal `seconds` when one row measured the point.
+  // Type-7 quartiles (linear interpolation, as numpy's default) of the
+  // samples; both equal `seconds` when one row measured the point.
   double q1_seconds = 0, q3_seconds = 0;
-  int samples = 0;                   // CSV rows (repetitions and runs) aggregated into this point
+  // What the median and quartiles are of (measurements.cpp): each launch's
+  // median when the point was measured in several launches, else its rows.
+  int samples = 0;
+  int launches = 0;                  // distinct values of the rows' launch column
   std::vector<std::string> sources;  // files the rows came from, sorted
 };
 
