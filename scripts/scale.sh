@@ -59,6 +59,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source_dir=$(dirname "$here")
 usage() { sed -n '2,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 bad() { echo "scale.sh: $*" >&2; exit 2; }
+# shellcheck source=SCRIPTDIR/lib_options.sh
+source "$here/lib_options.sh"
 
 # The grid of `scale.sh agreement`: per workload its compute (this machine's
 # GEMM rows where results/gemm has the model, an assumed rate where not),
@@ -75,22 +77,15 @@ if [[ ${1:-} == agreement ]]; then
   out_dir=.
   ranks=""
   cells=.
+  # shellcheck disable=SC2034  # read by parse_options
+  declare -A option_variables=([--out-dir]=out_dir [--ranks]=ranks [--cells]=cells
+    [--build]=cell_build [--python]=cell_python)
+  parse_options option_variables "$@"
+  ((${#arguments[@]} == 0)) || bad "agreement: unknown argument ${arguments[0]} (see --help)"
+  # Each cell's own run judges these.
   passed=()
-  while (($#)); do
-    case $1 in
-      -h | --help) usage; exit 0 ;;
-      --out-dir | --ranks | --cells | --build | --python)
-        (($# >= 2)) || bad "$1 needs a value"
-        case $1 in
-          --out-dir) out_dir=$2 ;;
-          --ranks) ranks=$2 ;;
-          --cells) cells=$2 ;;
-          *) passed+=("$1" "$2") ;;
-        esac
-        shift 2 ;;
-      *) bad "agreement: unknown argument $1 (see --help)" ;;
-    esac
-  done
+  [[ ! -v cell_build ]] || passed+=(--build "$cell_build")
+  [[ ! -v cell_python ]] || passed+=(--python "$cell_python")
   [[ $ranks =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || bad "agreement: give --ranks LIST, e.g. 2,8,64"
   mkdir -p "$out_dir" || bad "--out-dir $out_dir: cannot create it"
   work=$(mktemp -d "${TMPDIR:-/tmp}/scale_agreement.XXXXXX")
@@ -184,38 +179,25 @@ modes=strong,weak
 max_ranks=1024
 ranks_given=""
 python=/usr/bin/python3
-calibration_given=0
-while (($#)); do
-  case $1 in
-    -h | --help) usage; exit 0 ;;
-    --out-dir | --build | --calibration | --network | --compute-from | --flops | --platform | --ppn | \
-      --algorithm | --global-batch | --batch | --modes | --max-ranks | --ranks | --python | \
-      --uplinks)
-      (($# >= 2)) || bad "$1 needs a value"
-      case $1 in
-        --out-dir) out_dir=$2 ;;
-        --build) build=$2 ;;
-        --calibration) calibration=$2; calibration_given=1 ;;
-        --network) network=$2 ;;
-        --compute-from) compute_from=$2 ;;
-        --flops) flops=$2 ;;
-        --platform) platform=$2 ;;
-        --ppn) ppn=$2 ;;
-        --algorithm) algorithm=$2 ;;
-        --global-batch) global_batch=$2 ;;
-        --batch) batch=$2 ;;
-        --modes) modes=$2 ;;
-        --max-ranks) max_ranks=$2 ;;
-        --ranks) ranks_given=$2 ;;
-        --python) python=$2 ;;
-        --uplinks) uplinks=$2 ;;
-      esac
-      shift 2 ;;
-    --no-overlap) overlap=0; shift ;;
-    -*) bad "unknown option $1 (see --help)" ;;
-    *) [[ -z $workload ]] || bad "one WORKLOAD, got '$workload' and '$1'"; workload=$1; shift ;;
+# shellcheck disable=SC2034  # read by parse_options
+declare -A option_variables=([--out-dir]=out_dir [--build]=build [--calibration]=calibration_option
+  [--network]=network [--compute-from]=compute_from [--flops]=flops [--platform]=platform
+  [--ppn]=ppn [--algorithm]=algorithm [--global-batch]=global_batch [--batch]=batch
+  [--modes]=modes [--max-ranks]=max_ranks [--ranks]=ranks_given [--python]=python
+  [--uplinks]=uplinks)
+parse_options option_variables "$@"
+for argument in "${arguments[@]}"; do
+  case $argument in
+    --no-overlap) overlap=0 ;;
+    -*) bad "unknown option $argument (see --help)" ;;
+    *) [[ -z $workload ]] || bad "one WORKLOAD, got '$workload' and '$argument'"; workload=$argument ;;
   esac
 done
+calibration_given=0
+if [[ -v calibration_option ]]; then
+  calibration=$calibration_option
+  calibration_given=1
+fi
 [[ -n $workload ]] || bad "give a WORKLOAD, e.g. resnet50:ddp (see --help)"
 model=${workload%%:*}
 kind=${workload#"$model"}
