@@ -30,7 +30,8 @@
 #                       2:1 tapered: 4 up-links per leaf; up to 8 nodes, one switch: star;
 #                       collbench-predict prices it with --fat-tree 8:4)
 #   --uplinks U         the fat-tree's up-links per leaf switch (default 4; 8: no taper)
-#   --ppn K             ranks per node (default 1)
+#   --ppn K             ranks per node (default 1); inside a node every rank has its own link of
+#                       100 ns and 50 GB/s, the simulator's and collbench-predict --ppn's
 #   --algorithm NAME    allreduce algorithm (default: ring)
 #   --no-overlap        buckets wait for the whole backward pass
 #   --global-batch B    strong scaling's global batch (default: 1024); p > B is not run
@@ -274,8 +275,15 @@ if [[ -n $network ]]; then
 else
   predict_network=(--network-from "$calibration")
 fi
-# The formula's ranks are its nodes: a leaf switch holds ppn ranks per node.
-[[ $platform == star ]] || predict_network+=(--fat-tree "$((leaf_nodes * ppn)):$uplinks")
+[[ $platform == star ]] || predict_network+=(--fat-tree "$leaf_nodes:$uplinks")
+# The links inside a node, the simulator's --intra-* (one per rank, so a
+# message between two ranks of a node crosses two: twice the latency).
+intra_latency_ns=100
+intra_bandwidth_GBps=50
+if ((ppn > 1)); then
+  predict_network+=(--ppn "$ppn" --intra-latency-us "$(awk -v l="$intra_latency_ns" 'BEGIN{print 2 * l / 1000}')"
+    --intra-bandwidth-gbps "$((8 * intra_bandwidth_GBps))")
+fi
 
 # The simulated platform's flags for p ranks.
 platform_flags() {
@@ -284,6 +292,7 @@ platform_flags() {
   # A route between nodes of a star is two links: each gets half of α.
   local links="--link-latency $(awk -v a="$alpha_us" 'BEGIN{print a/2}')us"
   links+=" --link-bandwidth ${bandwidth_GBps}GBps --gamma ${gamma_GBps}GBps"
+  ((ppn == 1)) || links+=" --intra-latency ${intra_latency_ns}ns --intra-bandwidth ${intra_bandwidth_GBps}GBps"
   if [[ $platform == star || $nodes -le $leaf_nodes ]]; then
     if ((ppn == 1)) && [[ -z $network ]]; then
       echo "--platform star --calibration $calibration"
