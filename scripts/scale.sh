@@ -40,7 +40,8 @@
 #   --modes LIST        strong,weak (default: both)
 #   --max-ranks P       largest p, a power of two (default: 1024)
 #   --python PATH       Python with matplotlib, for the plot (default: /usr/bin/python3)
-#   --ranks LIST        the p to run instead, comma-separated (1 is added: the speedup's base)
+#   --ranks LIST        the p to run instead, comma-separated (1 is added: the speedup's base);
+#                       each a multiple of --ppn, or below it (one node)
 #   -h, --help          this text
 #
 # Usage: scale.sh agreement --ranks LIST [--cells REGEX] [--out-dir DIR] [--build DIR]
@@ -330,6 +331,7 @@ else
   for ((p = 2; p <= max_ranks; p *= 2)); do ranks_list+=("$p"); done
 fi
 for p in "${ranks_list[@]}"; do
+  ((p % ppn == 0 || p < ppn)) || bad "--ranks $p is not a multiple of --ppn $ppn: its nodes would hold unequal ranks"
   nodes=$((p / ppn))
   [[ $platform == star ]] || ((nodes <= leaf_nodes || nodes % leaf_nodes == 0)) ||
     bad "--ranks $p: $nodes nodes do not fill leaf switches of $leaf_nodes (--platform fat-tree)"
@@ -339,7 +341,6 @@ echo "scale.sh: $workload, $algorithm, $platform, ppn $ppn, overlap $((overlap))
 for mode in ${modes//,/ }; do
   if [[ $mode == strong ]]; then batch_flags=(--global-batch "$global_batch"); else batch_flags=(--train-batch "$batch"); fi
   for p in "${ranks_list[@]}"; do
-    ((p % ppn == 0 || p < ppn)) || continue
     if [[ $mode == strong ]] && ((p > global_batch)); then
       echo "scale.sh: strong p=$p not run: beyond the batch limit (B = $global_batch samples)"
       continue
