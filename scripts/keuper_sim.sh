@@ -39,23 +39,13 @@ build=${COLLBENCH_BUILD:-$source_dir/build}
 compute_from=$source_dir/results/gemm/gemm.csv
 algorithms=ring,tree,ps_central
 python=/usr/bin/python3
-while (($#)); do
-  case $1 in
-    -h | --help) usage; exit 0 ;;
-    --paper | --out-dir | --build | --compute-from | --algorithms | --python)
-      (($# >= 2)) || bad "$1 needs a value"
-      case $1 in
-        --paper) paper=$2 ;;
-        --out-dir) out_dir=$2 ;;
-        --build) build=$2 ;;
-        --compute-from) compute_from=$2 ;;
-        --algorithms) algorithms=$2 ;;
-        --python) python=$2 ;;
-      esac
-      shift 2 ;;
-    *) bad "unknown argument $1 (see --help)" ;;
-  esac
-done
+# shellcheck source=SCRIPTDIR/lib_options.sh
+source "$here/lib_options.sh"
+# shellcheck disable=SC2034  # read by parse_options
+declare -A option_variables=([--paper]=paper [--out-dir]=out_dir [--build]=build
+  [--compute-from]=compute_from [--algorithms]=algorithms [--python]=python)
+parse_options option_variables "$@"
+((${#arguments[@]} == 0)) || bad "unknown argument ${arguments[0]} (see --help)"
 [[ -f $paper ]] || bad "--paper $paper: no such file"
 [[ -f $compute_from ]] || bad "--compute-from $compute_from: no such file"
 [[ -n ${algorithms//,/} ]] || bad "--algorithms is empty"

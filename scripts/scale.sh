@@ -30,7 +30,8 @@
 #                       2:1 tapered: 4 up-links per leaf; up to 8 nodes, one switch: star;
 #                       collbench-predict prices it with --fat-tree 8:4)
 #   --uplinks U         the fat-tree's up-links per leaf switch (default 4; 8: no taper)
-#   --ppn K             ranks per node (default 1)
+#   --ppn K             ranks per node (default 1); inside a node every rank has its own link of
+#                       100 ns and 50 GB/s, the simulator's and collbench-predict --ppn's
 #   --algorithm NAME    allreduce algorithm (default: ring)
 #   --no-overlap        buckets wait for the whole backward pass
 #   --global-batch B    strong scaling's global batch (default: 1024); p > B is not run
@@ -39,7 +40,8 @@
 #   --modes LIST        strong,weak (default: both)
 #   --max-ranks P       largest p, a power of two (default: 1024)
 #   --python PATH       Python with matplotlib, for the plot (default: /usr/bin/python3)
-#   --ranks LIST        the p to run instead, comma-separated (1 is added: the speedup's base)
+#   --ranks LIST        the p to run instead, comma-separated (1 is added: the speedup's base);
+#                       each a multiple of --ppn, or below it (one node)
 #   -h, --help          this text
 #
 # Usage: scale.sh agreement --ranks LIST [--cells REGEX] [--out-dir DIR] [--build DIR]
@@ -59,6 +61,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source_dir=$(dirname "$here")
 usage() { sed -n '2,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 bad() { echo "scale.sh: $*" >&2; exit 2; }
+# shellcheck source=SCRIPTDIR/lib_options.sh
+source "$here/lib_options.sh"
 
 # The grid of `scale.sh agreement`: per workload its compute (this machine's
 # GEMM rows where results/gemm has the model, an assumed rate where not),
@@ -75,22 +79,15 @@ if [[ ${1:-} == agreement ]]; then
   out_dir=.
   ranks=""
   cells=.
+  # shellcheck disable=SC2034  # read by parse_options
+  declare -A option_variables=([--out-dir]=out_dir [--ranks]=ranks [--cells]=cells
+    [--build]=cell_build [--python]=cell_python)
+  parse_options option_variables "$@"
+  ((${#arguments[@]} == 0)) || bad "agreement: unknown argument ${arguments[0]} (see --help)"
+  # Each cell's own run judges these.
   passed=()
-  while (($#)); do
-    case $1 in
-      -h | --help) usage; exit 0 ;;
-      --out-dir | --ranks | --cells | --build | --python)
-        (($# >= 2)) || bad "$1 needs a value"
-        case $1 in
-          --out-dir) out_dir=$2 ;;
-          --ranks) ranks=$2 ;;
-          --cells) cells=$2 ;;
-          *) passed+=("$1" "$2") ;;
-        esac
-        shift 2 ;;
-      *) bad "agreement: unknown argument $1 (see --help)" ;;
-    esac
-  done
+  [[ ! -v cell_build ]] || passed+=(--build "$cell_build")
+  [[ ! -v cell_python ]] || passed+=(--python "$cell_python")
   [[ $ranks =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || bad "agreement: give --ranks LIST, e.g. 2,8,64"
   mkdir -p "$out_dir" || bad "--out-dir $out_dir: cannot create it"
   work=$(mktemp -d "${TMPDIR:-/tmp}/scale_agreement.XXXXXX")
@@ -184,38 +181,25 @@ modes=strong,weak
 max_ranks=1024
 ranks_given=""
 python=/usr/bin/python3
-calibration_given=0
-while (($#)); do
-  case $1 in
-    -h | --help) usage; exit 0 ;;
-    --out-dir | --build | --calibration | --network | --compute-from | --flops | --platform | --ppn | \
-      --algorithm | --global-batch | --batch | --modes | --max-ranks | --ranks | --python | \
-      --uplinks)
-      (($# >= 2)) || bad "$1 needs a value"
-      case $1 in
-        --out-dir) out_dir=$2 ;;
-        --build) build=$2 ;;
-        --calibration) calibration=$2; calibration_given=1 ;;
-        --network) network=$2 ;;
-        --compute-from) compute_from=$2 ;;
-        --flops) flops=$2 ;;
-        --platform) platform=$2 ;;
-        --ppn) ppn=$2 ;;
-        --algorithm) algorithm=$2 ;;
-        --global-batch) global_batch=$2 ;;
-        --batch) batch=$2 ;;
-        --modes) modes=$2 ;;
-        --max-ranks) max_ranks=$2 ;;
-        --ranks) ranks_given=$2 ;;
-        --python) python=$2 ;;
-        --uplinks) uplinks=$2 ;;
-      esac
-      shift 2 ;;
-    --no-overlap) overlap=0; shift ;;
-    -*) bad "unknown option $1 (see --help)" ;;
-    *) [[ -z $workload ]] || bad "one WORKLOAD, got '$workload' and '$1'"; workload=$1; shift ;;
+# shellcheck disable=SC2034  # read by parse_options
+declare -A option_variables=([--out-dir]=out_dir [--build]=build [--calibration]=calibration_option
+  [--network]=network [--compute-from]=compute_from [--flops]=flops [--platform]=platform
+  [--ppn]=ppn [--algorithm]=algorithm [--global-batch]=global_batch [--batch]=batch
+  [--modes]=modes [--max-ranks]=max_ranks [--ranks]=ranks_given [--python]=python
+  [--uplinks]=uplinks)
+parse_options option_variables "$@"
+for argument in "${arguments[@]}"; do
+  case $argument in
+    --no-overlap) overlap=0 ;;
+    -*) bad "unknown option $argument (see --help)" ;;
+    *) [[ -z $workload ]] || bad "one WORKLOAD, got '$workload' and '$argument'"; workload=$argument ;;
   esac
 done
+calibration_given=0
+if [[ -v calibration_option ]]; then
+  calibration=$calibration_option
+  calibration_given=1
+fi
 [[ -n $workload ]] || bad "give a WORKLOAD, e.g. resnet50:ddp (see --help)"
 model=${workload%%:*}
 kind=${workload#"$model"}
@@ -292,8 +276,15 @@ if [[ -n $network ]]; then
 else
   predict_network=(--network-from "$calibration")
 fi
-# The formula's ranks are its nodes: a leaf switch holds ppn ranks per node.
-[[ $platform == star ]] || predict_network+=(--fat-tree "$((leaf_nodes * ppn)):$uplinks")
+[[ $platform == star ]] || predict_network+=(--fat-tree "$leaf_nodes:$uplinks")
+# The links inside a node, the simulator's --intra-* (one per rank, so a
+# message between two ranks of a node crosses two: twice the latency).
+intra_latency_ns=100
+intra_bandwidth_GBps=50
+if ((ppn > 1)); then
+  predict_network+=(--ppn "$ppn" --intra-latency-us "$(awk -v l="$intra_latency_ns" 'BEGIN{print 2 * l / 1000}')"
+    --intra-bandwidth-gbps "$((8 * intra_bandwidth_GBps))")
+fi
 
 # The simulated platform's flags for p ranks.
 platform_flags() {
@@ -302,6 +293,7 @@ platform_flags() {
   # A route between nodes of a star is two links: each gets half of α.
   local links="--link-latency $(awk -v a="$alpha_us" 'BEGIN{print a/2}')us"
   links+=" --link-bandwidth ${bandwidth_GBps}GBps --gamma ${gamma_GBps}GBps"
+  ((ppn == 1)) || links+=" --intra-latency ${intra_latency_ns}ns --intra-bandwidth ${intra_bandwidth_GBps}GBps"
   if [[ $platform == star || $nodes -le $leaf_nodes ]]; then
     if ((ppn == 1)) && [[ -z $network ]]; then
       echo "--platform star --calibration $calibration"
@@ -339,6 +331,7 @@ else
   for ((p = 2; p <= max_ranks; p *= 2)); do ranks_list+=("$p"); done
 fi
 for p in "${ranks_list[@]}"; do
+  ((p % ppn == 0 || p < ppn)) || bad "--ranks $p is not a multiple of --ppn $ppn: its nodes would hold unequal ranks"
   nodes=$((p / ppn))
   [[ $platform == star ]] || ((nodes <= leaf_nodes || nodes % leaf_nodes == 0)) ||
     bad "--ranks $p: $nodes nodes do not fill leaf switches of $leaf_nodes (--platform fat-tree)"
@@ -348,7 +341,6 @@ echo "scale.sh: $workload, $algorithm, $platform, ppn $ppn, overlap $((overlap))
 for mode in ${modes//,/ }; do
   if [[ $mode == strong ]]; then batch_flags=(--global-batch "$global_batch"); else batch_flags=(--train-batch "$batch"); fi
   for p in "${ranks_list[@]}"; do
-    ((p % ppn == 0 || p < ppn)) || continue
     if [[ $mode == strong ]] && ((p > global_batch)); then
       echo "scale.sh: strong p=$p not run: beyond the batch limit (B = $global_batch samples)"
       continue

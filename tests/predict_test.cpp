@@ -107,6 +107,29 @@ TEST(PredictScaling, FatTreePricesTheTaper) {
                    row_of(flat, "recursive_doubling", 8).exchange_seconds);
 }
 
+TEST(PredictScaling, RanksPerNodePriceTheNodesOwnLinks) {
+  // Ring, n = 1 MB, 4 ranks per node; inside a node α = 1 µs, 100 GB/s.
+  // p = 2 is one node: 2 steps inside it, 2·1 µs + n·0.01 ns + n/2·γ. p = 8
+  // is two nodes: each of the 14 steps has one message between them, so it
+  // is the network's, as on a node per rank: 14α + 14/8·nβ + 7/8·nγ.
+  Network nodes = test_network();
+  set_ranks_per_node(nodes, 4, NetworkModel{1e-6, 1e-11, 0});
+  const std::vector<std::string> ring = {"ring"};
+  const std::vector<ScalingRow> rows = predict_scaling(one_message(1.0, 8), nodes, ring, 8);
+  EXPECT_NEAR(row_of(rows, "ring", 2).exchange_seconds, 2e-6 + 1e-5 + 2.5e-4, 1e-15);
+  EXPECT_NEAR(row_of(rows, "ring", 8).exchange_seconds, 0.014 + 0.00175 + 0.0004375, 1e-15);
+  // Nodes of unequal ranks are left out: p = 1..4 and 8.
+  std::vector<int> ranks;
+  for (const ScalingRow& row : rows) ranks.push_back(row.nodes);
+  EXPECT_EQ(ranks, (std::vector<int>{1, 2, 3, 4, 8}));
+  // A flat network's bound knows no nodes; without the intra level there is
+  // nothing to price a node with.
+  const std::vector<std::string> bound = {"lower_bound"};
+  EXPECT_THROW(predict_scaling(one_message(1.0, 8), nodes, bound, 8), std::invalid_argument);
+  Network bare = test_network();
+  EXPECT_THROW(set_ranks_per_node(bare, 4, std::nullopt), std::invalid_argument);
+}
+
 TEST(PredictScaling, OverlapFractionIsCappedByTheBackwardPass) {
   const std::vector<std::string> ring = {"ring"};
   ScalingScenario s = one_message(1.0, 4);
@@ -489,6 +512,26 @@ TEST(NetworkFromModels, ReadsWhatCollbenchFitWrote) {
   EXPECT_NEAR(from_old.params.beta, truth.beta, 1e-5 * truth.beta);
   ASSERT_TRUE(from_old.per_algorithm.contains("mpi"));
   EXPECT_NEAR(from_old.per_algorithm.at("mpi").beta, truth.beta, 1e-5 * truth.beta);
+
+  // A two-level fit's intra p2p row is the level inside a node (--ppn).
+  EXPECT_FALSE(network.intra_fit.has_value());
+  CsvTable two_level = read_csv_file(path);
+  for (const std::vector<std::string>& row : two_level.rows) {
+    if (row[column("model")] != "hockney") continue;
+    std::vector<std::string> intra = row;
+    intra[column("placement")] = "intra";
+    intra[column("alpha_us")] = "0.5";
+    intra[column("beta_ns_per_byte")] = "0.01";
+    two_level.rows.push_back(intra);
+    break;
+  }
+  const std::string two_level_path = ::testing::TempDir() + "/predict_models_two_level.csv";
+  testing::write_table(two_level_path, two_level);
+  Network from_two_level = network_from_models_csv(two_level_path, selection, 0);
+  EXPECT_NEAR(from_two_level.params.beta, truth.beta, 1e-5 * truth.beta);
+  set_ranks_per_node(from_two_level, 4, std::nullopt);
+  EXPECT_DOUBLE_EQ(from_two_level.intra.alpha, 0.5e-6);
+  EXPECT_DOUBLE_EQ(from_two_level.intra.beta, 0.01e-9);
 
   selection.transport = "ofi";
   try {

@@ -22,6 +22,17 @@ namespace {
 // input gradient, one for the weight gradient), so it is 2/3 of an iteration.
 constexpr double kBackwardShare = 2.0 / 3.0;
 
+// Where p ranks sit: ppn to a node (fewer: one node), under the fat-tree's
+// leaf switches.
+Layout placed_layout(const Network& network, int p) {
+  Layout layout = Layout::flat(p);
+  layout.per_node = std::min(p, network.ppn);
+  layout.nodes = p / layout.per_node;
+  layout.switch_nodes = network.switch_nodes;
+  layout.switch_uplinks = network.switch_uplinks;
+  return layout;
+}
+
 // A message's cost under one algorithm name: its collective's algorithm of
 // that name, or the collective's lower bound.
 struct CostFunction {
@@ -31,15 +42,28 @@ struct CostFunction {
     const CollectiveInfo& info = *find_collective(collective);
     if (lower_bound) return info.lower_bound(p, n);
     const AlgorithmInfo& algorithm_info = *info.find_algorithm(algorithm);
-    if (network.switch_nodes > 0 && algorithm_info.placed_cost != nullptr) {
-      Layout layout = Layout::flat(p);
-      layout.switch_nodes = network.switch_nodes;
-      layout.switch_uplinks = network.switch_uplinks;
-      return algorithm_info.placed_cost(layout, n);
+    if ((network.switch_nodes > 0 || network.ppn > 1) && algorithm_info.placed_cost != nullptr) {
+      return algorithm_info.placed_cost(placed_layout(network, p), n);
     }
     return model_terms(collective, algorithm, p, n);
   }
 };
+
+// Refuses what a flat formula would price as if every rank had a node.
+void require_placed_cost(const CostFunction& cost, std::string_view collective,
+                         const Network& network) {
+  if (network.ppn == 1) return;
+  if (cost.lower_bound) {
+    throw std::invalid_argument(fmt::format(
+        "--ppn {}: lower_bound is a flat network's bound; it has no ranks per node", network.ppn));
+  }
+  if (find_collective(collective)->find_algorithm(cost.algorithm)->placed_cost == nullptr) {
+    throw std::invalid_argument(
+        fmt::format("--ppn {}: {} algorithm '{}' has no cost over ranks per node (placed cost); "
+                    "choose another or leave out --ppn",
+                    network.ppn, collective, cost.algorithm));
+  }
+}
 
 // One node's compute in a row: the forward pass, the backward pass in all
 // and (measured compute) per GEMM layer, forward order, and their sum (kept,
@@ -203,7 +227,10 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
     cost.algorithm = algorithm;
     cost.lower_bound = algorithm == "lower_bound";
     for (std::string_view collective : collectives) {
-      if (cost.lower_bound) break;
+      if (cost.lower_bound) {
+        require_placed_cost(cost, collective, network);
+        break;
+      }
       const CollectiveInfo& info = *find_collective(collective);
       if (info.find_algorithm(algorithm) == nullptr) {
         throw std::invalid_argument(
@@ -220,6 +247,7 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
             "lower_bound",
             collective, algorithm));
       }
+      require_placed_cost(cost, collective, network);
     }
     const auto fitted = network.per_algorithm.find(algorithm);
     const auto params_of = [&](std::string_view collective) {
@@ -228,7 +256,9 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
     };
 
     double first_iteration = 0;
+    const TwoLevelLinks intra_links{network.intra.alpha, network.intra.beta, 0, 0};
     for (int p = 1; p <= max_nodes; ++p) {
+      if (p > network.ppn && p % network.ppn != 0) continue;
       ScalingRow row;
       row.algorithm = algorithm;
       row.nodes = p;
@@ -255,8 +285,11 @@ std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const N
             priced.try_emplace(std::make_pair(message.collective, message.bytes), 0.0);
         if (added) {
           const NetworkModel params = params_of(message.collective);
-          known->second = cost(message.collective, p, message.bytes, network)
-                              .seconds(params.alpha, params.beta, params.gamma);
+          TwoLevelLinks links = intra_links;
+          links.inter_alpha = params.alpha;
+          links.inter_beta = params.beta;
+          known->second =
+              cost(message.collective, p, message.bytes, network).seconds(links, params.gamma);
         }
         costs.push_back(known->second);
         row.exchange_seconds += costs.back();
@@ -437,10 +470,13 @@ std::string format_scaling_report(const ScalingResult& result, const Network& ne
   out += header + "\n";
   for (int p : shown) {
     std::string line;
+    // With ranks per node some p have no row (nodes of unequal ranks).
+    bool priced = false;
     bool beyond = false;
     for (const std::string& a : algorithms) {
       for (const ScalingRow& row : result.rows) {
         if (row.algorithm != a || row.nodes != p) continue;
+        priced = true;
         if (line.empty()) line = fmt::format("  {:>6} {:>10.4g}", p, row.compute_seconds);
         beyond = !row.within_batch_limit;
         line += fmt::format(" | {:>18.4g} {:>7.2f} {:>5.0f}%",
@@ -448,7 +484,7 @@ std::string format_scaling_report(const ScalingResult& result, const Network& ne
                             100 * row.efficiency);
       }
     }
-    out += line + (beyond ? "   beyond the batch limit (p > B)" : "") + "\n";
+    if (priced) out += line + (beyond ? "   beyond the batch limit (p > B)" : "") + "\n";
   }
   out += "  (exch s: exchange time not hidden by backprop; S: speedup; E: efficiency)\n";
   for (const ScalingSummary& summary : result.summary) {

@@ -60,6 +60,9 @@ struct Options {
   double latency_us = 0;
   double bandwidth_gbps = 0;
   std::string fat_tree;
+  int ppn = 1;
+  double intra_latency_us = 0;
+  double intra_bandwidth_gbps = 0;
   std::string algorithm_list;
   bool algorithms_given = false;  // --algorithms appeared, even with an empty value
   bool exchange_given = false;
@@ -177,6 +180,23 @@ void add_network_options(CLI::App& app, Options& options) {
                  "with U up-links at the data rate, over which the bytes leaving a leaf switch "
                  "spread; taper K:U. The exchanges are priced by the algorithms' costs on it "
                  "(default: a flat network)");
+  app.add_option("--ppn", options.ppn,
+                 "K ranks per node: p then counts ranks, K to a node (p < K: one node; other p "
+                 "not multiples of K are left out), and each exchange is priced by its "
+                 "algorithm's cost on two levels, the node's own links between its ranks "
+                 "(--intra-*, or the intra p2p fit of --network-from) and the network between "
+                 "nodes (default: 1, a node per rank)")
+      ->check(collbench::cli::whole_number(1, kMaxNodes, "ranks"));
+  auto* intra_latency_opt =
+      app.add_option("--intra-latency-us", options.intra_latency_us,
+                     "with --ppn: α between ranks of a node (µs per message)")
+          ->check(collbench::cli::number_at_least(kMinLatencyUs, false, "µs", kMaxLatencyUs));
+  auto* intra_bandwidth_opt =
+      app.add_option("--intra-bandwidth-gbps", options.intra_bandwidth_gbps,
+                     "with --ppn: data rate between ranks of a node (Gbit/s)")
+          ->check(collbench::cli::number_at_least(kMinGbps, false, "Gbit/s", kMaxGbps));
+  intra_latency_opt->needs(intra_bandwidth_opt);
+  intra_bandwidth_opt->needs(intra_latency_opt);
 }
 
 void add_exchange_options(CLI::App& app, Options& options) {
@@ -264,6 +284,12 @@ collbench::Network load_network(const Options& options) {
     network.description += fmt::format("; data rate overridden: {} Gb/s", options.bandwidth_gbps);
   }
   if (!options.fat_tree.empty()) collbench::set_fat_tree(network, options.fat_tree);
+  std::optional<collbench::NetworkModel> intra;
+  if (options.intra_latency_us > 0) {
+    intra = collbench::NetworkModel{options.intra_latency_us * 1e-6,
+                                    8.0 / (options.intra_bandwidth_gbps * 1e9), 0};
+  }
+  collbench::set_ranks_per_node(network, options.ppn, intra);
   return network;
 }
 
@@ -361,11 +387,17 @@ std::vector<std::string> default_algorithms(const Plan& plan, const collbench::N
     for (const collbench::ScalingScenario& scenario : plan.scenarios) {
       for (const collbench::ExchangeMessage& message : scenario.messages) {
         bool own = false;
-        if (collbench::find_collective(message.collective)->find_algorithm(info.name) != nullptr) {
+        const collbench::AlgorithmInfo* algorithm =
+            collbench::find_collective(message.collective)->find_algorithm(info.name);
+        if (algorithm != nullptr) {
           collbench::model_terms(message.collective, info.name, 2, 1.0, &own);
         }
-        priced = priced && (own || (message.collective == collbench::kAllreduce &&
-                                    network.per_algorithm.contains(std::string(info.name))));
+        // Ranks per node need the cost placed on two levels.
+        const bool placed =
+            network.ppn == 1 || (algorithm != nullptr && algorithm->placed_cost != nullptr);
+        priced = priced && placed &&
+                 (own || (message.collective == collbench::kAllreduce &&
+                          network.per_algorithm.contains(std::string(info.name))));
       }
     }
     if (priced) algorithms.emplace_back(info.name);
@@ -452,6 +484,12 @@ void predict_and_report(const Options& options, int argc, char** argv) {
   Plan plan = options.preset.empty() ? plan_model(options, bucket_cap_bytes, measured)
                                      : plan_preset(options, measured);
   if (plan.algorithms.empty()) plan.algorithms = default_algorithms(plan, network);
+  if (plan.max_nodes > options.ppn && plan.max_nodes % options.ppn != 0) {
+    throw std::invalid_argument(
+        fmt::format("--max-nodes {} is not a multiple of --ppn {}: its nodes would hold unequal "
+                    "ranks",
+                    plan.max_nodes, options.ppn));
+  }
   const std::vector<collbench::ScalingResult> results = predict(plan, network);
   print_reports(results, network);
   if (!options.out_dir.empty()) write_outputs(options, results, network, argc, argv);

@@ -56,6 +56,27 @@ double parse_field(const CsvTable& table, const std::vector<std::string>& row,
                                        text.empty() ? "is empty" : fmt::format("is '{}'", text)));
 }
 
+// The p2p fit of placement intra of a transport and provider, if the file
+// has one (a two-level fit): the level inside a node, for --ppn.
+std::optional<NetworkModel> intra_link(const CsvTable& table, const std::string& path,
+                                       const std::string& transport, const std::string& provider) {
+  const auto field = [&](const std::vector<std::string>& row, std::string_view column) {
+    return row[static_cast<std::size_t>(table.column(column))];
+  };
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const std::vector<std::string>& row = table.rows[r];
+    if (field(row, "model") != "hockney" || field(row, "placement") != "intra" ||
+        field(row, "transport") != transport || field(row, "provider") != provider) {
+      continue;
+    }
+    NetworkModel intra;
+    intra.alpha = parse_field(table, row, "alpha_us", path, r + 1) * 1e-6;
+    intra.beta = parse_field(table, row, "beta_ns_per_byte", path, r + 1) * 1e-9;
+    if (intra.beta > 0) return intra;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::span<const NetworkPreset> network_presets() { return kPresets; }
@@ -160,6 +181,7 @@ Network network_from_models_csv(const std::string& path, const NetworkSelection&
   }
   network.description = fmt::format("measured p2p: α = {:.3f} µs, {:.3f} GB/s",
                                     network.params.alpha * 1e6, 1e-9 / network.params.beta);
+  network.intra_fit = intra_link(table, path, field(link, "transport"), field(link, "provider"));
 
   // γ: the reduce fit of the dtype, sum preferred.
   std::optional<std::size_t> gamma_row;
@@ -229,6 +251,24 @@ void set_fat_tree(Network& network, std::string_view spec) {
   }
   network.description += fmt::format("; fat-tree of {} nodes per leaf switch, {} up-links",
                                      network.switch_nodes, network.switch_uplinks);
+}
+
+void set_ranks_per_node(Network& network, int ppn, std::optional<NetworkModel> intra) {
+  network.ppn = ppn;
+  if (ppn == 1) return;
+  const bool given = intra.has_value();
+  if (!given) intra = network.intra_fit;
+  if (!intra) {
+    throw std::invalid_argument(fmt::format(
+        "--ppn {} needs the level inside a node: give --intra-latency-us and "
+        "--intra-bandwidth-gbps, or a --network-from models.csv with a p2p fit of placement "
+        "intra",
+        ppn));
+  }
+  network.intra = *intra;
+  network.description += fmt::format(
+      "; {} ranks per node, inside a node α = {:.4g} µs, {:.4g} GB/s ({})", ppn,
+      network.intra.alpha * 1e6, 1e-9 / network.intra.beta, given ? "given" : "its intra p2p fit");
 }
 
 }  // namespace collbench

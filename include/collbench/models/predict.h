@@ -6,6 +6,8 @@
 // With global batch B split over p nodes, one iteration takes
 //   T_iter(p) = T_compute(B/p) + T_exchange(p, |W|) − T_hidden(p)
 // and the speedup is S(p) = T_iter(1) / T_iter(p), the efficiency S(p)/p.
+// With several ranks per node (Network::ppn) p counts ranks, and each
+// collective costs its algorithm's placed cost on the two levels.
 // The exchange is one allreduce per message of the gradient — the whole
 // gradient as one message unless buckets are asked for; ZeRO-2's
 // reduce_scatter buckets and allgather — each costing the algorithm's
@@ -87,6 +89,15 @@ struct Network {
   // costs on it (Layout::switch_nodes, Layout::switch_uplinks).
   int switch_nodes = 0;
   int switch_uplinks = 0;
+  // Ranks per node (collbench-predict --ppn K), 1: a node per rank. Above 1,
+  // p counts ranks, K to a node (below K: one node of p), and the exchanges
+  // are priced by the algorithms' placed costs on two levels: `intra` (α, β
+  // of a node's own links) between ranks of a node, `params` between nodes.
+  int ppn = 1;
+  NetworkModel intra;
+  // A models.csv's p2p fit of placement intra beside the inter one it was
+  // read for: `intra` unless --intra-* flags give it.
+  std::optional<NetworkModel> intra_fit;
 };
 
 // Throws std::invalid_argument naming `name` and listing the presets.
@@ -96,6 +107,11 @@ Network preset_network(std::string_view name, double gamma_seconds_per_byte);
 // set on `network` and added to its description. Throws
 // std::invalid_argument naming the flag.
 void set_fat_tree(Network& network, std::string_view spec);
+
+// --ppn K: K ranks per node, the node's own level from `intra` (the flags)
+// or else the network's intra_fit, added to its description. Throws
+// std::invalid_argument when K > 1 has neither.
+void set_ranks_per_node(Network& network, int ppn, std::optional<NetworkModel> intra);
 
 struct NetworkSelection {
   // Empty = any; an error lists the candidates when more than one matches.
@@ -181,13 +197,15 @@ struct ScalingRow {
   bool within_batch_limit = true;
 };
 
-// Rows for p = 1..max_nodes per algorithm (registry names: each message
+// Rows for p = 1..max_nodes per algorithm (with ppn K > 1 only p < K and
+// the multiples of K: nodes of equal ranks; registry names: each message
 // priced by its collective's algorithm of that name; or "lower_bound" for
 // each collective's lower bound). Per-algorithm fits are allreduce fits:
 // they price allreduce messages only. Throws std::invalid_argument for an
 // algorithm unknown to a collective of the scenario, one without a cost
 // model of its own and no per-algorithm fit (mpi), max_nodes < 1, batch < 1
-// or compute_seconds <= 0;
+// or compute_seconds <= 0, and with ppn > 1 for lower_bound (a flat
+// network's) and an algorithm without a placed cost;
 // std::runtime_error when measured compute has no time for a node's batch
 // (below the smallest measured one).
 std::vector<ScalingRow> predict_scaling(const ScalingScenario& scenario, const Network& network,
