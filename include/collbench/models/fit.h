@@ -135,6 +135,26 @@ std::vector<Measurement> aggregate_measurements(std::span<const NamedTable> tabl
 std::vector<Measurement> load_measurements(std::span<const std::string> paths,
                                            LoadSummary* summary = nullptr);
 
+// Rows measured under load (measurements.cpp), for the export of tuning files
+// (collbench/models/tuning.h).
+//
+// The library's rows whose `loaded` column is `yes` (other work kept more
+// than a tenth of a core busy while they ran: results/README.md) are not
+// exported. Where the quiet rows left still measure every (collective,
+// ranks, size, algorithm) of the library, the export reads them alone;
+// where a point was measured only in loaded rows, the choice at its size
+// would rest on them, and leave_out_loaded throws std::runtime_error naming
+// the collectives, how many sizes and rows, and --allow-loaded, unless
+// `allow_loaded`: then every row is kept and the header says so. A CSV
+// without the column (written before it) has no loaded rows.
+struct LoadedRows {
+  std::vector<NamedTable> tables;  // what the export reads
+  std::size_t loaded = 0;          // the library's rows marked loaded
+  // The line the file's header records; empty when no row was loaded.
+  std::string header;
+};
+LoadedRows leave_out_loaded(std::span<const NamedTable> tables, bool allow_loaded);
+
 // ------------------------------------------------------------- least squares
 
 // min ‖A·x − b‖₂ subject to x ≥ 0, by the active-set method of Lawson and
