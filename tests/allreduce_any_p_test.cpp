@@ -172,16 +172,25 @@ class PeerLedger final : public ForwardingTransport {
   std::vector<int> peers;
 };
 
+// The peers each rank sends to, in order, in one call of allreduce `name` on
+// `p` ranks, placed at `coordinates` where there are any (the torus forms).
+std::vector<std::vector<int>> peers_in_one_call(
+    std::string_view name, int p, const std::vector<std::vector<int>>& coordinates = {}) {
+  std::vector<std::vector<int>> peers(static_cast<std::size_t>(p));
+  run_in_process(p, [&](Transport& transport) {
+    if (!coordinates.empty()) transport.set_coordinates(coordinates);
+    PeerLedger ledger(transport);
+    const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
+    std::vector<std::byte> in(64 * 4), out(64 * 4);
+    allreduce().find_algorithm(name)->build(ledger, spec, in, out)->run();
+    peers[static_cast<std::size_t>(transport.rank())] = ledger.peers;
+  });
+  return peers;
+}
+
 TEST(AllreduceAnyP, SwingPeers) {
   for (const std::string_view name : {"swing_latency", "swing_bandwidth"}) {
-    std::vector<std::vector<int>> peers(16);
-    run_in_process(16, [&](Transport& transport) {
-      PeerLedger ledger(transport);
-      const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
-      std::vector<std::byte> in(64 * 4), out(64 * 4);
-      allreduce().find_algorithm(name)->build(ledger, spec, in, out)->run();
-      peers[static_cast<std::size_t>(transport.rank())] = ledger.peers;
-    });
+    const std::vector<std::vector<int>> peers = peers_in_one_call(name, 16);
     std::vector<int> expected0 = {1, 15, 3, 11};
     std::vector<int> expected1 = {0, 2, 14, 6};
     if (name == "swing_bandwidth") {  // the allgather retraces the steps backwards
@@ -228,6 +237,12 @@ std::size_t wrong_on_torus(const AlgorithmInfo& algorithm,
 
 constexpr std::string_view kTorusForms[] = {"swing_latency_torus", "swing_bandwidth_torus"};
 
+// peers_in_one_call on a torus of `shape`, the ranks in its own order.
+std::vector<std::vector<int>> torus_peers(const std::vector<int>& shape, std::string_view name) {
+  const std::vector<std::vector<int>> coordinates = torus_coordinates(shape, 1);
+  return peers_in_one_call(name, static_cast<int>(coordinates.size()), coordinates);
+}
+
 // The torus forms on tori of 1, 2 and 3 dimensions, a dimension of size 1
 // among them, every side a power of two or not (folded: even and odd sides,
 // one or several of them, a rank that absorbs a neighbour along one side and
@@ -265,17 +280,8 @@ TEST(AllreduceAnyP, TorusFormsOnTori) {
 // (part 1), then the other way round: ρ = 1 to ranks 1 and 4, then ρ = −1
 // to ranks 3 (x = −1) and 12 (y = −1). The bandwidth form retraces them.
 TEST(AllreduceAnyP, TorusPeers) {
-  const std::vector<std::vector<int>> coordinates = torus_coordinates({4, 4}, 1);
   for (const std::string_view name : kTorusForms) {
-    std::vector<std::vector<int>> peers(16);
-    run_in_process(16, [&](Transport& transport) {
-      transport.set_coordinates(coordinates);
-      PeerLedger ledger(transport);
-      const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
-      std::vector<std::byte> in(64 * 4), out(64 * 4);
-      allreduce().find_algorithm(name)->build(ledger, spec, in, out)->run();
-      peers[static_cast<std::size_t>(transport.rank())] = ledger.peers;
-    });
+    const std::vector<std::vector<int>> peers = torus_peers({4, 4}, name);
     std::vector<int> expected0 = {1, 4, 4, 1, 3, 12, 12, 3};
     // Rank 5 at (1, 1): odd coordinates subtract ρ.
     std::vector<int> expected5 = {4, 1, 1, 4, 6, 9, 9, 6};
@@ -301,17 +307,8 @@ TEST(AllreduceAnyP, TorusPeers) {
 // along y to y = 1 (rank 4), then along y to y = −1 (rank 10) for both parts
 // — and sends the result back to rank 0.
 TEST(AllreduceAnyP, TorusFoldPeers) {
-  const std::vector<std::vector<int>> coordinates = torus_coordinates({3, 4}, 1);
   for (const std::string_view name : kTorusForms) {
-    std::vector<std::vector<int>> peers(12);
-    run_in_process(12, [&](Transport& transport) {
-      transport.set_coordinates(coordinates);
-      PeerLedger ledger(transport);
-      const CollectiveSpec spec{DType::f32, ReduceOp::sum, 64, 0, {}};
-      std::vector<std::byte> in(64 * 4), out(64 * 4);
-      allreduce().find_algorithm(name)->build(ledger, spec, in, out)->run();
-      peers[static_cast<std::size_t>(transport.rank())] = ledger.peers;
-    });
+    const std::vector<std::vector<int>> peers = torus_peers({3, 4}, name);
     std::vector<int> expected1 = {2, 4, 4, 2, 10, 10};
     if (name == "swing_bandwidth_torus") {
       expected1.insert(expected1.end(), {10, 10, 4, 2, 2, 4});

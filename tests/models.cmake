@@ -1,8 +1,11 @@
 # Tests of cost-model fitting and scalability prediction (benchmarks/models):
 # unit tests of the library, then the two tools as users run them, on
 # synthetic CSVs generated from known α, β, γ and on bad input.
-add_executable(models_tests fit_test.cpp predict_test.cpp replace_together_test.cpp tuning_test.cpp
-               models_synthetic.cpp)
+# The fitter's tests follow its files (fit_<file>_test.cpp: common, links,
+# collectives, selection, output); one binary, so one CTest entry.
+add_executable(models_tests fit_common_test.cpp fit_links_test.cpp fit_collectives_test.cpp
+               fit_selection_test.cpp fit_output_test.cpp predict_test.cpp
+               replace_together_test.cpp tuning_test.cpp models_synthetic.cpp)
 # The fit over several launches (the launch column), in a file of its own.
 target_sources(models_tests PRIVATE fit_launches_test.cpp)
 target_link_libraries(models_tests PRIVATE collbench::models GTest::gtest_main collbench_warnings)

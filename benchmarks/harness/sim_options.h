@@ -3,7 +3,6 @@
 // from the flags or from a collbench-fit models.csv (--calibration).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,12 @@
 #ifdef COLLBENCH_HAVE_SIMGRID
 #include "collbench/transport/sim_transport.h"
 #endif
+
+// Only the name: CLI11 costs each file that includes it ~10 CPU s to compile,
+// and every harness file includes this header through options.h.
+namespace CLI {
+class App;
+}
 
 namespace collbench::harness {
 

@@ -17,6 +17,7 @@
 
 #include "collbench/collectives/collective.h"
 #include "collbench/models/fit.h"
+#include "collbench/models/least_squares.h"
 
 namespace collbench {
 

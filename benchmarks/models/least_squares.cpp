@@ -4,6 +4,8 @@
 // Lawson-Hanson active-set method is written here on top of Eigen's
 // column-pivoting QR; the cost models have at most three coefficients, so
 // clarity wins over speed.
+#include "collbench/models/least_squares.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

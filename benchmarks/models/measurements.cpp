@@ -11,6 +11,9 @@
 // between launches whose repetitions did not overlap), so they would count
 // one launch's luck several times. Otherwise, and for rows without a launch,
 // every row is a sample.
+// The rows measured under load are left out here too, for the export of
+// tuning files (leave_out_loaded), since it is a filter of what the reader
+// reads.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -28,6 +31,7 @@
 #include "collbench/core/columns.h"
 #include "collbench/models/fit.h"
 #include "finite_number.h"
+#include "tuning_choice.h"
 
 namespace collbench {
 namespace {
@@ -531,6 +535,83 @@ std::vector<Measurement> load_measurements(std::span<const std::string> paths,
   tables.reserve(paths.size());
   for (const std::string& path : paths) tables.push_back({path, read_csv_file(path)});
   return aggregate_measurements(tables, summary);
+}
+
+// ---- Rows measured under load: what the export of tuning files reads -------
+
+LoadedRows leave_out_loaded(std::span<const NamedTable> tables, bool allow_loaded) {
+  LoadedRows result;
+  std::size_t library_rows = 0;
+  for (const NamedTable& named : tables) {
+    NamedTable& quiet = result.tables.emplace_back(named);
+    const int loaded = named.table.column("loaded");
+    const int family = named.table.column("family");
+    const int algorithm = named.table.column("algorithm");
+    if (family < 0 || algorithm < 0) continue;
+    std::erase_if(quiet.table.rows, [&](const std::vector<std::string>& row) {
+      if (!tuning_internal::is_library_row(row[static_cast<std::size_t>(family)],
+                                           row[static_cast<std::size_t>(algorithm)])) {
+        return false;
+      }
+      ++library_rows;
+      const bool marked = loaded >= 0 && row[static_cast<std::size_t>(loaded)] == "yes";
+      result.loaded += marked ? 1 : 0;
+      return marked;
+    });
+  }
+  if (result.loaded == 0) {
+    result.tables.assign(tables.begin(), tables.end());
+    return result;
+  }
+  // A file of loaded rows only is left out whole (an empty table is bad input).
+  std::erase_if(result.tables, [](const NamedTable& named) { return named.table.rows.empty(); });
+  // A library point that no quiet row measured: the choice at its size
+  // would rest on loaded rows alone. Per collective: sizes and rows.
+  const auto key = [](const Measurement& m) {
+    return std::tuple(m.family, m.transport, m.provider, m.placement, m.dtype, m.op, m.algorithm,
+                      m.ranks, m.bytes);
+  };
+  std::set<decltype(key(Measurement{}))> measured_quietly;
+  for (const Measurement& m : aggregate_measurements(result.tables))
+    measured_quietly.insert(key(m));
+  std::map<std::string, std::pair<std::set<std::pair<int, double>>, int>> resting;
+  for (const Measurement& m : aggregate_measurements(tables)) {
+    if (!tuning_internal::is_library_row(m.family, m.algorithm) ||
+        measured_quietly.contains(key(m)))
+      continue;
+    auto& [sizes, rows] = resting[m.family];
+    sizes.emplace(m.ranks, m.bytes);
+    rows += m.samples;
+  }
+  if (!resting.empty() && !allow_loaded) {
+    std::vector<std::string> parts;
+    for (const auto& [collective, found] : resting) {
+      const auto& [sizes, rows] = found;
+      parts.push_back(fmt::format("{} at {} size{} ({} row{})", collective, sizes.size(),
+                                  sizes.size() == 1 ? "" : "s", rows, rows == 1 ? "" : "s"));
+    }
+    throw std::runtime_error(fmt::format(
+        "the choice of {} rests on rows measured under load only (column loaded = yes: other "
+        "work kept the machine busy; {} of the library's {} rows are marked): measure them "
+        "again on a quiet machine, or pass --allow-loaded to export from them",
+        fmt::join(parts, ", "), result.loaded, library_rows));
+  }
+  if (allow_loaded) {
+    result.tables.assign(tables.begin(), tables.end());
+    result.header = fmt::format(
+        "--allow-loaded: {} of the library's {} rows were measured under load (loaded = yes) "
+        "and are included{}",
+        result.loaded, library_rows,
+        resting.empty() ? std::string()
+                        : fmt::format("; {} collective{} choices rest on them", resting.size(),
+                                      resting.size() == 1 ? "'s" : "s'"));
+  } else {
+    result.header = fmt::format(
+        "{} of the library's {} rows were measured under load (loaded = yes) and are left out; "
+        "every choice rests on quiet rows",
+        result.loaded, library_rows);
+  }
+  return result;
 }
 
 }  // namespace collbench

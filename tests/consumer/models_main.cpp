@@ -5,6 +5,7 @@
 
 #include "collbench/catalog/catalog.h"
 #include "collbench/models/fit.h"
+#include "collbench/models/least_squares.h"
 #include "collbench/models/predict.h"
 
 int main() {

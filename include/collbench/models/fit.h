@@ -55,7 +55,6 @@
 // reason R² is computed on log(t) (1 − Σ(ln t̂ − ln t)² / Σ(ln t − mean)²).
 #pragma once
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cstddef>
 #include <limits>
@@ -138,12 +137,28 @@ std::vector<Measurement> aggregate_measurements(std::span<const NamedTable> tabl
 std::vector<Measurement> load_measurements(std::span<const std::string> paths,
                                            LoadSummary* summary = nullptr);
 
-// ------------------------------------------------------------- least squares
+// Rows measured under load (measurements.cpp), for the export of tuning files
+// (collbench/models/tuning.h).
+//
+// The library's rows whose `loaded` column is `yes` (other work kept more
+// than a tenth of a core busy while they ran: results/README.md) are not
+// exported. Where the quiet rows left still measure every (collective,
+// ranks, size, algorithm) of the library, the export reads them alone;
+// where a point was measured only in loaded rows, the choice at its size
+// would rest on them, and leave_out_loaded throws std::runtime_error naming
+// the collectives, how many sizes and rows, and --allow-loaded, unless
+// `allow_loaded`: then every row is kept and the header says so. A CSV
+// without the column (written before it) has no loaded rows.
+struct LoadedRows {
+  std::vector<NamedTable> tables;  // what the export reads
+  std::size_t loaded = 0;          // the library's rows marked loaded
+  // The line the file's header records; empty when no row was loaded.
+  std::string header;
+};
+LoadedRows leave_out_loaded(std::span<const NamedTable> tables, bool allow_loaded);
 
-// min ‖A·x − b‖₂ subject to x ≥ 0, by the active-set method of Lawson and
-// Hanson (1974, ch. 23). Throws std::invalid_argument on mismatched sizes or
-// non-finite input.
-Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b);
+// ------------------------------------------------------------- fit quality
+// (the solvers that report it: collbench/models/least_squares.h)
 
 struct FitQuality {
   int points = 0;
@@ -154,35 +169,6 @@ struct FitQuality {
 
 // Quality of `predicted` against `measured` (both in seconds, measured > 0).
 FitQuality fit_quality(std::span<const double> measured, std::span<const double> predicted);
-
-struct RelativeFit {
-  Eigen::VectorXd coefficients;  // ≥ 0, one per column of `terms`
-  // Relative standard error of each coefficient from the unconstrained
-  // weighted least-squares covariance (s²·(AᵀA)⁻¹); +inf when the columns
-  // are linearly dependent or the coefficient is 0.
-  Eigen::VectorXd relative_stderr;
-  std::vector<double> predicted;  // seconds, one per row
-  FitQuality quality;
-};
-
-// Fits seconds ≈ fixed + terms·x, x ≥ 0, minimising
-// Σ((fixed + terms·x − seconds)_i/seconds_i)²; `fixed` (empty = zero) is a
-// known part of the model, e.g. n·γ when γ comes from elsewhere. Columns are
-// rescaled to unit norm before solving, because messages (~10) and bytes
-// (~10⁹) differ by eight orders of magnitude. Columns that are zero at every
-// row get coefficient 0. Requires every seconds_i > 0.
-RelativeFit fit_relative(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds,
-                         const Eigen::VectorXd& fixed = Eigen::VectorXd());
-
-// The same by absolute error, Σ((terms·x − seconds)_i)²: the longest times
-// decide it (the ping-pong's β line, where the bandwidth term is nearly all
-// of the largest sizes' time). relative_stderr and quality as above.
-RelativeFit fit_absolute(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds);
-
-// Numerical rank of `terms` after relative weighting and column scaling, as
-// fit_relative sees it; lower than the column count when the points cannot
-// separate the coefficients (e.g. bytes ∝ reduce_bytes for ring).
-int weighted_rank(const Eigen::MatrixXd& terms, const Eigen::VectorXd& seconds);
 
 // ------------------------------------------------------------------ models
 

@@ -78,7 +78,7 @@ struct OmpiRulesExport {
 // std::runtime_error when no forced algorithm was measured at all, when a
 // collective has measurements of the library but none of its forced
 // algorithms, or when the library rows mix dtypes, operations or placements.
-// `load_note` (leave_out_loaded's header), when not empty, is one more
+// `load_note` (leave_out_loaded's header, fit.h), when not empty, is one more
 // line of the header.
 OmpiRulesExport export_ompi_rules(std::span<const Measurement> measurements,
                                   std::span<const NamedTable> tables,
@@ -97,25 +97,6 @@ RulesFile parse_ompi_rules(std::string_view text, std::string_view source);
 RulesMessage ompi_rules_entry(const RulesFile& rules, int id, int ranks, std::uint64_t bytes);
 // Its algorithm.
 int ompi_rules_algorithm(const RulesFile& rules, int id, int ranks, std::uint64_t bytes);
-
-// ---- Rows measured under load ------------------------------------------------
-//
-// The library's rows whose `loaded` column is `yes` (other work kept more
-// than a tenth of a core busy while they ran: results/README.md) are not
-// exported. Where the quiet rows left still measure every (collective,
-// ranks, size, algorithm) of the library, the export reads them alone;
-// where a point was measured only in loaded rows, the choice at its size
-// would rest on them, and leave_out_loaded throws std::runtime_error naming
-// the collectives, how many sizes and rows, and --allow-loaded, unless
-// `allow_loaded`: then every row is kept and the header says so. A CSV
-// without the column (written before it) has no loaded rows.
-struct LoadedRows {
-  std::vector<NamedTable> tables;  // what the export reads
-  std::size_t loaded = 0;          // the library's rows marked loaded
-  // The line the file's header records; empty when no row was loaded.
-  std::string header;
-};
-LoadedRows leave_out_loaded(std::span<const NamedTable> tables, bool allow_loaded);
 
 // ---- MPICH: collbench-fit --export mpich-json ------------------------------
 //
