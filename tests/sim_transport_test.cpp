@@ -1,9 +1,9 @@
 // The sim transport's mechanics on a star of 17 nodes (one platform per
 // process: SimGrid seals it at the first run): units, bad platforms,
 // ping-pong times against the links, o and γ charged, MPI's matching order,
-// truncation, deadlock, size-only mode, the ideal barrier and the clock,
-// bounded waits through the harness's instrumented transport.
-// Every expected time is exact arithmetic on the platform's numbers.
+// SimGrid's pairing of exactly the matched sides, truncation, deadlock, size-only mode, the ideal
+// barrier and the clock, bounded waits through the harness's instrumented transport. Every expected
+// time is exact arithmetic on the platform's numbers.
 #include "collbench/transport/sim_transport.h"
 
 #include <gtest/gtest.h>
@@ -246,6 +246,34 @@ TEST(SimTransport, MatchingKeepsMpisOrder) {
           << "source " << source << " message " << i;
     }
   }
+}
+
+// Each receive ends with the send collbench matched it with, on its own
+// rank's host: rank 0's receives are posted first, so ranks 1 and 2 start
+// both halves of their transfers, and SimGrid must pair each half with its
+// own on rank 0's mailbox. The small receive ends at its own message's time
+// (both flows share rank 0's link while it lasts), not at the MiB's, and
+// not alone on the link as it would be if its half were not rank 0's.
+TEST(SimTransport, EachReceiveEndsWithTheSendItMatched) {
+  auto group = make_sim_rank_group(star(3));
+  const EndToEndLinks links = group->end_to_end();
+  constexpr std::size_t kBig = 1 << 20, kSmall = 8;
+  std::vector<std::vector<std::byte>> buffers(3, std::vector<std::byte>(kBig));
+  double start = 0, small_end = 0;
+  group->run([&](Transport& transport) {
+    const std::span<std::byte> mine(buffers[static_cast<std::size_t>(transport.rank())]);
+    if (transport.rank() == 0) {
+      start = group->now(transport);
+      const RequestId small = transport.irecv(mine.first(kSmall), 2, 0);
+      const RequestId big = transport.irecv(mine, 1, 0);
+      transport.wait(small);
+      small_end = group->now(transport);
+      transport.wait(big);
+    } else {
+      transport.wait(transport.isend(mine.first(transport.rank() == 1 ? kBig : kSmall), 0, 0));
+    }
+  });
+  expect_seconds(small_end - start, links.alpha + 2 * kSmall * links.beta);
 }
 
 TEST(SimTransport, ATruncatedReceiveFailsAndTheGroupRunsAgain) {

@@ -3,9 +3,23 @@
 //
 // Actors are coroutines of one OS thread, so the matching state below is
 // shared by every rank without a lock: an actor runs alone until it makes a
-// simcall (a sleep, starting a communication, a suspend, a resume), where
-// others may run. Starting a transfer is one: a matched pair is marked
-// `starting` first, so that its waiters sleep until it is running.
+// simcall (a sleep, starting or waiting for a communication), where others
+// may run.
+//
+// Why mailbox comms and not host-to-host ones (Comm::sendto_async): in
+// SimGrid 3.32 Comm::sendto_init() detaches every comm it makes
+// (src/s4u/s4u_Comm.cpp:146-152), CommImpl::detach() appends it to the
+// maestro's activities_ list (src/kernel/activity/CommImpl.cpp:112-117) and
+// CommImpl::finish() removes it with activities_.remove(this) (:545-546), a
+// scan of every transfer in flight in the whole simulation at the end of
+// each one: 22-37% of the CPU at p = 4096. A mailbox comm is not detached:
+// isend and irecv put it on the list of the actor it is for (:270-273,
+// :342) and finish() takes it off the list of the actor whose wait it
+// answers (:574). Those lists must stay short too, so a pair of comms is
+// started only at collbench's match, both halves by the rank that matches
+// (ring's allgather posts its p - 1 receives at once: posted then, they
+// would make each rank's list p long), and finished comms are reaped early
+// (SimWorld::reap).
 #include "collbench/transport/sim_transport.h"
 
 #include <fmt/format.h>
@@ -16,6 +30,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory_resource>
 #include <new>
 #include <simgrid/Exception.hpp>
@@ -34,14 +49,40 @@ namespace s4u = simgrid::s4u;
 // pass: a rank that polls would otherwise keep the clock from advancing.
 constexpr double kTestPollSeconds = 1e-7;
 
+// SimGrid 3.32 has what a comm started for another actor needs, its
+// match function (the filter a mailbox applies before pairing a send with a
+// receive) and the actor it is for, but no setter: the fields are private
+// ("FIXME: expose these elements in the API", s4u/Comm.hpp; its static
+// Comm::send/recv take them, but block). An explicit instantiation may name
+// a private member, so these templates hand out pointers to them, here.
+using MatchFun = std::function<bool(void*, void*, simgrid::kernel::activity::CommImpl*)>;
+using ActorImpl = simgrid::kernel::actor::ActorImpl;
+struct CommMatchFun {
+  using type = MatchFun s4u::Comm::*;
+  friend type member(CommMatchFun);
+};
+struct CommSender {
+  using type = ActorImpl* s4u::Comm::*;
+  friend type member(CommSender);
+};
+struct CommReceiver {
+  using type = ActorImpl* s4u::Comm::*;
+  friend type member(CommReceiver);
+};
+template <typename Field, typename Field::type Member>
+struct Expose {
+  friend typename Field::type member(Field) { return Member; }
+};
+template struct Expose<CommMatchFun, &s4u::Comm::match_fun_>;
+template struct Expose<CommSender, &s4u::Comm::sender_>;
+template struct Expose<CommReceiver, &s4u::Comm::receiver_>;
+
 struct Handle {
   int rank;
   RequestId id;
 };
 
 constexpr RequestId kNoRequest = ~RequestId{0};
-
-enum class Stage { unmatched, starting, running };
 
 // A rank holds one per pending request: p - 1 receives and as many sends at
 // once in ring's allgather, so its size counts p^2 times (72 bytes; with
@@ -50,14 +91,10 @@ struct Operation {
   const std::byte* send_data = nullptr;
   std::byte* recv_data = nullptr;
   std::size_t bytes = 0;
-  // Running: the transfer, or null for one that failed (error) or carries
-  // no byte, which is over at `arrival`. (SimGrid 3.32 does not start a
-  // host-to-host communication of 0 bytes until it is waited for, and then
-  // once per waiter: two flows, one of which stays on the links.)
+  // Matched: this side's SimGrid comm on the destination's mailbox (null
+  // again once reaped); SimGrid pairs it with `partner`'s only.
   s4u::CommPtr comm;
-  double arrival = 0;
-  // With a comm: the other side's operation, which holds the same comm
-  // until one of the two waits sees it complete.
+  // Matched: the other side's operation.
   Handle partner{-1, kNoRequest};
   int peer = -1;
   int tag = -1;
@@ -66,15 +103,24 @@ struct Operation {
   // 0, or 1 + the index of its failure's message in SimWorld::errors_.
   std::uint32_t error = 0;
   bool is_send = false;
-  Stage stage = Stage::unmatched;
+  bool matched = false;
+  bool started = false;  // its pair's comms are running (from the match on)
+  // The partner's wait has returned: the comm is over, and this rank may
+  // take it off its actor's list before its own wait (SimWorld::reap).
+  bool partner_done = false;
 };
 static_assert(sizeof(Operation) <= 72, "an Operation counts p^2 times");
 
 struct RankState {
   std::vector<Operation> operations;
   std::vector<RequestId> free;
-  s4u::Actor* actor = nullptr;  // while run() runs
-  bool suspended = false;       // waits for a match (resume it on one)
+  std::vector<RequestId> reapable;  // partner_done, perhaps waited for since
+  ActorImpl* actor = nullptr;       // while run() runs
+  // A wait for a request whose comms have not started blocks on this. (Not
+  // this_actor::suspend(): a transfer that starts while its receiver's
+  // actor is suspended is suspended with it, CommImpl.cpp:166-182.)
+  s4u::SemaphorePtr matched = s4u::Semaphore::create(0);
+  bool blocked = false;
 };
 
 }  // namespace
@@ -82,13 +128,20 @@ struct RankState {
 // The ranks' operations and the unmatched ones, for one group.
 class SimWorld {
  public:
-  SimWorld(const SimParams& params, const sim::Platform& platform)
-      : params_(params), platform_(platform), ranks_(static_cast<std::size_t>(params.ranks)) {}
+  explicit SimWorld(const SimParams& params)
+      : params_(params), ranks_(static_cast<std::size_t>(params.ranks)) {
+    // Named by rank, so that every group of the process shares them: they
+    // live as long as the engine, p of them.
+    for (int rank = 0; rank < params.ranks; ++rank) {
+      mailboxes_.push_back(s4u::Mailbox::by_name(fmt::format("collbench-rank{}", rank)));
+    }
+  }
 
   const SimParams& params() const { return params_; }
   int size() const { return params_.ranks; }
   std::uint64_t messages() const { return messages_; }
-  void set_actor(int rank, s4u::Actor* actor) { state(rank).actor = actor; }
+
+  void set_actor(int rank, s4u::Actor* actor) { state(rank).actor = actor->get_impl(); }
 
   RequestId post(int rank, bool is_send, const std::byte* send_data, std::byte* recv_data,
                  std::size_t bytes, int peer, int tag) {
@@ -110,62 +163,31 @@ class SimWorld {
     op.tag = tag;
     op.is_send = is_send;
     if (is_send) ++messages_;
-    // At any time a (destination, source, tag) has unmatched sends or
-    // unmatched receives, never both: a new operation either matches the
-    // oldest of the other kind or queues behind its own kind. MPI's order.
-    const int destination = is_send ? peer : rank;
-    const int source = is_send ? rank : peer;
-    const std::uint64_t key = (static_cast<std::uint64_t>(destination) << 40) |
-                              (static_cast<std::uint64_t>(source) << 16) |
-                              static_cast<std::uint64_t>(tag);
-    const auto [found, added] = unmatched_.try_emplace(key, Unmatched{is_send, id, id});
-    if (added) return id;
-    Unmatched& queue = found->second;
-    if (queue.sends == is_send) {
-      self.operations[queue.youngest].next = id;
-      queue.youngest = id;
-      return id;
-    }
-    // A queue's operations are all sends of `source` or all receives of
-    // `destination`: all of one rank, the other side of this one.
-    const Handle theirs{is_send ? destination : source, queue.oldest};
-    queue.oldest = operation(theirs).next;
-    if (queue.oldest == kNoRequest) unmatched_.erase(found);
-    const Handle mine{rank, id};
-    match(is_send ? mine : theirs, is_send ? theirs : mine);
+    match_or_queue(Handle{rank, id});
+    reap(rank);
     return id;
   }
 
   // Blocks the calling actor until every request has completed, charges o
   // for each receive among them, releases them and throws the first error.
   void wait_all(int rank, std::span<const RequestId> requests) {
+    reap(rank);
     RankState& self = state(rank);
-    const auto all_running = [&] {
-      for (const RequestId id : requests) {
-        if (self.operations[id].stage != Stage::running) return false;
-      }
-      return true;
-    };
-    while (!all_running()) {
-      self.suspended = true;
-      s4u::this_actor::suspend();
-    }
     int receives = 0;
     for (const RequestId id : requests) {
       // Only this rank adds operations of its own, so `self.operations`
       // does not move while others run during the wait.
-      if (const s4u::CommPtr comm = self.operations[id].comm) {
-        // Not comm->wait(): SimGrid 3.32 starts an endless sleep on the
-        // waiter's CPU beside each wait (to learn of host failures, which
-        // are not simulated here) and, when both sides of a host-to-host
-        // comm wait while it runs, keeps the first one's for ever: an LMM
-        // variable and 0.4 KB per message. A wait for any of one comm
-        // starts none. (A test() may have seen it finish already.)
-        if (comm->get_state() != s4u::Activity::State::FINISHED) s4u::Comm::wait_any({comm});
-        forget(self.operations[id]);
-      } else if (self.operations[id].arrival > s4u::Engine::get_clock()) {
-        s4u::this_actor::sleep_until(self.operations[id].arrival);
+      while (!self.operations[id].started) {
+        self.blocked = true;
+        self.matched->acquire();
       }
+      // Waited for even when a test() saw it finish: only a wait takes the
+      // comm off this actor's list (ActivityImpl::test answers no simcall).
+      // Not comm->wait(): SimGrid 3.32 starts a sleep on the waiter's CPU
+      // beside each wait (to learn of host failures, which are not
+      // simulated here); a wait for any of one comm starts none.
+      if (self.operations[id].comm) s4u::Comm::wait_any({self.operations[id].comm});
+      tell_partner(Handle{rank, id});
       if (!self.operations[id].is_send) ++receives;
     }
     if (params_.overhead > 0 && receives > 0) {
@@ -180,12 +202,11 @@ class SimWorld {
   }
 
   bool test(int rank, RequestId request) {
-    const Operation& op = state(rank).operations[request];
-    // Held here: the partner's wait may drop op's during the test (a simcall).
-    const s4u::CommPtr comm = op.comm;
-    const bool over = op.stage == Stage::running &&
-                      (comm ? comm->test() : op.arrival <= s4u::Engine::get_clock());
-    if (!over) {
+    // Held here: test() is a simcall, during which this rank's operations
+    // cannot move but the copy keeps the comm whatever happens.
+    // (Null: reaped, so over.)
+    const s4u::CommPtr comm = state(rank).operations[request].comm;
+    if (comm && !comm->test()) {
       s4u::this_actor::sleep_for(kTestPollSeconds);
       return false;
     }
@@ -202,14 +223,16 @@ class SimWorld {
       RankState& self = state(rank);
       for (std::size_t id = 0; id < self.operations.size(); ++id) {
         const Operation& op = self.operations[id];
-        if (op.peer < 0 || op.stage != Stage::unmatched || listed >= 8) continue;
+        if (op.peer < 0 || op.matched || listed >= 8) continue;
         pending += fmt::format("{}rank {} {} rank {} tag {}", listed++ > 0 ? ", " : "", rank,
                                op.is_send ? "sends to" : "receives from", op.peer, op.tag);
       }
       self.operations.clear();
       self.free.clear();
-      self.suspended = false;
+      self.reapable.clear();
       self.actor = nullptr;
+      self.blocked = false;
+      self.matched = s4u::Semaphore::create(0);
     }
     unmatched_.clear();
     errors_.clear();
@@ -226,9 +249,44 @@ class SimWorld {
     RequestId youngest = kNoRequest;
   };
 
+  // SimGrid's match function, asked both ways when a comm meets another of
+  // the opposite kind on a mailbox: true for the two halves of one pair,
+  // whose data is the pair's number (never reused, so that a comm left on
+  // a mailbox by a run that deadlocked never pairs again).
+  static bool same_pair(void* mine, void* theirs, simgrid::kernel::activity::CommImpl*) {
+    return mine == theirs;
+  }
+
   RankState& state(int rank) { return ranks_[static_cast<std::size_t>(rank)]; }
 
   Operation& operation(Handle handle) { return state(handle.rank).operations[handle.id]; }
+
+  // At any time a (destination, source, tag) has unmatched sends or
+  // unmatched receives, never both: a new operation either matches the
+  // oldest of the other kind or queues behind its own kind. MPI's order.
+  void match_or_queue(Handle mine) {
+    Operation& op = operation(mine);
+    const int destination = op.is_send ? op.peer : mine.rank;
+    const int source = op.is_send ? mine.rank : op.peer;
+    const std::uint64_t key = (static_cast<std::uint64_t>(destination) << 40) |
+                              (static_cast<std::uint64_t>(source) << 16) |
+                              static_cast<std::uint64_t>(op.tag);
+    const auto [found, added] =
+        unmatched_.try_emplace(key, Unmatched{op.is_send, mine.id, mine.id});
+    if (added) return;
+    Unmatched& queue = found->second;
+    if (queue.sends == op.is_send) {
+      state(mine.rank).operations[queue.youngest].next = mine.id;
+      queue.youngest = mine.id;
+      return;
+    }
+    // A queue's operations are all sends of `source` or all receives of
+    // `destination`: all of one rank, the other side of this one.
+    const Handle theirs{op.is_send ? destination : source, queue.oldest};
+    queue.oldest = operation(theirs).next;
+    if (queue.oldest == kNoRequest) unmatched_.erase(found);
+    match(op.is_send ? mine : theirs, op.is_send ? theirs : mine);
+  }
 
   void match(Handle send, Handle recv) {
     Operation& send_op = operation(send);
@@ -245,48 +303,73 @@ class SimWorld {
       // buffer until the wait, so no rank can tell the difference.
       std::memcpy(recv_op.recv_data, send_op.send_data, bytes);
     }
-    s4u::Host* from = platform_.slots[static_cast<std::size_t>(send.rank)];
-    s4u::Host* to = platform_.slots[static_cast<std::size_t>(recv.rank)];
-    s4u::CommPtr comm;
-    double arrival = s4u::Engine::get_clock();
-    if (bytes == 0) {
-      std::vector<s4u::Link*> links;
-      double latency = 0;
-      from->route_to(to, links, &latency);
-      arrival += latency;
-    } else if (send_op.error == 0) {
-      send_op.stage = recv_op.stage = Stage::starting;
-      comm = s4u::Comm::sendto_async(from, to, bytes);  // a simcall: references may dangle
-    }
-    for (const auto& [handle, partner] : {std::pair{send, recv}, std::pair{recv, send}}) {
-      Operation& op = operation(handle);
-      op.comm = comm;
-      op.arrival = arrival;
-      op.stage = Stage::running;
-      op.partner = partner;
-    }
-    wake(send.rank);
-    wake(recv.rank);
+    send_op.partner = recv;
+    recv_op.partner = send;
+    send_op.matched = recv_op.matched = true;
+    start(send, recv);
   }
 
-  // A completed transfer is over at its arrival, now: both sides drop the
-  // comm, so that SimGrid frees it when the first side's wait returns, not
-  // when the second's does (ring's allgather waits for its p - 1 sends only
-  // at the phase's end: p^2 finished comms alive). Only while an operation
-  // holds a comm is its partner sure to exist.
-  void forget(Operation& op) {
-    if (!op.comm) return;  // both waited, and the partner's returned first
-    for (Operation* side : {&op, &operation(op.partner)}) {
-      side->comm = nullptr;
-      side->arrival = s4u::Engine::get_clock();
+  // Starts the pair's two comms on the receiver's mailbox, each for its own
+  // rank's actor (its host is the transfer's end), wherever this runs: the
+  // transfer starts now, at the match, from the sender's host to the
+  // receiver's. SimGrid copies the pair's number (the payload moved above);
+  // a receive needs somewhere to put it.
+  void start(Handle send, Handle recv) {
+    void* const pair = reinterpret_cast<void*>(static_cast<std::uintptr_t>(++pairs_));
+    s4u::Mailbox* box = mailboxes_[static_cast<std::size_t>(recv.rank)];
+    const s4u::CommPtr put = box->put_init(pair, operation(send).bytes);
+    const s4u::CommPtr get = box->get_init()->set_dst_data(&sink_, sizeof(sink_));
+    (*put).*member(CommSender{}) = state(send.rank).actor;
+    (*get).*member(CommReceiver{}) = state(recv.rank).actor;
+    for (const s4u::CommPtr& comm : {put, get}) {
+      comm->set_data(pair);
+      (*comm).*member(CommMatchFun{}) = &SimWorld::same_pair;
+    }
+    put->start();  // a simcall, as is the next: references may dangle
+    get->start();
+    for (const auto& [side, comm] : {std::pair{send, put}, std::pair{recv, get}}) {
+      operation(side).comm = comm;
+      operation(side).started = true;
+      wake(side.rank);
     }
   }
 
   void wake(int rank) {
     RankState& waiter = state(rank);
-    if (!waiter.suspended) return;
-    waiter.suspended = false;
-    waiter.actor->resume();
+    if (!waiter.blocked) return;
+    waiter.blocked = false;
+    waiter.matched->release();
+  }
+
+  // Ring's allgather waits for its p - 1 sends only at the phase's end. If
+  // their comms lived until then, each rank's actor list would hold p of
+  // them, p^2 comms in all (GiBs at p = 4096), and each wait would scan its
+  // rank's p. So a comm whose other side has been waited for is waited for
+  // (it is over: no simulated time passes) and dropped at its rank's next
+  // post or wait; its operation stays until the algorithm's own wait.
+  void reap(int rank) {
+    RankState& self = state(rank);
+    while (!self.reapable.empty()) {
+      Operation& op = self.operations[self.reapable.back()];
+      self.reapable.pop_back();
+      if (!op.partner_done || !op.comm) continue;
+      const s4u::CommPtr comm = std::move(op.comm);
+      s4u::Comm::wait_any({comm});  // a simcall: `op` may not be this slot's any more
+    }
+  }
+
+  // After `mine`'s wait: its partner, if not waited for yet, may reap.
+  void tell_partner(Handle mine) {
+    const Operation& op = operation(mine);
+    if (!op.matched) return;
+    Operation& other = operation(op.partner);
+    // A released partner's slot may hold another operation by now.
+    if (!other.matched || other.partner.rank != mine.rank || other.partner.id != mine.id ||
+        !other.comm) {
+      return;
+    }
+    other.partner_done = true;
+    state(op.partner.rank).reapable.push_back(op.partner.id);
   }
 
   static void release(RankState& self, RequestId id) {
@@ -294,9 +377,12 @@ class SimWorld {
     self.free.push_back(id);
   }
 
+  static inline std::uint64_t pairs_ = 0;  // of the process
+  static inline void* sink_ = nullptr;
+
   const SimParams params_;
-  const sim::Platform& platform_;
   std::vector<RankState> ranks_;
+  std::vector<s4u::Mailbox*> mailboxes_;
   std::pmr::unsynchronized_pool_resource pool_;
   std::pmr::unordered_map<std::uint64_t, Unmatched> unmatched_{&pool_};
   std::uint64_t messages_ = 0;
@@ -461,7 +547,7 @@ sim::Platform& load(const SimParams& params) {
 class SimGroup final : public SimRankGroup {
  public:
   SimGroup(const SimParams& params, const sim::Platform& platform)
-      : world_(params, platform), platform_(platform) {
+      : world_(params), platform_(platform) {
     const std::vector<int> nodes(platform.node_of_slot.begin(),
                                  platform.node_of_slot.begin() + params.ranks);
     std::vector<std::vector<int>> coordinates;

@@ -9,13 +9,14 @@
 //
 // Messages: isend/irecv match inside collbench, as MPI does (the oldest
 // unmatched send of the same source and tag first), in queues keyed by
-// (destination, source, tag) that hold only what is unmatched; once
-// matched, the transfer is a host-to-host SimGrid communication
-// (Comm::sendto) of the message's size from the sender's host to the
-// receiver's, started at the match (rendezvous, as every transfer of the
-// in-process transport). So the simulation holds no mailbox at all. A
-// receive shorter than the message fails both requests. Messages between
-// one pair posted at once share the route's bandwidth (max-min) instead of
+// (destination, source, tag) that hold only what is unmatched. At the
+// match, the rank that matched starts both halves of a SimGrid
+// communication of the message's size on the receiver's mailbox (one per
+// rank, for as long as the engine lives), each for its own rank's actor, so
+// that the transfer runs from the sender's host to the receiver's from the
+// match on (rendezvous, as every transfer of the in-process transport). A receive
+// shorter than the message fails both requests. Messages between one pair
+// posted at once share the route's bandwidth (max-min) instead of
 // following each other as on one connection.
 //
 // Time charged, all of it simulated (real time spent never counts):
