@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""scripts/compare_selections.py: a flip is a size where one run's choice lies
-outside the other's tie set (its choice, its equivalents and its ties); a
-different choice inside both tie sets is within noise; equivalents are no ties.
+"""scripts/compare_selections.py: a flip is a size where one run's chosen
+exchange is not the exchange of any algorithm in the other's tie set (its
+choice, its equivalents and its ties); a different choice of one exchange,
+or one inside both tie sets, is within noise; equivalents are no ties.
 
 Usage: compare_selections_test.py SOURCE_DIR"""
 
@@ -13,21 +14,21 @@ import unittest
 
 SOURCE = os.path.abspath(sys.argv.pop(1))
 SCRIPT = os.path.join(SOURCE, "scripts", "compare_selections.py")
-HEADER = ("collective,transport,provider,placement,dtype,op,ranks,bytes,chosen,chosen_median_us,"
-          "chosen_q1_us,chosen_q3_us,repetitions,lowest_median,lowest_median_us,boundary,"
-          "previous,margin,gap,ties,mpi_median_us,predicted,predicted_us,fitted,fitted_us")
+HEADER = ("collective,transport,provider,placement,dtype,op,ranks,bytes,chosen,exchange,"
+          "chosen_median_us,chosen_q1_us,chosen_q3_us,repetitions,lowest_median,lowest_median_us,"
+          "boundary,previous,margin,gap,same,ties,tie_exchanges,mpi_median_us,predicted,"
+          "predicted_us,fitted,fitted_us")
 
 
 def selections(rows):
     """selections.csv text: each row (ranks, bytes, chosen, ties) or (ranks,
-    bytes, chosen, ties, same); with a `same` column when any row has one (a
-    file written before that column has none)."""
-    with_same = any(len(row) == 5 for row in rows)
-    lines = [HEADER.replace(",ties,", ",same,ties,") if with_same else HEADER]
-    for ranks, size, chosen, ties, *same in rows:
-        same_cell = f"{same[0] if same else ''}," if with_same else ""
-        lines.append(f"allreduce,mpi,,intra,f32,sum,{ranks},{size},{chosen},2,1.9,2.1,3,{chosen},"
-                     f"2,0,,,,{same_cell}{ties},4,tree,2,tree,2")
+    bytes, chosen, ties, exchange, tie_exchanges); without the last two every
+    algorithm is an exchange of its own."""
+    lines = [HEADER]
+    for ranks, size, chosen, ties, *exchanges in rows:
+        exchange, tie_exchanges = exchanges or (chosen, ties)
+        lines.append(f"allreduce,mpi,,intra,f32,sum,{ranks},{size},{chosen},{exchange},2,1.9,2.1,"
+                     f"3,{chosen},2,0,,,,,{ties},{tie_exchanges},4,tree,2,tree,2")
     return "\n".join(lines) + "\n"
 
 
@@ -61,18 +62,50 @@ class CompareSelections(unittest.TestCase):
         self.assertIn("| 8 B | tree | ring | flip |", done.stdout)
         self.assertIn("1 sizes compared: 1 flip, 1 with ties", done.stdout)
 
-    def test_equivalents_are_in_the_tie_set_but_are_no_ties(self):
+    def test_one_exchange_under_two_names_is_no_flip(self):
         # Both runs chose the exchange of recursive doubling; the second saw
-        # recursive_doubling itself beaten by swing_latency (its equivalent).
-        done = self.run_on([(2, 8, "recursive_doubling", "", "swing_latency")],
-                           [(2, 8, "swing_latency", "", "")], "--max-flips", "0")
-        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
-        self.assertIn("| 8 B | recursive_doubling | swing_latency | flip |", done.stdout)
-        done = self.run_on([(2, 8, "recursive_doubling", "", "swing_latency")],
-                           [(2, 8, "swing_latency", "", "recursive_doubling")], "--max-flips", "0")
+        # recursive_doubling itself beaten by swing_latency (its equivalent)
+        # and named none of them a tie or `same`.
+        done = self.run_on([(2, 8, "recursive_doubling", "")],
+                           [(2, 8, "swing_latency", "", "recursive_doubling", "")],
+                           "--max-flips", "0")
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
-        self.assertIn("| 8 B | recursive_doubling | swing_latency | within noise |", done.stdout)
+        self.assertIn("| 8 B | recursive_doubling | swing_latency (recursive_doubling's exchange) "
+                      "| within noise |", done.stdout)
         self.assertIn("1 sizes compared: 0 flips, 0 with ties (0%)", done.stdout)
+
+    def test_a_tie_counts_by_its_exchange(self):
+        # The second run's tie rabenseifner is the ring's exchange at 2 ranks
+        # (ring itself beaten there): the first run's ring is within noise.
+        done = self.run_on([(2, 8, "ring", "recursive_doubling")],
+                           [(2, 8, "recursive_doubling", "rabenseifner", "recursive_doubling",
+                             "ring")], "--max-flips", "0")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("| 8 B | ring | recursive_doubling | within noise |", done.stdout)
+        # Without the tie the second run's exchange is beyond noise of ring.
+        done = self.run_on([(2, 8, "ring", "recursive_doubling")],
+                           [(2, 8, "recursive_doubling", "")], "--max-flips", "0")
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("| 8 B | ring | recursive_doubling | flip |", done.stdout)
+
+    def test_a_choice_without_its_exchange_is_bad_input(self):
+        done = self.run_on([(2, 8, "tree", "", "", "")], [(2, 8, "tree", "")])
+        self.assertEqual(done.returncode, 2)
+        self.assertTrue(done.stderr.endswith("a.csv: allreduce at 8 B has a choice but no "
+                                             "exchange\n"), done.stderr)
+        self.assertEqual(done.stderr.count("\n"), 1, done.stderr)
+
+    def test_a_file_written_before_the_exchange_column_is_bad_input(self):
+        path = os.path.join(self.folder, "old.csv")
+        with open(path, "w", encoding="utf-8") as f:
+            for line in selections([(2, 8, "tree", "")]).splitlines():
+                cells = line.split(",")
+                f.write(",".join(cells[:9] + cells[10:]) + "\n")  # no `exchange`
+        done = subprocess.run([sys.executable, SCRIPT, path, path], capture_output=True,
+                              text=True, check=False)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("exchange", done.stderr)
+        self.assertEqual(done.stderr.count("\n"), 1, done.stderr)
 
     def test_ranks_are_selections_of_their_own(self):
         done = self.run_on([(2, 8, "tree", ""), (4, 8, "ring", "")],

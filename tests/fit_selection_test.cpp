@@ -107,6 +107,11 @@ TEST(ChooseSignificant, EquivalentAlgorithmsAreOneCandidateNamedByTheFirst) {
   EXPECT_TRUE(choices[1].same.empty());
   EXPECT_EQ(choices[1].ties, std::vector<std::string>{"z"});
   EXPECT_EQ(choices[1].previous, "x");
+  // Chosen as x or as y, the exchange is x's.
+  for (const Choice& c : choices) {
+    EXPECT_EQ(c.exchange, "x") << c.bytes;
+    EXPECT_EQ(c.tie_exchanges, std::vector<std::string>{"z"}) << c.bytes;
+  }
   // Without the exchanges y is chosen at 8 B and x is a tie.
   const std::vector<Choice> apart = choose_significant(candidates, times);
   EXPECT_EQ(apart[0].chosen, "y");
@@ -264,6 +269,13 @@ TEST(ChooseSignificant, TheChoiceIsTheFirstNearTheLowestMedianAndTiesAreTheUnbea
         }
       }
       EXPECT_EQ(exchange[index(c.chosen)], exchange[index(first_near)]) << c.bytes;
+      // Named by the exchange's first candidate, beaten or unmeasured here or not.
+      EXPECT_EQ(c.exchange, candidates[exchange[index(c.chosen)]]) << c.bytes;
+      std::set<std::size_t> tie_exchanges;
+      for (const std::string& name : c.ties) tie_exchanges.insert(exchange[index(name)]);
+      std::vector<std::string> tie_exchange_names;
+      for (const std::size_t i : tie_exchanges) tie_exchange_names.push_back(candidates[i]);
+      EXPECT_EQ(c.tie_exchanges, tie_exchange_names) << c.bytes;
       EXPECT_FALSE(beaten(here.at(c.chosen))) << c.chosen << " at " << c.bytes;
       for (const auto& [name, time] : here) {
         if (name == c.chosen) continue;
@@ -435,6 +447,36 @@ TEST(Selection, TheSameExchangeIsOneChoiceUnderItsFirstName) {
     EXPECT_EQ(row[static_cast<std::size_t>(csv.column("lowest_median"))], "swing_latency");
     EXPECT_EQ(row[static_cast<std::size_t>(csv.column("same"))], "swing_latency");
     EXPECT_EQ(row[static_cast<std::size_t>(csv.column("ties"))], "");
+  }
+}
+
+TEST(Selection, TheExchangeIsNamedByItsFirstAlgorithmWhenAnotherIsChosen) {
+  // recursive_doubling beaten beyond noise by swing_latency, its equivalent
+  // at 2 ranks: swing_latency is chosen, the exchange still named
+  // recursive_doubling. ring, within noise but not within the tolerance of
+  // the lowest median, is a tie of the ring's exchange.
+  const auto base = [](const std::string& algorithm, int i) {
+    const double lowest = 20.0 + i;
+    return algorithm == "recursive_doubling" ? lowest + 10
+           : algorithm == "ring"             ? lowest * 1.05 + 0.5
+                                             : lowest;
+  };
+  const std::vector<NamedTable> tables = {
+      {"named.csv", three_repetitions({"ring", "recursive_doubling", "swing_latency"}, base)}};
+  const FitResults results = fit_measurements(aggregate_measurements(tables));
+  const std::string path = ::testing::TempDir() + "/selections_exchange_test.csv";
+  write_selections_csv(path, results);
+  const CsvTable csv = read_csv_file(path);
+  ASSERT_EQ(csv.rows.size(), 6u);
+  for (const auto& row : csv.rows) {
+    const auto at = [&](std::string_view column) {
+      return row[static_cast<std::size_t>(csv.column(column))];
+    };
+    EXPECT_EQ(at("chosen"), "swing_latency");
+    EXPECT_EQ(at("exchange"), "recursive_doubling");
+    EXPECT_EQ(at("same"), "");
+    EXPECT_EQ(at("ties"), "ring");
+    EXPECT_EQ(at("tie_exchanges"), "ring");
   }
 }
 

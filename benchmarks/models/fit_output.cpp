@@ -539,6 +539,7 @@ void write_selections_csv(const std::string& path, const FitResults& results) {
                           std::to_string(s.ranks),
                           bytes_text(row.bytes),
                           row.choice.chosen,
+                          row.choice.exchange,
                           csv_microseconds(row.choice.chosen, row.chosen_time.median),
                           csv_microseconds(row.choice.chosen, row.chosen_time.q1),
                           csv_microseconds(row.choice.chosen, row.chosen_time.q3),
@@ -551,6 +552,7 @@ void write_selections_csv(const std::string& path, const FitResults& results) {
                           number(row.choice.gap),
                           fmt::format("{}", fmt::join(row.choice.same, ";")),
                           fmt::format("{}", fmt::join(row.choice.ties, ";")),
+                          fmt::format("{}", fmt::join(row.choice.tie_exchanges, ";")),
                           number(row.mpi_seconds * 1e6),
                           row.choice.chosen.empty()
                               ? std::string()

@@ -244,18 +244,22 @@ std::vector<Choice> choose_significant(std::span<const std::string> candidates,
     Choice choice;
     choice.bytes = bytes;
     std::optional<std::size_t> chosen;
+    std::set<std::size_t> tie_exchanges;
     for (std::size_t i = 0; preferred && i < candidates.size(); ++i) {
       if (!contender[i]) continue;
       if (exchange_of(i) != *preferred) {
         choice.ties.push_back(candidates[i]);
+        tie_exchanges.insert(exchange_of(i));
       } else if (!chosen) {
         chosen = i;
       } else {
         choice.same.push_back(candidates[i]);
       }
     }
+    for (const std::size_t i : tie_exchanges) choice.tie_exchanges.push_back(candidates[i]);
     if (chosen) {
       choice.chosen = candidates[*chosen];
+      choice.exchange = candidates[*preferred];
       if (!previous.empty() && previous != choice.chosen) {
         choice.previous = previous;
         if (const auto it = measured.find(previous); it != measured.end()) {

@@ -4,15 +4,17 @@ Usage: compare_selections.py [--out FILE] [--max-flips N] A/selections.csv B/sel
 
 Reads two selections.csv files of collbench-fit (a run's fit/selections.csv)
 and, for every selection (collective, transport, provider, placement, dtype,
-op, ranks) and size both measured, compares the choices. A size's tie set is
-its choice, its `same` (the choice's equivalents: the same exchange) and its
-`ties` (other algorithms within noise of the fastest); a **flip** is a size
-where one run's choice lies outside the other run's tie set: the two runs
-disagree beyond what either run's noise allows. A size has ties when either
-run's `ties` is not empty (equivalents are no ties). Prints a Markdown table
-of the sizes where the choices differ (flip or within noise) per selection,
-then one line: sizes compared, flips, sizes with ties. A selections.csv
-without the `same` column (written before it) reads as having none.
+op, ranks) and size both measured, compares the chosen exchanges (the
+`exchange` column: algorithms that make the same messages are one exchange,
+named by its first algorithm). A size's tie set is its choice, its `same`
+and its `ties` (other algorithms within noise of the fastest); its exchanges
+are `exchange` and `tie_exchanges`. A **flip** is a size where one run's
+chosen exchange is not the exchange of any algorithm in the other run's tie
+set: the two runs disagree beyond what either run's noise allows, and not
+only in which name of one exchange measured fastest. A size has ties when
+either run's `ties` is not empty (equivalents are no ties). Prints a
+Markdown table of the sizes where the choices differ (flip or within noise)
+per selection, then one line: sizes compared, flips, sizes with ties.
 
 Where both files have `mpi_verdict` (the MPI library's default against the
 choice; `mpi` is the baseline, not a candidate), one more line: the sizes
@@ -32,7 +34,7 @@ from collbench_report.readers import InputError, read_rows
 from collbench_report.text import format_bytes
 
 GROUP = ["collective", "transport", "provider", "placement", "dtype", "op", "ranks"]
-REQUIRED = GROUP + ["bytes", "chosen", "ties"]
+REQUIRED = GROUP + ["bytes", "chosen", "exchange", "ties", "tie_exchanges"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -40,28 +42,40 @@ class Parser(argparse.ArgumentParser):
         raise InputError(f"{message} (see --help)")
 
 
+def names(cell):
+    return set(filter(None, cell.split(";")))
+
+
 def choices(path):
-    """{(group..., bytes): (chosen, tie set, has ties, mpi verdict or None)}
-    of the sizes where a choice was made."""
+    """{(group..., bytes): (chosen, its exchange, the tie set's exchanges,
+    has ties, mpi verdict or None)} of the sizes where a choice was made."""
     found = {}
     for row in read_rows(path, REQUIRED, "compare_selections.py"):
         if not row["chosen"]:
             continue
-        ties = set(filter(None, row["ties"].split(";")))
-        same = set(filter(None, (row.get("same") or "").split(";")))
+        if not row["exchange"]:
+            raise InputError(f"{path}: {row['collective']} at {row['bytes']} B has a choice but "
+                             "no exchange")
         found[tuple(row[c] for c in GROUP) + (int(row["bytes"]),)] = (
-            row["chosen"], {row["chosen"]} | same | ties, bool(ties), row.get("mpi_verdict"))
+            row["chosen"], row["exchange"], {row["exchange"]} | names(row["tie_exchanges"]),
+            bool(names(row["ties"])), row.get("mpi_verdict"))
     return found
+
+
+def named(chosen, exchange):
+    """The choice as the table shows it: "swing_latency (recursive_doubling's
+    exchange)" where the exchange's first name is another."""
+    return chosen if chosen == exchange else f"{chosen} ({exchange}'s exchange)"
 
 
 def compare_mpi(first, second):
     """The line on `mpi` against each run's choice, or None when either file
     has no verdicts (written before the column)."""
     common = set(first) & set(second)
-    if any(first[k][3] is None or second[k][3] is None for k in common):
+    if any(first[k][4] is None or second[k][4] is None for k in common):
         return None
-    faster = [sum(run[k][3] == "faster" for k in common) for run in (first, second)]
-    opposite = sum({first[k][3], second[k][3]} == {"faster", "slower"} for k in common)
+    faster = [sum(run[k][4] == "faster" for k in common) for run in (first, second)]
+    opposite = sum({first[k][4], second[k][4]} == {"faster", "slower"} for k in common)
     return (f"mpi faster than the choice beyond noise at {faster[0]} sizes in the first run and "
             f"{faster[1]} in the second; the runs disagree on it beyond noise at {opposite}")
 
@@ -74,14 +88,16 @@ def compare(first, second):
     flips = tied = 0
     by_group = {}
     for key in common:
-        (a, a_ties, a_tied, _), (b, b_ties, b_tied, _) = first[key], second[key]
+        (a, a_exchange, a_within_noise, a_tied, _) = first[key]
+        (b, b_exchange, b_within_noise, b_tied, _) = second[key]
         tied += a_tied or b_tied
         if a == b:
             continue
-        flip = a not in b_ties or b not in a_ties
+        flip = a_exchange not in b_within_noise or b_exchange not in a_within_noise
         flips += flip
         by_group.setdefault(key[:-1], []).append(
-            f"| {format_bytes(key[-1])} | {a} | {b} | {'flip' if flip else 'within noise'} |")
+            f"| {format_bytes(key[-1])} | {named(a, a_exchange)} | {named(b, b_exchange)} | "
+            f"{'flip' if flip else 'within noise'} |")
     lines = []
     for group, rows in by_group.items():
         collective, transport, provider, placement, dtype, op, ranks = group

@@ -259,6 +259,10 @@ using TimesBySize = std::map<double, std::map<std::string, TimeSpread>>;
 struct Choice {
   double bytes = 0;
   std::string chosen;
+  // The chosen exchange, named by its first candidate (same_exchanges),
+  // whichever of its algorithms is chosen: two runs that choose one exchange
+  // under two names (one saw the first beaten by noise) agree in this name.
+  std::string exchange;
   // Set where the choice changed at this size: the choice at the size before.
   std::string previous;
   // At a change: previous median / chosen median (how much faster the new
@@ -273,6 +277,8 @@ struct Choice {
   // algorithm beats them), in candidate order. A second run choosing one of
   // these, or of `same`, instead has not flipped.
   std::vector<std::string> ties;
+  // The exchanges of `ties`, each named as `exchange` is, in candidate order.
+  std::vector<std::string> tie_exchanges;
   bool changed() const { return !previous.empty(); }
 };
 
@@ -300,7 +306,8 @@ bool beats(const TimeSpread& y, const TimeSpread& x, double tolerance);
 // contender whose median is within `tolerance` of the lowest median, named
 // by its first contender in candidate order, so that equivalents within
 // noise always get the same name; its other contenders are `same`, those
-// of other exchanges `ties`. There is no hysteresis: the choice at a size
+// of other exchanges `ties`. Exchanges are named by their first candidate,
+// measured here or not (`exchange`, `tie_exchanges`). There is no hysteresis: the choice at a size
 // does not depend on the size before (a choice carried on by it stays at
 // the edge of the contenders, where a second run most often leaves it).
 // With no spread and no tolerance this is the lowest median's exchange.
