@@ -168,6 +168,19 @@ TEST(OmpiRules, RefusesInputWithoutForcedAlgorithms) {
   mixed[1].dtype = "f32";
   mixed[1].op = "max";
   EXPECT_THROW(export_ompi_rules(mixed, {}), std::runtime_error);
+  // A row named as a forced algorithm that the table lacks, as MPICH's.
+  const std::vector<Measurement> unknown = {library_point("allreduce", "ompi_ring", 2, 1024, 1),
+                                            library_point("allreduce", "ompi_bogus", 2, 1024, 1)};
+  try {
+    export_ompi_rules(unknown, {});
+    ADD_FAILURE() << "an unknown Open MPI algorithm was exported";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("unknown Open MPI algorithm 'ompi_bogus' for allreduce (Open MPI 4.1's "
+                        "are ompi_basic_linear, "),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 // Rows of allreduce on 2 ranks: (algorithm, bytes, median µs, loaded).
@@ -446,6 +459,17 @@ TEST(MpichJson, RefusesBadInput) {
   // Open MPI's rows are not MPICH's.
   const std::vector<Measurement> ompi = {library_point("allreduce", "ompi_ring", 2, 1024, 1e-5)};
   EXPECT_THROW(export_mpich_json(ompi, {}), std::runtime_error);
+  std::vector<Measurement> mixed = {library_point("allreduce", "mpich_smp", 2, 1024, 1e-5),
+                                    library_point("allreduce", "mpich_smp", 2, 2048, 1e-5)};
+  mixed[1].dtype = "f64";
+  try {
+    export_mpich_json(mixed, {});
+    ADD_FAILURE() << "rows of two dtypes were exported";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("a selection file is for one of each"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(MpichJson, ReaderRefusesBrokenFiles) {

@@ -1,13 +1,14 @@
-// The MPI library's rows and the choice at one measured point: what the
-// Open MPI export (tuning_ompi.cpp), MPICH's (tuning_mpich.cpp) and the
-// filter of loaded rows (measurements.cpp) share. Internal to collbench_models.
+// The MPI library's rows and the choices made from them: the skeleton the
+// Open MPI export (tuning_ompi.cpp) and MPICH's (tuning_mpich.cpp) share,
+// and the test of a library row the filter of loaded rows (measurements.cpp)
+// uses. Internal to collbench_models.
 #pragma once
 
 #include <map>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collbench/collectives/mpich_tuned.h"
 #include "collbench/collectives/ompi_tuned.h"
@@ -16,25 +17,52 @@
 
 namespace collbench::tuning_internal {
 
-// The library's rows measured for one collective on one rank count, by size.
-using RowsBySize = std::map<double, std::map<std::string, const Measurement*>>;
-
 // Whether a row of `family` and `algorithm` is one of the library's: its
 // default (`mpi`) or one of its forced algorithms, Open MPI's or MPICH's.
 bool is_library_row(std::string_view family, std::string_view algorithm);
 
-// The column `name` of every row of `tables` whose family and algorithm are
-// a library row's, distinct and sorted.
-std::set<std::string> library_column(std::span<const NamedTable> tables, std::string_view name);
+// What one library's export says where its input falls short.
+template <typename Table>
+struct ExportWords {
+  std::string_view library;      // "MPICH": whose forced algorithms a row names
+  std::string_view release;      // "4.0": the release whose algorithms the table holds
+  std::string_view row_prefix;   // a forced row's prefix (kOmpiRowPrefix, kMpichRowPrefix)
+  std::string_view file;         // "a rules file": what is for one dtype, placement and op
+  std::string_view none_forced;  // the input has no forced row at all: how to measure them
+  // What else measuring `collective`'s forced algorithms needs, after
+  // "collbench --families C --library-algorithms" (empty, or " with X set").
+  std::string (*forced_setting)(const Table& collective);
+};
 
-// `values` separated by commas, or "(not recorded)".
-std::string joined(const std::set<std::string>& values);
+// Where an export's rows were measured, for its header.
+struct ExportHeader {
+  std::string sources;   // the input files, comma-separated
+  std::string measured;  // "Measured on hosts ... runs ...."
+  std::string scope;     // whether the choices hold for a network
+};
 
-// One choice: the fastest forced row, kept only where it beats `mpi`
-// beyond both spreads. `Table`: OmpiTunedCollective or MpichCollective
+// The choices of one export: per measured collective of the library's table
+// (in the table's order), per rank count (ascending), one per measured size.
+template <typename Table>
+struct LibraryChoices {
+  struct Collective {
+    const Table* table = nullptr;
+    std::map<int, std::vector<LibraryChoice>> by_ranks;
+  };
+  std::vector<Collective> collectives;
+  std::vector<LibraryChoice> all;  // every choice, in that order
+  ExportHeader header;
+};
+
+// The skeleton both exports share: the library's rows of `measurements`
+// (those of `table`'s collectives on the mpi transport: `mpi` and the forced
+// algorithms), checked as tuning.h says (in `words`), and the choice at each
+// measured size. `Table`: OmpiTunedCollective or MpichCollective
 // (instantiated for both in tuning.cpp).
 template <typename Table>
-LibraryChoice choose(const Table& collective, int ranks, double bytes,
-                     const std::map<std::string, const Measurement*>& rows);
+LibraryChoices<Table> library_choices(std::span<const Measurement> measurements,
+                                      std::span<const NamedTable> tables,
+                                      std::span<const Table> table,
+                                      const ExportWords<Table>& words);
 
 }  // namespace collbench::tuning_internal

@@ -3,15 +3,11 @@
 // format and the evaluator of its size conditions; see
 // collbench/models/tuning.h.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <map>
 #include <optional>
-#include <ranges>
-#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -23,10 +19,7 @@
 namespace collbench {
 namespace {
 
-using tuning_internal::choose;
-using tuning_internal::joined;
-using tuning_internal::library_column;
-using tuning_internal::RowsBySize;
+using tuning_internal::library_choices;
 
 // MPICH 4.0.2's own selection file (the one built into libmpich, from its
 // source's coll_selection.json), the defaults an export keeps where it has no
@@ -193,6 +186,26 @@ SelectionNode size_entries(const MpichCollective& collective, int ranks,
   return node;
 }
 
+// The intra subtree of `collective` in MPICH's default selection, which an
+// export replaces.
+SelectionNode& default_intra(SelectionNode& root, const MpichCollective& collective) {
+  SelectionNode* entry = nullptr;
+  for (auto& [key, value] : root.children) {
+    if (key == fmt::format("collective={}", collective.library)) entry = &value;
+  }
+  SelectionNode* intra = nullptr;
+  if (entry != nullptr) {
+    for (auto& [key, value] : entry->children) {
+      if (key == "comm_type=intra") intra = &value;
+    }
+  }
+  if (intra == nullptr) {
+    throw std::logic_error(
+        fmt::format("MPICH's default selection has no intra {}", collective.library));
+  }
+  return *intra;
+}
+
 }  // namespace
 
 std::string_view mpich_default_selection() { return kMpichDefaultSelection; }
@@ -235,125 +248,50 @@ std::string mpich_selection_algorithm(const SelectionNode& root, const MpichColl
 
 MpichJsonExport export_mpich_json(std::span<const Measurement> measurements,
                                   std::span<const NamedTable> tables, std::string_view load_note) {
-  std::map<std::size_t, std::map<int, RowsBySize>> library;
-  std::set<std::pair<std::string, std::string>> kinds;  // dtype, placement
-  std::set<std::string> ops;
-  std::set<std::string> sources;
-  const std::span<const MpichCollective> table = mpich_tuned_collectives();
-  for (const Measurement& m : measurements) {
-    if (m.transport != "mpi") continue;
-    const auto entry = std::find_if(table.begin(), table.end(), [&](const MpichCollective& c) {
-      return c.collective == m.family;
-    });
-    if (entry == table.end()) continue;
-    if (m.algorithm != kMpiLibraryAlgorithm &&
-        find_mpich_tuned_algorithm(*entry, m.algorithm) == nullptr) {
-      if (m.algorithm.starts_with(kMpichRowPrefix)) {
-        throw std::runtime_error(fmt::format(
-            "{}: unknown MPICH algorithm '{}' for {} (MPICH 4.0's are {})",
-            fmt::join(m.sources, ", "), m.algorithm, m.family,
-            fmt::join(entry->algorithms |
-                          std::views::transform([](const OmpiTunedAlgorithm& a) { return a.row; }),
-                      ", ")));
-      }
-      continue;
-    }
-    library[static_cast<std::size_t>(entry - table.begin())][m.ranks][m.bytes][m.algorithm] = &m;
-    kinds.emplace(m.dtype, m.placement);
-    if (!m.op.empty()) ops.insert(m.op);
-    sources.insert(m.sources.begin(), m.sources.end());
-  }
-  const auto forced_measured = [&](const std::map<int, RowsBySize>& by_ranks) {
-    for (const auto& [ranks, by_size] : by_ranks) {
-      for (const auto& [bytes, rows] : by_size) {
-        if (rows.size() > rows.count(std::string(kMpiLibraryAlgorithm))) return true;
-      }
-    }
-    return false;
-  };
-  bool any_forced = false;
-  for (const auto& [index, by_ranks] : library) {
-    any_forced = any_forced || forced_measured(by_ranks);
-  }
-  if (!any_forced) {
-    throw std::runtime_error(
-        "no measurements of MPICH's forced algorithms (mpich_* rows) in the input: run collbench "
-        "--library-algorithms under mpirun.mpich, once per algorithm with "
-        "MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<name>");
-  }
-  if (kinds.size() > 1 || ops.size() > 1) {
-    throw std::runtime_error(fmt::format(
-        "the library's rows mix dtypes, placements or ops ({}): a selection file is for one of "
-        "each; pass the CSVs of one",
-        fmt::join(ops, ", ")));
-  }
-
+  static constexpr tuning_internal::ExportWords<MpichCollective> kWords{
+      "MPICH",
+      "4.0",
+      kMpichRowPrefix,
+      "a selection file",
+      "no measurements of MPICH's forced algorithms (mpich_* rows) in the input: run collbench "
+      "--library-algorithms under mpirun.mpich, once per algorithm with "
+      "MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<name>",
+      [](const MpichCollective& collective) {
+        return fmt::format(" with {} set", mpich_algorithm_variable(collective));
+      }};
+  const auto measured = library_choices(measurements, tables, mpich_tuned_collectives(), kWords);
   MpichJsonExport result;
   SelectionNode root = parse_mpich_selection(kMpichDefaultSelection, "MPICH's default selection");
-  for (const auto& [index, by_ranks] : library) {
-    const MpichCollective& collective = table[index];
-    if (!forced_measured(by_ranks)) {
-      throw std::runtime_error(fmt::format(
-          "{} has measurements of the library (mpi) but none of its forced algorithms: run "
-          "collbench --families {} --library-algorithms with {} set, or leave its rows out",
-          collective.collective, collective.collective, mpich_algorithm_variable(collective)));
-    }
-    SelectionNode* entry = nullptr;
-    for (auto& [key, value] : root.children) {
-      if (key == fmt::format("collective={}", collective.library)) entry = &value;
-    }
-    SelectionNode* intra = nullptr;
-    if (entry != nullptr) {
-      for (auto& [key, value] : entry->children) {
-        if (key == "comm_type=intra") intra = &value;
-      }
-    }
-    if (intra == nullptr) {
-      throw std::logic_error(
-          fmt::format("MPICH's default selection has no intra {}", collective.library));
-    }
-    const SelectionNode defaults = *intra;
-    SelectionNode measured;
+  for (const auto& [collective, by_ranks] : measured.collectives) {
+    SelectionNode& intra = default_intra(root, *collective);
+    const SelectionNode defaults = intra;
+    SelectionNode entries;
     int previous_ranks = 0;
-    for (const auto& [ranks, by_size] : by_ranks) {
-      std::vector<LibraryChoice> choices;
-      for (const auto& [bytes, rows] : by_size) {
-        choices.push_back(choose(collective, ranks, bytes, rows));
-      }
+    for (const auto& [ranks, choices] : by_ranks) {
       // Communicator sizes between the measured ones (and below the first)
       // keep MPICH's defaults.
       if (ranks > previous_ranks + 1) {
-        measured.children.emplace_back(fmt::format("comm_size<{}", ranks), defaults);
+        entries.children.emplace_back(fmt::format("comm_size<{}", ranks), defaults);
       }
-      measured.children.emplace_back(fmt::format("comm_size<={}", ranks),
-                                     size_entries(collective, ranks, choices, defaults));
-      result.choices.insert(result.choices.end(), choices.begin(), choices.end());
+      entries.children.emplace_back(fmt::format("comm_size<={}", ranks),
+                                    size_entries(*collective, ranks, choices, defaults));
       previous_ranks = ranks;
     }
-    measured.children.emplace_back("comm_size=any", defaults);
-    *intra = std::move(measured);
+    entries.children.emplace_back("comm_size=any", defaults);
+    intra = std::move(entries);
   }
-
-  const auto& [dtype, placement] = *kinds.begin();
-  const std::string op = ops.empty() ? std::string("(no reduction)") : *ops.begin();
-  const std::set<std::string> nodes = library_column(tables, "nodes");
-  const bool one_node = placement == "intra" || (nodes.size() == 1 && *nodes.begin() == "1");
+  result.choices = measured.all;
   result.text = fmt::format(
       "/* MPICH collective selection: MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=THIS_FILE\n"
       "   Written by collbench-fit --export mpich-json from {}\n"
-      "   Measured on hosts {} ({} node{}: {}), {} {}, with {}; runs {}.\n"
+      "   {}\n"
       "   {}\n"
       "   Per measured collective: the library's fastest forced algorithm where it beat the\n"
       "   default beyond both interquartile ranges, from each measured size up to the next;\n"
       "   MPICH 4.0.2's own selection elsewhere (below the smallest and above the largest\n"
       "   measured size, on communicator sizes not measured, and for every other collective,\n"
       "   which MPICH needs: it aborts on a collective the file lacks).{} */\n",
-      fmt::join(sources, ", "), joined(library_column(tables, "hosts")), joined(nodes),
-      nodes.size() == 1 && *nodes.begin() == "1" ? "" : "s",
-      one_node ? "shared memory" : "a network", dtype, op,
-      joined(library_column(tables, "mpi_library")), joined(library_column(tables, "run_id")),
-      one_node ? "Shared memory on one node: these choices are not evidence for a network."
-               : "Measured across nodes: valid for this network and these node counts.",
+      measured.header.sources, measured.header.measured, measured.header.scope,
       load_note.empty() ? std::string() : fmt::format("\n   {}", load_note));
   result.text += format_mpich_selection(root);
   result.tree = std::move(root);

@@ -2,14 +2,12 @@
 // measured rows, its format, its parser (held to what Open MPI's reader
 // assumes) and its lookup; see collbench/models/tuning.h.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -22,10 +20,7 @@
 namespace collbench {
 namespace {
 
-using tuning_internal::choose;
-using tuning_internal::joined;
-using tuning_internal::library_column;
-using tuning_internal::RowsBySize;
+using tuning_internal::library_choices;
 
 // Open MPI 4.1's COLLCOUNT (coll_base_functions.h): ids are 0 to 21.
 constexpr int kOmpiCollectiveCount = 22;
@@ -266,107 +261,44 @@ int ompi_rules_algorithm(const RulesFile& rules, int id, int ranks, std::uint64_
 
 OmpiRulesExport export_ompi_rules(std::span<const Measurement> measurements,
                                   std::span<const NamedTable> tables, std::string_view load_note) {
-  // Per collective (the table's order) and rank count, the library's rows.
-  std::map<std::size_t, std::map<int, RowsBySize>> library;
-  std::set<std::pair<std::string, std::string>> kinds;  // dtype, placement
-  std::set<std::string> ops;
-  std::set<std::string> sources;
-  const std::span<const OmpiTunedCollective> table = ompi_tuned_collectives();
-  for (const Measurement& m : measurements) {
-    if (m.transport != "mpi") continue;
-    const auto entry = std::find_if(table.begin(), table.end(), [&](const OmpiTunedCollective& c) {
-      return c.collective == m.family;
-    });
-    if (entry == table.end()) continue;
-    if (m.algorithm != kMpiLibraryAlgorithm &&
-        find_ompi_tuned_algorithm(*entry, m.algorithm) == nullptr) {
-      continue;
-    }
-    library[static_cast<std::size_t>(entry - table.begin())][m.ranks][m.bytes][m.algorithm] = &m;
-    // The collectives that reduce nothing have no op.
-    kinds.emplace(m.dtype, m.placement);
-    if (!m.op.empty()) ops.insert(m.op);
-    sources.insert(m.sources.begin(), m.sources.end());
-  }
-  const auto forced_measured = [&](const std::map<int, RowsBySize>& by_ranks) {
-    for (const auto& [ranks, by_size] : by_ranks) {
-      for (const auto& [bytes, rows] : by_size) {
-        for (const auto& [algorithm, point] : rows) {
-          if (algorithm != kMpiLibraryAlgorithm) return true;
-        }
-      }
-    }
-    return false;
-  };
-  bool any_forced = false;
-  for (const auto& [index, by_ranks] : library)
-    any_forced = any_forced || forced_measured(by_ranks);
-  if (!any_forced) {
-    throw std::runtime_error(
-        "no measurements of the MPI library's forced algorithms (ompi_* rows) in the input: run "
-        "collbench --library-algorithms with OMPI_MCA_coll_tuned_use_dynamic_rules=1");
-  }
-  if (kinds.size() > 1 || ops.size() > 1) {
-    std::vector<std::string> listed;
-    for (const auto& [dtype, placement] : kinds) {
-      listed.push_back(fmt::format("{} {}", dtype, placement.empty() ? "-" : placement));
-    }
-    throw std::runtime_error(fmt::format(
-        "the library's rows mix {} (dtype, placement) and ops {}: a rules file is for one of "
-        "each; pass the CSVs of one",
-        fmt::join(listed, "; "), fmt::join(ops, ", ")));
-  }
-
+  static constexpr tuning_internal::ExportWords<OmpiTunedCollective> kWords{
+      "Open MPI",
+      "4.1",
+      kOmpiRowPrefix,
+      "a rules file",
+      "no measurements of the MPI library's forced algorithms (ompi_* rows) in the input: run "
+      "collbench --library-algorithms with OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+      [](const OmpiTunedCollective&) { return std::string(); }};
+  const auto measured = library_choices(measurements, tables, ompi_tuned_collectives(), kWords);
   OmpiRulesExport result;
-  for (const auto& [index, by_ranks] : library) {
-    const OmpiTunedCollective& collective = table[index];
-    if (!forced_measured(by_ranks)) {
-      throw std::runtime_error(fmt::format(
-          "{} has measurements of the library (mpi) but none of its forced algorithms: run "
-          "collbench --families {} --library-algorithms, or leave its rows out",
-          collective.collective, collective.collective));
-    }
-    RulesCollective rules{collective.rules_id, {}};
+  for (const auto& [collective, by_ranks] : measured.collectives) {
+    RulesCollective rules{collective->rules_id, {}};
     int previous_ranks = 0;
-    for (const auto& [ranks, by_size] : by_ranks) {
+    for (const auto& [ranks, choices] : by_ranks) {
       // Communicator sizes between the measured ones (and below the first)
       // hand back to the fixed decision.
       if (ranks > previous_ranks + 1)
         rules.communicators.push_back({previous_ranks + 1, {{0, 0, 0, 0}}});
-      std::vector<LibraryChoice> choices;
-      for (const auto& [bytes, rows] : by_size) {
-        choices.push_back(choose(collective, ranks, bytes, rows));
-      }
       rules.communicators.push_back({ranks, message_entries(choices)});
-      result.choices.insert(result.choices.end(), choices.begin(), choices.end());
       previous_ranks = ranks;
     }
     rules.communicators.push_back({previous_ranks + 1, {{0, 0, 0, 0}}});
     result.rules.collectives.push_back(std::move(rules));
   }
-
-  const auto& [dtype, placement] = *kinds.begin();
-  const std::string op = ops.empty() ? std::string("(no reduction)") : *ops.begin();
-  const std::set<std::string> nodes = library_column(tables, "nodes");
-  const bool one_node = placement == "intra" || (nodes.size() == 1 && *nodes.begin() == "1");
+  result.choices = measured.all;
   result.text = fmt::format(
       "# Open MPI 4.1 coll_tuned dynamic rules: mpirun --mca coll_tuned_use_dynamic_rules 1 "
       "--mca coll_tuned_dynamic_rules_filename THIS_FILE\n"
       "# Written by collbench-fit --export ompi-rules from {}\n"
-      "# Measured on hosts {} ({} node{}: {}), {} {}, with {}; runs {}.\n"
+      "# {}\n"
       "# {}\n"
       "# Each entry: the library's fastest forced algorithm where it beat the default beyond\n"
       "# both interquartile ranges at that measured size; 0 (the library's fixed decision)\n"
       "# elsewhere, below the smallest and above the largest measured size, and on\n"
       "# communicator sizes not measured. Fan-in/out {} and segment size {} are what the\n"
       "# forced algorithms ran with.\n{}",
-      fmt::join(sources, ", "), joined(library_column(tables, "hosts")), joined(nodes),
-      nodes.size() == 1 && *nodes.begin() == "1" ? "" : "s",
-      one_node ? "shared memory" : "a network", dtype, op,
-      joined(library_column(tables, "mpi_library")), joined(library_column(tables, "run_id")),
-      one_node ? "Shared memory on one node: these choices are not evidence for a network."
-               : "Measured across nodes: valid for this network and these node counts.",
-      kOmpiForcedFanout, kOmpiForcedSegmentBytes,
+      measured.header.sources, measured.header.measured, measured.header.scope, kOmpiForcedFanout,
+      kOmpiForcedSegmentBytes,
       load_note.empty() ? std::string() : fmt::format("# {}\n", load_note));
   result.text += format_rules(result.rules, result.choices);
   return result;

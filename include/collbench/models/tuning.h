@@ -77,7 +77,8 @@ struct OmpiRulesExport {
 // the header's hosts, library and runs come from). Throws
 // std::runtime_error when no forced algorithm was measured at all, when a
 // collective has measurements of the library but none of its forced
-// algorithms, or when the library rows mix dtypes, operations or placements.
+// algorithms, when the library rows mix dtypes, operations or placements, or
+// for a row named ompi_* that the library's table lacks.
 // `load_note` (leave_out_loaded's header, fit.h), when not empty, is one more
 // line of the header.
 OmpiRulesExport export_ompi_rules(std::span<const Measurement> measurements,
@@ -124,8 +125,7 @@ struct MpichJsonExport {
   std::string text;  // a /* */ comment saying where it was measured, then the tree
 };
 
-// As export_ompi_rules, from the mpich_* rows; also throws for a row named
-// mpich_* that MPICH's table lacks.
+// As export_ompi_rules, from the mpich_* rows.
 MpichJsonExport export_mpich_json(std::span<const Measurement> measurements,
                                   std::span<const NamedTable> tables,
                                   std::string_view load_note = {});
