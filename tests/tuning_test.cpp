@@ -12,6 +12,7 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -144,6 +145,17 @@ TEST(OmpiRules, ChoicesFollowTheRule) {
   EXPECT_NE(exported.text.find("not evidence for a network"), std::string::npos);
 }
 
+// `export_rows` throws std::runtime_error with `text` in its message.
+template <typename Export>
+void expect_refused(const Export& export_rows, std::string_view text) {
+  try {
+    export_rows();
+    ADD_FAILURE() << "exported; expected an error with '" << text << "'";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
+  }
+}
+
 TEST(OmpiRules, RefusesInputWithoutForcedAlgorithms) {
   EXPECT_THROW(export_ompi_rules({}, {}), std::runtime_error);
   const std::vector<Measurement> only_default = {library_point("allreduce", "mpi", 2, 1024, 1e-5)};
@@ -152,15 +164,8 @@ TEST(OmpiRules, RefusesInputWithoutForcedAlgorithms) {
   const std::vector<Measurement> one_missing = {
       library_point("allreduce", "ompi_ring", 2, 1024, 1e-5),
       library_point("broadcast", "mpi", 2, 1024, 1e-5)};
-  try {
-    export_ompi_rules(one_missing, {});
-    ADD_FAILURE() << "a collective without forced rows was exported";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(
-        std::string(error.what()).find("broadcast has measurements of the library (mpi) but none"),
-        std::string::npos)
-        << error.what();
-  }
+  expect_refused([&] { export_ompi_rules(one_missing, {}); },
+                 "broadcast has measurements of the library (mpi) but none");
   std::vector<Measurement> mixed = {library_point("allreduce", "ompi_ring", 2, 1024, 1e-5),
                                     library_point("allreduce", "ompi_ring", 2, 2048, 1e-5)};
   mixed[1].dtype = "f64";
@@ -171,16 +176,9 @@ TEST(OmpiRules, RefusesInputWithoutForcedAlgorithms) {
   // A row named as a forced algorithm that the table lacks, as MPICH's.
   const std::vector<Measurement> unknown = {library_point("allreduce", "ompi_ring", 2, 1024, 1),
                                             library_point("allreduce", "ompi_bogus", 2, 1024, 1)};
-  try {
-    export_ompi_rules(unknown, {});
-    ADD_FAILURE() << "an unknown Open MPI algorithm was exported";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what())
-                  .find("unknown Open MPI algorithm 'ompi_bogus' for allreduce (Open MPI 4.1's "
-                        "are ompi_basic_linear, "),
-              std::string::npos)
-        << error.what();
-  }
+  expect_refused([&] { export_ompi_rules(unknown, {}); },
+                 "unknown Open MPI algorithm 'ompi_bogus' for allreduce (Open MPI 4.1's are "
+                 "ompi_basic_linear, ");
 }
 
 // Rows of allreduce on 2 ranks: (algorithm, bytes, median µs, loaded).
@@ -436,40 +434,19 @@ TEST(MpichJson, RefusesBadInput) {
   EXPECT_THROW(export_mpich_json({}, {}), std::runtime_error);
   const std::vector<Measurement> unknown = {library_point("allreduce", "mpich_bogus", 2, 1024, 1),
                                             library_point("allreduce", "mpi", 2, 1024, 1)};
-  try {
-    export_mpich_json(unknown, {});
-    ADD_FAILURE() << "an unknown MPICH algorithm was exported";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("unknown MPICH algorithm 'mpich_bogus'"),
-              std::string::npos)
-        << error.what();
-  }
+  expect_refused([&] { export_mpich_json(unknown, {}); }, "unknown MPICH algorithm 'mpich_bogus'");
   const std::vector<Measurement> one_missing = {
       library_point("allreduce", "mpich_smp", 2, 1024, 1e-5),
       library_point("broadcast", "mpi", 2, 1024, 1e-5)};
-  try {
-    export_mpich_json(one_missing, {});
-    ADD_FAILURE() << "a collective without forced rows was exported";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(
-        std::string(error.what()).find("broadcast has measurements of the library (mpi) but none"),
-        std::string::npos)
-        << error.what();
-  }
+  expect_refused([&] { export_mpich_json(one_missing, {}); },
+                 "broadcast has measurements of the library (mpi) but none");
   // Open MPI's rows are not MPICH's.
   const std::vector<Measurement> ompi = {library_point("allreduce", "ompi_ring", 2, 1024, 1e-5)};
   EXPECT_THROW(export_mpich_json(ompi, {}), std::runtime_error);
   std::vector<Measurement> mixed = {library_point("allreduce", "mpich_smp", 2, 1024, 1e-5),
                                     library_point("allreduce", "mpich_smp", 2, 2048, 1e-5)};
   mixed[1].dtype = "f64";
-  try {
-    export_mpich_json(mixed, {});
-    ADD_FAILURE() << "rows of two dtypes were exported";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("a selection file is for one of each"),
-              std::string::npos)
-        << error.what();
-  }
+  expect_refused([&] { export_mpich_json(mixed, {}); }, "a selection file is for one of each");
 }
 
 TEST(MpichJson, ReaderRefusesBrokenFiles) {
