@@ -25,7 +25,8 @@ other).
 --max-flips N: exit status 1 when there are more than N flips (a check that
 two quiet runs agree). --out FILE writes the text to FILE instead of
 standard output (whole or not at all). Bad input (a missing or unreadable
-file, missing columns, no size in common): one line on stderr, exit 2.
+file, missing columns, e.g. a file written before `exchange`, a choice
+without its exchange, no size in common): one line on stderr, exit 2.
 """
 import argparse
 
