@@ -67,10 +67,9 @@ for key in seen:
     print(*key)
 PYTHON
 ) || bad "--paper $paper is not collbench-predict's scaling.csv of --preset keuper2016 --compute-from"
-mkdir -p "$out_dir" || bad "--out-dir $out_dir: cannot create it"
-[[ -w $out_dir ]] || bad "--out-dir $out_dir: not writable"
+make_out_dir "$out_dir"
 work=$(mktemp -d "${TMPDIR:-/tmp}/keuper_sim.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; unmake_out_dir' EXIT
 
 while read -r model batch network; do
   ranks=""

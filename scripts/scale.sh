@@ -89,9 +89,9 @@ if [[ ${1:-} == agreement ]]; then
   [[ ! -v cell_build ]] || passed+=(--build "$cell_build")
   [[ ! -v cell_python ]] || passed+=(--python "$cell_python")
   [[ $ranks =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || bad "agreement: give --ranks LIST, e.g. 2,8,64"
-  mkdir -p "$out_dir" || bad "--out-dir $out_dir: cannot create it"
+  make_out_dir "$out_dir"
   work=$(mktemp -d "${TMPDIR:-/tmp}/scale_agreement.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
+  trap 'rm -rf "$work"; unmake_out_dir' EXIT
   cell=0
   for spec in "${agreement_workloads[@]}"; do
     read -r -a workload_flags <<<"$spec"
@@ -234,11 +234,10 @@ for tool in "$collbench" "$predict"; do
   [[ -x $tool ]] || bad "$tool not built (cmake --build $build --target collbench_exe collbench-predict, or --build DIR)"
 done
 "$python" -c "import matplotlib" 2>/dev/null || bad "--python $python: no matplotlib there (give one with --python)"
-mkdir -p "$out_dir" || bad "--out-dir $out_dir: cannot create it"
-[[ -w $out_dir ]] || bad "--out-dir $out_dir: not writable"
+make_out_dir "$out_dir"
 name=scale_${workload//:/_}
 work=$(mktemp -d "${TMPDIR:-/tmp}/scale.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; unmake_out_dir' EXIT
 
 # α, β, γ of the network, as collbench-predict reads them, for the
 # platforms --calibration cannot convert: a calibration's p2p fit and f32
