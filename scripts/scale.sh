@@ -285,22 +285,25 @@ if ((ppn > 1)); then
     --intra-bandwidth-gbps "$((8 * intra_bandwidth_GBps))")
 fi
 
-# The simulated platform's flags for p ranks.
+# platform_flags P PPN: the simulated platform's flags for P ranks, PPN to
+# a node, into the array sim_flags (an array: --calibration's path may hold
+# spaces).
 platform_flags() {
+  local ppn=$2
   local nodes=$(($1 / ppn))
   ((nodes >= 1)) || nodes=1
   # A route between nodes of a star is two links: each gets half of α.
-  local links="--link-latency $(awk -v a="$alpha_us" 'BEGIN{print a/2}')us"
-  links+=" --link-bandwidth ${bandwidth_GBps}GBps --gamma ${gamma_GBps}GBps"
-  ((ppn == 1)) || links+=" --intra-latency ${intra_latency_ns}ns --intra-bandwidth ${intra_bandwidth_GBps}GBps"
+  local links=(--link-latency "$(awk -v a="$alpha_us" 'BEGIN{print a/2}')us"
+    --link-bandwidth "${bandwidth_GBps}GBps" --gamma "${gamma_GBps}GBps")
+  ((ppn == 1)) || links+=(--intra-latency "${intra_latency_ns}ns" --intra-bandwidth "${intra_bandwidth_GBps}GBps")
   if [[ $platform == star || $nodes -le $leaf_nodes ]]; then
     if ((ppn == 1)) && [[ -z $network ]]; then
-      echo "--platform star --calibration $calibration"
+      sim_flags=(--platform star --calibration "$calibration")
     else
-      echo "--platform star --ppn $ppn $links"
+      sim_flags=(--platform star --ppn "$ppn" "${links[@]}")
     fi
   else
-    echo "--platform fat-tree:2;$leaf_nodes,$((nodes / leaf_nodes));1,$uplinks;1,1 --ppn $ppn $links"
+    sim_flags=(--platform "fat-tree:2;$leaf_nodes,$((nodes / leaf_nodes));1,$uplinks;1,1" --ppn "$ppn" "${links[@]}")
   fi
 }
 
@@ -346,11 +349,11 @@ for mode in ${modes//,/ }; do
     fi
     ranks_ppn=$ppn
     ((p >= ppn)) || ranks_ppn=$p
+    platform_flags "$p" "$ranks_ppn"
     start=$(date +%s.%N)
-    # shellcheck disable=SC2046  # the platform's flags are words
     # CPU seconds and peak resident memory of the simulation: the machine's
     # load stretches its wall time, not these.
-    if ! /usr/bin/time -f '%U %S %M' -o "$work/time" "$collbench" --transport sim --ranks "$p" $(ppn=$ranks_ppn platform_flags "$p") \
+    if ! /usr/bin/time -f '%U %S %M' -o "$work/time" "$collbench" --transport sim --ranks "$p" "${sim_flags[@]}" \
       --families train --workload "$workload" --algorithms "$algorithm" --no-payload --reuse-buckets \
       --benchmark_filter="^train/" \
       "${compute_flags[@]}" "${batch_flags[@]}" "${overlap_flags[@]}" --csv "$work/sim.csv" --force --quiet \
