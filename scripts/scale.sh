@@ -217,9 +217,13 @@ whole --batch "$batch"
 whole --max-ranks "$max_ranks"
 ((max_ranks & (max_ranks - 1))) && bad "--max-ranks $max_ranks is not a power of two"
 ((max_ranks % ppn == 0 || max_ranks < ppn)) || bad "--max-ranks $max_ranks is not a multiple of --ppn $ppn"
+mode_list=()
 for mode in ${modes//,/ }; do
   [[ $mode == strong || $mode == weak ]] || bad "--modes: '$mode' is neither strong nor weak"
+  [[ " ${mode_list[*]} " != *" $mode "* ]] || bad "--modes: '$mode' given twice"
+  mode_list+=("$mode")
 done
+((${#mode_list[@]} > 0)) || bad "--modes '$modes' names no mode; give strong, weak or strong,weak"
 [[ $platform == star || $platform == fat-tree ]] || bad "--platform '$platform': star or fat-tree"
 [[ -z $network || $calibration_given == 0 ]] || bad "give --calibration or --network, not both"
 [[ -f $calibration ]] || bad "--calibration $calibration: no such file"
@@ -340,7 +344,7 @@ for p in "${ranks_list[@]}"; do
 done
 echo "scale.sh: $workload, $algorithm, $platform, ppn $ppn, overlap $((overlap)) on p = ${ranks_list[*]} ($modes)"
 : >"$work/sim.tsv"
-for mode in ${modes//,/ }; do
+for mode in "${mode_list[@]}"; do
   if [[ $mode == strong ]]; then batch_flags=(--global-batch "$global_batch"); else batch_flags=(--train-batch "$batch"); fi
   for p in "${ranks_list[@]}"; do
     if [[ $mode == strong ]] && ((p > global_batch)); then
