@@ -184,6 +184,11 @@ while [[ $# -gt 0 ]]; do
         echo "run.sh: --launches takes a number of launches from 1 to 999, got '${2-}'" >&2
         exit 2
       fi
+      if [[ -n ${launches_given:-} ]]; then
+        echo "run.sh: --launches given twice ('$launches_given' and '$2'); give it once" >&2
+        exit 2
+      fi
+      launches_given=$2
       launches=$2
       shift 2
       ;;
