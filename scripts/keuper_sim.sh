@@ -48,7 +48,12 @@ parse_options option_variables "$@"
 ((${#arguments[@]} == 0)) || bad "unknown argument ${arguments[0]} (see --help)"
 [[ -f $paper ]] || bad "--paper $paper: no such file"
 [[ -f $compute_from ]] || bad "--compute-from $compute_from: no such file"
-[[ -n ${algorithms//,/} ]] || bad "--algorithms is empty"
+algorithm_list=()
+for algorithm in ${algorithms//,/ }; do
+  [[ " ${algorithm_list[*]} " != *" $algorithm "* ]] || bad "--algorithms: '$algorithm' given twice"
+  algorithm_list+=("$algorithm")
+done
+((${#algorithm_list[@]} > 0)) || bad "--algorithms '$algorithms' names no algorithm"
 # The scenarios with measured compute: model, batch, network.
 scenarios=$(PYTHONPATH=$here python3 - "$paper" <<'PYTHON'
 import sys
@@ -67,15 +72,14 @@ for key in seen:
     print(*key)
 PYTHON
 ) || bad "--paper $paper is not collbench-predict's scaling.csv of --preset keuper2016 --compute-from"
-mkdir -p "$out_dir" || bad "--out-dir $out_dir: cannot create it"
-[[ -w $out_dir ]] || bad "--out-dir $out_dir: not writable"
+make_out_dir "$out_dir"
 work=$(mktemp -d "${TMPDIR:-/tmp}/keuper_sim.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; unmake_out_dir' EXIT
 
 while read -r model batch network; do
   ranks=""
   for ((p = 2; p <= batch; p *= 2)); do ranks+=${ranks:+,}$p; done
-  for algorithm in ${algorithms//,/ }; do
+  for algorithm in "${algorithm_list[@]}"; do
     # scale.sh judges the rest (a bad algorithm, a missing tool): its own
     # line on stderr and its exit status.
     "$here/scale.sh" "$model:total" --build "$build" --network "$network" \

@@ -184,6 +184,11 @@ while [[ $# -gt 0 ]]; do
         echo "run.sh: --launches takes a number of launches from 1 to 999, got '${2-}'" >&2
         exit 2
       fi
+      if [[ -n ${launches_given:-} ]]; then
+        echo "run.sh: --launches given twice ('$launches_given' and '$2'); give it once" >&2
+        exit 2
+      fi
+      launches_given=$2
       launches=$2
       shift 2
       ;;
@@ -228,6 +233,18 @@ folder_or_absent BUILD_DIR "$build"
 jobs=${JOBS:-$(nproc)}
 if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
   echo "run.sh: JOBS='$jobs' is not a positive number of build jobs" >&2
+  exit 2
+fi
+# Judged before the build: a typo would otherwise cost minutes, or (RUN_OFI)
+# skip its sweeps without a word.
+large=${LARGE:-$((1 - quick))}
+if [[ $large != 0 && $large != 1 ]]; then
+  echo "run.sh: LARGE='$large' must be 1 (run the large models' exchanges) or 0" >&2
+  exit 2
+fi
+want_ofi=${RUN_OFI:-$((1 - quick))}
+if [[ $want_ofi != 0 && $want_ofi != 1 ]]; then
+  echo "run.sh: RUN_OFI='$want_ofi' must be 1 (sweep over libfabric too) or 0" >&2
   exit 2
 fi
 scaling_model=${SCALING_MODEL:-resnet50}
@@ -355,11 +372,6 @@ large_flags=(--families exchange --algorithms all --min-samples 3
 train_workload=${workloads[1]}
 train_flags=(--families train --algorithms all --check --workload "$train_workload"
   --train-batch 2 --samples 3 --benchmark_repetitions=3 --interleave)
-large=${LARGE:-$((1 - quick))}
-if [[ $large != 0 && $large != 1 ]]; then
-  echo "run.sh: LARGE='$large' must be 1 (run the large models' exchanges) or 0" >&2
-  exit 2
-fi
 for flags_name in sweep_flags exchange_flags train_flags large_flags; do
   [[ $flags_name == large_flags && $large == 0 ]] && continue
   declare -n dry_flags=$flags_name
@@ -407,7 +419,7 @@ fi
 # Not grep -q (see mpirun --version above): collbench writes its --help in
 # several blocks, and a SIGPIPE once skipped every libfabric sweep.
 run_ofi=0
-if [[ ${RUN_OFI:-$((1 - quick))} == 1 ]] &&
+if ((want_ofi)) &&
   "$collbench" --help 2>/dev/null | grep -- "--transport KIND.*ofi" >/dev/null; then
   run_ofi=1
 fi

@@ -89,9 +89,9 @@ if [[ ${1:-} == agreement ]]; then
   [[ ! -v cell_build ]] || passed+=(--build "$cell_build")
   [[ ! -v cell_python ]] || passed+=(--python "$cell_python")
   [[ $ranks =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || bad "agreement: give --ranks LIST, e.g. 2,8,64"
-  mkdir -p "$out_dir" || bad "--out-dir $out_dir: cannot create it"
+  make_out_dir "$out_dir"
   work=$(mktemp -d "${TMPDIR:-/tmp}/scale_agreement.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
+  trap 'rm -rf "$work"; unmake_out_dir' EXIT
   cell=0
   for spec in "${agreement_workloads[@]}"; do
     read -r -a workload_flags <<<"$spec"
@@ -217,9 +217,13 @@ whole --batch "$batch"
 whole --max-ranks "$max_ranks"
 ((max_ranks & (max_ranks - 1))) && bad "--max-ranks $max_ranks is not a power of two"
 ((max_ranks % ppn == 0 || max_ranks < ppn)) || bad "--max-ranks $max_ranks is not a multiple of --ppn $ppn"
+mode_list=()
 for mode in ${modes//,/ }; do
   [[ $mode == strong || $mode == weak ]] || bad "--modes: '$mode' is neither strong nor weak"
+  [[ " ${mode_list[*]} " != *" $mode "* ]] || bad "--modes: '$mode' given twice"
+  mode_list+=("$mode")
 done
+((${#mode_list[@]} > 0)) || bad "--modes '$modes' names no mode; give strong, weak or strong,weak"
 [[ $platform == star || $platform == fat-tree ]] || bad "--platform '$platform': star or fat-tree"
 [[ -z $network || $calibration_given == 0 ]] || bad "give --calibration or --network, not both"
 [[ -f $calibration ]] || bad "--calibration $calibration: no such file"
@@ -234,11 +238,10 @@ for tool in "$collbench" "$predict"; do
   [[ -x $tool ]] || bad "$tool not built (cmake --build $build --target collbench_exe collbench-predict, or --build DIR)"
 done
 "$python" -c "import matplotlib" 2>/dev/null || bad "--python $python: no matplotlib there (give one with --python)"
-mkdir -p "$out_dir" || bad "--out-dir $out_dir: cannot create it"
-[[ -w $out_dir ]] || bad "--out-dir $out_dir: not writable"
+make_out_dir "$out_dir"
 name=scale_${workload//:/_}
 work=$(mktemp -d "${TMPDIR:-/tmp}/scale.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; unmake_out_dir' EXIT
 
 # α, β, γ of the network, as collbench-predict reads them, for the
 # platforms --calibration cannot convert: a calibration's p2p fit and f32
@@ -286,22 +289,25 @@ if ((ppn > 1)); then
     --intra-bandwidth-gbps "$((8 * intra_bandwidth_GBps))")
 fi
 
-# The simulated platform's flags for p ranks.
+# platform_flags P PPN: the simulated platform's flags for P ranks, PPN to
+# a node, into the array sim_flags (an array: --calibration's path may hold
+# spaces).
 platform_flags() {
+  local ppn=$2
   local nodes=$(($1 / ppn))
   ((nodes >= 1)) || nodes=1
   # A route between nodes of a star is two links: each gets half of α.
-  local links="--link-latency $(awk -v a="$alpha_us" 'BEGIN{print a/2}')us"
-  links+=" --link-bandwidth ${bandwidth_GBps}GBps --gamma ${gamma_GBps}GBps"
-  ((ppn == 1)) || links+=" --intra-latency ${intra_latency_ns}ns --intra-bandwidth ${intra_bandwidth_GBps}GBps"
+  local links=(--link-latency "$(awk -v a="$alpha_us" 'BEGIN{print a/2}')us"
+    --link-bandwidth "${bandwidth_GBps}GBps" --gamma "${gamma_GBps}GBps")
+  ((ppn == 1)) || links+=(--intra-latency "${intra_latency_ns}ns" --intra-bandwidth "${intra_bandwidth_GBps}GBps")
   if [[ $platform == star || $nodes -le $leaf_nodes ]]; then
     if ((ppn == 1)) && [[ -z $network ]]; then
-      echo "--platform star --calibration $calibration"
+      sim_flags=(--platform star --calibration "$calibration")
     else
-      echo "--platform star --ppn $ppn $links"
+      sim_flags=(--platform star --ppn "$ppn" "${links[@]}")
     fi
   else
-    echo "--platform fat-tree:2;$leaf_nodes,$((nodes / leaf_nodes));1,$uplinks;1,1 --ppn $ppn $links"
+    sim_flags=(--platform "fat-tree:2;$leaf_nodes,$((nodes / leaf_nodes));1,$uplinks;1,1" --ppn "$ppn" "${links[@]}")
   fi
 }
 
@@ -338,7 +344,7 @@ for p in "${ranks_list[@]}"; do
 done
 echo "scale.sh: $workload, $algorithm, $platform, ppn $ppn, overlap $((overlap)) on p = ${ranks_list[*]} ($modes)"
 : >"$work/sim.tsv"
-for mode in ${modes//,/ }; do
+for mode in "${mode_list[@]}"; do
   if [[ $mode == strong ]]; then batch_flags=(--global-batch "$global_batch"); else batch_flags=(--train-batch "$batch"); fi
   for p in "${ranks_list[@]}"; do
     if [[ $mode == strong ]] && ((p > global_batch)); then
@@ -347,11 +353,11 @@ for mode in ${modes//,/ }; do
     fi
     ranks_ppn=$ppn
     ((p >= ppn)) || ranks_ppn=$p
+    platform_flags "$p" "$ranks_ppn"
     start=$(date +%s.%N)
-    # shellcheck disable=SC2046  # the platform's flags are words
     # CPU seconds and peak resident memory of the simulation: the machine's
     # load stretches its wall time, not these.
-    if ! /usr/bin/time -f '%U %S %M' -o "$work/time" "$collbench" --transport sim --ranks "$p" $(ppn=$ranks_ppn platform_flags "$p") \
+    if ! /usr/bin/time -f '%U %S %M' -o "$work/time" "$collbench" --transport sim --ranks "$p" "${sim_flags[@]}" \
       --families train --workload "$workload" --algorithms "$algorithm" --no-payload --reuse-buckets \
       --benchmark_filter="^train/" \
       "${compute_flags[@]}" "${batch_flags[@]}" "${overlap_flags[@]}" --csv "$work/sim.csv" --force --quiet \

@@ -17,7 +17,8 @@
 #   4. 4 ranks per node at p = 2 (one node: every byte over the node's own
 #      links) and p = 8 (two nodes) agree within 1% with collbench-predict
 #      --ppn 4 (p = 8: -0.36%, the formula charging γ in series as in 3.);
-#      a formula without ranks per node is 99% off at p = 2.
+#      a formula without ranks per node is 99% off at p = 2;
+#   5. a --calibration whose path holds a space reaches the simulator whole.
 # Usage: scale_test.sh SOURCE_DIR BUILD_DIR PYTHON
 set -euo pipefail
 usage="usage: scale_test.sh SOURCE_DIR BUILD_DIR PYTHON"
@@ -44,6 +45,9 @@ for overlap in on off; do
     --ranks 4 $([[ $overlap == on ]] || echo --no-overlap)
 done
 scale ppn --ppn 4 --network 1gbe --batch 1 --modes weak --ranks 2,8 --no-overlap
+mkdir "$work/a b"
+cp "$source_dir/results/netsim/uniform/fit/models.csv" "$work/a b/"
+scale spaced --calibration "$work/a b/models.csv" --batch 1 --modes weak --ranks 2
 
 PYTHONPATH="$source_dir/scripts" "$python" - "$work" <<'PYTHON'
 import sys

@@ -4,7 +4,10 @@
 
 #include <CLI/CLI.hpp>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
+#include "cli_checks.h"
 #include "metadata.h"
 
 #ifdef COLLBENCH_HAVE_SIMGRID
@@ -16,9 +19,9 @@ namespace collbench::harness {
 void add_sim_options(CLI::App& app, SimFlags& flags) {
   const auto add = [&](const char* name, std::string& value, const char* type,
                        const std::string& help) {
-    app.add_option(name, value, help)->type_name(type)->each([&flags, name](const std::string&) {
-      flags.given.emplace_back(name);
-    });
+    return app.add_option(name, value, help)
+        ->type_name(type)
+        ->each([&flags, name](const std::string&) { flags.given.emplace_back(name); });
   };
   add("--platform", flags.platform, "SPEC",
       "--transport sim: star (every node on one switch; default), star:N, fat-tree:L;D..;U..;C.. "
@@ -58,11 +61,13 @@ void add_sim_options(CLI::App& app, SimFlags& flags) {
       "reduce fit of the run's --dtype; they replace --link-latency, --link-bandwidth and "
       "--gamma. The end-to-end α less 2o is split evenly over the links of the route between "
       "the first two nodes (2 on a star, 2 per fat-tree level climbed, 1 on a torus), so that "
-      "their ping-pong measures it; farther nodes cross more links");
+      "their ping-pong measures it; farther nodes cross more links")
+      ->check(cli::path());
   add("--compute-from", flags.compute_from, "FILE",
       "--transport sim, --families train: each rank's forward and backward pass per GEMM layer "
       "take the time this machine measured (a harness CSV with gemm rows, the file "
-      "collbench-predict --compute-from reads), at the per-rank batch");
+      "collbench-predict --compute-from reads), at the per-rank batch")
+      ->check(cli::path());
   add("--flops", flags.flops, "RATE",
       "--transport sim, --families train: instead, every GEMM runs at this assumed rate, FLOP/s "
       "per rank with an SI prefix (10T, 500G); the CSV's sim_compute column says which");
@@ -95,11 +100,34 @@ void add_sim_options(CLI::App& app, SimFlags& flags) {
 #ifdef COLLBENCH_HAVE_SIMGRID
 namespace {
 
-// Parses one flag's value, naming the flag when it is bad.
-template <typename Parse>
-double parsed(Parse parse, const char* flag, const std::string& value) {
+// Why a time (seconds) or a rate (bytes per second; 0, nothing charged,
+// where the parameter allows it) lies outside the range of a link that the
+// tools accept (predict.h), or "" when it does not.
+std::string beyond_latency(double seconds) {
+  if (seconds <= kMaxLinkLatencySeconds) return {};
+  return fmt::format("{:.4g} s is beyond the {:g} s a link may take", seconds,
+                     kMaxLinkLatencySeconds);
+}
+
+std::string beyond_rate(double bytes_per_second) {
+  const double lowest = kMinLinkBitsPerSecond / 8, highest = kMaxLinkBitsPerSecond / 8;
+  if (bytes_per_second == 0 || (bytes_per_second >= lowest && bytes_per_second <= highest)) {
+    return {};
+  }
+  return fmt::format("{:.4g} B/s is outside {:g} to {:g} B/s ({:g} to {:g} bit/s)",
+                     bytes_per_second, lowest, highest, kMinLinkBitsPerSecond,
+                     kMaxLinkBitsPerSecond);
+}
+
+// Parses one flag's value, naming the flag when it is bad or out of range.
+template <typename Parse, typename Beyond>
+double parsed(Parse parse, Beyond beyond, const char* flag, const std::string& value) {
   try {
-    return parse(value);
+    const double parsed_value = parse(value);
+    if (const std::string why = beyond(parsed_value); !why.empty()) {
+      throw std::invalid_argument(why);
+    }
+    return parsed_value;
   } catch (const std::invalid_argument& bad) {
     throw std::invalid_argument(fmt::format("{} {}: {}", flag, value, bad.what()));
   }
@@ -135,6 +163,14 @@ void calibrate(const SimFlags& flags, DType dtype, SimParams& params, std::strin
   params.link_latency = route_latency / links;
   params.link_bandwidth = 1 / network.params.beta;
   params.gamma_rate = network.params.gamma > 0 ? 1 / network.params.gamma : 0;
+  for (const auto& [what, why] : {std::pair{"α per link", beyond_latency(params.link_latency)},
+                                  std::pair{"1/β", beyond_rate(params.link_bandwidth)},
+                                  std::pair{"1/γ", beyond_rate(params.gamma_rate)}}) {
+    if (!why.empty()) {
+      throw std::invalid_argument(
+          fmt::format("--calibration {}: its {}: {}", flags.calibration, what, why));
+    }
+  }
   note = fmt::format(
       "calibrated from {} ({}): α {:.4g} us end to end = {} links of {:.4g} us + 2o; β {:.4g} "
       "GB/s; γ {:.4g} GB/s ({})",
@@ -173,13 +209,16 @@ SimParams sim_params(const SimFlags& flags, int ranks, DType dtype, std::string&
   params.ranks = ranks;
   params.platform = flags.platform;
   params.ppn = flags.ppn;
-  params.link_latency = parsed(parse_latency, "--link-latency", flags.link_latency);
-  params.link_bandwidth = parsed(parse_bandwidth, "--link-bandwidth", flags.link_bandwidth);
-  params.intra_latency = parsed(parse_latency, "--intra-latency", flags.intra_latency);
-  params.intra_bandwidth = parsed(parse_bandwidth, "--intra-bandwidth", flags.intra_bandwidth);
-  params.gamma_rate = parsed(parse_rate_or_zero, "--gamma", flags.gamma);
-  params.memory_rate = parsed(parse_rate_or_zero, "--memory-rate", flags.memory_rate);
-  params.overhead = parsed(parse_latency, "--overhead", flags.overhead);
+  params.link_latency = parsed(parse_latency, beyond_latency, "--link-latency", flags.link_latency);
+  params.link_bandwidth =
+      parsed(parse_bandwidth, beyond_rate, "--link-bandwidth", flags.link_bandwidth);
+  params.intra_latency =
+      parsed(parse_latency, beyond_latency, "--intra-latency", flags.intra_latency);
+  params.intra_bandwidth =
+      parsed(parse_bandwidth, beyond_rate, "--intra-bandwidth", flags.intra_bandwidth);
+  params.gamma_rate = parsed(parse_rate_or_zero, beyond_rate, "--gamma", flags.gamma);
+  params.memory_rate = parsed(parse_rate_or_zero, beyond_rate, "--memory-rate", flags.memory_rate);
+  params.overhead = parsed(parse_latency, beyond_latency, "--overhead", flags.overhead);
   params.payload = !flags.no_payload;
   params.simgrid_args = flags.simgrid_args;
   note = "links, γ and o as given";

@@ -127,6 +127,15 @@ void validate_single_process(
       }
     }
   }
+  for (const char* intra_flag : {"--intra-latency", "--intra-bandwidth"}) {
+    if (options.sim.ppn == 1 && std::find(options.sim.given.begin(), options.sim.given.end(),
+                                          intra_flag) != options.sim.given.end()) {
+      throw UsageError(fmt::format(
+          "{} describes the links between ranks of a node; with --ppn 1 there are none: add "
+          "--ppn K (K > 1) or leave it out",
+          intra_flag));
+    }
+  }
   for (const char* train_flag :
        {"--compute-from", "--flops", "--global-batch", "--no-overlap", "--reuse-buckets"}) {
     if (std::find(options.sim.given.begin(), options.sim.given.end(), train_flag) !=

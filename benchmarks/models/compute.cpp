@@ -55,6 +55,20 @@ struct RowReader {
     }
     return value;
   }
+  // median_us as seconds, within its column's range (core/columns.csv): a
+  // median of 1e300 us made every predicted iteration 1e294 s.
+  double median_seconds() const {
+    const double highest = std::ranges::find(columns::kCollbench, std::string_view("median_us"),
+                                             &columns::Column::name)
+                               ->highest;
+    const double value = positive("median_us", "µs");
+    if (value > highest) {
+      throw std::runtime_error(
+          fmt::format("{}: median_us is '{}'; expected a finite number of µs > 0 and <= {:g}",
+                      where, text("median_us"), highest));
+    }
+    return value * 1e-6;
+  }
 };
 
 // Every repetition's median_us of one benchmark.
@@ -215,7 +229,7 @@ GemmMeasurements read_gemm_measurements(std::span<const NamedTable> tables) {
       if (check >= 0 && row[static_cast<std::size_t>(check)] == "wrong") continue;
       if (reader.text("median_us").empty()) continue;  // the harness did not time it
       if (blas >= 0 && out.blas.empty()) out.blas = row[static_cast<std::size_t>(blas)];
-      const double seconds = reader.positive("median_us", "µs") * 1e-6;
+      const double seconds = reader.median_seconds();
       const double flops = reader.positive("flops", "FLOPs");
       const std::string& pass = reader.text("pass");
       if (pass == kPeak) {

@@ -13,7 +13,9 @@
 #include <exception>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cli_checks.h"
@@ -107,6 +109,22 @@ void export_rules(const std::vector<collbench::NamedTable>& tables,
   }
   if (!load_note.empty()) std::printf("%s\n", load_note.c_str());
   std::printf("wrote %s\n", destination.c_str());
+}
+
+// Refuses one file named twice among the inputs: its rows would count
+// twice (each row without a launch is a sample of its own).
+void require_distinct_inputs(const std::vector<std::string>& inputs) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code error;
+      if (std::filesystem::equivalent(inputs[j], inputs[i], error)) {
+        throw std::invalid_argument(
+            fmt::format("{} and {} name one file; give each input once (its rows would count "
+                        "twice)",
+                        inputs[j], inputs[i]));
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -251,6 +269,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    require_distinct_inputs(inputs);
     if (!export_args.empty()) {
       const std::string& destination = export_args[1];
       for (const std::string& input : inputs) {

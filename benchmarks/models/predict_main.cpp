@@ -36,12 +36,12 @@ constexpr int kMaxNodes = 1 << 20;
 constexpr double kMinSeconds = 1e-9;  // compute of one iteration: a ns ...
 constexpr double kMaxSeconds = 1e9;   // ... to 30 years
 constexpr double kMinFlops = 1e3;
-constexpr double kMaxFlops = 1e21;   // a zettaFLOP/s node
-constexpr double kMaxGammaNs = 1e6;  // ns per byte reduced: 1 kB/s
-constexpr double kMinLatencyUs = 1e-6;
-constexpr double kMaxLatencyUs = 1e9;  // α: a ps to 1000 s
-constexpr double kMinGbps = 1e-6;      // 1 kbit/s ...
-constexpr double kMaxGbps = 1e6;       // ... to 1 Pbit/s
+constexpr double kMaxFlops = 1e21;      // a zettaFLOP/s node
+constexpr double kMaxGammaNs = 1e6;     // ns per byte reduced: 1 kB/s
+constexpr double kMinLatencyUs = 1e-6;  // α: a ps to 1000 s
+constexpr double kMaxLatencyUs = collbench::kMaxLinkLatencySeconds * 1e6;
+constexpr double kMinGbps = collbench::kMinLinkBitsPerSecond / 1e9;
+constexpr double kMaxGbps = collbench::kMaxLinkBitsPerSecond / 1e9;
 
 constexpr int kErrorStatus = 2;
 
@@ -60,6 +60,7 @@ struct Options {
   double latency_us = 0;
   double bandwidth_gbps = 0;
   std::string fat_tree;
+  bool fat_tree_given = false;  // --fat-tree appeared, even with an empty value
   int ppn = 1;
   double intra_latency_us = 0;
   double intra_bandwidth_gbps = 0;
@@ -283,7 +284,7 @@ collbench::Network load_network(const Options& options) {
     network.params.beta = 8.0 / (options.bandwidth_gbps * 1e9);
     network.description += fmt::format("; data rate overridden: {} Gb/s", options.bandwidth_gbps);
   }
-  if (!options.fat_tree.empty()) collbench::set_fat_tree(network, options.fat_tree);
+  if (options.fat_tree_given) collbench::set_fat_tree(network, options.fat_tree);
   std::optional<collbench::NetworkModel> intra;
   if (options.intra_latency_us > 0) {
     intra = collbench::NetworkModel{options.intra_latency_us * 1e-6,
@@ -465,6 +466,11 @@ void check_options(const Options& options) {
         "(leave it out for the default)",
         collbench::find_collective("allreduce")->algorithm_names()));
   }
+  if (options.ppn == 1 && options.intra_latency_us > 0) {
+    throw std::invalid_argument(
+        "--intra-latency-us and --intra-bandwidth-gbps describe the links between ranks of a "
+        "node; with --ppn 1 there are none: add --ppn K (K > 1) or leave them out");
+  }
   if (options.overlap_buckets && options.exchange_given && options.exchange == "whole") {
     throw std::invalid_argument(
         "--overlap-buckets overlaps DDP's buckets one by one and cannot go with --exchange whole "
@@ -523,6 +529,7 @@ int main(int argc, char** argv) {
   }
   options.algorithms_given = app.count("--algorithms") > 0;
   options.exchange_given = app.count("--exchange") > 0;
+  options.fat_tree_given = app.count("--fat-tree") > 0;
   try {
     predict_and_report(options, argc, argv);
   } catch (const std::exception& e) {

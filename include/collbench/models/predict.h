@@ -76,6 +76,14 @@ std::string network_preset_names();
 // CPU (two loads and a store per element at ~30 GB/s of memory traffic).
 inline constexpr double kDefaultGammaSecondsPerByte = 0.1e-9;
 
+// The range of a link's latency and data rate that collbench-predict and the
+// simulator accept: far beyond any real machine and far inside double's
+// range, so that every time computed from them stays finite (a data rate of
+// 1e300 GB/s made SimGrid abort, 1e-320 Gbit/s made β inf).
+inline constexpr double kMaxLinkLatencySeconds = 1e3;
+inline constexpr double kMinLinkBitsPerSecond = 1e3;   // 1 kbit/s ...
+inline constexpr double kMaxLinkBitsPerSecond = 1e15;  // ... to 1 Pbit/s
+
 struct Network {
   std::string name;         // "fdr", "models.csv mpi/inter", ...
   std::string description;  // for the report and the CSV
