@@ -70,9 +70,9 @@
 #   --sim-sizes SIZES     step 4's allreduce sizes (default: 32KiB,512KiB); a size runs at p
 #                         only while p x size <= 2 GiB (the algorithms' workspaces are
 #                         allocated even in size-only mode)
-#   --sim-workload LIST   step 4's training workloads, MODEL or MODEL:ddp (the default
-#                         exchange), MODEL:total, MODEL:zero2:f32 (scripts/scale.sh's),
-#                         comma-separated or repeated (default: none). Each runs scale.sh
+#   --sim-workload LIST   step 4's training workloads, MODEL:EXCHANGE as scripts/scale.sh
+#                         --help names them (MODEL alone: MODEL:ddp), comma-separated or
+#                         repeated (default: none). Each runs scale.sh
 #                         --modes weak (32 samples per rank, ring, DDP's overlap) on the
 #                         star calibrated by the fit, at p = 1 (the speedup's base), 2, 4,
 #                         ..., N. resnet50 from this machine's GEMMs: 0.6 s of CPU at p = 64
