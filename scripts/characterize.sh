@@ -72,10 +72,10 @@
 #                         allocated even in size-only mode)
 #   --sim-workload LIST   step 4's training workloads, MODEL:EXCHANGE as scripts/scale.sh
 #                         --help names them (MODEL alone: MODEL:ddp), comma-separated or
-#                         repeated (default: none). Each runs scale.sh
-#                         --modes weak (32 samples per rank, ring, DDP's overlap) on the
-#                         star calibrated by the fit, at p = 1 (the speedup's base), 2, 4,
-#                         ..., N. resnet50 from this machine's GEMMs: 0.6 s of CPU at p = 64
+#                         repeated (default: none). Each runs scale.sh --modes weak (its
+#                         batch per rank, algorithm and overlap by default) on the star
+#                         calibrated by the fit, at p = 1 (the speedup's base), 2, 4, ...,
+#                         N. resnet50 from this machine's GEMMs: 0.6 s of CPU at p = 64
 #                         and 7.1 s at p = 256 (2.2 s and 29 s of wall, measured on a loaded
 #                         machine, load average 8.5-8.9). Needs one compute source:
 #   --sim-flops RATE      an assumed rate, FLOP/s per rank (SI prefix: 10T), or
