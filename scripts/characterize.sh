@@ -15,7 +15,10 @@
 #               selection table), collbench-predict for --predict models on the fitted network
 #   4. sim      with --sim-nodes N, "on N nodes like these": the allreduce --algorithms on a
 #               simulated star of N nodes (collbench --transport sim, size-only) calibrated
-#               by the fit's models.csv, at p = 2, 4, 8, ..., N (and N); OUT/sim/allreduce.csv
+#               by the fit's models.csv, at p = 2, 4, 8, ..., N (and N); OUT/sim/allreduce.csv;
+#               with --sim-workload, "your model on N nodes like these": one training
+#               iteration per workload at the same p (scripts/scale.sh, weak scaling);
+#               OUT/sim/scale_<workload>.csv
 #   5. report   OUT/report.md with the PNGs (and the simulated scaling of step 4)
 #
 # Usage: characterize.sh --out DIR [where] [options]
@@ -67,6 +70,17 @@
 #   --sim-sizes SIZES     step 4's allreduce sizes (default: 32KiB,512KiB); a size runs at p
 #                         only while p x size <= 2 GiB (the algorithms' workspaces are
 #                         allocated even in size-only mode)
+#   --sim-workload LIST   step 4's training workloads, MODEL:EXCHANGE as scripts/scale.sh
+#                         --help names them (MODEL alone: MODEL:ddp), comma-separated or
+#                         repeated (default: none). Each runs scale.sh --modes weak (its
+#                         batch per rank, algorithm and overlap by default) on the star
+#                         calibrated by the fit, at p = 1 (the speedup's base), 2, 4, ...,
+#                         N. resnet50 from this machine's GEMMs: 0.6 s of CPU at p = 64
+#                         and 7.1 s at p = 256 (2.2 s and 29 s of wall, measured on a loaded
+#                         machine, load average 8.5-8.9). Needs one compute source:
+#   --sim-flops RATE      an assumed rate, FLOP/s per rank (SI prefix: 10T), or
+#   --sim-compute-from FILE  a harness CSV with gemm rows of the model (results/gemm/gemm.csv:
+#                         this machine's GEMMs)
 #   --steps LIST          steps to run (default: matrix,sweep,fit,sim,report); a later step
 #                         reads an earlier step's files from OUT
 #   --mpirun-args "ARGS"  extra mpirun arguments (hostfile/Slurm modes), split on spaces,
@@ -105,6 +119,7 @@ repetitions=3 min_time=0.2 check=0 matrix_size=4MiB matrix_iterations=5 threshol
 exclude_slow=0 hosts_filter="" predict="alexnet:256:0.2,googlenet:32:0.36,resnet50:256:0.8"
 max_nodes=64 steps="matrix,sweep,fit,sim,report" mpirun_args="" title="" force=0
 launcher=auto srun_args="" sim_nodes="" sim_sizes="32KiB,512KiB" steps_given=0
+sim_workloads="" sim_flops="" sim_compute_from=""
 
 need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
 while [[ $# -gt 0 ]]; do
@@ -139,6 +154,9 @@ while [[ $# -gt 0 ]]; do
     --max-nodes) need_value "$@"; max_nodes=$2; shift 2 ;;
     --sim-nodes) need_value "$@"; sim_nodes=$2; shift 2 ;;
     --sim-sizes) need_value "$@"; sim_sizes=$2; shift 2 ;;
+    --sim-workload) need_value "$@"; sim_workloads+=${sim_workloads:+,}$2; shift 2 ;;
+    --sim-flops) need_value "$@"; sim_flops=$2; shift 2 ;;
+    --sim-compute-from) need_value "$@"; sim_compute_from=$2; shift 2 ;;
     --steps) need_value "$@"; steps=$2; steps_given=1; shift 2 ;;
     --mpirun-args) need_value "$@"; mpirun_args=$2; shift 2 ;;
     --launcher) need_value "$@"; launcher=$2; shift 2 ;;
@@ -171,6 +189,13 @@ for s in "${step_items[@]}"; do
 done
 [[ -z $sim_nodes ]] || { is_uint "$sim_nodes" && ((sim_nodes >= 2 && sim_nodes <= 4096)); } ||
   die "--sim-nodes must be a whole number of nodes from 2 to 4096, got '$sim_nodes'"
+if [[ -n $sim_workloads ]]; then
+  [[ -n $sim_nodes ]] || die "--sim-workload needs --sim-nodes N (the simulated cluster's node count)"
+  [[ -n $sim_flops || -n $sim_compute_from ]] ||
+    die "--sim-workload needs --sim-flops RATE or --sim-compute-from FILE: a network characterization measures no compute, so say where the model's compute comes from"
+  [[ -z $sim_flops || -z $sim_compute_from ]] || die "give --sim-flops or --sim-compute-from, not both"
+  [[ -z $sim_compute_from ]] || sim_compute_from=$(realpath -m -- "$sim_compute_from")
+fi
 if [[ -z $sim_nodes && -n ${want_step[sim]:-} ]]; then
   ((steps_given)) && die "--steps sim needs --sim-nodes N (the simulated cluster's node count)"
   unset 'want_step[sim]'
@@ -303,6 +328,18 @@ if [[ -n $collective_families ]]; then
     --sizes 8B --benchmark_list_tests=true)
   [[ -z $error ]] || die "--collectives $collectives: $error"
 fi
+# scale_usage_error WORKLOAD: dies with scale.sh's usage error for WORKLOAD
+# (e.g. an exchange collbench-predict does not price), found by its one-rank
+# run on a preset network (a few CPU seconds, before anything is measured).
+scale_usage_error() {
+  local work status=0 message
+  [[ -n $build ]] || die "--sim-workload needs --build DIR: scale.sh runs a build folder's collbench and collbench-predict"
+  work=$(mktemp -d "${TMPDIR:-/tmp}/characterize_scale.XXXXXX")
+  message=$("$script_dir/scale.sh" "$1" --build "$build" --network fdr --ranks 1 --modes weak \
+    "${compute_flag[@]}" --python "$python" --out-dir "$work" 2>&1 >/dev/null) || status=$?
+  rm -rf "$work"
+  ((status != 2)) || die "--sim-workload $1: $(grep -m1 '^scale.sh: ' <<<"$message")"
+}
 # The simulation: a build without SimGrid, or algorithms it cannot run at
 # --sim-nodes, is refused now; its calibration is the fit's, checked when
 # the fit exists.
@@ -311,6 +348,20 @@ if [[ -n ${want_step[sim]:-} ]]; then
   error=$(usage_error "$collbench" --transport sim --no-payload --platform star --ranks "$sim_nodes" \
     --families allreduce --algorithms "$algorithms" --sizes "$sim_sizes" --benchmark_list_tests=true)
   [[ -z $error ]] || die "--sim-nodes $sim_nodes: $error"
+  # Each workload: its model, rate or GEMM rows are collbench's to judge, its
+  # exchange scale.sh's (the exchanges collbench-predict prices).
+  sim_workload_items=()
+  compute_flag=(--flops "$sim_flops")
+  [[ -z $sim_compute_from ]] || compute_flag=(--compute-from "$sim_compute_from")
+  IFS=, read -ra sim_workload_list <<<"$sim_workloads"
+  for w in "${sim_workload_list[@]}"; do
+    [[ $w == *:* ]] || w=$w:ddp
+    sim_workload_items+=("$w")
+    error=$(usage_error "$collbench" --transport sim --no-payload --platform star --ranks "$sim_nodes" \
+      --families train --workload "$w" "${compute_flag[@]}" --benchmark_list_tests=true)
+    [[ -z $error ]] || die "--sim-workload $w: $error"
+    scale_usage_error "$w"
+  done
   [[ -n ${want_step[fit]:-} || -f $out/$sim_calibration ]] ||
     die "$out/$sim_calibration is missing: the sim step is calibrated by the fit; run the fit step first"
 fi
@@ -666,6 +717,20 @@ if [[ -n ${want_step[sim]:-} ]]; then
   mv -f "$partial" "$out/sim/allreduce.csv"
   echo "sim_nodes=$sim_nodes" >"$out/sim/run.env"
   echo "sim_sizes=$sim_sizes" >>"$out/sim/run.env"
+  # Your model on these nodes: scale.sh, weak scaling (the compute per rank
+  # the same at every p, so what grows is the exchange). Its files of an
+  # earlier run's workloads go first: the report shows every scale_*.csv.
+  rm -f "$out"/sim/scale_*.csv "$out"/sim/scale_*.png
+  scale_ranks=$(IFS=,; echo "${sim_ranks[*]}")
+  for w in "${sim_workload_items[@]}"; do
+    log "4/5 sim: $w, one training iteration on a simulated star of p = 1, ${scale_ranks//,/, } nodes"
+    # scale.sh's line per p, with the step's prefix.
+    (cd "$out" && "$script_dir/scale.sh" "$w" --build "$build" --calibration "$sim_calibration" \
+      --ranks "$scale_ranks" --modes weak "${compute_flag[@]}" --python "$python" --out-dir sim \
+      2>"logs/scale_${w//:/_}.log" |
+      sed -n 's/^scale.sh: \(weak p=\)/characterize.sh: 4\/5 sim: '"$w"' \1/p' >&2) ||
+      fail "scale.sh $w failed; see $out/logs/scale_${w//:/_}.log"
+  done
   step_time sim "$t0"
 fi
 

@@ -9,7 +9,11 @@
 #      row per algorithm with the CSV's times, the fastest of each p (and
 #      any equal to it) in bold;
 #   3. a second run gives the same time columns (a simulation is
-#      deterministic; nothing here depends on wall time).
+#      deterministic; nothing here depends on wall time);
+#   4. --sim-workload resnet50 --sim-flops 10T: sim/scale_resnet50_ddp.csv
+#      (scripts/scale.sh, weak scaling) at p = 1, 2, 4, 6, and report.md's
+#      section "Your model on 6 nodes like these" naming the assumed rate
+#      (the section's text: characterize_report_test.py).
 # Usage: characterize_sim_test.sh REPOSITORY BUILD
 set -euo pipefail
 repository=${1:?usage: characterize_sim_test.sh REPOSITORY BUILD}
@@ -21,7 +25,7 @@ fail() { echo "characterize_sim_test: $*" >&2; exit 1; }
 simulate() { # simulate OUT: the sim and report steps on a fresh copy of the netsim run
   cp -r "$repository/results/netsim/uniform" "$1"
   "$repository/scripts/characterize.sh" --out "$1" --build "$build" --steps sim,report \
-    --sim-nodes 6 --sim-sizes 4KiB,256KiB >"$1.log" 2>&1 || { cat "$1.log" >&2; fail "characterize.sh failed"; }
+    --sim-nodes 6 --sim-sizes 4KiB,256KiB --sim-workload resnet50 --sim-flops 10T >"$1.log" 2>&1 || { cat "$1.log" >&2; fail "characterize.sh failed"; }
 }
 simulate "$work/first"
 simulate "$work/second"
@@ -83,5 +87,13 @@ for n, size in ((4096, "4 KiB"), (262144, "256 KiB")):
             shown = f"**{label(t)}**" if t == min(at.values()) else label(t)
             if cells[a][i] != shown:
                 fail(f"{size}, p = {p}, {a}: {cells[a][i]!r}, the CSV says {shown!r}")
+
+scale = collbench_csv.read_rows(f"{work}/first/sim/scale_resnet50_ddp.csv", ("mode", "ranks"),
+                                "the test", {})
+if [(r["mode"], r["ranks"]) for r in scale] != [("weak", p) for p in ("1", "2", "4", "6")]:
+    fail(f"sim/scale_resnet50_ddp.csv: {[(r['mode'], r['ranks']) for r in scale]}")
+if ("## Your model on 6 nodes like these: resnet50:ddp, compute assumed 1e+13 FLOP/s per rank"
+        not in report):
+    fail("report.md has no section on resnet50:ddp with its assumed compute")
 PYTHON
 echo "characterize_sim_test: passed"

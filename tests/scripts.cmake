@@ -44,3 +44,10 @@ set_tests_properties(sim_study PROPERTIES LABELS unit)
 # flags (2 ranks of `true` started with them).
 add_test(NAME mpi_launcher COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi_launcher_test.sh ${PROJECT_SOURCE_DIR})
 set_tests_properties(mpi_launcher PROPERTIES LABELS unit)
+
+# scripts/characterize_report.py report: the section "Your model on N nodes
+# like these" (characterize.sh --sim-workload) on a hand-made scale.sh CSV.
+add_test(NAME characterize_report
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/characterize_report_test.py
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(characterize_report PROPERTIES LABELS unit)
