@@ -134,7 +134,7 @@ class SimWorld {
     // Named by rank, so that every group of the process shares them: they
     // live as long as the engine, p of them.
     for (int rank = 0; rank < params.ranks; ++rank) {
-      mailboxes_.push_back(s4u::Mailbox::by_name(fmt::format("collbench-rank{}", rank)));
+      mailboxes_.push_back(s4u::Mailbox::by_name(sim_mailbox_name(rank)));
     }
   }
 
@@ -251,8 +251,10 @@ class SimWorld {
 
   // SimGrid's match function, asked both ways when a comm meets another of
   // the opposite kind on a mailbox: true for the two halves of one pair,
-  // whose data is the pair's number (never reused, so that a comm left on
-  // a mailbox by a run that deadlocked never pairs again).
+  // whose data is the pair's number (never reused). Both halves start in
+  // one simcall, so no other half of collbench's waits there; what it keeps
+  // out is a comm of other code of the process on the mailbox
+  // (sim_mailbox_name), which a mailbox's FIFO order alone would pair.
   static bool same_pair(void* mine, void* theirs, simgrid::kernel::activity::CommImpl*) {
     return mine == theirs;
   }
@@ -637,6 +639,8 @@ class SimGroup final : public SimRankGroup {
 };
 
 }  // namespace
+
+std::string sim_mailbox_name(int rank) { return fmt::format("collbench-rank{}", rank); }
 
 std::unique_ptr<SimRankGroup> make_sim_rank_group(const SimParams& params) {
   check(params);
