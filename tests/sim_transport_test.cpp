@@ -1,9 +1,10 @@
 // The sim transport's mechanics on a star of 17 nodes (one platform per
 // process: SimGrid seals it at the first run): units, bad platforms,
 // ping-pong times against the links, o and γ charged, MPI's matching order,
-// SimGrid's pairing of exactly the matched sides, truncation, deadlock, size-only mode, the ideal
-// barrier and the clock, bounded waits through the harness's instrumented transport. Every expected
-// time is exact arithmetic on the platform's numbers.
+// SimGrid's pairing of exactly the matched sides (a stranger's comm on the mailbox aside, each
+// half on its own rank's host whichever rank matches), truncation, deadlock, size-only mode, the
+// ideal barrier and the clock, bounded waits through the harness's instrumented transport. Every
+// expected time is exact arithmetic on the platform's numbers.
 #include "collbench/transport/sim_transport.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <simgrid/s4u.hpp>
 #include <stdexcept>
 #include <vector>
 
@@ -274,6 +276,69 @@ TEST(SimTransport, EachReceiveEndsWithTheSendItMatched) {
     }
   });
   expect_seconds(small_end - start, links.alpha + 2 * kSmall * links.beta);
+}
+
+// Another comm waiting on rank 0's mailbox (here rank 2's, of a GiB: any
+// other code of the process may use SimGrid) must not pair with the half
+// of collbench's message that meets it there: rank 0's receive of 8 bytes
+// from rank 1 takes its own α + 8β, not the stranger's transfer.
+TEST(SimTransport, AStrangeCommOnTheMailboxPairsWithNoHalf) {
+  auto group = make_sim_rank_group(star(3));
+  const EndToEndLinks links = group->end_to_end();
+  constexpr double kLater = 1e-6;  // rank 1 sends once the stranger waits
+  std::vector<std::byte> message(8), arrival(8);
+  int stranger_payload = 0;
+  double posted = 0, received = 0;
+  group->run([&](Transport& transport) {
+    if (transport.rank() == 0) {
+      const RequestId request = transport.irecv(arrival, 1, 0);
+      transport.wait(request);
+      received = group->now(transport);
+    } else if (transport.rank() == 1) {
+      simgrid::s4u::this_actor::sleep_for(kLater);
+      posted = group->now(transport);
+      transport.wait(transport.isend(message, 0, 0));
+    } else {
+      const simgrid::s4u::CommPtr stranger =
+          simgrid::s4u::Mailbox::by_name(sim_mailbox_name(0))
+              ->put_init(&stranger_payload, std::uint64_t{1} << 30);
+      stranger->start();
+      simgrid::s4u::this_actor::sleep_for(2 * kLater + links.alpha);
+      stranger->cancel();  // still waiting: off the mailbox
+    }
+  });
+  expect_seconds(received - posted, links.alpha + 8 * links.beta);
+}
+
+// Each half of a message is its own rank's, whichever rank matches: here
+// the receivers match (rank 1 posts both sends first), so the send halves
+// are started by ranks 0 and 2, for rank 1. Both transfers leave rank 1's
+// host and share its link: each takes α + 2nβ (from another host, or
+// from the receiver's own, each would have a link to itself).
+TEST(SimTransport, TheSendHalfLeavesTheSendersHostWhoeverMatches) {
+  auto group = make_sim_rank_group(star(3));
+  const EndToEndLinks links = group->end_to_end();
+  constexpr std::size_t kBytes = 1 << 20;
+  constexpr double kLater = 1e-6;  // the receivers post after the sends
+  std::vector<std::vector<std::byte>> buffers(3, std::vector<std::byte>(kBytes));
+  std::vector<double> received(3, 0);
+  double start = 0;
+  group->run([&](Transport& transport) {
+    const auto rank = static_cast<std::size_t>(transport.rank());
+    start = group->now(transport);
+    if (rank == 1) {
+      const std::vector<RequestId> sends = {transport.isend(buffers[rank], 0, 0),
+                                            transport.isend(buffers[rank], 2, 0)};
+      transport.wait_all(sends);
+    } else {
+      simgrid::s4u::this_actor::sleep_for(kLater);
+      transport.wait(transport.irecv(buffers[rank], 1, 0));
+      received[rank] = group->now(transport);
+    }
+  });
+  for (const std::size_t rank : {0, 2}) {
+    expect_seconds(received[rank] - start, kLater + links.alpha + 2 * kBytes * links.beta);
+  }
 }
 
 TEST(SimTransport, ATruncatedReceiveFailsAndTheGroupRunsAgain) {

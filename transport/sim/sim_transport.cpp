@@ -35,6 +35,7 @@
 #include <new>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
+#include <simgrid/simix.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -133,7 +134,7 @@ class SimWorld {
     // Named by rank, so that every group of the process shares them: they
     // live as long as the engine, p of them.
     for (int rank = 0; rank < params.ranks; ++rank) {
-      mailboxes_.push_back(s4u::Mailbox::by_name(fmt::format("collbench-rank{}", rank)));
+      mailboxes_.push_back(s4u::Mailbox::by_name(sim_mailbox_name(rank)));
     }
   }
 
@@ -183,10 +184,9 @@ class SimWorld {
       }
       // Waited for even when a test() saw it finish: only a wait takes the
       // comm off this actor's list (ActivityImpl::test answers no simcall).
-      // Not comm->wait(): SimGrid 3.32 starts a sleep on the waiter's CPU
-      // beside each wait (to learn of host failures, which are not
-      // simulated here); a wait for any of one comm starts none.
-      if (self.operations[id].comm) s4u::Comm::wait_any({self.operations[id].comm});
+      if (self.operations[id].comm) {
+        wait_for_comm(self.operations[id].comm, self.operations[id].partner_done);
+      }
       tell_partner(Handle{rank, id});
       if (!self.operations[id].is_send) ++receives;
     }
@@ -251,8 +251,10 @@ class SimWorld {
 
   // SimGrid's match function, asked both ways when a comm meets another of
   // the opposite kind on a mailbox: true for the two halves of one pair,
-  // whose data is the pair's number (never reused, so that a comm left on
-  // a mailbox by a run that deadlocked never pairs again).
+  // whose data is the pair's number (never reused). Both halves start in
+  // one simcall, so no other half of collbench's waits there; what it keeps
+  // out is a comm of other code of the process on the mailbox
+  // (sim_mailbox_name), which a mailbox's FIFO order alone would pair.
   static bool same_pair(void* mine, void* theirs, simgrid::kernel::activity::CommImpl*) {
     return mine == theirs;
   }
@@ -325,13 +327,18 @@ class SimWorld {
       comm->set_data(pair);
       (*comm).*member(CommMatchFun{}) = &SimWorld::same_pair;
     }
-    put->start();  // a simcall, as is the next: references may dangle
-    get->start();
-    for (const auto& [side, comm] : {std::pair{send, put}, std::pair{recv, get}}) {
-      operation(side).comm = comm;
-      operation(side).started = true;
-      wake(side.rank);
-    }
+    // One simcall for both starts and the wakes: inside it the maestro
+    // runs each s4u call directly (simcall_answered's fast path), where
+    // three separate ones cost an actor's context switch each.
+    simgrid::kernel::actor::simcall_answered([&] {
+      put->start();
+      get->start();
+      for (const auto& [side, comm] : {std::pair{send, put}, std::pair{recv, get}}) {
+        operation(side).comm = comm;
+        operation(side).started = true;
+        wake(side.rank);
+      }
+    });
   }
 
   void wake(int rank) {
@@ -354,7 +361,20 @@ class SimWorld {
       self.reapable.pop_back();
       if (!op.partner_done || !op.comm) continue;
       const s4u::CommPtr comm = std::move(op.comm);
-      s4u::Comm::wait_any({comm});  // a simcall: `op` may not be this slot's any more
+      wait_for_comm(comm, true);  // a simcall: `op` may not be this slot's any more
+    }
+  }
+
+  // Not comm->wait() while the comm runs: SimGrid 3.32 starts a sleep on
+  // the waiter's CPU beside each such wait (to learn of host failures,
+  // which are not simulated here); a wait for any of one comm starts none.
+  // Over (its partner has waited), a wait starts no sleep either, and spares
+  // wait_any's three vectors.
+  static void wait_for_comm(const s4u::CommPtr& comm, bool over) {
+    if (over) {
+      comm->wait();
+    } else {
+      s4u::Comm::wait_any({comm});
     }
   }
 
@@ -619,6 +639,8 @@ class SimGroup final : public SimRankGroup {
 };
 
 }  // namespace
+
+std::string sim_mailbox_name(int rank) { return fmt::format("collbench-rank{}", rank); }
 
 std::unique_ptr<SimRankGroup> make_sim_rank_group(const SimParams& params) {
   check(params);

@@ -143,6 +143,11 @@ int first_route_links(const SimParams& params);
 // other than the one already loaded, with one sentence saying what to fix.
 std::unique_ptr<SimRankGroup> make_sim_rank_group(const SimParams& params);
 
+// The SimGrid mailbox on which rank `rank`'s incoming messages pair, one
+// per rank for the engine's life, shared by every group of the process
+// (so another comm put there must never pair with collbench's).
+std::string sim_mailbox_name(int rank);
+
 // `bytes` of anonymous memory that is never backed until written (see
 // size-only mode above); unmapped when the returned object goes away.
 class UntouchedBuffer {
