@@ -363,6 +363,10 @@ void add_steps(CostTerms& terms, const Layout& layout, double steps, double byte
 // The p−1 steps of a pairwise exchange: in step d = 1, ..., p−1 every rank
 // r sends `bytes` to rank r + d (mod p).
 void add_shift_steps(CostTerms& terms, const Layout& layout, double bytes);
+// One step in which every rank sends `bytes` to each of the p−1 others at
+// once (p−1 messages leave every rank; its network bytes are the busiest
+// NIC's).
+void add_all_to_all_step(CostTerms& terms, const Layout& layout, double bytes);
 // `steps` steps in which every member of a group of two or more sends
 // `bytes` to the next member around its group's ring.
 void add_ring_steps(CostTerms& terms, const Layout& layout, const RankGroups& groups, double steps,

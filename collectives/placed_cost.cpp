@@ -193,14 +193,44 @@ void add_steps(CostTerms& terms, const Layout& layout, double steps, double byte
   add_scaled(terms, unit, bytes);
 }
 
+// One rank per node under one switch: every message of a step crosses the
+// network and only NICs are shared, so the p−1 rotations of a step or of
+// the shift steps are known without walking p² messages (which made
+// collbench-predict's every-p curves cubic in p: 20 s of ps_sharded at
+// p = 1024). The walk stays the definition; PlacedCost tests compare.
+bool every_message_on_its_own_nic(const Layout& layout) {
+  return layout.per_node == 1 && !(layout.switch_nodes > 0 && layout.switch_uplinks > 0);
+}
+
 void add_shift_steps(CostTerms& terms, const Layout& layout, double bytes) {
   const int p = layout.ranks();
   // Summed in messages (whole numbers, exact), then scaled: on a flat
   // network (p−1)·bytes to the last bit, as a ring's p−1 steps.
   CostTerms unit;
-  for (int shift = 1; shift < p; ++shift) {
-    add_steps(unit, layout, 1, 1.0,
-              [p, shift](int rank) -> std::vector<int> { return {(rank + shift) % p}; });
+  if (every_message_on_its_own_nic(layout)) {
+    // Each step: one message out of and into every NIC.
+    unit.messages = unit.bytes = p - 1;
+  } else {
+    for (int shift = 1; shift < p; ++shift) {
+      add_steps(unit, layout, 1, 1.0,
+                [p, shift](int rank) -> std::vector<int> { return {(rank + shift) % p}; });
+    }
+  }
+  add_scaled(terms, unit, bytes);
+}
+
+void add_all_to_all_step(CostTerms& terms, const Layout& layout, double bytes) {
+  const int p = layout.ranks();
+  CostTerms unit;
+  if (every_message_on_its_own_nic(layout)) {
+    // p−1 messages out of and into every NIC at once.
+    unit.messages = unit.bytes = p - 1;
+  } else {
+    add_steps(unit, layout, 1, 1.0, [p](int rank) {
+      std::vector<int> peers;
+      for (int shift = 1; shift < p; ++shift) peers.push_back((rank + shift) % p);
+      return peers;
+    });
   }
   add_scaled(terms, unit, bytes);
 }

@@ -468,5 +468,32 @@ TEST(PlacedCost, FlatLayoutIsTheOneLevelCost) {
   }
 }
 
+// One rank per node under one switch is priced without walking every
+// message (placed_cost.cpp's shortcut for the p² messages of an all-to-all
+// step or of the shift steps). A fat-tree whose one leaf switch holds every
+// node takes the walk and must cost the same, at sizes on both sides of
+// ps_sharded's one-at-a-time threshold.
+TEST(PlacedCost, FlatShortcutEqualsTheWalk) {
+  for (const CollectiveInfo& collective : collectives()) {
+    for (const AlgorithmInfo& algorithm : collective.algorithms) {
+      if (algorithm.placed_cost == nullptr) continue;
+      for (int p : {1, 2, 3, 5, 8, 13, 33}) {
+        Layout one_leaf = Layout::flat(p);
+        one_leaf.switch_nodes = p;
+        one_leaf.switch_uplinks = 1;
+        for (double n : {1000.0, 64.0 * 1024 * p}) {
+          const CostTerms shortcut = algorithm.placed_cost(Layout::flat(p), n);
+          const CostTerms walked = algorithm.placed_cost(one_leaf, n);
+          const std::string where =
+              fmt::format("{} {} p={} n={}", collective.name, algorithm.name, p, n);
+          EXPECT_EQ(shortcut.messages, walked.messages) << where;
+          EXPECT_EQ(shortcut.bytes, walked.bytes) << where;
+          EXPECT_EQ(shortcut.reduce_bytes, walked.reduce_bytes) << where;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace collbench

@@ -133,11 +133,7 @@ CostTerms ps_sharded_cost(const Layout& layout, double n) {
     detail::add_shift_steps(terms, layout, n / p);  // pull
   } else {
     CostTerms phase;
-    detail::add_steps(phase, layout, 1, n / p, [p](int rank) {
-      std::vector<int> peers;
-      for (int shift = 1; shift < p; ++shift) peers.push_back((rank + shift) % p);
-      return peers;
-    });
+    detail::add_all_to_all_step(phase, layout, n / p);
     phase.messages = std::min(phase.messages, 1.0);
     phase.intra_messages = std::min(phase.intra_messages, 1.0);
     for (int push_and_pull = 0; push_and_pull < 2; ++push_and_pull) {

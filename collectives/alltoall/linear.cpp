@@ -55,11 +55,7 @@ class LinearAlltoall final : public detail::AlltoallBase {
 CostTerms linear_cost(const Layout& layout, double n) {
   const int p = layout.ranks();
   CostTerms terms;
-  detail::add_steps(terms, layout, 1, n / p, [p](int rank) {
-    std::vector<int> peers;
-    for (int shift = 1; shift < p; ++shift) peers.push_back((rank + shift) % p);
-    return peers;
-  });
+  detail::add_all_to_all_step(terms, layout, n / p);
   return terms;
 }
 
