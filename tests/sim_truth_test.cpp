@@ -183,11 +183,11 @@ TEST(SimTruth, SimulatedTimeIsTheCostFormula) {
 
 // The train family's exchanges back to back (results/sim/train, issue 46):
 // each rank starts the next ring allreduce when its previous one ended, so
-// the ranks start out of step. Ring is what a rank ahead sends its
-// neighbour several segments early; the neighbour needs them in order. Shared
-// evenly (max-min), every segment to it arrived as late as the last, which
-// cost each later allreduce more than the one before it (here 2.2x the
-// bound below). One rank late by `late` may delay the run by that, no more.
+// the ranks start out of step. A rank ahead then has several segments for
+// its ring neighbour at once, which needs them in order. Shared evenly
+// (max-min), every one of them arrived as late as the last, and each later
+// allreduce cost more than the one before it (here 2.2x the bound below).
+// One rank late by `late` may delay the run by that, no more.
 TEST(SimTruth, RingAllreducesBackToBackCostTheirCostFromRanksOutOfStep) {
   constexpr int kRanks = 16;
   constexpr int kCalls = 4;
