@@ -16,7 +16,9 @@
 // isend and irecv put it on the list of the actor it is for (:270-273,
 // :342) and finish() takes it off the list of the actor whose wait it
 // answers (:574). Those lists must stay short too, so a pair of comms is
-// started only at collbench's match, both halves by the rank that matches
+// started only at collbench's match (or, if an earlier pair from the same
+// rank to the same rank is still running, when it ends: SimWorld::lane_key),
+// both halves by the rank that matches
 // (ring's allgather posts its p - 1 receives at once: posted then, they
 // would make each rank's list p long), and finished comms are reaped early
 // (SimWorld::reap).
@@ -34,10 +36,12 @@
 #include <memory_resource>
 #include <new>
 #include <simgrid/Exception.hpp>
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u.hpp>
 #include <simgrid/simix.hpp>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "platform.h"
 
@@ -81,16 +85,56 @@ template struct Expose<CommReceiver, &s4u::Comm::receiver_>;
 struct Handle {
   int rank;
   RequestId id;
+  bool operator==(const Handle&) const = default;
 };
 
 constexpr RequestId kNoRequest = ~RequestId{0};
+
+// A pair that waited on its lane (SimWorld::lane_done) and is starting now:
+// SimGrid finds its latency factor here (lane_latency_factor) when the
+// second of its comms starts, in a later simcall. Told apart by hosts and
+// size only: two lanes between one pair of nodes starting pairs of one size
+// at once (--ppn > 1) may swap theirs, which are then alike.
+struct LaneStart {
+  const s4u::Host* source;
+  const s4u::Host* destination;
+  double bytes;
+  double matched_at;
+};
+
+std::vector<LaneStart>& lane_starts() {
+  static std::vector<LaneStart> starts;
+  return starts;
+}
+
+// SimGrid's latency factor of every comm: 1, but for a pair that waited on
+// its lane the part of the route's latency not yet spent since its match
+// (0 when it waited longer): on a real link the latency of consecutive
+// messages overlaps, only their bytes queue.
+double lane_latency_factor(double bytes, const s4u::Host* source, const s4u::Host* destination,
+                           const std::vector<s4u::Link*>& links,
+                           const std::unordered_set<s4u::NetZone*>& /*zones*/) {
+  std::vector<LaneStart>& starts = lane_starts();
+  const auto found = std::find_if(starts.begin(), starts.end(), [&](const LaneStart& start) {
+    return start.source == source && start.destination == destination && start.bytes == bytes;
+  });
+  if (found == starts.end()) return 1;
+  double latency = 0;
+  for (const s4u::Link* link : links) latency += link->get_latency();
+  const double since_match = s4u::Engine::get_clock() - found->matched_at;
+  starts.erase(found);
+  return latency > 0 ? std::max(0.0, 1 - since_match / latency) : 1;
+}
 
 // A rank holds one per pending request: p - 1 receives and as many sends at
 // once in ring's allgather, so its size counts p^2 times (72 bytes; with
 // its error as a string it was 112).
 struct Operation {
   const std::byte* send_data = nullptr;
-  std::byte* recv_data = nullptr;
+  union {
+    std::byte* recv_data = nullptr;  // a receive's
+    double matched_at;               // a send's, while its pair waits on its lane
+  };
   std::size_t bytes = 0;
   // Matched: this side's SimGrid comm on the destination's mailbox (null
   // again once reaped); SimGrid pairs it with `partner`'s only.
@@ -117,6 +161,7 @@ struct RankState {
   std::vector<RequestId> free;
   std::vector<RequestId> reapable;  // partner_done, perhaps waited for since
   ActorImpl* actor = nullptr;       // while run() runs
+  s4u::Host* host = nullptr;
   // A wait for a request whose comms have not started blocks on this. (Not
   // this_actor::suspend(): a transfer that starts while its receiver's
   // actor is suspended is suspended with it, CommImpl.cpp:166-182.)
@@ -142,7 +187,10 @@ class SimWorld {
   int size() const { return params_.ranks; }
   std::uint64_t messages() const { return messages_; }
 
-  void set_actor(int rank, s4u::Actor* actor) { state(rank).actor = actor->get_impl(); }
+  void set_actor(int rank, s4u::Actor* actor) {
+    state(rank).actor = actor->get_impl();
+    state(rank).host = actor->get_host();
+  }
 
   RequestId post(int rank, bool is_send, const std::byte* send_data, std::byte* recv_data,
                  std::size_t bytes, int peer, int tag) {
@@ -179,6 +227,7 @@ class SimWorld {
       // Only this rank adds operations of its own, so `self.operations`
       // does not move while others run during the wait.
       while (!self.operations[id].started) {
+        if (self.operations[id].matched && finish_lane_ahead(rank, id)) continue;
         self.blocked = true;
         self.matched->acquire();
       }
@@ -186,6 +235,7 @@ class SimWorld {
       // comm off this actor's list (ActivityImpl::test answers no simcall).
       if (self.operations[id].comm) {
         wait_for_comm(self.operations[id].comm, self.operations[id].partner_done);
+        lane_done(Handle{rank, id});
       }
       tell_partner(Handle{rank, id});
       if (!self.operations[id].is_send) ++receives;
@@ -235,6 +285,8 @@ class SimWorld {
       self.matched = s4u::Semaphore::create(0);
     }
     unmatched_.clear();
+    lanes_.clear();
+    lane_starts().clear();
     errors_.clear();
     return pending.empty() ? "nothing unmatched" : pending;
   }
@@ -247,6 +299,14 @@ class SimWorld {
     bool sends = false;
     RequestId oldest = kNoRequest;
     RequestId youngest = kNoRequest;
+  };
+  // The matched pairs from one rank to another (see lane_key): the one
+  // running, and those waiting for it, threaded through their sends' `next`.
+  struct Lane {
+    Handle send{-1, kNoRequest};
+    Handle recv{-1, kNoRequest};
+    Handle first_waiting{-1, kNoRequest};
+    Handle last_waiting{-1, kNoRequest};
   };
 
   // SimGrid's match function, asked both ways when a comm meets another of
@@ -308,15 +368,87 @@ class SimWorld {
     send_op.partner = recv;
     recv_op.partner = send;
     send_op.matched = recv_op.matched = true;
-    start(send, recv);
+    send_op.next = kNoRequest;  // it may still name its unmatched queue's next
+    const auto [found, added] = lanes_.try_emplace(lane_key(send.rank, recv.rank));
+    Lane& lane = found->second;
+    if (added) {
+      start(lane, send, recv);
+    } else {
+      send_op.matched_at = s4u::Engine::get_clock();
+      if (lane.last_waiting.id == kNoRequest) {
+        lane.first_waiting = send;
+      } else {
+        operation(lane.last_waiting).next = send.id;
+      }
+      lane.last_waiting = send;
+    }
+  }
+
+  // Why one comm at a time from a rank to a rank (a lane): SimGrid shares a
+  // link's bandwidth evenly among the comms on it, so comms started together
+  // from one rank to the same rank would all finish late together, the
+  // oldest (the one the receiver needs first) as late as the youngest. A
+  // real sender's messages to one peer leave in order (one connection, one
+  // queue pair). In a ring whose ranks are out of step (the train family's
+  // exchanges back to back, each rank starting a bucket when its previous
+  // ended), a rank ahead has many segments for its neighbour at once; shared
+  // evenly they delayed every step, 4x a ring allreduce's cost at p = 256
+  // (results/sim/train/README.md, Agreement).
+  static std::uint64_t lane_key(int source, int destination) {
+    return (static_cast<std::uint64_t>(source) << 32) | static_cast<std::uint32_t>(destination);
+  }
+
+  // After `mine`'s comm has been waited for: if it was its lane's, the
+  // lane's next pair starts.
+  void lane_done(Handle mine) {
+    const Operation& op = operation(mine);
+    const auto found =
+        lanes_.find(op.is_send ? lane_key(mine.rank, op.peer) : lane_key(op.peer, mine.rank));
+    if (found == lanes_.end()) return;
+    Lane& lane = found->second;
+    if (!(lane.send == mine) && !(lane.recv == mine)) return;
+    if (lane.first_waiting.id == kNoRequest) {
+      lanes_.erase(found);
+      return;
+    }
+    const Handle send = lane.first_waiting;
+    Operation& send_op = operation(send);
+    lane.first_waiting =
+        send_op.next == kNoRequest ? Handle{-1, kNoRequest} : Handle{send.rank, send_op.next};
+    if (lane.first_waiting.id == kNoRequest) lane.last_waiting = lane.first_waiting;
+    send_op.next = kNoRequest;
+    // Its bytes may leave as the last byte of the one before left, a
+    // route's latency before that one's end (now), unless matched later.
+    lane_starts().push_back({state(send.rank).host, state(send_op.partner.rank).host,
+                             static_cast<double>(send_op.bytes), send_op.matched_at});
+    send_op.recv_data = nullptr;
+    start(lane, send, send_op.partner);
+  }
+
+  // A wait for a pair queued on its lane finishes the lane's running pair
+  // (this rank is one of its ends) instead of waiting for someone to:
+  // false if there is none to finish here.
+  bool finish_lane_ahead(int rank, RequestId id) {
+    const Operation& op = operation(Handle{rank, id});
+    const auto found = lanes_.find(op.is_send ? lane_key(rank, op.peer) : lane_key(op.peer, rank));
+    if (found == lanes_.end()) return false;
+    const Handle ahead = found->second.send.rank == rank ? found->second.send : found->second.recv;
+    const s4u::CommPtr comm = std::move(operation(ahead).comm);
+    if (!comm) return false;
+    s4u::Comm::wait_any({comm});  // a simcall: `found` and `op` may dangle
+    lane_done(ahead);
+    tell_partner(ahead);
+    return true;
   }
 
   // Starts the pair's two comms on the receiver's mailbox, each for its own
   // rank's actor (its host is the transfer's end), wherever this runs: the
-  // transfer starts now, at the match, from the sender's host to the
-  // receiver's. SimGrid copies the pair's number (the payload moved above);
+  // transfer starts now, at the match or at its lane's turn, from the
+  // sender's host to the receiver's. SimGrid copies the pair's number (the payload moved above);
   // a receive needs somewhere to put it.
-  void start(Handle send, Handle recv) {
+  void start(Lane& lane, Handle send, Handle recv) {
+    lane.send = send;
+    lane.recv = recv;
     void* const pair = reinterpret_cast<void*>(static_cast<std::uintptr_t>(++pairs_));
     s4u::Mailbox* box = mailboxes_[static_cast<std::size_t>(recv.rank)];
     const s4u::CommPtr put = box->put_init(pair, operation(send).bytes);
@@ -405,6 +537,7 @@ class SimWorld {
   std::vector<s4u::Mailbox*> mailboxes_;
   std::pmr::unsynchronized_pool_resource pool_;
   std::pmr::unordered_map<std::uint64_t, Unmatched> unmatched_{&pool_};
+  std::pmr::unordered_map<std::uint64_t, Lane> lanes_{&pool_};
   std::uint64_t messages_ = 0;
   std::vector<std::string> errors_;  // the failed messages' (a failure ends the run)
 };
@@ -561,6 +694,13 @@ sim::Platform& load(const SimParams& params) {
   self.engine = std::make_unique<s4u::Engine>(&argc, argv.data());
   self.platform = sim::build_platform(params);
   self.platform_key = key;
+  try {
+    self.engine->get_netzone_root()->get_network_model()->set_lat_factor_cb(lane_latency_factor);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument(
+        "--simgrid-arg=--cfg=network/latency-factor: collbench sets the latency of each message "
+        "itself (consecutive messages to one rank overlap their latency); leave it out");
+  }
   return self.platform;
 }
 

@@ -15,9 +15,11 @@
 // rank, for as long as the engine lives), each for its own rank's actor, so
 // that the transfer runs from the sender's host to the receiver's from the
 // match on (rendezvous, as every transfer of the in-process transport). A receive
-// shorter than the message fails both requests. Messages between one pair
-// posted at once share the route's bandwidth (max-min) instead of
-// following each other as on one connection.
+// shorter than the message fails both requests. Messages from one rank to
+// another follow each other as on one connection: a pair matched while an
+// earlier one of the same two ranks runs starts when that one ends, with
+// only what is left of the route's latency since its match (the latencies
+// of consecutive messages overlap, their bytes queue).
 //
 // Time charged, all of it simulated (real time spent never counts):
 //   - per message, LogGP's o on the sending actor before the send leaves and
