@@ -3,7 +3,9 @@
 # process without MPI (MPI_Init made fatal by the preloaded library).
 #   1. every allreduce algorithm of the table (but mpi) at p = 8 on a star,
 #      --check: every row ok, one sample, the sim_* columns as given;
-#   2. two runs give identical time columns (a simulation is deterministic);
+#   2. two runs give identical time columns (a simulation is deterministic),
+#      and no nccl-tests batch runs after the one call (nccl_avg_us empty,
+#      osu_avg_us there);
 #   3. ring's time is its cost formula on the star's end-to-end α, β and γ
 #      within 1%, and size-only mode (--no-payload) gives the same times;
 #   4. ring's bytes sent per rank, as the harness counts them, are 2(p-1)n/p;
@@ -60,7 +62,7 @@ import collbench_csv
 work, algorithms = sys.argv[1], sys.argv[2].split(",")
 columns = ("benchmark", "algorithm", "bytes", "median_us", "min_us", "max_us", "samples", "check",
            "transport", "sim_platform", "sim_payload", "sim_alpha_us", "sim_beta_GBps",
-           "sim_gamma_GBps", "sent_bytes_per_rank", "segment_bytes")
+           "sim_gamma_GBps", "sent_bytes_per_rank", "segment_bytes", "osu_avg_us", "nccl_avg_us")
 first = collbench_csv.read_rows(f"{work}/first.csv", columns, "the sim test")
 second = collbench_csv.read_rows(f"{work}/second.csv", columns, "the sim test")
 size_only = collbench_csv.read_rows(f"{work}/size_only.csv", columns, "the sim test")
@@ -74,6 +76,10 @@ for row in first:
 times = lambda rows: {r["benchmark"]: (r["median_us"], r["min_us"], r["max_us"]) for r in rows}
 if times(first) != times(second):
     sys.exit("two runs gave different times: a simulation must be deterministic")
+# The batch would simulate each case 20 more times.
+if {r["nccl_avg_us"] for r in first} != {""} or "" in {r["osu_avg_us"] for r in first}:
+    sys.exit(f"nccl_avg_us {sorted({r['nccl_avg_us'] for r in first})[:3]}: the nccl-tests batch ran "
+             "on the simulated transport (or osu_avg_us is missing)")
 # ring on a star: 2(p-1) steps of alpha + n/p beta, (p-1) n/p gamma.
 p, alpha, beta, gamma = 8, 2e-6, 1 / 10e9, 1 / 5e9
 for row in first:

@@ -144,6 +144,10 @@ struct Options {
   // Set for a simulated transport (SingleProcessTransport::deterministic):
   // no connection to set up, so no connection warm-up and no check of it.
   bool no_connections = false;
+  // Also set for a simulated transport: its one call is the time, and
+  // nccl_avg_us's batch of kNcclBatchCalls more calls would simulate the
+  // collective that many times again (most of a sim study's CPU): left out.
+  bool no_nccl_batch = false;
   int debug_stuck_rank = -1;
   int debug_crash_rank = -1;
   int debug_fault_after = 0;  // benchmarks that finish before the stuck or crash fault

@@ -169,6 +169,7 @@ void validate_single_process(
     options.min_samples = 1;
     options.warmup = 0;
     options.no_connections = true;
+    options.no_nccl_batch = true;
   }
 }
 

@@ -125,15 +125,17 @@ void Runner::set_convention_counters(benchmark::State& state, const BenchmarkCas
         "the mean over ranks of their mean times");
     counters["osu_avg_us"] = osu * 1e6;
   }
-  each_rank([&](LocalRank& local) {
-    barrier_on(local, "the barrier before a batch of back-to-back calls");
-    const double started = now(local);
-    for (int call = 0; call < kNcclBatchCalls; ++call) local.prepared->call(benchmark_case);
-    local.seconds = (now(local) - started) / kNcclBatchCalls;
-  });
-  counters["nccl_avg_us"] = job_mean([](const LocalRank& local) { return local.seconds; },
-                                     "the mean over ranks of their batch times") *
-                            1e6;
+  if (!options_.no_nccl_batch) {
+    each_rank([&](LocalRank& local) {
+      barrier_on(local, "the barrier before a batch of back-to-back calls");
+      const double started = now(local);
+      for (int call = 0; call < kNcclBatchCalls; ++call) local.prepared->call(benchmark_case);
+      local.seconds = (now(local) - started) / kNcclBatchCalls;
+    });
+    counters["nccl_avg_us"] = job_mean([](const LocalRank& local) { return local.seconds; },
+                                       "the mean over ranks of their batch times") *
+                              1e6;
+  }
   if (windows_) {
     counters["window_us"] = windows_->window * 1e6;
     counters["clock_error_us"] = windows_->clock_error * 1e6;

@@ -12,7 +12,8 @@
 //   nccl_avg_us  nccl-tests: after a barrier, kNcclBatchCalls calls back to
 //                back timed as one, divided by their count, then the mean
 //                over ranks (nccl-tests' default -a 1 reports the average);
-//                one batch after the timed loop.
+//                one batch after the timed loop; none on a simulated
+//                transport (Options::no_nccl_batch).
 #pragma once
 
 namespace collbench::harness {
