@@ -16,6 +16,7 @@
 
 #include "collbench/collectives/collective.h"
 #include "collbench/collectives/library.h"
+#include "forced_library_rows.h"
 
 namespace collbench {
 namespace {
@@ -73,72 +74,35 @@ MpichTunedProbe& probe() {
   return instance;
 }
 
-template <std::size_t kCollective, std::size_t kAlgorithm>
-std::string forced_unsupported_reason(std::string_view transport_kind, int ranks,
-                                      std::size_t count) {
-  const MpichCollective& collective = kCollectives[kCollective];
-  std::string reason = library_unsupported_reason(transport_kind, ranks, count);
-  if (reason.empty() && collective.needs_equal_blocks && ranks > 0 &&
-      count % static_cast<std::size_t>(ranks) != 0) {
-    reason = fmt::format(
+struct Mpich {
+  static constexpr const auto& kCollectives = collbench::kCollectives;
+  static constexpr std::string_view kDescription =
+      "MPICH's own collective, this algorithm forced (mpi transport; --library-algorithms, "
+      "MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<name> at launch: one algorithm per launch)";
+  static MpichTunedProbe& probe() { return collbench::probe(); }
+  static std::string unequal_blocks_reason(const MpichCollective& collective, std::size_t count,
+                                           int ranks) {
+    return fmt::format(
         "{} governs the equal-block call only, and {} elements do not divide into {} ranks",
         mpich_algorithm_variable(collective), count, ranks);
   }
-  if (reason.empty() && probe() != nullptr) {
-    reason = probe()(collective, collective.algorithms[kAlgorithm], /*offered_only=*/false);
+  // MPICH's table has no algorithm limited to some rank counts.
+  static std::string algorithm_reason(const MpichCollective&, const OmpiTunedAlgorithm&, int) {
+    return {};
   }
-  return reason;
-}
-
-template <std::size_t kCollective>
-CostTerms forced_cost(int ranks, double bytes) {
-  return find_collective(kCollectives[kCollective].collective)->lower_bound(ranks, bytes);
-}
-
-template <std::size_t kCollective, std::size_t kAlgorithm>
-std::unique_ptr<Collective> build_forced(Transport& transport, const CollectiveSpec& spec,
-                                         std::span<const std::byte> in, std::span<std::byte> out) {
-  const MpichCollective& collective = kCollectives[kCollective];
-  return build_library_collective(collective.collective, transport, spec, in, out,
-                                  &collective.algorithms[kAlgorithm]);
-}
-
-template <std::size_t kCollective, std::size_t... kAlgorithms>
-std::vector<AlgorithmInfo> rows_of(std::index_sequence<kAlgorithms...>) {
-  const MpichCollective& collective = kCollectives[kCollective];
-  return {AlgorithmInfo{
-      collective.algorithms[kAlgorithms].row,
-      "MPICH's own collective, this algorithm forced (mpi transport; --library-algorithms, "
-      "MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<name> at launch: one algorithm per launch)",
-      forced_unsupported_reason<kCollective, kAlgorithms>, forced_cost<kCollective>,
-      /*reduces_on_every_rank=*/false, library_workspace, build_forced<kCollective, kAlgorithms>,
-      /*placed_cost=*/nullptr,
-      /*needs_equal_ranks_per_node=*/false, /*forced_library_algorithm=*/true}...};
-}
-
-template <std::size_t kCollective>
-std::vector<AlgorithmInfo> rows() {
-  return rows_of<kCollective>(
-      std::make_index_sequence<kCollectives[kCollective].algorithms.size()>());
-}
+};
 
 }  // namespace
 
 std::span<const MpichCollective> mpich_tuned_collectives() { return kCollectives; }
 
 const MpichCollective* find_mpich_tuned(std::string_view collective) {
-  for (const MpichCollective& entry : kCollectives) {
-    if (entry.collective == collective) return &entry;
-  }
-  return nullptr;
+  return forced_library::find_entry(kCollectives, collective);
 }
 
 const OmpiTunedAlgorithm* find_mpich_tuned_algorithm(const MpichCollective& collective,
                                                      std::string_view row) {
-  for (const OmpiTunedAlgorithm& algorithm : collective.algorithms) {
-    if (algorithm.row == row) return &algorithm;
-  }
-  return nullptr;
+  return forced_library::find_algorithm(collective, row);
 }
 
 std::string mpich_algorithm_variable(const MpichCollective& collective) {
@@ -155,24 +119,13 @@ std::string_view mpich_algorithm_name(const OmpiTunedAlgorithm& algorithm) {
 void set_mpich_tuned_probe(MpichTunedProbe instance) { probe() = instance; }
 
 std::string mpich_tuned_missing(std::string_view collective, std::string_view row) {
-  const MpichCollective* entry = find_mpich_tuned(collective);
-  const OmpiTunedAlgorithm* algorithm =
-      entry != nullptr ? find_mpich_tuned_algorithm(*entry, row) : nullptr;
-  if (algorithm == nullptr || probe() == nullptr) return {};
-  return probe()(*entry, *algorithm, /*offered_only=*/true);
+  return forced_library::missing<Mpich>(collective, row);
 }
 
 namespace detail {
 
-// The rows of `collective` (none for a collective MPICH's table lacks), for
-// the registry.
 std::vector<AlgorithmInfo> mpich_tuned_rows(std::string_view collective) {
-  static const std::array<std::vector<AlgorithmInfo>, kCollectives.size()> all = {
-      rows<0>(), rows<1>(), rows<2>(), rows<3>(), rows<4>(), rows<5>()};
-  for (std::size_t i = 0; i < kCollectives.size(); ++i) {
-    if (kCollectives[i].collective == collective) return all[i];
-  }
-  return {};
+  return forced_library::rows<Mpich>(collective);
 }
 
 }  // namespace detail

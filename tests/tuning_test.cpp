@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collbench/collectives/collective.h"
 #include "collbench/collectives/mpich_tuned.h"
 #include "collbench/collectives/ompi_tuned.h"
 
@@ -70,6 +71,50 @@ std::vector<Measurement> synthetic_measurements() {
     }
   }
   return points;
+}
+
+// Each library's forced rows are registered for every algorithm of its
+// table and refuse what the library cannot force, each saying why: another
+// transport, an equal-block call that p does not divide, Open MPI's two_proc
+// away from 2 ranks. (Built once for both libraries in
+// collectives/forced_library_rows.h; a row off by one index, or a refusal of
+// one library given to the other, fails here.)
+TEST(ForcedLibraryRows, RefuseWhatTheLibraryCannotForceAndSayWhy) {
+  const auto reason = [](std::string_view collective, std::string_view row,
+                         std::string_view transport, int ranks, std::size_t count) {
+    const AlgorithmInfo* algorithm = find_collective(collective)->find_algorithm(row);
+    EXPECT_NE(algorithm, nullptr) << row;
+    return algorithm == nullptr ? std::string("unknown")
+                                : algorithm->unsupported_reason(transport, ranks, count);
+  };
+  for (const OmpiTunedCollective& collective : ompi_tuned_collectives()) {
+    for (const OmpiTunedAlgorithm& algorithm : collective.algorithms) {
+      EXPECT_NE(find_collective(collective.collective)->find_algorithm(algorithm.row), nullptr)
+          << algorithm.row;
+    }
+  }
+  for (const MpichCollective& collective : mpich_tuned_collectives()) {
+    for (const OmpiTunedAlgorithm& algorithm : collective.algorithms) {
+      EXPECT_NE(find_collective(collective.collective)->find_algorithm(algorithm.row), nullptr)
+          << algorithm.row;
+    }
+  }
+  EXPECT_EQ(reason("allreduce", "ompi_ring", "inproc", 4, 8),
+            "needs the mpi transport (this run uses 'inproc')");
+  EXPECT_EQ(reason("allreduce", "ompi_ring", "mpi", 4, 8), "");
+  EXPECT_EQ(reason("alltoall", "ompi_pairwise", "mpi", 3, 7),
+            "coll_tuned_alltoall_algorithm governs the equal-block call only, and 7 elements do "
+            "not divide into 3 ranks");
+  EXPECT_EQ(reason("alltoall", "ompi_two_proc", "mpi", 2, 8), "");
+  EXPECT_EQ(reason("alltoall", "ompi_two_proc", "mpi", 4, 8),
+            "Open MPI's alltoall two_proc runs on 2 ranks only");
+  EXPECT_EQ(reason("reduce_scatter", "mpich_pairwise", "mpi", 3, 7),
+            "MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM governs the equal-block call only, "
+            "and 7 elements do not divide into 3 ranks");
+  EXPECT_NE(reason("reduce_scatter", "mpich_pairwise", "mpi", 3, 8), "");
+  EXPECT_EQ(reason("reduce_scatter", "mpich_pairwise", "mpi", 3, 9), "");
+  EXPECT_EQ(reason("broadcast", "mpich_binomial", "sim", 2, 8),
+            "needs the mpi transport (this run uses 'sim')");
 }
 
 TEST(OmpiRules, EveryExportParsesBackToItsChoices) {
