@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -89,6 +92,43 @@ TEST_F(SimPlatform, TorusFatTreeAndDragonflyAgreeWithTheirRoutes) {
                                                 {"dragonfly:2,1;2,1;2,1;2", 16}}) {
     EXPECT_EXIT(check_reported(platform(spec, ranks)), ::testing::ExitedWithCode(0), "") << spec;
   }
+}
+
+// In the child: on an 8x4x4 torus (sides that differ), every rank whose
+// coordinates differ from rank 0's by one step along one dimension is one
+// link away, as the torus forms of Swing assume; exits 0 when all are.
+[[noreturn]] void check_torus_coordinates_and_exit() {
+  const SimParams params = platform("torus:8x4x4", 128);
+  auto group = make_sim_rank_group(params);
+  std::vector<int> neighbours;
+  group->run([&](Transport& transport) {
+    if (transport.rank() != 0) return;
+    const std::span<const int> origin = transport.coordinates_of(0);
+    for (int rank = 1; rank < transport.size(); ++rank) {
+      const std::span<const int> where = transport.coordinates_of(rank);
+      int steps = 0;
+      for (std::size_t d = 0; d < where.size(); ++d) {
+        const int sides[] = {8, 4, 4};
+        const int apart = std::abs(where[d] - origin[d]);
+        steps += std::min(apart, sides[d] - apart);
+      }
+      if (steps == 1) neighbours.push_back(rank);
+    }
+  });
+  for (const int rank : neighbours) {
+    const double seconds = ping_pong(*group, 0, rank, 8);
+    const double one_link = 2 * (params.link_latency + 8 / params.link_bandwidth);
+    if (!near(seconds, one_link)) {
+      std::cerr << "rank " << rank << " is a coordinate step from rank 0 but its ping-pong takes "
+                << seconds << " s, one link's " << one_link << " s" << std::endl;
+      std::exit(1);
+    }
+  }
+  std::exit(neighbours.size() == 6 ? 0 : 1);
+}
+
+TEST_F(SimPlatform, ATorusCoordinateStepIsOneLink) {
+  EXPECT_EXIT(check_torus_coordinates_and_exit(), ::testing::ExitedWithCode(0), "");
 }
 
 // What --calibration divides the end-to-end α by, read from the spec alone

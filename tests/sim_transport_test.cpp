@@ -192,6 +192,39 @@ TEST(SimTransport, FlowsIntoOnePortShareItsBandwidth) {
   expect_seconds(seconds, 2 * kLinkLatency + 2.0 * bytes / kBandwidth);
 }
 
+// A message that waited on its lane (rank 0's second message to rank 1,
+// behind its first) then shares rank 0's port fairly with the message to
+// rank 2 that runs meanwhile: 1 MiB at half the bandwidth after the first
+// ended at α + 2nβ, so rank 1 is done at α + 4nβ (it starved behind the
+// 3 MiB when it started with no latency: α + 5nβ).
+TEST(SimTransport, AMessageThatWaitedOnItsLaneSharesAPortFairly) {
+  auto group = make_sim_rank_group(star(3));
+  const std::size_t bytes = 1 << 20;
+  std::vector<std::vector<std::byte>> buffers(3, std::vector<std::byte>(3 * bytes));
+  std::vector<double> ends(3);
+  double start = 0;
+  group->run([&](Transport& transport) {
+    start = group->now(transport);
+    auto& mine = buffers[static_cast<std::size_t>(transport.rank())];
+    if (transport.rank() == 0) {
+      const RequestId sends[] = {transport.isend(std::span(mine).first(bytes), 1, 0),
+                                 transport.isend(std::span(mine).last(bytes), 1, 0),
+                                 transport.isend(std::span(mine), 2, 0)};
+      transport.wait_all(sends);
+    } else if (transport.rank() == 1) {
+      const RequestId receives[] = {transport.irecv(std::span(mine).first(bytes), 0, 0),
+                                    transport.irecv(std::span(mine).last(bytes), 0, 0)};
+      transport.wait_all(receives);
+    } else {
+      transport.wait(transport.irecv(std::span(mine), 0, 0));
+    }
+    ends[static_cast<std::size_t>(transport.rank())] = group->now(transport);
+  });
+  const double alpha = 2 * kLinkLatency, n_beta = bytes / kBandwidth;
+  expect_seconds(ends[1] - start, alpha + 4 * n_beta);
+  expect_seconds(ends[2] - start, alpha + 5 * n_beta);
+}
+
 TEST(SimTransport, ReductionsChargeGammaAndCopiesTheMemoryRate) {
   SimParams params = star(1);
   params.gamma_rate = 2e9;

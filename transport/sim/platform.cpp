@@ -91,16 +91,27 @@ class NodeMaker {
     return {inside->get_netpoint(), router};
   }
 
-  // `keep_coordinates`: record each node's coordinates in the cluster.
-  s4u::ClusterCallbacks callbacks(bool keep_coordinates = false) {
-    if (keep_coordinates) {
+  // `torus_sides` (a torus's): record each node's coordinates as SimGrid
+  // routes them, the first dimension varying fastest
+  // (TorusZone::rankId_to_coords). SimGrid 3.32 hands the callback the
+  // last dimension fastest (ClusterBase::index_to_dims): on a torus whose
+  // sides differ, a node one step away along a dimension there is not a
+  // neighbour (torus:8x4x4: node 4, "(0,1,0)", is 4 hops from node 0).
+  s4u::ClusterCallbacks callbacks(std::vector<unsigned long> torus_sides = {}) {
+    if (!torus_sides.empty()) {
       platform_.coordinates_of_node.resize(static_cast<std::size_t>(platform_.nodes));
     }
-    return s4u::ClusterCallbacks([this, keep_coordinates](s4u::NetZone* zone,
-                                                          const std::vector<unsigned long>& where,
-                                                          unsigned long id) {
-      if (keep_coordinates) {
-        platform_.coordinates_of_node.at(id).assign(where.begin(), where.end());
+    return s4u::ClusterCallbacks([this, torus_sides](s4u::NetZone* zone,
+                                                     const std::vector<unsigned long>& /*where*/,
+                                                     unsigned long id) {
+      if (!torus_sides.empty()) {
+        auto& coordinates = platform_.coordinates_of_node.at(id);
+        coordinates.clear();
+        unsigned long rest = id;
+        for (const unsigned long side : torus_sides) {
+          coordinates.push_back(static_cast<int>(rest % side));
+          rest /= side;
+        }
       }
       return make(zone, id);
     });
@@ -220,7 +231,8 @@ void build_shape(const SimParams& params, const Shape& shape, Platform& platform
         ->seal();
   } else if (shape.kind == "torus") {
     s4u::create_torus_zone("torus", nullptr, {shape.numbers.begin(), shape.numbers.end()},
-                           maker.callbacks(/*keep_coordinates=*/true), bw, lat, policy)
+                           maker.callbacks({shape.numbers.begin(), shape.numbers.end()}), bw, lat,
+                           policy)
         ->seal();
   } else {
     const auto& n = shape.numbers;

@@ -107,10 +107,19 @@ std::vector<LaneStart>& lane_starts() {
   return starts;
 }
 
+// The smallest latency factor of a comm. SimGrid's CM02 shares a link
+// among comms in inverse proportion to their routes' latencies, but a comm
+// that starts with no latency at all gets a sharing penalty of 1 where the
+// others have about 1e-6 (s), and so a millionth of every link it shares:
+// it starves until they end. A millionth of the latency keeps it on the
+// latency path, which then gives it its route's penalty, as every comm,
+// for a picosecond of delay.
+constexpr double kLeastLatencyFactor = 1e-6;
+
 // SimGrid's latency factor of every comm: 1, but for a pair that waited on
 // its lane the part of the route's latency not yet spent since its match
-// (0 when it waited longer): on a real link the latency of consecutive
-// messages overlaps, only their bytes queue.
+// (kLeastLatencyFactor when it waited longer): on a real link the latency
+// of consecutive messages overlaps, only their bytes queue.
 double lane_latency_factor(double bytes, const s4u::Host* source, const s4u::Host* destination,
                            const std::vector<s4u::Link*>& links,
                            const std::unordered_set<s4u::NetZone*>& /*zones*/) {
@@ -123,7 +132,7 @@ double lane_latency_factor(double bytes, const s4u::Host* source, const s4u::Hos
   for (const s4u::Link* link : links) latency += link->get_latency();
   const double since_match = s4u::Engine::get_clock() - found->matched_at;
   starts.erase(found);
-  return latency > 0 ? std::max(0.0, 1 - since_match / latency) : 1;
+  return latency > 0 ? std::max(kLeastLatencyFactor, 1 - since_match / latency) : 1;
 }
 
 // A rank holds one per pending request: p - 1 receives and as many sends at
