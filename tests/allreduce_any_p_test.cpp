@@ -275,22 +275,25 @@ TEST(AllreduceAnyP, TorusFormsOnTori) {
   }
 }
 
-// One Swing per dimension at once: on a 4x4 torus (rank = x + 4y) rank 0
-// at (0, 0) sends, step by step, to its peer along x (part 0) and along y
-// (part 1), then the other way round: ρ = 1 to ranks 1 and 4, then ρ = −1
-// to ranks 3 (x = −1) and 12 (y = −1). The bandwidth form retraces them.
+// Two Swings per dimension at once: on a 4x4 torus (rank = x + 4y) rank 0
+// at (0, 0) sends, step by step, to its peers along x (part 0) and y (part
+// 1) and to their mirrors' (parts 2 and 3): ρ = 1 to ranks 1 and 4, the
+// mirrors −1 to ranks 3 (x = −1) and 12 (y = −1); then the other way round;
+// then ρ = −1 to 3 and 12 and the mirrors +1 to 1 and 4. The bandwidth form
+// retraces them.
 TEST(AllreduceAnyP, TorusPeers) {
+  constexpr std::size_t kPerStep = 4;
   for (const std::string_view name : kTorusForms) {
     const std::vector<std::vector<int>> peers = torus_peers({4, 4}, name);
-    std::vector<int> expected0 = {1, 4, 4, 1, 3, 12, 12, 3};
-    // Rank 5 at (1, 1): odd coordinates subtract ρ.
-    std::vector<int> expected5 = {4, 1, 1, 4, 6, 9, 9, 6};
+    std::vector<int> expected0 = {1, 4, 3, 12, 4, 1, 12, 3, 3, 12, 1, 4, 12, 3, 4, 1};
+    // Rank 5 at (1, 1): odd coordinates subtract ρ (their mirrors add it).
+    std::vector<int> expected5 = {4, 1, 6, 9, 1, 4, 9, 6, 6, 9, 4, 1, 9, 6, 1, 4};
     if (name == "swing_bandwidth_torus") {
       for (auto* expected : {&expected0, &expected5}) {
         std::vector<int> back;
-        for (std::size_t s = expected->size(); s >= 2; s -= 2) {
-          back.push_back((*expected)[s - 2]);
-          back.push_back((*expected)[s - 1]);
+        for (std::size_t s = expected->size(); s >= kPerStep; s -= kPerStep) {
+          back.insert(back.end(), expected->begin() + static_cast<std::ptrdiff_t>(s - kPerStep),
+                      expected->begin() + static_cast<std::ptrdiff_t>(s));
         }
         expected->insert(expected->end(), back.begin(), back.end());
       }
@@ -304,8 +307,9 @@ TEST(AllreduceAnyP, TorusPeers) {
 // x + 3y) x = 0 sits out into x = 1 and x = 1, 2 become 0, 1 of a 2x4 torus.
 // Rank 0 at (0, 0) sends its vector to rank 1 and nothing else; rank 1 runs
 // the Swings from (0, 0) of the 2x4 torus — along x to x' = 1 (rank 2),
-// along y to y = 1 (rank 4), then along y to y = −1 (rank 10) for both parts
-// — and sends the result back to rank 0.
+// along y to y = 1 (rank 4), then along y to y = −1 (rank 10) for both parts,
+// with no mirrors (the folded side of 2) — and sends the result back to
+// rank 0.
 TEST(AllreduceAnyP, TorusFoldPeers) {
   for (const std::string_view name : kTorusForms) {
     const std::vector<std::vector<int>> peers = torus_peers({3, 4}, name);

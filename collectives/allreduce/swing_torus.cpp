@@ -1,6 +1,7 @@
 // swing_latency_torus, swing_bandwidth_torus — Swing on a multi-dimensional
-// torus (De Sensi, Bonato, Saam & Hoefler, NSDI'24): one Swing per torus
-// dimension at once, so that every step keeps a port of each dimension busy.
+// torus (De Sensi, Bonato, Saam & Hoefler, NSDI'24): two Swings per torus
+// dimension at once, one of them mirrored, so that every step keeps both
+// ports of each dimension busy.
 //
 //   The torus: the ranks' coordinates the Communicator gives
 //     (Communicator::coordinates_of: the simulated torus's), dimension i of
@@ -21,23 +22,30 @@
 //     Swings stays within one dimension. (The paper's library instead runs
 //     ⌈lg d_i⌉ steps on even sides, sending a block reached twice only once;
 //     that needs messages of scattered blocks and is not done here.)
-//   D sub-collectives, one per dimension of size > 1, sub-collective c on
-//     part c of D equal parts of the vector. Each takes Σ lg d_i steps,
-//     visiting the dimensions in turn from the c-th, skipping those whose lg
-//     d_i steps are done; its j-th visit of dimension δ pairs the rank with
-//     the one whose coordinates differ only in δ, x_δ ± ρ_j mod d_δ (+ for
-//     even x_δ: phases.h's swing_peer along δ). While every dimension has
-//     steps left the D sub-collectives of a step use D different dimensions.
+//   2D sub-collectives for the D dimensions of size > 1, sub-collective c
+//     on part c of 2D equal parts of the vector. Each takes Σ lg d_i steps,
+//     visiting the dimensions in turn from the (c mod D)-th, skipping those
+//     whose lg d_i steps are done; its j-th visit of dimension δ pairs the
+//     rank with the one whose coordinates differ only in δ, x_δ ± ρ_j mod
+//     d_δ (+ for even x_δ: phases.h's swing_peer along δ), and for c ≥ D,
+//     the mirrors, x_δ ∓ ρ_j: the same Swing on the coordinates reflected,
+//     −x_δ mod d_δ. A Swing step's pairs along a ring use every other link
+//     of it (ρ_0 = 1: 0-1, 2-3, ...), its mirror's the others (0-(d−1),
+//     2-1, ...): the paper's library runs 2D collectives, one per port.
+//     While every dimension has steps left the 2D sub-collectives of a step
+//     use D different dimensions, two each. With a (folded) side of 2 the
+//     mirrors are left out (Torus::mirrors): D sub-collectives on D parts.
 //   latency form: each step every sub-collective swaps its whole part with
 //     its peer and reduces it (operands in rank order), as swing_latency.
 //   bandwidth form: each sub-collective is swing_bandwidth's reduce-scatter
 //     and allgather on its part, its blocks in the depth-first order of its
 //     own peers (butterfly.h's SwingBlocks).
 //   A step's messages of all sub-collectives are posted together, each
-//   sub-collective with tags of its own.
+//   sub-collective and its mirror with tags of their own (their peers
+//   differ: x + ρ ≢ x − ρ on a side above 2, ρ being odd).
 //
 // Cost: on a flat network these are the 1-D forms' steps and bytes (a step's
-// D messages share the rank's link; and without coordinates the 1-D form
+// 2D messages share the rank's link; and without coordinates the 1-D form
 // is what runs): swing_latency's and swing_bandwidth's costs. That a step's
 // messages leave by D ports of a torus, and cross one dimension's hops
 // only, the α-β model cannot see; nor that a torus with F sides that are no
@@ -142,6 +150,12 @@ struct Torus {
     return position;
   }
   int participants() const { return static_cast<int>(core_rank_at.size()); }
+  // Along a side of 2 a Swing and its mirror have the one neighbour as
+  // peer: two messages to one rank at once, which the sim transport
+  // serialises on a lane and then starves (results/sim/README.md (b)).
+  bool mirrors() const {
+    return std::none_of(sizes.begin(), sizes.end(), [](int size) { return size == 2; });
+  }
   // The core index of a rank that takes part.
   int core_index(int rank) const {
     return index(*folded(position_of[static_cast<std::size_t>(rank)]), sizes);
@@ -160,15 +174,19 @@ struct Torus {
     }
     return steps;
   }
-  // The core index at core index `at` moved by Swing's step `step` along `d`.
-  int peer(int at, int d, int step) const {
+  // The core index at core index `at` moved by Swing's step `step` along
+  // `d`, or by its mirror's.
+  int peer(int at, int d, int step, bool mirrored) const {
     std::vector<int> position;
     for (const int size : sizes) {
       position.push_back(at % size);
       at /= size;
     }
     int& x = position[static_cast<std::size_t>(d)];
-    x = detail::swing_peer(x, step, sizes[static_cast<std::size_t>(d)]);
+    const int side = sizes[static_cast<std::size_t>(d)];
+    const auto reflect = [side](int at_x) { return (side - at_x) % side; };
+    x = mirrored ? reflect(detail::swing_peer(reflect(x), step, side))
+                 : detail::swing_peer(x, step, side);
     return index(position, sizes);
   }
   // A rank's folds, dimension by dimension while it is still in: its
@@ -201,19 +219,21 @@ class SwingTorusAllreduce final : public detail::AllreduceBase {
                       bool halving)
       : AllreduceBase(transport, spec, in, out), halving_(halving), folds_(torus.folds_of(rank_)) {
     staging_ = allocate_workspace(spec.count);
-    requests_.reserve(2 * torus.sizes.size());
+    requests_.reserve(4 * torus.sizes.size());
     if (!folds_.empty() && folds_.back().sits_out) return;
     const int me = torus.core_index(rank_);
     const int participants = torus.participants();
     const auto real = [&torus](int at) { return torus.core_rank_at[static_cast<std::size_t>(at)]; };
-    const auto parts = static_cast<int>(torus.sizes.size());
+    const auto dimensions = static_cast<int>(torus.sizes.size());
+    const int parts = (torus.mirrors() ? 2 : 1) * dimensions;
     for (int c = 0; c < parts; ++c) {
       const detail::Block part = detail::partition(spec.count, parts, c);
-      const std::vector<std::pair<int, int>> steps = torus.steps_of(c);
+      const std::vector<std::pair<int, int>> steps = torus.steps_of(c % dimensions);
+      const bool mirrored = c >= dimensions;
       // Sub-collective c's peer of each step, by core index.
-      const auto peer = [&torus, &steps](int at, int s) {
+      const auto peer = [&torus, &steps, mirrored](int at, int s) {
         const auto& [d, step] = steps[static_cast<std::size_t>(s)];
-        return torus.peer(at, d, step);
+        return torus.peer(at, d, step, mirrored);
       };
       Sub sub;
       if (!halving) {
@@ -237,6 +257,7 @@ class SwingTorusAllreduce final : public detail::AllreduceBase {
         sub.owned = blocks_from(blocks.position(me), 1);
       }
       subs_.push_back(std::move(sub));
+      sub_tags_.push_back(c % dimensions);
     }
   }
 
@@ -263,9 +284,9 @@ class SwingTorusAllreduce final : public detail::AllreduceBase {
       for (std::size_t c = 0; c < subs_.size(); ++c) {
         const detail::HalvingStep& step = subs_[c].steps[s];
         requests_.push_back(recv(received(mine, step.kept), step.kept.count, step.partner,
-                                 tag(kExchange * kMostDimensions + static_cast<int>(c))));
+                                 tag(kExchange * kMostDimensions + sub_tags_[c])));
         requests_.push_back(send(mine + bytes(step.given.offset), step.given.count, step.partner,
-                                 tag(kExchange * kMostDimensions + static_cast<int>(c))));
+                                 tag(kExchange * kMostDimensions + sub_tags_[c])));
       }
       wait_all(requests_);
       for (const Sub& sub : subs_) {
@@ -281,9 +302,9 @@ class SwingTorusAllreduce final : public detail::AllreduceBase {
         for (std::size_t c = 0; c < subs_.size(); ++c) {
           const detail::HalvingStep& step = subs_[c].steps[s];
           requests_.push_back(recv(out_at(step.given.offset), step.given.count, step.partner,
-                                   tag(kGather * kMostDimensions + static_cast<int>(c))));
+                                   tag(kGather * kMostDimensions + sub_tags_[c])));
           requests_.push_back(send(out_at(step.kept.offset), step.kept.count, step.partner,
-                                   tag(kGather * kMostDimensions + static_cast<int>(c))));
+                                   tag(kGather * kMostDimensions + sub_tags_[c])));
         }
         wait_all(requests_);
       }
@@ -312,6 +333,7 @@ class SwingTorusAllreduce final : public detail::AllreduceBase {
   const bool halving_;
   const std::vector<Torus::FoldStep> folds_;
   std::vector<Sub> subs_;
+  std::vector<int> sub_tags_;  // by sub-collective: its mirror's too
   std::byte* staging_ = nullptr;
   std::vector<RequestId> requests_;
 };
@@ -332,7 +354,8 @@ std::unique_ptr<Collective> build_swing_torus(Transport& transport, const Collec
 
 extern const AlgorithmInfo kSwingLatencyTorusAllreduce = {
     "swing_latency_torus",
-    "Swing's latency form on a torus: one Swing per dimension at once on a part each (the "
+    "Swing's latency form on a torus: two Swings per dimension (one mirrored) at once on a "
+    "part each (the "
     "sim torus's coordinates; a side that is no power of two folded to one); swing_latency "
     "elsewhere",
     detail::common_unsupported_reason,
@@ -345,7 +368,8 @@ extern const AlgorithmInfo kSwingLatencyTorusAllreduce = {
 
 extern const AlgorithmInfo kSwingBandwidthTorusAllreduce = {
     "swing_bandwidth_torus",
-    "Swing's bandwidth form on a torus: one Swing per dimension at once on a part each (the "
+    "Swing's bandwidth form on a torus: two Swings per dimension (one mirrored) at once on a "
+    "part each (the "
     "sim torus's coordinates; a side that is no power of two folded to one); swing_bandwidth "
     "elsewhere",
     detail::common_unsupported_reason,
