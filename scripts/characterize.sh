@@ -169,7 +169,9 @@ done
 
 # ---------------------------------------------------------------- validation
 [[ -n $out ]] || die "--out DIR is required (see --help)"
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+# Not 08 (bash's arithmetic reads a leading 0 as octal) nor beyond 9 digits
+# (it wraps past 2^63: 18446744073709551618 is 2).
+is_uint() { [[ $1 =~ ^(0|[1-9][0-9]{0,8})$ ]]; }
 is_uint "$ppn" && ((ppn >= 1)) || die "--ppn must be a whole number >= 1"
 [[ $map_by == slot || $map_by == node ]] || die "--map-by must be slot or node, got '$map_by'"
 is_uint "$repetitions" && ((repetitions >= 1)) || die "--repetitions must be a whole number >= 1"
@@ -195,6 +197,8 @@ if [[ -n $sim_workloads ]]; then
     die "--sim-workload needs --sim-flops RATE or --sim-compute-from FILE: a network characterization measures no compute, so say where the model's compute comes from"
   [[ -z $sim_flops || -z $sim_compute_from ]] || die "give --sim-flops or --sim-compute-from, not both"
   [[ -z $sim_compute_from ]] || sim_compute_from=$(realpath -m -- "$sim_compute_from")
+elif [[ -n $sim_flops || -n $sim_compute_from ]]; then
+  die "--sim-flops and --sim-compute-from are the compute of --sim-workload's model; give --sim-workload MODEL too"
 fi
 if [[ -z $sim_nodes && -n ${want_step[sim]:-} ]]; then
   ((steps_given)) && die "--steps sim needs --sim-nodes N (the simulated cluster's node count)"
@@ -356,6 +360,7 @@ if [[ -n ${want_step[sim]:-} ]]; then
   IFS=, read -ra sim_workload_list <<<"$sim_workloads"
   for w in "${sim_workload_list[@]}"; do
     [[ $w == *:* ]] || w=$w:ddp
+    [[ " ${sim_workload_items[*]} " != *" $w "* ]] || die "--sim-workload names $w twice"
     sim_workload_items+=("$w")
     error=$(usage_error "$collbench" --transport sim --no-payload --platform star --ranks "$sim_nodes" \
       --families train --workload "$w" "${compute_flag[@]}" --benchmark_list_tests=true)
