@@ -504,7 +504,9 @@ fi
 # one that only fits or reports on an earlier run's files (checked before
 # anything is created).
 ((measuring)) || [[ -f $out/run.env ]] || die "$out/run.env is missing: run the matrix or sweep step first"
-mkdir -p "$out"/{matrix,sweep,fit,predict,plots,logs}
+# Root passes -w where mkdir still fails (/proc): its error, once, not per folder.
+error=$(mkdir -p "$out"/{matrix,sweep,fit,predict,plots,logs} 2>&1) ||
+  die "--out $out: cannot create it (${error%%$'\n'*})"
 out=$(cd "$out" && pwd)
 run_env=$out/run.env
 ((measuring)) || run_env=/dev/null
