@@ -352,6 +352,12 @@ if [[ -n ${want_step[sim]:-} ]]; then
   error=$(usage_error "$collbench" --transport sim --no-payload --platform star --ranks "$sim_nodes" \
     --families allreduce --algorithms "$algorithms" --sizes "$sim_sizes" --benchmark_list_tests=true)
   [[ -z $error ]] || die "--sim-nodes $sim_nodes: $error"
+  # --sim-sizes in bytes, as collbench expands them (its case names end in the size).
+  sim_bytes=$("$collbench" --families allreduce --algorithms ring --sizes "$sim_sizes" \
+    --benchmark_list_tests=true 2>/dev/null | sed -n 's|^allreduce/ring/\([0-9]*\).*|\1|p' | sort -nu)
+  [[ -n $sim_bytes ]] || fail "collbench did not list the --sim-sizes $sim_sizes"
+  (($(head -1 <<<"$sim_bytes") * 2 <= 2147483648)) ||
+    die "--sim-sizes $sim_sizes: every size x 2 nodes is above 2 GiB, the sim step's bound (see --help)"
   # Each workload: its model, rate or GEMM rows are collbench's to judge, its
   # exchange scale.sh's (the exchanges collbench-predict prices).
   sim_workload_items=()
@@ -697,10 +703,6 @@ if [[ -n ${want_step[sim]:-} ]]; then
   mkdir -p "$out/sim"
   partial=$out/sim/.allreduce.csv.partial
   rm -f "$partial"
-  # --sim-sizes in bytes, as collbench expands them (its case names end in the size).
-  sim_bytes=$("$collbench" --families allreduce --algorithms ring --sizes "$sim_sizes" \
-    --benchmark_list_tests=true 2>/dev/null | sed -n 's|^allreduce/ring/\([0-9]*\).*|\1|p' | sort -nu)
-  [[ -n $sim_bytes ]] || fail "collbench did not list the --sim-sizes $sim_sizes"
   for p in "${sim_ranks[@]}"; do
     # Sizes whose p x n stays within 2 GiB: the algorithms' workspaces (about
     # n per rank) are allocated in size-only mode too.
