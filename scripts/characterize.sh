@@ -119,7 +119,7 @@ repetitions=3 min_time=0.2 check=0 matrix_size=4MiB matrix_iterations=5 threshol
 exclude_slow=0 hosts_filter="" predict="alexnet:256:0.2,googlenet:32:0.36,resnet50:256:0.8"
 max_nodes=64 steps="matrix,sweep,fit,sim,report" mpirun_args="" title="" force=0
 launcher=auto srun_args="" sim_nodes="" sim_sizes="32KiB,512KiB" steps_given=0
-sim_workloads="" sim_flops="" sim_compute_from=""
+sim_workloads="" sim_flops="" sim_compute_from="" sim_workload_items=()
 
 need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
 while [[ $# -gt 0 ]]; do
@@ -197,6 +197,12 @@ if [[ -n $sim_workloads ]]; then
     die "--sim-workload needs --sim-flops RATE or --sim-compute-from FILE: a network characterization measures no compute, so say where the model's compute comes from"
   [[ -z $sim_flops || -z $sim_compute_from ]] || die "give --sim-flops or --sim-compute-from, not both"
   [[ -z $sim_compute_from ]] || sim_compute_from=$(realpath -m -- "$sim_compute_from")
+  IFS=, read -ra sim_workload_list <<<"$sim_workloads"
+  for w in "${sim_workload_list[@]}"; do
+    [[ $w == *:* ]] || w=$w:ddp
+    [[ " ${sim_workload_items[*]} " != *" $w "* ]] || die "--sim-workload names $w twice"
+    sim_workload_items+=("$w")
+  done
 elif [[ -n $sim_flops || -n $sim_compute_from ]]; then
   die "--sim-flops and --sim-compute-from are the compute of --sim-workload's model; give --sim-workload MODEL too"
 fi
@@ -360,14 +366,9 @@ if [[ -n ${want_step[sim]:-} ]]; then
     die "--sim-sizes $sim_sizes: every size x 2 nodes is above 2 GiB, the sim step's bound (see --help)"
   # Each workload: its model, rate or GEMM rows are collbench's to judge, its
   # exchange scale.sh's (the exchanges collbench-predict prices).
-  sim_workload_items=()
   compute_flag=(--flops "$sim_flops")
   [[ -z $sim_compute_from ]] || compute_flag=(--compute-from "$sim_compute_from")
-  IFS=, read -ra sim_workload_list <<<"$sim_workloads"
-  for w in "${sim_workload_list[@]}"; do
-    [[ $w == *:* ]] || w=$w:ddp
-    [[ " ${sim_workload_items[*]} " != *" $w "* ]] || die "--sim-workload names $w twice"
-    sim_workload_items+=("$w")
+  for w in "${sim_workload_items[@]}"; do
     error=$(usage_error "$collbench" --transport sim --no-payload --platform star --ranks "$sim_nodes" \
       --families train --workload "$w" "${compute_flag[@]}" --benchmark_list_tests=true)
     [[ -z $error ]] || die "--sim-workload $w: $error"
