@@ -119,7 +119,7 @@ repetitions=3 min_time=0.2 check=0 matrix_size=4MiB matrix_iterations=5 threshol
 exclude_slow=0 hosts_filter="" predict="alexnet:256:0.2,googlenet:32:0.36,resnet50:256:0.8"
 max_nodes=64 steps="matrix,sweep,fit,sim,report" mpirun_args="" title="" force=0
 launcher=auto srun_args="" sim_nodes="" sim_sizes="32KiB,512KiB" steps_given=0
-sim_workloads="" sim_flops="" sim_compute_from=""
+sim_workloads="" sim_flops="" sim_compute_from="" sim_workload_items=()
 
 need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
 while [[ $# -gt 0 ]]; do
@@ -169,7 +169,9 @@ done
 
 # ---------------------------------------------------------------- validation
 [[ -n $out ]] || die "--out DIR is required (see --help)"
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+# Not 08 (bash's arithmetic reads a leading 0 as octal) nor beyond 9 digits
+# (it wraps past 2^63: 18446744073709551618 is 2).
+is_uint() { [[ $1 =~ ^(0|[1-9][0-9]{0,8})$ ]]; }
 is_uint "$ppn" && ((ppn >= 1)) || die "--ppn must be a whole number >= 1"
 [[ $map_by == slot || $map_by == node ]] || die "--map-by must be slot or node, got '$map_by'"
 is_uint "$repetitions" && ((repetitions >= 1)) || die "--repetitions must be a whole number >= 1"
@@ -195,6 +197,14 @@ if [[ -n $sim_workloads ]]; then
     die "--sim-workload needs --sim-flops RATE or --sim-compute-from FILE: a network characterization measures no compute, so say where the model's compute comes from"
   [[ -z $sim_flops || -z $sim_compute_from ]] || die "give --sim-flops or --sim-compute-from, not both"
   [[ -z $sim_compute_from ]] || sim_compute_from=$(realpath -m -- "$sim_compute_from")
+  IFS=, read -ra sim_workload_list <<<"$sim_workloads"
+  for w in "${sim_workload_list[@]}"; do
+    [[ $w == *:* ]] || w=$w:ddp
+    [[ " ${sim_workload_items[*]} " != *" $w "* ]] || die "--sim-workload names $w twice"
+    sim_workload_items+=("$w")
+  done
+elif [[ -n $sim_flops || -n $sim_compute_from ]]; then
+  die "--sim-flops and --sim-compute-from are the compute of --sim-workload's model; give --sim-workload MODEL too"
 fi
 if [[ -z $sim_nodes && -n ${want_step[sim]:-} ]]; then
   ((steps_given)) && die "--steps sim needs --sim-nodes N (the simulated cluster's node count)"
@@ -348,15 +358,17 @@ if [[ -n ${want_step[sim]:-} ]]; then
   error=$(usage_error "$collbench" --transport sim --no-payload --platform star --ranks "$sim_nodes" \
     --families allreduce --algorithms "$algorithms" --sizes "$sim_sizes" --benchmark_list_tests=true)
   [[ -z $error ]] || die "--sim-nodes $sim_nodes: $error"
+  # --sim-sizes in bytes, as collbench expands them (its case names end in the size).
+  sim_bytes=$("$collbench" --families allreduce --algorithms ring --sizes "$sim_sizes" \
+    --benchmark_list_tests=true 2>/dev/null | sed -n 's|^allreduce/ring/\([0-9]*\).*|\1|p' | sort -nu)
+  [[ -n $sim_bytes ]] || fail "collbench did not list the --sim-sizes $sim_sizes"
+  (($(head -1 <<<"$sim_bytes") * 2 <= 2147483648)) ||
+    die "--sim-sizes $sim_sizes: every size x 2 nodes is above 2 GiB, the sim step's bound (see --help)"
   # Each workload: its model, rate or GEMM rows are collbench's to judge, its
   # exchange scale.sh's (the exchanges collbench-predict prices).
-  sim_workload_items=()
   compute_flag=(--flops "$sim_flops")
   [[ -z $sim_compute_from ]] || compute_flag=(--compute-from "$sim_compute_from")
-  IFS=, read -ra sim_workload_list <<<"$sim_workloads"
-  for w in "${sim_workload_list[@]}"; do
-    [[ $w == *:* ]] || w=$w:ddp
-    sim_workload_items+=("$w")
+  for w in "${sim_workload_items[@]}"; do
     error=$(usage_error "$collbench" --transport sim --no-payload --platform star --ranks "$sim_nodes" \
       --families train --workload "$w" "${compute_flag[@]}" --benchmark_list_tests=true)
     [[ -z $error ]] || die "--sim-workload $w: $error"
@@ -499,7 +511,9 @@ fi
 # one that only fits or reports on an earlier run's files (checked before
 # anything is created).
 ((measuring)) || [[ -f $out/run.env ]] || die "$out/run.env is missing: run the matrix or sweep step first"
-mkdir -p "$out"/{matrix,sweep,fit,predict,plots,logs}
+# Root passes -w where mkdir still fails (/proc): its error, once, not per folder.
+error=$(mkdir -p "$out"/{matrix,sweep,fit,predict,plots,logs} 2>&1) ||
+  die "--out $out: cannot create it (${error%%$'\n'*})"
 out=$(cd "$out" && pwd)
 run_env=$out/run.env
 ((measuring)) || run_env=/dev/null
@@ -690,10 +704,6 @@ if [[ -n ${want_step[sim]:-} ]]; then
   mkdir -p "$out/sim"
   partial=$out/sim/.allreduce.csv.partial
   rm -f "$partial"
-  # --sim-sizes in bytes, as collbench expands them (its case names end in the size).
-  sim_bytes=$("$collbench" --families allreduce --algorithms ring --sizes "$sim_sizes" \
-    --benchmark_list_tests=true 2>/dev/null | sed -n 's|^allreduce/ring/\([0-9]*\).*|\1|p' | sort -nu)
-  [[ -n $sim_bytes ]] || fail "collbench did not list the --sim-sizes $sim_sizes"
   for p in "${sim_ranks[@]}"; do
     # Sizes whose p x n stays within 2 GiB: the algorithms' workspaces (about
     # n per rank) are allocated in size-only mode too.

@@ -27,8 +27,10 @@
 #   --max-ranks-all-at-once N
 #                          largest p of the O(p^2) ones that post their p - 1 messages
 #                          at once (linear alltoall, the sharded parameter server;
-#                          default: 256): SimGrid 3.32 scans every transfer in flight
-#                          as each one ends, p^2 of them here, so their time grows as p^4
+#                          default: 256 or --max-ranks-quadratic if smaller; at most
+#                          --max-ranks-quadratic): SimGrid 3.32
+#                          scans every transfer in flight as each one ends, p^2 of them
+#                          here, so their time grows as p^4
 #   --max-total-bytes B    largest p·n of a case, in bytes (default: 2147483648):
 #                          a bound on the run's time, not its memory (size-only
 #                          mode touches neither buffers nor workspaces)
@@ -60,13 +62,13 @@ die() {
 }
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
-power_of_two() { [[ $1 =~ ^[0-9]+$ ]] && (($1 >= 2 && ($1 & ($1 - 1)) == 0)); }
+power_of_two() { [[ $1 =~ ^[1-9][0-9]{0,8}$ ]] && (($1 >= 2 && ($1 & ($1 - 1)) == 0)); }
 
 out=""
 studies="scale,tree_ring,swing,selection"
 max_ranks=4096
 max_quadratic=1024
-max_all_at_once=256
+max_all_at_once=""
 max_total=2147483648
 tree_segments=65536,131072
 calibration="$repository/results/netsim/uniform/fit/models.csv"
@@ -91,8 +93,10 @@ done
 [[ -n $out ]] || die "--out DIR is required (see --help)"
 power_of_two "$max_ranks" || die "--max-ranks $max_ranks: give a power of two >= 2"
 power_of_two "$max_quadratic" || die "--max-ranks-quadratic $max_quadratic: give a power of two >= 2"
+[[ -n $max_all_at_once ]] || max_all_at_once=$((max_quadratic < 256 ? max_quadratic : 256))
 power_of_two "$max_all_at_once" || die "--max-ranks-all-at-once $max_all_at_once: give a power of two >= 2"
-[[ $max_total =~ ^[1-9][0-9]*$ ]] || die "--max-total-bytes $max_total: give a positive whole number of bytes"
+((max_all_at_once <= max_quadratic)) || die "--max-ranks-all-at-once $max_all_at_once is above --max-ranks-quadratic $max_quadratic (all at once is the costlier kind of O(p^2))"
+[[ $max_total =~ ^[1-9][0-9]{0,17}$ ]] || die "--max-total-bytes $max_total: give a positive whole number of bytes"
 [[ $tree_segments == none || $tree_segments =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
   die "--tree-segments $tree_segments: give comma-separated positive whole numbers of bytes, or none"
 [[ -f $calibration && -r $calibration ]] || die "--calibration $calibration: no such readable file"
@@ -104,6 +108,13 @@ collbench="$build/benchmarks/harness/collbench"
 fit="$build/benchmarks/models/collbench-fit"
 [[ -x $collbench && -x $fit ]] ||
   die "--build $build: no collbench and collbench-fit there (cmake -DCOLLBENCH_WITH_SIMGRID=ON, build both)"
+# collbench judges each segment now, not when tree_ring reaches it after the scale study.
+if [[ $tree_segments != none ]]; then
+  for segment in ${tree_segments//,/ }; do
+    error=$("$collbench" --families allreduce --segment "$segment" --benchmark_list_tests=true 2>&1 >/dev/null) ||
+      die "--tree-segments $tree_segments: ${error%%$'\n'*}"
+  done
+fi
 declare -A wanted=()
 IFS=, read -ra study_list <<<"$studies"
 for study in "${study_list[@]}"; do
@@ -360,6 +371,7 @@ PYTHON
 fi
 
 rm -f "$work"/calibration.csv "$work"/log "$work"/fit.log
+compgen -G "$work/*" >/dev/null || die "--studies $studies: no case within --max-ranks $max_ranks and --max-total-bytes $max_total"
 # The CSVs together first: hours of simulation are kept even if a figure fails.
 for file in "$work"/*; do mv -f "$file" "$out/"; done
 /usr/bin/python3 "$script_dir/sim_study.py" "$out" --tree-ring "$TREE_RING" --swing "$SWING_FORMS" \

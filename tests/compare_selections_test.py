@@ -138,6 +138,32 @@ class CompareSelections(unittest.TestCase):
             "mpi faster than the choice beyond noise at 3 sizes in the first run and 1 in the "
             "second; the runs disagree on it beyond noise at 1\n"), done.stdout)
 
+    def test_a_platform_column_keeps_the_platforms_apart(self):
+        # sim_sweep.sh's selections.csv: one selection per platform, the
+        # platform first. The two runs agree on the star and not on the torus.
+        paths = []
+        for name, torus in (("a.csv", "ring"), ("b.csv", "bruck")):
+            lines = selections([(4, 8, "ring", ""), (4, 8, torus, "")]).splitlines()
+            path = os.path.join(self.folder, name)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("\n".join(["platform," + lines[0], "star," + lines[1],
+                                   "torus," + lines[2]]) + "\n")
+            paths.append(path)
+        done = subprocess.run([sys.executable, SCRIPT, *paths], capture_output=True, text=True,
+                              check=False)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("### allreduce: mpi intra on torus, 4 ranks, f32 sum", done.stdout)
+        self.assertIn("| 8 B | ring | bruck | flip |", done.stdout)
+        self.assertIn("2 sizes compared: 1 flip, 0 with ties (0%)", done.stdout)
+
+    def test_two_rows_of_one_selection_and_size_are_bad_input(self):
+        done = self.run_on([(2, 8, "tree", ""), (2, 8, "ring", "")], [(2, 8, "tree", "")])
+        self.assertEqual(done.returncode, 2)
+        self.assertTrue(done.stderr.endswith("a.csv: two rows choose for allreduce at 2 ranks and "
+                                             "8 B: one run's selections.csv has one\n"),
+                        done.stderr)
+        self.assertEqual(done.stderr.count("\n"), 1, done.stderr)
+
     def test_no_size_in_common_is_bad_input(self):
         done = self.run_on([(2, 8, "tree", "")], [(2, 64, "tree", "")])
         self.assertEqual(done.returncode, 2)

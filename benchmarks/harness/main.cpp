@@ -27,6 +27,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "collbench/catalog/workload.h"
 #include "collbench/collectives/mpi_library.h"
@@ -199,8 +200,10 @@ std::string open_transport(const World& world, RunSetup& setup) {
     try {
       setup.group = single->make_group(options);
     } catch (const std::exception& failure) {
+      // Its first line: SimGrid lists every config key after "Bad config key: x".
+      const std::string_view why = failure.what();
       return fmt::format("--transport {} --ranks {}: {}", options.transport, options.ranks,
-                         failure.what());
+                         why.substr(0, why.find('\n')));
     }
     return {};
   }

@@ -133,6 +133,21 @@ double parsed(Parse parse, Beyond beyond, const char* flag, const std::string& v
   }
 }
 
+// SimGrid reads its own options only (anything else it ignores, and
+// --help or --version end the process with status 0 and no output), and
+// dies on a --cfg without its value: so an argument must be one of the two
+// whole forms the help names.
+void check_simgrid_arg(const std::string& arg) {
+  const std::size_t colon = arg.find(':');
+  const bool cfg = arg.starts_with("--cfg=") && colon != std::string::npos && colon > 6 &&
+                   colon + 1 < arg.size();
+  const bool log = arg.starts_with("--log=") && arg.size() > 6;
+  if (!cfg && !log) {
+    throw std::invalid_argument(
+        fmt::format("--simgrid-arg={}: give SimGrid's --cfg=NAME:VALUE or --log=SETTING", arg));
+  }
+}
+
 // α, β, γ from collbench-fit's models.csv. The fit's α is end to end: the
 // route between two nodes (first_route_links of them, one latency each)
 // plus 2o, so each link gets (α − 2o) / links.
@@ -220,6 +235,7 @@ SimParams sim_params(const SimFlags& flags, int ranks, DType dtype, std::string&
   params.memory_rate = parsed(parse_rate_or_zero, beyond_rate, "--memory-rate", flags.memory_rate);
   params.overhead = parsed(parse_latency, beyond_latency, "--overhead", flags.overhead);
   params.payload = !flags.no_payload;
+  for (const std::string& arg : flags.simgrid_args) check_simgrid_arg(arg);
   params.simgrid_args = flags.simgrid_args;
   note = "links, γ and o as given";
   if (!flags.calibration.empty()) calibrate(flags, dtype, params, note);

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "collbench/catalog/catalog.h"
+#include "collbench/models/predict.h"
 #include "families.h"
 #include "family.h"
 #include "gemm_family.h"
@@ -319,6 +320,10 @@ SimCompute plan_sim_compute(const Options& options, const Model& model,
     double rate = 0;
     try {
       rate = parse_flops(flags.flops);
+      if (rate < kMinFlopsPerSecond || rate > kMaxFlopsPerSecond) {
+        throw std::invalid_argument(fmt::format("{:g} FLOP/s is outside {:g} to {:g}", rate,
+                                                kMinFlopsPerSecond, kMaxFlopsPerSecond));
+      }
     } catch (const std::invalid_argument& bad) {
       throw UsageError(fmt::format("--flops {}: {}", flags.flops, bad.what()));
     }

@@ -37,8 +37,8 @@ constexpr int kMaxNodes = 8192;
 // unbounded --bandwidth-gbps 1e-320 made β inf, 1e308 made 1/β inf).
 constexpr double kMinSeconds = 1e-9;  // compute of one iteration: a ns ...
 constexpr double kMaxSeconds = 1e9;   // ... to 30 years
-constexpr double kMinFlops = 1e3;
-constexpr double kMaxFlops = 1e21;      // a zettaFLOP/s node
+constexpr double kMinFlops = collbench::kMinFlopsPerSecond;
+constexpr double kMaxFlops = collbench::kMaxFlopsPerSecond;
 constexpr double kMaxGammaNs = 1e6;     // ns per byte reduced: 1 kB/s
 constexpr double kMinLatencyUs = 1e-6;  // α: a ps to 1000 s
 constexpr double kMaxLatencyUs = collbench::kMaxLinkLatencySeconds * 1e6;

@@ -26,9 +26,16 @@ other).
 two quiet runs agree). --out FILE writes the text to FILE instead of
 standard output (whole or not at all). Bad input (a missing or unreadable
 file, missing columns, e.g. a file written before `exchange`, a choice
-without its exchange, no size in common): one line on stderr, exit 2.
+without its exchange, no size in common, one selection and size in two rows,
+one file named twice): one line on stderr, exit 2.
+
+A file with a `platform` column (scripts/sim_sweep.sh's selections.csv: one
+selection per simulated platform) has its platform as part of each
+selection: its rows are compared with the other file's rows of the same
+platform.
 """
 import argparse
+import os
 
 from collbench_report.outputs import refuse_input_as_output, write_whole
 from collbench_report.readers import InputError, read_rows
@@ -36,6 +43,8 @@ from collbench_report.text import format_bytes
 
 GROUP = ["collective", "transport", "provider", "placement", "dtype", "op", "ranks"]
 REQUIRED = GROUP + ["bytes", "chosen", "exchange", "ties", "tie_exchanges"]
+# Of a file that holds the selections of several simulated platforms.
+PLATFORM = "platform"
 
 
 class Parser(argparse.ArgumentParser):
@@ -57,7 +66,12 @@ def choices(path):
         if not row["exchange"]:
             raise InputError(f"{path}: {row['collective']} at {row['bytes']} B has a choice but "
                              "no exchange")
-        found[tuple(row[c] for c in GROUP) + (int(row["bytes"]),)] = (
+        key = (row.get(PLATFORM, ""), *(row[c] for c in GROUP), int(row["bytes"]))
+        if key in found:
+            raise InputError(f"{path}: two rows choose for {row['collective']} at {row['ranks']} "
+                             f"ranks and {row['bytes']} B{' on ' + key[0] if key[0] else ''}: one "
+                             "run's selections.csv has one")
+        found[key] = (
             row["chosen"], row["exchange"], {row["exchange"]} | names(row["tie_exchanges"]),
             bool(names(row["ties"])), row.get("mpi_verdict"))
     return found
@@ -101,8 +115,9 @@ def compare(first, second):
             f"{'flip' if flip else 'within noise'} |")
     lines = []
     for group, rows in by_group.items():
-        collective, transport, provider, placement, dtype, op, ranks = group
+        platform, collective, transport, provider, placement, dtype, op, ranks = group
         where = f"{transport}{'/' + provider if provider else ''} {placement}".strip()
+        where += f" on {platform}" if platform else ""
         lines += [f"### {collective}: {where}, {ranks} ranks, {dtype}{' ' + op if op else ''}", "",
                   "| size | first run | second run | |", "|---|---|---|---|", *rows, ""]
     return lines, flips, len(common), tied
@@ -121,6 +136,9 @@ def main(argv):
     if args.out:
         refuse_input_as_output(args.out, [args.first, args.second])
     first, second = choices(args.first), choices(args.second)
+    if os.path.samefile(args.first, args.second):
+        raise InputError(f"{args.first} and {args.second} are one file: a run compared with itself "
+                         "has no flips; name two runs' selections.csv")
     lines, flips, compared, tied = compare(first, second)
     lines.append(f"{compared} sizes compared: {flips} flip{'' if flips == 1 else 's'}, "
                  f"{tied} with ties ({100 * tied / compared:.0f}%)")

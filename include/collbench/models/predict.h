@@ -83,6 +83,11 @@ inline constexpr double kDefaultGammaSecondsPerByte = 0.1e-9;
 inline constexpr double kMaxLinkLatencySeconds = 1e3;
 inline constexpr double kMinLinkBitsPerSecond = 1e3;   // 1 kbit/s ...
 inline constexpr double kMaxLinkBitsPerSecond = 1e15;  // ... to 1 Pbit/s
+// The range of an assumed compute rate, FLOP/s of one node or rank, that
+// collbench-predict and the simulator accept, for the same reason (1e-300
+// FLOP/s made a layer's simulated compute inf, after the run had started).
+inline constexpr double kMinFlopsPerSecond = 1e3;
+inline constexpr double kMaxFlopsPerSecond = 1e21;  // a zettaFLOP/s node
 
 struct Network {
   std::string name;         // "fdr", "models.csv mpi/inter", ...
