@@ -27,8 +27,11 @@
 #   --max-ranks-all-at-once N
 #                          largest p of the O(p^2) ones that post their p - 1 messages
 #                          at once (linear alltoall, the sharded parameter server;
-#                          default: 256): SimGrid 3.32 scans every transfer in flight
-#                          as each one ends, p^2 of them here, so their time grows as p^4
+#                          default: 64): with p^2 transfers in flight at once they
+#                          cost far more than the others at large p (on the 3-D torus
+#                          at p = 128 the sharded server's one 64 KiB case took over
+#                          2 CPU-minutes, unfinished; the other 44 cases there,
+#                          6.2 CPU s in all)
 #   --max-total-bytes B    largest p·n of a case, in bytes (default: 2147483648):
 #                          a bound on the run's time, not its memory (size-only
 #                          mode touches neither buffers nor workspaces)
@@ -66,7 +69,7 @@ out=""
 studies="scale,tree_ring,swing,selection"
 max_ranks=4096
 max_quadratic=1024
-max_all_at_once=256
+max_all_at_once=64
 max_total=2147483648
 tree_segments=65536,131072
 calibration="$repository/results/netsim/uniform/fit/models.csv"
