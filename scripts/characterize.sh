@@ -15,7 +15,8 @@
 #               selection table), collbench-predict for --predict models on the fitted network
 #   4. sim      with --sim-nodes N, "on N nodes like these": the allreduce --algorithms on a
 #               simulated star of N nodes (collbench --transport sim, size-only) calibrated
-#               by the fit's models.csv, at p = 2, 4, 8, ..., N (and N); OUT/sim/allreduce.csv;
+#               by the fit's models.csv, at p = 2, 4, 8, ..., N (and N); OUT/sim/allreduce.csv
+#               and collbench-fit's selection from it, OUT/sim/selections.csv;
 #               with --sim-workload, "your model on N nodes like these": one training
 #               iteration per workload at the same p (scripts/scale.sh, weak scaling);
 #               OUT/sim/scale_<workload>.csv
@@ -724,6 +725,15 @@ if [[ -n ${want_step[sim]:-} ]]; then
     }
   done
   [[ -f $partial ]] || fail "the sim step simulated nothing: every --sim-sizes size x 2 is above 2 GiB"
+  # The best algorithm per size and p: collbench-fit's selection, as in
+  # sim_sweep.sh's selection study (a simulated time has no noise: tolerance 0).
+  rm -rf "$out/sim/.fit.partial"
+  "$fit" --brief --tie-tolerance 0 --out-dir "$out/sim/.fit.partial" "$partial" >"$out/logs/sim_fit.log" 2>&1 || {
+    rm -rf "$out/sim/.fit.partial" "$partial"
+    fail "collbench-fit on the simulated allreduce failed; see $out/logs/sim_fit.log"
+  }
+  mv -f "$out/sim/.fit.partial/selections.csv" "$out/sim/selections.csv"
+  rm -rf "$out/sim/.fit.partial"
   mv -f "$partial" "$out/sim/allreduce.csv"
   echo "sim_nodes=$sim_nodes" >"$out/sim/run.env"
   echo "sim_sizes=$sim_sizes" >>"$out/sim/run.env"

@@ -27,10 +27,12 @@
 #   --max-ranks-all-at-once N
 #                          largest p of the O(p^2) ones that post their p - 1 messages
 #                          at once (linear alltoall, the sharded parameter server;
-#                          default: 256 or --max-ranks-quadratic if smaller; at most
-#                          --max-ranks-quadratic): SimGrid 3.32
-#                          scans every transfer in flight as each one ends, p^2 of them
-#                          here, so their time grows as p^4
+#                          default: 64 or --max-ranks-quadratic if smaller; at most
+#                          --max-ranks-quadratic): with p^2 transfers in flight at once
+#                          they cost far more than the others at large p (on the 3-D
+#                          torus at p = 128 the sharded server's one 64 KiB case took
+#                          over 2 CPU-minutes, unfinished; the other 44 cases there,
+#                          6.2 CPU s in all)
 #   --max-total-bytes B    largest p·n of a case, in bytes (default: 2147483648):
 #                          a bound on the run's time, not its memory (size-only
 #                          mode touches neither buffers nor workspaces)
@@ -93,7 +95,7 @@ done
 [[ -n $out ]] || die "--out DIR is required (see --help)"
 power_of_two "$max_ranks" || die "--max-ranks $max_ranks: give a power of two >= 2"
 power_of_two "$max_quadratic" || die "--max-ranks-quadratic $max_quadratic: give a power of two >= 2"
-[[ -n $max_all_at_once ]] || max_all_at_once=$((max_quadratic < 256 ? max_quadratic : 256))
+[[ -n $max_all_at_once ]] || max_all_at_once=$((max_quadratic < 64 ? max_quadratic : 64))
 power_of_two "$max_all_at_once" || die "--max-ranks-all-at-once $max_all_at_once: give a power of two >= 2"
 ((max_all_at_once <= max_quadratic)) || die "--max-ranks-all-at-once $max_all_at_once is above --max-ranks-quadratic $max_quadratic (all at once is the costlier kind of O(p^2))"
 [[ $max_total =~ ^[1-9][0-9]{0,17}$ ]] || die "--max-total-bytes $max_total: give a positive whole number of bytes"

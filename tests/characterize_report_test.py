@@ -5,7 +5,12 @@ a hand-made weak-scaling run of 1, 2, 4 and 8 ranks whose efficiency falls
 under 50% at 8): the heading names the compute source, each p's row has the
 iteration times, the exposed communication (the time less p = 1's) and the
 efficiency worked out here from the times, and one sentence says where
-efficiency falls under 50%, or that it does not.
+efficiency falls under 50%, or that it does not. And the table of the best
+allreduce algorithm per size and p from sim/selections.csv (the fixture's
+sim/allreduce.csv: collbench --transport sim --no-payload --platform star
+--calibration fit/models.csv, results/netsim/uniform's, at p = 2, 4, 8 of
+ring, recursive_doubling, rabenseifner, double_binary_tree and tree, 1 KiB and
+1 MiB; its selections.csv: collbench-fit --tie-tolerance 0 on it).
 
 Usage: characterize_report_test.py SOURCE_DIR"""
 
@@ -88,6 +93,57 @@ class YourModel(unittest.TestCase):
         self.assertIn("no weak-scaling row at p = 1", run.stderr)
         self.assertEqual(len(run.stderr.strip().splitlines()), 1)
         self.assertFalse(os.path.exists(os.path.join(self.out, "report.md")))
+
+
+class SimulatedSelection(unittest.TestCase):
+    """The table "The best allreduce algorithm per size" from sim/selections.csv
+    (collbench-fit --tie-tolerance 0 on the fixture's sim/allreduce.csv, as
+    characterize.sh's sim step runs it): each cell is the algorithm with the
+    lowest simulated time in sim/allreduce.csv, whichever collbench-fit wrote."""
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="characterize_report_test.")
+        self.out = os.path.join(self.folder, "run")
+        shutil.copytree(FIXTURE, self.out)
+
+    def tearDown(self):
+        shutil.rmtree(self.folder)
+
+    def report(self):
+        subprocess.run(["/usr/bin/python3", SCRIPT, "report", "--out", self.out], check=True,
+                       stdout=subprocess.DEVNULL)
+        with open(os.path.join(self.out, "report.md"), encoding="utf-8") as f:
+            return f.read()
+
+    def table(self):
+        heading = "### The best allreduce algorithm per size on 2 to 8 nodes like these\n"
+        text = self.report()
+        self.assertIn(heading, text)
+        section = text.split(heading)[1].split("\nData:")[0]
+        lines = [line.strip("| ").split(" | ") for line in section.splitlines()
+                 if line.startswith("| ")]
+        self.assertEqual(lines[0], ["size", "p = 2", "p = 4", "p = 8"])
+        return {(row[0], p): row[i + 1] for row in lines[1:] for i, p in enumerate((2, 4, 8))}
+
+    def test_each_cell_is_the_fastest(self):
+        with open(os.path.join(self.out, "sim", "allreduce.csv"), encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        fastest = {}
+        for r in rows:
+            key = ({1024: "1 KiB", 1048576: "1 MiB"}[int(r["bytes"])], int(r["ranks"]))
+            if key not in fastest or float(r["median_us"]) < fastest[key][0]:
+                fastest[key] = (float(r["median_us"]), r["algorithm"])
+        cells = self.table()
+        self.assertEqual(sorted(cells), sorted(fastest))
+        # Two different choices, so that a table of one name everywhere fails.
+        self.assertGreater(len({a for _, a in fastest.values()}), 1)
+        for key, (us, algorithm) in fastest.items():
+            label = f"{us / 1e3:.2f} ms" if us >= 1e3 else f"{us:.1f} µs"
+            self.assertTrue(cells[key].startswith(f"{algorithm} ({label})"), (key, cells[key]))
+
+    def test_no_section_without_selections(self):
+        os.remove(os.path.join(self.out, "sim", "selections.csv"))
+        self.assertNotIn("### The best allreduce algorithm", self.report())
 
 
 if __name__ == "__main__":

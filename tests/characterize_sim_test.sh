@@ -8,9 +8,11 @@
 #   2. report.md's section "4. Simulated scaling: 6 nodes like these" has a
 #      row per algorithm with the CSV's times, the fastest of each p (and
 #      any equal to it) in bold;
-#   3. a second run gives the same time columns (a simulation is
+#   3. sim/selections.csv (collbench-fit's) chooses the fastest algorithm of
+#      each p and size, and report.md's table of the best algorithm names it;
+#   4. a second run gives the same time columns (a simulation is
 #      deterministic; nothing here depends on wall time);
-#   4. --sim-workload resnet50 --sim-flops 10T: sim/scale_resnet50_ddp.csv
+#   5. --sim-workload resnet50 --sim-flops 10T: sim/scale_resnet50_ddp.csv
 #      (scripts/scale.sh, weak scaling) at p = 1, 2, 4, 6, and report.md's
 #      section "Your model on 6 nodes like these" naming the assumed rate
 #      (the section's text: characterize_report_test.py).
@@ -87,6 +89,28 @@ for n, size in ((4096, "4 KiB"), (262144, "256 KiB")):
             shown = f"**{label(t)}**" if t == min(at.values()) else label(t)
             if cells[a][i] != shown:
                 fail(f"{size}, p = {p}, {a}: {cells[a][i]!r}, the CSV says {shown!r}")
+
+# sim/selections.csv: collbench-fit's choice at each p and size is the lowest
+# time of sim/allreduce.csv, and the report's table names it.
+selections = collbench_csv.read_rows(f"{work}/first/sim/selections.csv",
+                                     ("collective", "ranks", "bytes", "chosen"), "the test", {})
+chosen = {(int(r["ranks"]), int(r["bytes"])): r["chosen"] for r in selections}
+if set(chosen) != {(p, n) for _, p, n in cases}:
+    fail(f"sim/selections.csv: choices at {sorted(chosen)}")
+for (p, n), name in chosen.items():
+    at = {r["algorithm"]: float(r["median_us"]) for r in rows
+          if int(r["ranks"]) == p and int(r["bytes"]) == n}
+    if at[name] != min(at.values()):
+        fail(f"sim/selections.csv: p = {p}, {n} B: {name} ({at[name]} us) is not the fastest "
+             f"({min(at.values())} us)")
+best = report.split("### The best allreduce algorithm per size on 2 to 6 nodes like these")
+if len(best) != 2:
+    fail("report.md has no table of the best algorithm")
+for n, size in ((4096, "4 KiB"), (262144, "256 KiB")):
+    row = next(line for line in best[1].splitlines() if line.startswith(f"| {size} |"))
+    if [c.split(" (")[0] for c in row.strip("| ").split(" | ")[1:]] != [chosen[(p, n)]
+                                                                       for p in (2, 4, 6)]:
+        fail(f"report.md's best algorithm at {size}: {row!r}")
 
 scale = collbench_csv.read_rows(f"{work}/first/sim/scale_resnet50_ddp.csv", ("mode", "ranks"),
                                 "the test", {})

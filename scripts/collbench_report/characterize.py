@@ -49,6 +49,7 @@ from collbench_report.readers import (InputError, algorithm_order, collective_or
                                       median_per_key, option_number, read_models,
                                       read_optional_settings, read_optional_text, read_rows,
                                       sweep_collective)
+from collbench_report.simselection import selection_section
 from collbench_report.text import pipe_head, pipe_row, size_label, time_label
 from collbench_csv import column_rules, columns
 
@@ -869,6 +870,7 @@ def cmd_report(args):
             lines.append("")
 
     lines += simulated_scaling(out)
+    lines += selection_section(out)
     lines += your_model(out)
 
     # checks against the configuration (netsim only)
