@@ -23,6 +23,8 @@ points of a few lines; each runs one module of this package:
     (perf_report.py), plot (plot.py), summary (summarize.py), compare_osu
     (compare_osu_table.py), compare_transports (compare_transports.py),
     simstudy (sim_study.py: the simulated studies of sim_sweep.sh)
+  and one section of characterize's report in its own module
+    your_model (its "Your model on N nodes like these", scale.sh's CSVs)
 
 Standard library only, but for figures (matplotlib, imported when a figure
 is drawn, so that bad input is refused before it loads).
