@@ -74,14 +74,18 @@
 #   --sim-workload LIST   step 4's training workloads, MODEL:EXCHANGE as scripts/scale.sh
 #                         --help names them (MODEL alone: MODEL:ddp), comma-separated or
 #                         repeated (default: none). Each runs scale.sh --modes weak (its
-#                         batch per rank, algorithm and overlap by default) on the star
-#                         calibrated by the fit, at p = 1 (the speedup's base), 2, 4, ...,
-#                         N. resnet50 from this machine's GEMMs: 0.6 s of CPU at p = 64
-#                         and 7.1 s at p = 256 (2.2 s and 29 s of wall, measured on a loaded
-#                         machine, load average 8.5-8.9). Needs one compute source:
+#                         batch per rank, algorithm and overlap by default)
+#                         --communication-alone on the star calibrated by the fit, at p = 1
+#                         (the speedup's base), 2, 4, ..., N. resnet50 from this machine's
+#                         GEMMs: 19 s of CPU at p = 256 (9 s without the exchange alone;
+#                         measured on a loaded machine, load average 8). Needs one compute
+#                         source:
 #   --sim-flops RATE      an assumed rate, FLOP/s per rank (SI prefix: 10T), or
 #   --sim-compute-from FILE  a harness CSV with gemm rows of the model (results/gemm/gemm.csv:
 #                         this machine's GEMMs)
+#   --sim-global-batch B  with --sim-workload, strong scaling too (scale.sh --modes weak,strong
+#                         --global-batch B): the global batch of B samples split over p, p up
+#                         to B (default: none, weak scaling only)
 #   --steps LIST          steps to run (default: matrix,sweep,fit,sim,report); a later step
 #                         reads an earlier step's files from OUT
 #   --mpirun-args "ARGS"  extra mpirun arguments (hostfile/Slurm modes), split on spaces,
@@ -120,7 +124,7 @@ repetitions=3 min_time=0.2 check=0 matrix_size=4MiB matrix_iterations=5 threshol
 exclude_slow=0 hosts_filter="" predict="alexnet:256:0.2,googlenet:32:0.36,resnet50:256:0.8"
 max_nodes=64 steps="matrix,sweep,fit,sim,report" mpirun_args="" title="" force=0
 launcher=auto srun_args="" sim_nodes="" sim_sizes="32KiB,512KiB" steps_given=0
-sim_workloads="" sim_flops="" sim_compute_from="" sim_workload_items=()
+sim_workloads="" sim_flops="" sim_compute_from="" sim_workload_items=() sim_global_batch=""
 
 need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
 while [[ $# -gt 0 ]]; do
@@ -158,6 +162,7 @@ while [[ $# -gt 0 ]]; do
     --sim-workload) need_value "$@"; sim_workloads+=${sim_workloads:+,}$2; shift 2 ;;
     --sim-flops) need_value "$@"; sim_flops=$2; shift 2 ;;
     --sim-compute-from) need_value "$@"; sim_compute_from=$2; shift 2 ;;
+    --sim-global-batch) need_value "$@"; sim_global_batch=$2; shift 2 ;;
     --steps) need_value "$@"; steps=$2; steps_given=1; shift 2 ;;
     --mpirun-args) need_value "$@"; mpirun_args=$2; shift 2 ;;
     --launcher) need_value "$@"; launcher=$2; shift 2 ;;
@@ -206,6 +211,11 @@ if [[ -n $sim_workloads ]]; then
   done
 elif [[ -n $sim_flops || -n $sim_compute_from ]]; then
   die "--sim-flops and --sim-compute-from are the compute of --sim-workload's model; give --sim-workload MODEL too"
+fi
+if [[ -n $sim_global_batch ]]; then
+  [[ -n $sim_workloads ]] || die "--sim-global-batch needs --sim-workload MODEL (the model to scale)"
+  is_uint "$sim_global_batch" && ((sim_global_batch >= 1 && sim_global_batch <= 1048576)) ||
+    die "--sim-global-batch must be a whole number of samples from 1 to 1048576, got '$sim_global_batch'"
 fi
 if [[ -z $sim_nodes && -n ${want_step[sim]:-} ]]; then
   ((steps_given)) && die "--steps sim needs --sim-nodes N (the simulated cluster's node count)"
@@ -738,17 +748,20 @@ if [[ -n ${want_step[sim]:-} ]]; then
   echo "sim_nodes=$sim_nodes" >"$out/sim/run.env"
   echo "sim_sizes=$sim_sizes" >>"$out/sim/run.env"
   # Your model on these nodes: scale.sh, weak scaling (the compute per rank
-  # the same at every p, so what grows is the exchange). Its files of an
-  # earlier run's workloads go first: the report shows every scale_*.csv.
+  # the same at every p, so what grows is the exchange), strong scaling with
+  # a global batch. Its files of an earlier run's workloads go first: the
+  # report shows every scale_*.csv.
   rm -f "$out"/sim/scale_*.csv "$out"/sim/scale_*.png
   scale_ranks=$(IFS=,; echo "${sim_ranks[*]}")
+  scale_modes=(--modes weak)
+  [[ -z $sim_global_batch ]] || scale_modes=(--modes weak,strong --global-batch "$sim_global_batch")
   for w in "${sim_workload_items[@]}"; do
     log "4/5 sim: $w, one training iteration on a simulated star of p = 1, ${scale_ranks//,/, } nodes"
     # scale.sh's line per p, with the step's prefix.
     (cd "$out" && "$script_dir/scale.sh" "$w" --build "$build" --calibration "$sim_calibration" \
-      --ranks "$scale_ranks" --modes weak "${compute_flag[@]}" --python "$python" --out-dir sim \
-      2>"logs/scale_${w//:/_}.log" |
-      sed -n 's/^scale.sh: \(weak p=\)/characterize.sh: 4\/5 sim: '"$w"' \1/p' >&2) ||
+      --ranks "$scale_ranks" "${scale_modes[@]}" --communication-alone "${compute_flag[@]}" \
+      --python "$python" --out-dir sim 2>"logs/scale_${w//:/_}.log" |
+      sed -n 's/^scale.sh: \(\(weak\|strong\) p=\)/characterize.sh: 4\/5 sim: '"$w"' \1/p' >&2) ||
       fail "scale.sh $w failed; see $out/logs/scale_${w//:/_}.log"
   done
   step_time sim "$t0"

@@ -34,6 +34,9 @@
 #                       100 ns and 50 GB/s, the simulator's and collbench-predict --ppn's
 #   --algorithm NAME    allreduce algorithm (default: ring)
 #   --no-overlap        buckets wait for the whole backward pass
+#   --communication-alone  also simulate each p's buckets exchanged back to back without
+#                       compute (collbench's exchange row, about doubling the CPU time): the
+#                       simulated overlap fraction (`simulated_overlap`, empty without it)
 #   --global-batch B    strong scaling's global batch (default: 1024); p > B is not run
 #                       (a rank cannot hold less than one sample: the batch limit)
 #   --batch b           weak scaling's batch per rank (default: 32)
@@ -48,7 +51,8 @@
 #                           [--python PATH]
 # The agreement table of the simulated iteration and collbench-predict: the
 # grid of `agreement_workloads` x `agreement_networks` below (workloads x star, 2:1 fat-tree, 4 ranks per
-# node x overlap on and off; weak scaling, ring), each cell whose label
+# node x overlap on and off; weak scaling, ring; no --communication-alone, so
+# simulated_overlap is empty), each cell whose label
 # ("WORKLOAD PLATFORM ppn K overlap on|off") matches REGEX (default: all) run
 # by this script at the p of LIST (fat-tree cells only where p fills more
 # than one leaf switch: below that they are the star's). Rows are merged
@@ -181,6 +185,7 @@ modes=strong,weak
 max_ranks=1024
 ranks_given=""
 python=/usr/bin/python3
+communication_alone=0
 # shellcheck disable=SC2034  # read by parse_options
 declare -A option_variables=([--out-dir]=out_dir [--build]=build [--calibration]=calibration_option
   [--network]=network [--compute-from]=compute_from [--flops]=flops [--platform]=platform
@@ -191,6 +196,7 @@ parse_options option_variables "$@"
 for argument in "${arguments[@]}"; do
   case $argument in
     --no-overlap) overlap=0 ;;
+    --communication-alone) communication_alone=1 ;;
     -*) bad "unknown option $argument (see --help)" ;;
     *) [[ -z $workload ]] || bad "one WORKLOAD, got '$workload' and '$argument'"; workload=$argument ;;
   esac
@@ -325,6 +331,11 @@ fi
 overlap_flags=()
 predict_overlap=()
 if ((overlap)); then predict_overlap=(--overlap-buckets); else overlap_flags=(--no-overlap); fi
+# The train family's rows: train/none (the same iteration without exchange)
+# gives collbench's exposed_us, the exchange alone (run before the
+# iteration) its overlap.
+benchmarks='^train/'
+((communication_alone)) && benchmarks='^(train|exchange)/'
 
 ranks_list=(1)
 if [[ -n $ranks_given ]]; then
@@ -359,7 +370,7 @@ for mode in "${mode_list[@]}"; do
     # load stretches its wall time, not these.
     if ! /usr/bin/time -f '%U %S %M' -o "$work/time" "$collbench" --transport sim --ranks "$p" "${sim_flags[@]}" \
       --families train --workload "$workload" --algorithms "$algorithm" --no-payload --reuse-buckets \
-      --benchmark_filter="^train/" \
+      --benchmark_filter="$benchmarks" \
       "${compute_flags[@]}" "${batch_flags[@]}" "${overlap_flags[@]}" --csv "$work/sim.csv" --force --quiet \
       >"$work/stdout" 2>"$work/stderr"; then
       cat "$work/stderr" >&2
@@ -375,10 +386,13 @@ import collbench_csv
 path, mode, p, wall, algorithm, cpu, rss = sys.argv[1:]
 # No value rules: at p = 1 the exchange row beside train's takes 0 us.
 rows = collbench_csv.read_rows(path, ("family", "algorithm", "median_us", "sim_compute",
-                                      "sim_platform"), "scale.sh", {})
-row = [r for r in rows if r["family"] == "train" and r["algorithm"] == algorithm][0]
+                                      "sim_platform", "overlap"), "scale.sh", {})
+train = {r["algorithm"]: r for r in rows if r["family"] == "train"}
+row = train[algorithm]
+# collbench's exposed_us, which it writes only beside the exchange alone.
+exposed_us = float(row["median_us"]) - float(train["none"]["median_us"])
 print("\t".join((mode, p, row["median_us"], row["sim_compute"], row["sim_platform"], wall, cpu,
-                 rss)))
+                 rss, f"{exposed_us:.9g}", row["overlap"])))
 PYTHON
     echo "scale.sh: $mode p=$p simulated in ${wall}s (${cpu}s CPU, ${rss} MiB): $(tail -1 "$work/sim.tsv" | cut -f3) us"
   done
@@ -405,12 +419,14 @@ for mode, p, us, *_ in simulated:
         first[mode] = float(us)
 columns = collbench_csv.columns("simscaling")
 rows = []
-for mode, p, us, compute, platform, wall, cpu, rss in simulated:
+for mode, p, us, compute, platform, wall, cpu, rss, exposed_us, overlap_fraction in simulated:
     p = int(p)
     predicted = {int(r["nodes"]): r for r in collbench_csv.read_rows(
         f"{work}/predict_{mode}.csv", ("nodes", "iteration_s", "speedup", "efficiency",
-                                       "samples_per_node"), "scale.sh",
+                                       "samples_per_node", "compute_s", "exchange_s",
+                                       "hidden_s"), "scale.sh",
         collbench_csv.column_rules("scaling"))}[p]
+    exchange_s = float(predicted["exchange_s"])
     sim_s = float(us) * 1e-6
     speedup = (p if mode == "weak" else 1) * first[mode] * 1e-6 / sim_s
     values = {
@@ -422,6 +438,12 @@ for mode, p, us, compute, platform, wall, cpu, rss in simulated:
         "simulated_iteration_s": f"{sim_s:.6g}",
         "predicted_iteration_s": predicted["iteration_s"],
         "simulated_vs_predicted": f"{sim_s / float(predicted['iteration_s']) - 1:.4g}",
+        "simulated_exposed_s": f"{float(exposed_us) * 1e-6:.6g}",
+        "predicted_exposed_s":
+            f"{float(predicted['iteration_s']) - float(predicted['compute_s']):.6g}",
+        "simulated_overlap": overlap_fraction,
+        "predicted_overlap":
+            f"{float(predicted['hidden_s']) / exchange_s:.4g}" if exchange_s > 0 else "",
         "simulated_speedup": f"{speedup:.6g}", "predicted_speedup": predicted["speedup"],
         "simulated_efficiency": f"{speedup / p:.6g}",
         "predicted_efficiency": predicted["efficiency"], "wall_s": wall, "cpu_s": cpu,

@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 """scripts/characterize_report.py report: the section "Your model on N nodes
 like these" from the sim step's scale_<workload>.csv (tests/characterize_report,
-a hand-made weak-scaling run of 1, 2, 4 and 8 ranks whose efficiency falls
-under 50% at 8): the heading names the compute source, each p's row has the
-iteration times, the exposed communication (the time less p = 1's) and the
-efficiency worked out here from the times, and one sentence says where
+a hand-made run of 1, 2, 4 and 8 ranks in both modes: weak at 32 samples per
+rank, strong with a global batch of 64, each mode's efficiency under 50% at 8):
+the heading names the compute source; a table per mode (weak, then strong)
+whose rows have that mode's iteration times, samples per rank, exposed
+communication and overlap as the CSV gives them (in strong scaling the exposed
+time is not T(p) - T(1), which is negative there), and the speedup and
+efficiency worked out here from the times; one sentence per mode says where
 efficiency falls under 50%, or that it does not. And the table of the best
 allreduce algorithm per size and p from sim/selections.csv (the fixture's
 sim/allreduce.csv: collbench --transport sim --no-payload --platform star
@@ -53,46 +56,86 @@ class YourModel(unittest.TestCase):
 
     def section(self, text, nodes):
         heading = (f"## Your model on {nodes} nodes like these: resnet50:ddp, compute assumed "
-                   "1e+13 FLOP/s per rank, 32 samples per rank\n")
+                   "1e+13 FLOP/s per rank\n")
         self.assertIn(heading, text)
         return text.split(heading)[1]
 
-    def test_rows_from_the_times(self):
-        section = self.section(self.report(), 8)
-        cells = {line.strip("| ").split(" | ")[0]: line.strip("| ").split(" | ")
-                 for line in section.splitlines() if line.startswith("| ") and "---" not in line}
-        times = {int(r["ranks"]): (float(r["simulated_iteration_s"]),
-                                   float(r["predicted_iteration_s"])) for r in self.rows}
-        self.assertEqual(sorted(k for k in cells if k != "p"), ["2", "4", "8"])
-        for p in (2, 4, 8):
-            simulated, predicted = times[p]
-            # Weak scaling: the speedup p T(1) / T(p), the efficiency T(1) / T(p).
-            efficiency = [times[1][i] / times[p][i] for i in (0, 1)]
-            row = cells[str(p)]
-            self.assertEqual(row[1], f"{simulated:.3g} s")
-            self.assertEqual(row[2], f"{predicted:.3g} s")
-            self.assertEqual(row[5], f"{p * efficiency[0]:.1f} ({p * efficiency[1]:.1f})")
-            self.assertEqual(row[6], f"{100 * efficiency[0]:.0f}% ({100 * efficiency[1]:.0f}%)")
-            exposed = (simulated - times[1][0]) * 1e3
-            self.assertEqual(row[4].split(" (")[0], f"{exposed:.3g} ms" if exposed < 1e3
-                             else f"{exposed / 1e3:.3g} s")
+    def modes(self, section):
+        """Each mode's part of the section, by its heading."""
+        self.assertIn("### Weak scaling: 32 samples per rank at every p\n", section)
+        weak = section.split("### Weak scaling")[1]
+        if "### Strong scaling" not in weak:
+            return {"weak": weak}
+        weak, strong = weak.split("### Strong scaling")
+        self.assertTrue(strong.startswith(": a global batch of 64 samples split over p\n"))
+        return {"weak": weak, "strong": strong}
+
+    def table(self, part):
+        """The mode's table as {p: {column: cell}}."""
+        lines = [line.strip("| ").split(" | ") for line in part.splitlines()
+                 if line.startswith("| ") and "---" not in line]
+        return {cells[0]: dict(zip(lines[0], cells)) for cells in lines[1:]}
+
+    def test_rows_from_the_csv_per_mode(self):
+        modes = self.modes(self.section(self.report(), 8))
+        self.assertEqual(sorted(modes), ["strong", "weak"])
+        for mode, part in modes.items():
+            mine = {int(r["ranks"]): r for r in self.rows if r["mode"] == mode}
+            cells = self.table(part)
+            self.assertEqual(sorted(cells), ["2", "4", "8"], mode)
+            times = {p: (float(r["simulated_iteration_s"]), float(r["predicted_iteration_s"]))
+                     for p, r in mine.items()}
+            for p in (2, 4, 8):
+                row, r = cells[str(p)], mine[p]
+                # speedup T(1) / T(p), times p in weak scaling; efficiency speedup / p.
+                speedup = [(p if mode == "weak" else 1) * times[1][i] / times[p][i]
+                           for i in (0, 1)]
+                self.assertEqual(row["samples per rank"], f"{float(r['samples_per_rank']):g}")
+                self.assertEqual(row["simulated iteration"], label(times[p][0]))
+                self.assertEqual(row["formula's"], label(times[p][1]))
+                self.assertEqual(row["exposed communication (formula's)"],
+                                 f"{label(float(r['simulated_exposed_s']))} "
+                                 f"({label(float(r['predicted_exposed_s']))})")
+                self.assertEqual(row["overlap (formula's)"],
+                                 f"{float(r['simulated_overlap']):.2f} "
+                                 f"({float(r['predicted_overlap']):.2f})")
+                self.assertEqual(row["speedup (formula's)"],
+                                 f"{speedup[0]:.1f} ({speedup[1]:.1f})")
+                self.assertEqual(row["efficiency (formula's)"],
+                                 f"{100 * speedup[0] / p:.0f}% ({100 * speedup[1] / p:.0f}%)")
 
     def test_where_efficiency_falls_under_half(self):
-        self.assertIn("Efficiency falls under 50% at p = 8 (40%)", self.section(self.report(), 8))
+        modes = self.modes(self.section(self.report(), 8))
+        self.assertIn("Efficiency falls under 50% at p = 8 (40%)", modes["weak"])
+        self.assertIn("Efficiency falls under 50% at p = 8 (33%)", modes["strong"])
 
-    def test_efficiency_that_stays_above_half(self):
-        self.write([r for r in self.rows if int(r["ranks"]) <= 4])
-        self.assertIn("Efficiency does not fall under 50% up to p = 4 (62%",
-                      self.section(self.report(), 4))
+    def test_weak_only_and_above_half(self):
+        """characterize.sh without --sim-global-batch: weak rows only."""
+        self.write([r for r in self.rows if r["mode"] == "weak" and int(r["ranks"]) <= 4])
+        modes = self.modes(self.section(self.report(), 4))
+        self.assertEqual(list(modes), ["weak"])
+        self.assertIn("Efficiency does not fall under 50% up to p = 4 (62%", modes["weak"])
+
+    def test_overlap_not_simulated(self):
+        """scale.sh without --communication-alone: no simulated overlap."""
+        self.write([dict(r, simulated_overlap="") for r in self.rows])
+        cells = self.table(self.modes(self.section(self.report(), 8))["strong"])
+        self.assertEqual(cells["2"]["overlap (formula's)"], "– (0.65)")
 
     def test_refuses_a_csv_without_its_base(self):
-        self.write(self.rows[1:])
-        run = subprocess.run(["/usr/bin/python3", SCRIPT, "report", "--out", self.out],
-                             capture_output=True, text=True)
-        self.assertEqual(run.returncode, 2)
-        self.assertIn("no weak-scaling row at p = 1", run.stderr)
-        self.assertEqual(len(run.stderr.strip().splitlines()), 1)
-        self.assertFalse(os.path.exists(os.path.join(self.out, "report.md")))
+        for mode in ("weak", "strong"):
+            self.write([r for r in self.rows if r["mode"] != mode or r["ranks"] != "1"])
+            run = subprocess.run(["/usr/bin/python3", SCRIPT, "report", "--out", self.out],
+                                 capture_output=True, text=True)
+            self.assertEqual(run.returncode, 2)
+            self.assertIn(f"no {mode}-scaling row at p = 1", run.stderr)
+            self.assertEqual(len(run.stderr.strip().splitlines()), 1)
+            self.assertFalse(os.path.exists(os.path.join(self.out, "report.md")))
+
+
+def label(seconds):
+    """The report's time: three significant digits, in ms below one second."""
+    return f"{seconds:.3g} s" if abs(seconds) >= 1 else f"{seconds * 1e3:.3g} ms"
 
 
 class SimulatedSelection(unittest.TestCase):

@@ -15,7 +15,9 @@
 #   5. --sim-workload resnet50 --sim-flops 10T: sim/scale_resnet50_ddp.csv
 #      (scripts/scale.sh, weak scaling) at p = 1, 2, 4, 6, and report.md's
 #      section "Your model on 6 nodes like these" naming the assumed rate
-#      (the section's text: characterize_report_test.py).
+#      (the section's text: characterize_report_test.py); the second run,
+#      with --sim-global-batch 4, strong scaling too at p = 1, 2, 4 (none
+#      beyond the batch) and the section's strong-scaling table.
 # Usage: characterize_sim_test.sh REPOSITORY BUILD
 set -euo pipefail
 repository=${1:?usage: characterize_sim_test.sh REPOSITORY BUILD}
@@ -24,13 +26,16 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/characterize_sim.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "characterize_sim_test: $*" >&2; exit 1; }
 
-simulate() { # simulate OUT: the sim and report steps on a fresh copy of the netsim run
-  cp -r "$repository/results/netsim/uniform" "$1"
-  "$repository/scripts/characterize.sh" --out "$1" --build "$build" --steps sim,report \
-    --sim-nodes 6 --sim-sizes 4KiB,256KiB --sim-workload resnet50 --sim-flops 10T >"$1.log" 2>&1 || { cat "$1.log" >&2; fail "characterize.sh failed"; }
+simulate() { # simulate OUT [ARGS]: the sim and report steps on a fresh copy of the netsim run
+  local out=$1
+  shift
+  cp -r "$repository/results/netsim/uniform" "$out"
+  "$repository/scripts/characterize.sh" --out "$out" --build "$build" --steps sim,report \
+    --sim-nodes 6 --sim-sizes 4KiB,256KiB --sim-workload resnet50 --sim-flops 10T "$@" \
+    >"$out.log" 2>&1 || { cat "$out.log" >&2; fail "characterize.sh failed"; }
 }
 simulate "$work/first"
-simulate "$work/second"
+simulate "$work/second" --sim-global-batch 4
 
 "$build/benchmarks/harness/collbench" --list-algorithms --csv >"$work/listing.csv"
 PYTHONPATH="$repository/scripts" /usr/bin/python3 - "$work" <<'PYTHON'
@@ -119,5 +124,15 @@ if [(r["mode"], r["ranks"]) for r in scale] != [("weak", p) for p in ("1", "2", 
 if ("## Your model on 6 nodes like these: resnet50:ddp, compute assumed 1e+13 FLOP/s per rank"
         not in report):
     fail("report.md has no section on resnet50:ddp with its assumed compute")
+if "### Strong scaling" in report:
+    fail("report.md has a strong-scaling table without --sim-global-batch")
+scale = collbench_csv.read_rows(f"{work}/second/sim/scale_resnet50_ddp.csv", ("mode", "ranks"),
+                                "the test", {})
+expected = [("strong", p) for p in ("1", "2", "4")] + [("weak", p) for p in ("1", "2", "4", "6")]
+if sorted((r["mode"], r["ranks"]) for r in scale) != expected:
+    fail(f"--sim-global-batch 4: {[(r['mode'], r['ranks']) for r in scale]}")
+second_report = open(f"{work}/second/report.md", encoding="utf-8").read()
+if "### Strong scaling: a global batch of 4 samples split over p" not in second_report:
+    fail("report.md has no strong-scaling table with --sim-global-batch 4")
 PYTHON
 echo "characterize_sim_test: passed"

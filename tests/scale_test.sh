@@ -21,7 +21,14 @@
 #      over: most of each segment's transfer hides behind the reduction of
 #      the one before (-13.5%). A formula without ranks per node is 99% off
 #      at p = 2.
-#   5. a --calibration whose path holds a space reaches the simulator whole.
+#   5. a --calibration whose path holds a space reaches the simulator whole;
+#   6. exposed communication and the overlap fraction (--communication-alone),
+#      resnet50 on this machine's GEMMs over 1 GbE, p = 2 and 8, both modes
+#      (B = 64: 8 samples per rank at p = 8, where T(p) - T(1) is -16 s):
+#      simulated exposed within 3% of collbench-predict's, between 0 and the
+#      iteration; overlap within 0.01 of the formula's and above 0.5 with
+#      overlap on, within 0.01 of 0 with --no-overlap; empty at p = 1 and
+#      without --communication-alone.
 # Usage: scale_test.sh SOURCE_DIR BUILD_DIR PYTHON
 set -euo pipefail
 usage="usage: scale_test.sh SOURCE_DIR BUILD_DIR PYTHON"
@@ -51,6 +58,12 @@ scale ppn --ppn 4 --network 1gbe --batch 1 --modes weak --ranks 2,8 --no-overlap
 mkdir "$work/a b"
 cp "$source_dir/results/netsim/uniform/fit/models.csv" "$work/a b/"
 scale spaced --calibration "$work/a b/models.csv" --batch 1 --modes weak --ranks 2
+for overlap in on off; do
+  "$source_dir/scripts/scale.sh" resnet50:ddp --build "$build" --python "$python" --network 1gbe \
+    --compute-from "$source_dir/results/gemm/gemm.csv" --global-batch 64 --ranks 2,8 \
+    --communication-alone --out-dir "$work/exposed_$overlap" $([[ $overlap == on ]] || echo --no-overlap) \
+    >"$work/exposed_$overlap.log" 2>&1 || { cat "$work/exposed_$overlap.log" >&2; fail "scale.sh exposed_$overlap failed"; }
+done
 
 PYTHONPATH="$source_dir/scripts" "$python" - "$work" <<'PYTHON'
 import sys
@@ -98,6 +111,28 @@ for r in placed:
                  f"({100 * difference:+.2f}%)")
 print("4 ranks per node: " + ", ".join(
     f"p={r['ranks']} {100 * float(r['simulated_vs_predicted']):+.3f}%" for r in placed))
+for overlap in ("on", "off"):
+    for r in read(f"exposed_{overlap}"):
+        where = f"{r['mode']} p={r['ranks']} overlap {overlap}"
+        exposed, predicted = float(r["simulated_exposed_s"]), float(r["predicted_exposed_s"])
+        if r["ranks"] == "1":
+            if exposed != 0 or predicted != 0 or r["simulated_overlap"] or r["predicted_overlap"]:
+                sys.exit(f"{where}: exposed {exposed}, {predicted}, overlap "
+                         f"'{r['simulated_overlap']}', '{r['predicted_overlap']}' (no exchange)")
+            continue
+        if not 0 < exposed <= float(r["simulated_iteration_s"]) or \
+                abs(exposed / predicted - 1) > 0.03:
+            sys.exit(f"{where}: simulated exposed {exposed} s, collbench-predict's {predicted} s, "
+                     f"iteration {r['simulated_iteration_s']} s")
+        simulated, formula = float(r["simulated_overlap"]), float(r["predicted_overlap"])
+        expected = (0.5, 1) if overlap == "on" else (-0.01, 0.01)
+        if abs(simulated - formula) > 0.01 or not expected[0] < simulated <= expected[1]:
+            sys.exit(f"{where}: simulated overlap {simulated}, collbench-predict's {formula}")
+    print(f"exposed, overlap {overlap}: " + ", ".join(
+        f"{r['mode']} p={r['ranks']} {r['simulated_exposed_s']} s ({r['simulated_overlap']})"
+        for r in read(f"exposed_{overlap}") if r["ranks"] != "1"))
+if any(r["simulated_overlap"] for r in read("ppn")):
+    sys.exit("simulated_overlap written without --communication-alone")
 ranks = sorted(int(r["ranks"]) for r in read("limit"))
 if ranks != [1, 4, 8]:
     sys.exit(f"strong scaling with B = 8 ran p = {ranks}, expected 1, 4, 8 (none beyond B)")

@@ -51,10 +51,7 @@ from collbench_report.readers import (InputError, algorithm_order, collective_or
                                       sweep_collective)
 from collbench_report.simselection import selection_section
 from collbench_report.text import pipe_head, pipe_row, size_label, time_label
-from collbench_csv import column_rules, columns
-
-# scripts/scale.sh's CSV (results/README.md, `simscaling`).
-SIMSCALING_COLUMNS = columns("simscaling")
+from collbench_report.your_model import your_model
 
 # What tbf counts per full TCP segment at MTU 1500 with timestamps (scripts/netsim.sh).
 PAYLOAD_PER_FRAME = 1448
@@ -679,80 +676,6 @@ def simulated_scaling(out):
             f"{a} {time_label(t)}" + ("" if i == 0 else f" (×{t / ranked[0][0]:.2f})")
             for i, (t, a) in enumerate(ranked)), ""]
     return lines + ["Data: [sim/allreduce.csv](sim/allreduce.csv).", ""]
-
-
-def workload_scaling(path):
-    """Markdown lines of one scale.sh CSV of the sim step (weak scaling): per
-    p the simulated and the formula's iteration time, the exposed
-    communication, speedup and efficiency, and where efficiency falls under
-    50%."""
-    rows = read_rows(path, SIMSCALING_COLUMNS, "the report", column_rules("simscaling"))
-    weak = sorted((r for r in rows if r["mode"] == "weak"), key=lambda r: int(r["ranks"]))
-    if not weak or weak[0]["ranks"] != "1":
-        raise InputError(f"{path}: no weak-scaling row at p = 1 (the speedup's base); rerun "
-                         "characterize.sh --steps sim")
-    base, scaled = weak[0], weak[1:]
-    if not scaled:
-        raise InputError(f"{path}: no weak-scaling row above p = 1; rerun characterize.sh "
-                         "--steps sim")
-    first = scaled[0]
-    # The compute source without the per-p note on reused buckets.
-    compute = first["compute"].split("; ")[0]
-    nodes = int(scaled[-1]["ranks"])
-    lines = [f"## Your model on {nodes} nodes like these: {first['workload']}, "
-             f"compute {compute}", "",
-             f"One training iteration of {first['workload']} per p, simulated (`scripts/scale.sh`: "
-             f"`collbench --transport sim --families train`, every bucket's {first['algorithm']} "
-             f"allreduce run message by message, overlap {first['overlap']}) on a "
-             f"{first['platform']} of p nodes calibrated by this run's fit, beside "
-             "`collbench-predict`'s formula for the same iteration. Weak scaling: "
-             f"{first['samples_per_rank']} samples per rank at every p, so each rank's compute "
-             "is the same as at p = 1 and the exposed communication is the iteration time less "
-             f"p = 1's ({time_s_label(float(base['simulated_iteration_s']))}, compute only).", "",
-             *pipe_head("p", "simulated iteration", "formula's", "simulated / formula − 1",
-                        "exposed communication (formula's)", "speedup (formula's)",
-                        "efficiency (formula's)")]
-    for r in scaled:
-        exposed = float(r["simulated_iteration_s"]) - float(base["simulated_iteration_s"])
-        predicted_exposed = float(r["predicted_iteration_s"]) - float(base["predicted_iteration_s"])
-        lines.append(pipe_row(
-            r["ranks"], time_s_label(float(r["simulated_iteration_s"])),
-            time_s_label(float(r["predicted_iteration_s"])),
-            f"{100 * float(r['simulated_vs_predicted']):+.2f}%",
-            f"{time_s_label(exposed)} ({time_s_label(predicted_exposed)})",
-            f"{float(r['simulated_speedup']):.1f} ({float(r['predicted_speedup']):.1f})",
-            f"{100 * float(r['simulated_efficiency']):.0f}% "
-            f"({100 * float(r['predicted_efficiency']):.0f}%)"))
-    lines += ["", half_efficiency(scaled), ""]
-    png = os.path.splitext(path)[0] + ".png"
-    name = os.path.basename(png)
-    if os.path.exists(png):
-        lines += [f"![{name}](sim/{name})", ""]
-    return lines + [f"Data: [sim/{os.path.basename(path)}](sim/{os.path.basename(path)}).", ""]
-
-
-def half_efficiency(rows):
-    """The sentence on the first p whose simulated efficiency is under 50%,
-    or that none is."""
-    for r in rows:
-        if float(r["simulated_efficiency"]) < 0.5:
-            return (f"Efficiency falls under 50% at p = {r['ranks']} "
-                    f"({100 * float(r['simulated_efficiency']):.0f}%): from there on each rank "
-                    "spends more of an iteration waiting on the exchange than computing.")
-    last = rows[-1]
-    return (f"Efficiency does not fall under 50% up to p = {last['ranks']} "
-            f"({100 * float(last['simulated_efficiency']):.0f}% there).")
-
-
-def time_s_label(seconds):
-    """Seconds with three significant digits, in ms below one second."""
-    return f"{seconds:.3g} s" if abs(seconds) >= 1 else f"{seconds * 1e3:.3g} ms"
-
-
-def your_model(out):
-    """Markdown lines of every scale_<workload>.csv of the sim step ([] without one)."""
-    return [line for path in sorted(glob.glob(os.path.join(out, "sim", "scale_*.csv")))
-            for line in workload_scaling(path)]
 
 
 def cmd_report(args):
