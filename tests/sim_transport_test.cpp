@@ -12,11 +12,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <random>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
 #include <vector>
 
+#include "../transport/sim/flat_map.h"
 #include "collbench/transport/instrumented_transport.h"
 
 namespace collbench {
@@ -49,6 +52,41 @@ double timed_run(RankGroup& group, const std::function<void(Transport&)>& body) 
 
 void expect_seconds(double actual, double expected) {
   EXPECT_NEAR(actual, expected, 1e-9 * expected + 1e-15);
+}
+
+// The matching's table against std::map, on keys shaped as the transport's
+// (ranks and tags at fixed bit offsets, so that they cluster), through
+// growth and erasures in random order.
+TEST(SimFlatMap, AgreesWithAMapThroughGrowthAndErasures) {
+  sim::FlatMap<int> table;
+  std::map<std::uint64_t, int> expected;
+  std::mt19937_64 random(42);
+  const auto key = [](std::uint64_t rank, std::uint64_t tag) {
+    return (rank << 40) | (((rank + 255) % 256) << 16) | tag;
+  };
+  for (int round = 0; round < 20000; ++round) {
+    const std::uint64_t k = key(random() % 256, random() % 4);
+    const int action = static_cast<int>(random() % 3);
+    if (action < 2) {
+      const auto [value, added] = table.try_emplace(k, round);
+      const auto [it, expected_added] = expected.try_emplace(k, round);
+      ASSERT_EQ(added, expected_added) << "round " << round;
+      ASSERT_EQ(*value, it->second) << "round " << round;
+    } else if (expected.erase(k) == 1) {
+      table.erase(k);
+    }
+    ASSERT_EQ(table.size(), expected.size()) << "round " << round;
+  }
+  for (std::uint64_t rank = 0; rank < 256; ++rank) {
+    for (std::uint64_t tag = 0; tag < 4; ++tag) {
+      const auto it = expected.find(key(rank, tag));
+      const int* value = table.find(key(rank, tag));
+      ASSERT_EQ(value != nullptr, it != expected.end()) << rank << " " << tag;
+      if (value != nullptr) {
+        EXPECT_EQ(*value, it->second);
+      }
+    }
+  }
 }
 
 TEST(SimUnits, ParsesWhatSimGridWrites) {

@@ -33,16 +33,15 @@
 #include <cstring>
 #include <exception>
 #include <functional>
-#include <memory_resource>
 #include <new>
 #include <simgrid/Exception.hpp>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u.hpp>
 #include <simgrid/simix.hpp>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 
+#include "flat_map.h"
 #include "platform.h"
 
 namespace collbench {
@@ -91,21 +90,16 @@ struct Handle {
 constexpr RequestId kNoRequest = ~RequestId{0};
 
 // A pair that waited on its lane (SimWorld::lane_done) and is starting now:
-// SimGrid finds its latency factor here (lane_latency_factor) when the
-// second of its comms starts, in a later simcall. Told apart by hosts and
-// size only: two lanes between one pair of nodes starting pairs of one size
-// at once (--ppn > 1) may swap theirs, which are then alike.
+// SimGrid finds its latency factor among these (SimWorld::latency_factor)
+// when the second of its comms starts, in a later simcall. Told apart by
+// hosts and size only: two lanes between one pair of nodes starting pairs
+// of one size at once (--ppn > 1) may swap theirs, which are then alike.
 struct LaneStart {
   const s4u::Host* source;
   const s4u::Host* destination;
   double bytes;
   double matched_at;
 };
-
-std::vector<LaneStart>& lane_starts() {
-  static std::vector<LaneStart> starts;
-  return starts;
-}
 
 // The smallest latency factor of a comm. SimGrid's CM02 shares a link
 // among comms in inverse proportion to their routes' latencies, but a comm
@@ -116,40 +110,23 @@ std::vector<LaneStart>& lane_starts() {
 // for a picosecond of delay.
 constexpr double kLeastLatencyFactor = 1e-6;
 
-// SimGrid's latency factor of every comm: 1, but for a pair that waited on
-// its lane the part of the route's latency not yet spent since its match
-// (kLeastLatencyFactor when it waited longer): on a real link the latency
-// of consecutive messages overlaps, only their bytes queue.
-double lane_latency_factor(double bytes, const s4u::Host* source, const s4u::Host* destination,
-                           const std::vector<s4u::Link*>& links,
-                           const std::unordered_set<s4u::NetZone*>& /*zones*/) {
-  std::vector<LaneStart>& starts = lane_starts();
-  const auto found = std::find_if(starts.begin(), starts.end(), [&](const LaneStart& start) {
-    return start.source == source && start.destination == destination && start.bytes == bytes;
-  });
-  if (found == starts.end()) return 1;
-  double latency = 0;
-  for (const s4u::Link* link : links) latency += link->get_latency();
-  const double since_match = s4u::Engine::get_clock() - found->matched_at;
-  starts.erase(found);
-  return latency > 0 ? std::max(kLeastLatencyFactor, 1 - since_match / latency) : 1;
-}
-
 // A rank holds one per pending request: p - 1 receives and as many sends at
-// once in ring's allgather, so its size counts p^2 times (72 bytes; with
-// its error as a string it was 112).
+// once in ring's allgather, so its size counts p^2 times (48 bytes, 2 GiB
+// less than 64 would take at p = 4096; with its error as a string it was
+// 112).
 struct Operation {
-  const std::byte* send_data = nullptr;
   union {
-    std::byte* recv_data = nullptr;  // a receive's
-    double matched_at;               // a send's, while its pair waits on its lane
+    const std::byte* send_data = nullptr;  // a send's, until its match
+    std::byte* recv_data;                  // a receive's, until its match
+    double matched_at;                     // a send's, while its pair waits on its lane
   };
   std::size_t bytes = 0;
   // Matched: this side's SimGrid comm on the destination's mailbox (null
   // again once reaped); SimGrid pairs it with `partner`'s only.
   s4u::CommPtr comm;
-  // Matched: the other side's operation.
-  Handle partner{-1, kNoRequest};
+  // Matched: the other side's operation, at rank `peer` (a receive names
+  // its source).
+  RequestId partner = kNoRequest;
   int peer = -1;
   int tag = -1;
   // Unmatched: the next younger operation of its queue (SimWorld::Unmatched).
@@ -163,7 +140,9 @@ struct Operation {
   // take it off its actor's list before its own wait (SimWorld::reap).
   bool partner_done = false;
 };
-static_assert(sizeof(Operation) <= 72, "an Operation counts p^2 times");
+static_assert(sizeof(Operation) <= 48, "an Operation counts p^2 times");
+
+Handle partner_of(const Operation& op) { return Handle{op.peer, op.partner}; }
 
 struct RankState {
   std::vector<Operation> operations;
@@ -176,6 +155,9 @@ struct RankState {
   // actor is suspended is suspended with it, CommImpl.cpp:166-182.)
   s4u::SemaphorePtr matched = s4u::Semaphore::create(0);
   bool blocked = false;
+  // The comm of a wait for a running one, in the vector that SimGrid's
+  // wait_any takes (kept, so that a wait allocates no vector of its own).
+  std::vector<s4u::ActivityPtr> waiting;
 };
 
 }  // namespace
@@ -194,6 +176,27 @@ class SimWorld {
 
   const SimParams& params() const { return params_; }
   int size() const { return params_.ranks; }
+
+  // SimGrid's latency factor of every comm (one callback per engine, set
+  // by load()): 1, but for a pair that waited on its lane the part of the
+  // route's latency not yet spent since its match (0 when it waited
+  // longer): on a real link the latency of consecutive messages overlaps,
+  // only their bytes queue.
+  static double latency_factor(double bytes, const s4u::Host* source, const s4u::Host* destination,
+                               const std::vector<s4u::Link*>& links,
+                               const std::unordered_set<s4u::NetZone*>& /*zones*/) {
+    return running_ == nullptr ? 1
+                               : running_->lane_latency_factor(bytes, source, destination, links);
+  }
+  // Makes `world` the one whose group runs (the engine runs one at a time),
+  // for SimGrid's callback, until its end.
+  class RunningWorld {
+   public:
+    explicit RunningWorld(SimWorld& world) { running_ = &world; }
+    ~RunningWorld() { running_ = nullptr; }
+    RunningWorld(const RunningWorld&) = delete;
+    RunningWorld& operator=(const RunningWorld&) = delete;
+  };
   std::uint64_t messages() const { return messages_; }
 
   void set_actor(int rank, s4u::Actor* actor) {
@@ -214,8 +217,11 @@ class SimWorld {
     }
     Operation& op = self.operations[id];
     op = Operation{};
-    op.send_data = send_data;
-    op.recv_data = recv_data;
+    if (is_send) {
+      op.send_data = send_data;
+    } else {
+      op.recv_data = recv_data;
+    }
     op.bytes = bytes;
     op.peer = peer;
     op.tag = tag;
@@ -243,7 +249,7 @@ class SimWorld {
       // Waited for even when a test() saw it finish: only a wait takes the
       // comm off this actor's list (ActivityImpl::test answers no simcall).
       if (self.operations[id].comm) {
-        wait_for_comm(self.operations[id].comm, self.operations[id].partner_done);
+        wait_for_comm(rank, self.operations[id].comm, self.operations[id].partner_done);
         lane_done(Handle{rank, id});
       }
       tell_partner(Handle{rank, id});
@@ -295,15 +301,15 @@ class SimWorld {
     }
     unmatched_.clear();
     lanes_.clear();
-    lane_starts().clear();
+    lane_starts_.clear();
     errors_.clear();
     return pending.empty() ? "nothing unmatched" : pending;
   }
 
  private:
   // A queue threaded through its operations' `next`, so that queuing
-  // allocates nothing; the map's nodes come from a pool, reused as queues
-  // empty and new ones start (a node per queue was a malloc per message).
+  // allocates nothing (the map's slots are reused as queues empty and new
+  // ones start: a node per queue was a malloc per message).
   struct Unmatched {
     bool sends = false;
     RequestId oldest = kNoRequest;
@@ -317,6 +323,24 @@ class SimWorld {
     Handle first_waiting{-1, kNoRequest};
     Handle last_waiting{-1, kNoRequest};
   };
+
+  // SimGrid's latency factor of every comm: 1, but for a pair that waited
+  // on its lane the part of the route's latency not yet spent since its
+  // match (kLeastLatencyFactor when it waited longer): on a real link the
+  // latency of consecutive messages overlaps, only their bytes queue.
+  double lane_latency_factor(double bytes, const s4u::Host* source, const s4u::Host* destination,
+                             const std::vector<s4u::Link*>& links) {
+    const auto found =
+        std::find_if(lane_starts_.begin(), lane_starts_.end(), [&](const LaneStart& start) {
+          return start.source == source && start.destination == destination && start.bytes == bytes;
+        });
+    if (found == lane_starts_.end()) return 1;
+    double latency = 0;
+    for (const s4u::Link* link : links) latency += link->get_latency();
+    const double since_match = s4u::Engine::get_clock() - found->matched_at;
+    lane_starts_.erase(found);
+    return latency > 0 ? std::max(kLeastLatencyFactor, 1 - since_match / latency) : 1;
+  }
 
   // SimGrid's match function, asked both ways when a comm meets another of
   // the opposite kind on a mailbox: true for the two halves of one pair,
@@ -345,7 +369,7 @@ class SimWorld {
     const auto [found, added] =
         unmatched_.try_emplace(key, Unmatched{op.is_send, mine.id, mine.id});
     if (added) return;
-    Unmatched& queue = found->second;
+    Unmatched& queue = *found;
     if (queue.sends == op.is_send) {
       state(mine.rank).operations[queue.youngest].next = mine.id;
       queue.youngest = mine.id;
@@ -355,7 +379,7 @@ class SimWorld {
     // `destination`: all of one rank, the other side of this one.
     const Handle theirs{op.is_send ? destination : source, queue.oldest};
     queue.oldest = operation(theirs).next;
-    if (queue.oldest == kNoRequest) unmatched_.erase(found);
+    if (queue.oldest == kNoRequest) unmatched_.erase(key);
     match(op.is_send ? mine : theirs, op.is_send ? theirs : mine);
   }
 
@@ -374,12 +398,12 @@ class SimWorld {
       // buffer until the wait, so no rank can tell the difference.
       std::memcpy(recv_op.recv_data, send_op.send_data, bytes);
     }
-    send_op.partner = recv;
-    recv_op.partner = send;
+    send_op.partner = recv.id;
+    recv_op.partner = send.id;
     send_op.matched = recv_op.matched = true;
     send_op.next = kNoRequest;  // it may still name its unmatched queue's next
-    const auto [found, added] = lanes_.try_emplace(lane_key(send.rank, recv.rank));
-    Lane& lane = found->second;
+    const auto [found, added] = lanes_.try_emplace(lane_key(send.rank, recv.rank), Lane{});
+    Lane& lane = *found;
     if (added) {
       start(lane, send, recv);
     } else {
@@ -411,13 +435,14 @@ class SimWorld {
   // lane's next pair starts.
   void lane_done(Handle mine) {
     const Operation& op = operation(mine);
-    const auto found =
-        lanes_.find(op.is_send ? lane_key(mine.rank, op.peer) : lane_key(op.peer, mine.rank));
-    if (found == lanes_.end()) return;
-    Lane& lane = found->second;
+    const std::uint64_t key =
+        op.is_send ? lane_key(mine.rank, op.peer) : lane_key(op.peer, mine.rank);
+    Lane* const found = lanes_.find(key);
+    if (found == nullptr) return;
+    Lane& lane = *found;
     if (!(lane.send == mine) && !(lane.recv == mine)) return;
     if (lane.first_waiting.id == kNoRequest) {
-      lanes_.erase(found);
+      lanes_.erase(key);
       return;
     }
     const Handle send = lane.first_waiting;
@@ -428,10 +453,10 @@ class SimWorld {
     send_op.next = kNoRequest;
     // Its bytes may leave as the last byte of the one before left, a
     // route's latency before that one's end (now), unless matched later.
-    lane_starts().push_back({state(send.rank).host, state(send_op.partner.rank).host,
-                             static_cast<double>(send_op.bytes), send_op.matched_at});
-    send_op.recv_data = nullptr;
-    start(lane, send, send_op.partner);
+    lane_starts_.push_back({state(send.rank).host, state(send_op.peer).host,
+                            static_cast<double>(send_op.bytes), send_op.matched_at});
+    send_op.send_data = nullptr;
+    start(lane, send, partner_of(send_op));
   }
 
   // A wait for a pair queued on its lane finishes the lane's running pair
@@ -439,12 +464,13 @@ class SimWorld {
   // false if there is none to finish here.
   bool finish_lane_ahead(int rank, RequestId id) {
     const Operation& op = operation(Handle{rank, id});
-    const auto found = lanes_.find(op.is_send ? lane_key(rank, op.peer) : lane_key(op.peer, rank));
-    if (found == lanes_.end()) return false;
-    const Handle ahead = found->second.send.rank == rank ? found->second.send : found->second.recv;
+    const Lane* const found =
+        lanes_.find(op.is_send ? lane_key(rank, op.peer) : lane_key(op.peer, rank));
+    if (found == nullptr) return false;
+    const Handle ahead = found->send.rank == rank ? found->send : found->recv;
     const s4u::CommPtr comm = std::move(operation(ahead).comm);
     if (!comm) return false;
-    s4u::Comm::wait_any({comm});  // a simcall: `found` and `op` may dangle
+    wait_for_comm(rank, comm, false);  // a simcall: `found` and `op` may dangle
     lane_done(ahead);
     tell_partner(ahead);
     return true;
@@ -502,7 +528,7 @@ class SimWorld {
       self.reapable.pop_back();
       if (!op.partner_done || !op.comm) continue;
       const s4u::CommPtr comm = std::move(op.comm);
-      wait_for_comm(comm, true);  // a simcall: `op` may not be this slot's any more
+      wait_for_comm(rank, comm, true);  // a simcall: `op` may not be this slot's any more
     }
   }
 
@@ -511,26 +537,29 @@ class SimWorld {
   // which are not simulated here); a wait for any of one comm starts none.
   // Over (its partner has waited), a wait starts no sleep either, and spares
   // wait_any's three vectors.
-  static void wait_for_comm(const s4u::CommPtr& comm, bool over) {
+  void wait_for_comm(int rank, const s4u::CommPtr& comm, bool over) {
     if (over) {
       comm->wait();
-    } else {
-      s4u::Comm::wait_any({comm});
+      return;
     }
+    std::vector<s4u::ActivityPtr>& one = state(rank).waiting;
+    one.assign(1, comm);
+    s4u::Activity::wait_any(one);
+    one.clear();  // not to keep the comm alive
   }
 
   // After `mine`'s wait: its partner, if not waited for yet, may reap.
   void tell_partner(Handle mine) {
     const Operation& op = operation(mine);
     if (!op.matched) return;
-    Operation& other = operation(op.partner);
+    const Handle partner = partner_of(op);
+    Operation& other = operation(partner);
     // A released partner's slot may hold another operation by now.
-    if (!other.matched || other.partner.rank != mine.rank || other.partner.id != mine.id ||
-        !other.comm) {
+    if (!other.matched || other.peer != mine.rank || other.partner != mine.id || !other.comm) {
       return;
     }
     other.partner_done = true;
-    state(op.partner.rank).reapable.push_back(op.partner.id);
+    state(partner.rank).reapable.push_back(partner.id);
   }
 
   static void release(RankState& self, RequestId id) {
@@ -540,13 +569,14 @@ class SimWorld {
 
   static inline std::uint64_t pairs_ = 0;  // of the process
   static inline void* sink_ = nullptr;
+  static inline SimWorld* running_ = nullptr;
 
   const SimParams params_;
   std::vector<RankState> ranks_;
   std::vector<s4u::Mailbox*> mailboxes_;
-  std::pmr::unsynchronized_pool_resource pool_;
-  std::pmr::unordered_map<std::uint64_t, Unmatched> unmatched_{&pool_};
-  std::pmr::unordered_map<std::uint64_t, Lane> lanes_{&pool_};
+  sim::FlatMap<Unmatched> unmatched_;
+  sim::FlatMap<Lane> lanes_;
+  std::vector<LaneStart> lane_starts_;
   std::uint64_t messages_ = 0;
   std::vector<std::string> errors_;  // the failed messages' (a failure ends the run)
 };
@@ -704,7 +734,8 @@ sim::Platform& load(const SimParams& params) {
   self.platform = sim::build_platform(params);
   self.platform_key = key;
   try {
-    self.engine->get_netzone_root()->get_network_model()->set_lat_factor_cb(lane_latency_factor);
+    self.engine->get_netzone_root()->get_network_model()->set_lat_factor_cb(
+        SimWorld::latency_factor);
   } catch (const std::invalid_argument&) {
     throw std::invalid_argument(
         "--simgrid-arg=--cfg=network/latency-factor: collbench sets the latency of each message "
@@ -767,7 +798,10 @@ class SimGroup final : public SimRankGroup {
                            }
                          });
     }
-    s4u::Engine::get_instance()->run();
+    {
+      const SimWorld::RunningWorld running(world_);
+      s4u::Engine::get_instance()->run();
+    }
     for (auto& transport : transports_) transport->set_barrier(nullptr);
     if (first_error) {
       world_.pending_and_reset();
