@@ -41,7 +41,8 @@
 #                       (a rank cannot hold less than one sample: the batch limit)
 #   --batch b           weak scaling's batch per rank (default: 32)
 #   --modes LIST        strong,weak (default: both)
-#   --max-ranks P       largest p, a power of two (default: 1024)
+#   --max-ranks P       largest p, a power of two (default: 1024; at most 1024 on a fat-tree
+#                       or with --ppn above 1, where collbench-predict walks every message)
 #   --python PATH       Python with matplotlib, for the plot (default: /usr/bin/python3)
 #   --ranks LIST        the p to run instead, comma-separated (1 is added: the speedup's base);
 #                       each a multiple of --ppn, or below it (one node)
@@ -346,6 +347,11 @@ if [[ -n $ranks_given ]]; then
   done
 else
   for ((p = 2; p <= max_ranks; p *= 2)); do ranks_list+=("$p"); done
+fi
+# collbench-predict's bound where it walks every message (its --max-nodes):
+# said before hours of simulation, not after.
+if [[ $platform != star ]] || ((ppn > 1)) && ((max_ranks > 1024)); then
+  bad "p = $max_ranks on a fat-tree or with --ppn above 1: collbench-predict prices at most 1024 ranks there"
 fi
 for p in "${ranks_list[@]}"; do
   ((p % ppn == 0 || p < ppn)) || bad "--ranks $p is not a multiple of --ppn $ppn: its nodes would hold unequal ranks"

@@ -31,6 +31,10 @@ namespace {
 // the time grows as p²: 4096 nodes with every algorithm took 46 s of CPU
 // here (2026-12-06), 8192 about three minutes.
 constexpr int kMaxNodes = 8192;
+// On a fat-tree or with ranks per node there is no shortcut past the walk,
+// so each p costs p² and the curve p³: ps_sharded to 1024 took 23 CPU s
+// here (2026-12-06, loaded), 8192 would take hours.
+constexpr int kMaxWalkedNodes = 1024;
 
 // The physical inputs, bounded far beyond any real machine and far inside
 // double's range, so that T_iter, S(p) and β = 8 / rate stay finite (an
@@ -209,7 +213,9 @@ void add_exchange_options(CLI::App& app, Options& options) {
                      ", lower_bound (default: every algorithm with a cost model of its own; "
                      "keuper2016: ps_central,tree,ring)");
   app.add_option("--max-nodes", options.max_nodes,
-                 fmt::format("largest p (default 128; keuper2016: 256; at most {})", kMaxNodes))
+                 fmt::format("largest p (default 128; keuper2016: 256; at most {}, {} with "
+                             "--fat-tree or --ppn above 1)",
+                             kMaxNodes, kMaxWalkedNodes))
       ->check(collbench::cli::whole_number(1, kMaxNodes, "nodes"));
   app.add_option("--dtype", options.dtype, "gradient element type")
       ->capture_default_str()
@@ -497,6 +503,13 @@ void predict_and_report(const Options& options, int argc, char** argv) {
         fmt::format("--max-nodes {} is not a multiple of --ppn {}: its nodes would hold unequal "
                     "ranks",
                     plan.max_nodes, options.ppn));
+  }
+  const bool walked = options.fat_tree_given || options.ppn > 1;
+  if (walked && plan.max_nodes > kMaxWalkedNodes) {
+    throw std::invalid_argument(
+        fmt::format("--max-nodes {} with --fat-tree or --ppn above 1 is at most {}: every p's "
+                    "cost walks its messages there (p^2 each), so the curve would take hours",
+                    plan.max_nodes, kMaxWalkedNodes));
   }
   const std::vector<collbench::ScalingResult> results = predict(plan, network);
   print_reports(results, network);
