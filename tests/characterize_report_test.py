@@ -31,13 +31,13 @@ FIXTURE = os.path.join(SOURCE, "tests", "characterize_report")
 CSV = os.path.join("sim", "scale_resnet50_ddp.csv")
 
 
-class YourModel(unittest.TestCase):
+class FixtureReport(unittest.TestCase):
+    """A copy of the fixture in a temporary folder, and its report."""
+
     def setUp(self):
         self.folder = tempfile.mkdtemp(prefix="characterize_report_test.")
         self.out = os.path.join(self.folder, "run")
         shutil.copytree(FIXTURE, self.out)
-        with open(os.path.join(self.out, CSV), encoding="utf-8") as f:
-            self.rows = list(csv.DictReader(f))
 
     def tearDown(self):
         shutil.rmtree(self.folder)
@@ -47,6 +47,13 @@ class YourModel(unittest.TestCase):
                        stdout=subprocess.DEVNULL)
         with open(os.path.join(self.out, "report.md"), encoding="utf-8") as f:
             return f.read()
+
+
+class YourModel(FixtureReport):
+    def setUp(self):
+        super().setUp()
+        with open(os.path.join(self.out, CSV), encoding="utf-8") as f:
+            self.rows = list(csv.DictReader(f))
 
     def write(self, rows):
         with open(os.path.join(self.out, CSV), "w", encoding="utf-8", newline="") as f:
@@ -138,25 +145,11 @@ def label(seconds):
     return f"{seconds:.3g} s" if abs(seconds) >= 1 else f"{seconds * 1e3:.3g} ms"
 
 
-class SimulatedSelection(unittest.TestCase):
+class SimulatedSelection(FixtureReport):
     """The table "The best allreduce algorithm per size" from sim/selections.csv
     (collbench-fit --tie-tolerance 0 on the fixture's sim/allreduce.csv, as
     characterize.sh's sim step runs it): each cell is the algorithm with the
     lowest simulated time in sim/allreduce.csv, whichever collbench-fit wrote."""
-
-    def setUp(self):
-        self.folder = tempfile.mkdtemp(prefix="characterize_report_test.")
-        self.out = os.path.join(self.folder, "run")
-        shutil.copytree(FIXTURE, self.out)
-
-    def tearDown(self):
-        shutil.rmtree(self.folder)
-
-    def report(self):
-        subprocess.run(["/usr/bin/python3", SCRIPT, "report", "--out", self.out], check=True,
-                       stdout=subprocess.DEVNULL)
-        with open(os.path.join(self.out, "report.md"), encoding="utf-8") as f:
-            return f.read()
 
     def table(self):
         heading = "### The best allreduce algorithm per size on 2 to 8 nodes like these\n"
