@@ -12,7 +12,8 @@
 # results/README.md) and OUT/scale_<workload>.png (speedup against p, both
 # curves, per mode).
 #
-# Usage: scale.sh WORKLOAD [options]     WORKLOAD: MODEL:ddp, MODEL:total or MODEL:zero2:f32
+# Usage: scale.sh WORKLOAD [options]     WORKLOAD: MODEL:ddp, MODEL:ddp=CAP (DDP's bucket cap, e.g.
+#                                        50MiB), MODEL:total or MODEL:zero2:f32
 #                                        (DeepSpeed ZeRO-2 in f32, the simulator's and the
 #                                        formula's dtype)
 # Options:
@@ -210,11 +211,15 @@ fi
 [[ -n $workload ]] || bad "give a WORKLOAD, e.g. resnet50:ddp (see --help)"
 model=${workload%%:*}
 kind=${workload#"$model"}
+bucket_cap=()
 case $kind in
   :ddp) exchange=ddp ;;
+  # The what-if of another bucket size: collbench reads CAP from the
+  # workload, collbench-predict from --bucket-cap (one bucketing, the catalog's).
+  :ddp=?*) exchange=ddp bucket_cap=(--bucket-cap "${kind#:ddp=}") ;;
   :total) exchange=whole ;;
   :zero2:f32) exchange=zero2 ;;
-  *) bad "WORKLOAD '$workload': give MODEL:ddp, MODEL:total or MODEL:zero2:f32, the exchanges collbench-predict prices" ;;
+  *) bad "WORKLOAD '$workload': give MODEL:ddp, MODEL:ddp=CAP, MODEL:total or MODEL:zero2:f32, the exchanges collbench-predict prices" ;;
 esac
 whole() { [[ $2 =~ ^[1-9][0-9]*$ ]] || bad "$1 '$2' is not a whole number >= 1"; }
 whole --ppn "$ppn"
@@ -246,9 +251,16 @@ for tool in "$collbench" "$predict"; do
 done
 "$python" -c "import matplotlib" 2>/dev/null || bad "--python $python: no matplotlib there (give one with --python)"
 make_out_dir "$out_dir"
-name=scale_${workload//:/_}
+name=scale_${workload//[:=]/_}
 work=$(mktemp -d "${TMPDIR:-/tmp}/scale.XXXXXX")
 trap 'rm -rf "$work"; unmake_out_dir' EXIT
+
+# A bad CAP said now, not after a first simulation.
+if ((${#bucket_cap[@]})); then
+  "$predict" --model "$model" --batch 1 --compute-seconds 1 --algorithms ring --max-nodes 1 \
+    --exchange ddp "${bucket_cap[@]}" --out-dir "$work" >/dev/null 2>"$work/stderr" ||
+    bad "WORKLOAD '$workload': $(head -1 "$work/stderr")"
+fi
 
 # α, β, γ of the network, as collbench-predict reads them, for the
 # platforms --calibration cannot convert: a calibration's p2p fit and f32
@@ -403,7 +415,7 @@ PYTHON
     echo "scale.sh: $mode p=$p simulated in ${wall}s (${cpu}s CPU, ${rss} MiB): $(tail -1 "$work/sim.tsv" | cut -f3) us"
   done
   if [[ $mode == strong ]]; then predict_batch=(--batch "$global_batch"); else predict_batch=(--batch "$batch" --weak); fi
-  "$predict" --model "$model" "${predict_batch[@]}" "${predict_compute[@]}" --exchange "$exchange" \
+  "$predict" --model "$model" "${predict_batch[@]}" "${predict_compute[@]}" --exchange "$exchange" "${bucket_cap[@]}" \
     "${predict_overlap[@]}" "${predict_network[@]}" --algorithms "$algorithm" \
     --max-nodes "$max_ranks" --out-dir "$work" >/dev/null 2>"$work/stderr" ||
     { cat "$work/stderr" >&2; echo "scale.sh: collbench-predict failed ($mode)" >&2; exit 1; }

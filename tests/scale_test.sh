@@ -28,7 +28,10 @@
 #      simulated exposed within 3% of collbench-predict's, between 0 and the
 #      iteration; overlap within 0.01 of the formula's and above 0.5 with
 #      overlap on, within 0.01 of 0 with --no-overlap; empty at p = 1 and
-#      without --communication-alone.
+#      without --communication-alone;
+#   7. another DDP bucket cap (resnet50:ddp=50MiB, this machine's GEMMs, overlap
+#      on, p = 8) reaches both sides: simulated and collbench-predict --bucket-cap
+#      within 0.1% (with the default cap priced instead: 3.6% apart).
 # Usage: scale_test.sh SOURCE_DIR BUILD_DIR PYTHON
 set -euo pipefail
 usage="usage: scale_test.sh SOURCE_DIR BUILD_DIR PYTHON"
@@ -58,6 +61,9 @@ scale ppn --ppn 4 --network 1gbe --batch 1 --modes weak --ranks 2,8 --no-overlap
 mkdir "$work/a b"
 cp "$source_dir/results/netsim/uniform/fit/models.csv" "$work/a b/"
 scale spaced --calibration "$work/a b/models.csv" --batch 1 --modes weak --ranks 2
+"$source_dir/scripts/scale.sh" resnet50:ddp=50MiB --build "$build" --python "$python" \
+  --network 1gbe --modes weak --ranks 8 --out-dir "$work/cap" >"$work/cap.log" 2>&1 ||
+  { cat "$work/cap.log" >&2; fail "scale.sh resnet50:ddp=50MiB failed"; }
 for overlap in on off; do
   "$source_dir/scripts/scale.sh" resnet50:ddp --build "$build" --python "$python" --network 1gbe \
     --compute-from "$source_dir/results/gemm/gemm.csv" --global-batch 64 --ranks 2,8 \
@@ -69,7 +75,7 @@ PYTHONPATH="$source_dir/scripts" "$python" - "$work" <<'PYTHON'
 import sys
 import collbench_csv
 work = sys.argv[1]
-read = lambda name: collbench_csv.read_rows(f"{work}/{name}/scale_resnet50_ddp.csv",
+read = lambda name, csv="scale_resnet50_ddp.csv": collbench_csv.read_rows(f"{work}/{name}/{csv}",
                                             collbench_csv.columns("simscaling"), "scale_test",
                                             collbench_csv.column_rules("simscaling"))
 row = [r for r in read("taper") if r["ranks"] == "16"][0]
@@ -131,6 +137,10 @@ for overlap in ("on", "off"):
     print(f"exposed, overlap {overlap}: " + ", ".join(
         f"{r['mode']} p={r['ranks']} {r['simulated_exposed_s']} s ({r['simulated_overlap']})"
         for r in read(f"exposed_{overlap}") if r["ranks"] != "1"))
+capped = [r for r in read("cap", "scale_resnet50_ddp_50MiB.csv") if r["ranks"] == "8"]
+if len(capped) != 1 or abs(float(capped[0]["simulated_vs_predicted"])) > 0.001:
+    sys.exit(f"resnet50:ddp=50MiB at p = 8: {[(r['simulated_iteration_s'], r['predicted_iteration_s']) for r in capped]}")
+print(f"bucket cap 50 MiB: p=8 {100 * float(capped[0]['simulated_vs_predicted']):+.3f}%")
 if any(r["simulated_overlap"] for r in read("ppn")):
     sys.exit("simulated_overlap written without --communication-alone")
 ranks = sorted(int(r["ranks"]) for r in read("limit"))
