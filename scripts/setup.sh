@@ -13,7 +13,7 @@ set -euo pipefail
 
 packages=(
   openmpi-bin libopenmpi-dev libfabric-dev libfabric-bin libbenchmark-dev libfmt-dev
-  libgtest-dev libgmock-dev libcli11-dev libeigen3-dev libopenblas-dev libsimgrid-dev
+  libgtest-dev libgmock-dev libcli11-dev libeigen3-dev libopenblas-dev libsimgrid-dev libjemalloc-dev
   python3-matplotlib iproute2
   cmake g++
   make pkg-config git clang libclang-rt-14-dev

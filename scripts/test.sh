@@ -190,9 +190,10 @@ run_group() {
 }
 
 if ((run_default || run_full || run_netsim)); then
-  # SimGrid ON: the simulated truth tests must never skip for want of it.
+  # SimGrid ON: the simulated truth tests must never skip for want of it;
+  # jemalloc ON: nor the test of the malloc simulations run on.
   cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_WERROR=ON \
-    -DCOLLBENCH_WITH_SIMGRID=ON >/dev/null
+    -DCOLLBENCH_WITH_SIMGRID=ON -DCOLLBENCH_WITH_JEMALLOC=ON >/dev/null
   timed build "$build_budget" cmake --build build-test -j "$jobs" || exit 1
   groups=()
   if ((run_default)); then groups+=("${default_groups[@]}"); fi

@@ -32,6 +32,7 @@
 #include "collbench/catalog/workload.h"
 #include "collbench/collectives/mpi_library.h"
 #include "collbench/core/csv.h"
+#include "collbench/core/malloc_name.h"
 #include "collbench/core/reduce.h"
 #include "collbench/transport/bootstrap.h"
 #include "collbench/transport/mpi_transport.h"
@@ -375,6 +376,7 @@ void add_run_context(const RunMetadata& metadata, const std::string& transport) 
   benchmark::AddCustomContext("collbench_hosts", metadata.hosts);
   benchmark::AddCustomContext("collbench_mpi_library", metadata.mpi_library);
   benchmark::AddCustomContext("collbench_transport", transport);
+  benchmark::AddCustomContext("collbench_malloc", malloc_name());
 }
 
 // Rank 0's run: Google Benchmark's display (console or JSON) and the CSV rows.

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "collbench/collectives/collective.h"
+#include "collbench/core/malloc_name.h"
 #include "collbench/transport/sim_transport.h"
 
 namespace collbench {
@@ -153,6 +154,8 @@ int main(int argc, char** argv) {
   }
   int rest_count = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_count, rest.data());
+  // Its speed depends on it (CMakeLists.txt, COLLBENCH_WITH_JEMALLOC).
+  benchmark::AddCustomContext("collbench_malloc", collbench::malloc_name());
   benchmark::RegisterBenchmark("BM_RingAllreduceSizeOnly", collbench::BM_RingAllreduceSizeOnly)
       ->Iterations(collbench::g_iterations)
       ->Unit(benchmark::kSecond)
