@@ -26,9 +26,10 @@ points of a few lines; each runs one module of this package:
   and characterize's parts in modules of their own
     measurements (a characterize.sh folder's sweep, fit and matrix as its
     subcommands read them; the table and exit status of their checks),
-    netsim_check (the netsim-check subcommand), two_level (two-level),
-    your_model (the report's "Your model on N nodes like these", scale.sh's
-    CSVs), simselection (the simulated cluster's best allreduce per size and p)
+    netsim_check (netsim-check, and the report's sections on the emulated
+    network), two_level (two-level), your_model (the report's "Your model
+    on N nodes like these", scale.sh's CSVs), simselection (the simulated
+    cluster's best allreduce per size and p)
 
 Standard library only, but for figures (matplotlib, imported when a figure
 is drawn, so that bad input is refused before it loads).

@@ -43,10 +43,9 @@ import statistics
 
 from collbench_report.cli import guarded
 from collbench_report.figures import pyplot, save
-from collbench_report.measurements import (Sweep, bottom_up_errors, checks_table, number,
-                                           slow_hosts)
-from collbench_report.netsim_check import (FRAME_BYTES, NETSIM_LIMITS, PAYLOAD_PER_FRAME,
-                                           cmd_netsim_check, netsim_checks, netsim_rates)
+from collbench_report.measurements import Sweep, bottom_up_errors, number, slow_hosts
+from collbench_report.netsim_check import (NETSIM_LIMITS, cmd_netsim_check,
+                                           configuration_checks, emulated_network)
 from collbench_report.outputs import ReplaceTogether, writable_folder
 from collbench_report.readers import (InputError, algorithm_order, median_per_key,
                                       option_number, read_optional_settings, read_optional_text,
@@ -306,6 +305,24 @@ def cmd_report(args):
     env = read_optional_settings(os.path.join(out, "run.env"), "=")
     if not env:
         raise InputError(f"{out}/run.env is missing: not a characterize.sh output folder")
+    lines = heading(out, env) + emulated_network(out) + matrix_section(out, env)
+    # Read in the report's order, so that of several bad inputs the first
+    # section's is named.
+    sweep = Sweep(out)
+    lines += sweep_section(out, sweep) + fit_section(out, sweep)
+    lines += simulated_scaling(out)
+    lines += selection_section(out)
+    lines += your_model(out)
+    lines += configuration_checks(out)
+    with ReplaceTogether(out) as outputs:
+        with open(outputs.add("report.md"), "w", encoding="utf-8") as f:
+            f.write("\n".join(lines).rstrip() + "\n")
+    print(outputs.path("report.md"))
+
+
+def heading(out, env):
+    """Markdown lines: the title, the run's settings (run.env) and its wall
+    time per step (timings.txt)."""
     lines = []
     title = env.get("title") or "Network characterization"
     lines += [f"# {title}", ""]
@@ -337,100 +354,83 @@ def cmd_report(args):
     timings = [t.split() for t in timings if t.strip()]
     if timings:
         lines += ["- Wall time per step: " + ", ".join(f"{s} {t} s" for s, t in timings), ""]
+    return lines
 
-    rates = netsim_rates(out)
-    if rates:
-        lines += ["## Emulated network", "",
-                  "Each host is a network namespace with one veth port into a bridge; its link is "
-                  "shaped with `tc tbf` in both directions (full duplex). tbf counts each frame "
-                  "without preamble, FCS and inter-frame gap: a full TCP segment carries "
-                  f"{PAYLOAD_PER_FRAME} B of payload in {FRAME_BYTES} B, so the payload rate is at "
-                  f"most {100 * PAYLOAD_PER_FRAME / FRAME_BYTES:.2f}% of the configured rate.", "",
-                  *pipe_head("host", "configured rate", "payload rate (max)")]
-        for host, bps in rates.items():
-            lines.append(pipe_row(host, f"{bps / 1e6:g} Mbit/s",
-                                  f"{bps / 8 * PAYLOAD_PER_FRAME / FRAME_BYTES / 1e6:.2f} MB/s"))
-        lines.append("")
 
-    # 1. matrix
+def matrix_section(out, env):
+    """Markdown lines of section 1, the point-to-point matrix (matrix/):
+    [] without one, unless the run had a single host, which it says."""
     summary = read_optional_text(os.path.join(out, "matrix", "summary.txt"))
     if summary:
-        lines += ["## 1. Point-to-point matrix", "",
-                  "Every pair of hosts, in the rounds of a round-robin tournament: the pairs of a "
-                  "round are disjoint, so each link carries one pair's traffic. Latency is the "
-                  "half round trip of 8 B (one pair at a time), bandwidth one-way at the matrix "
-                  "size. A host's capacity is its best link; slow means below the threshold "
-                  "fraction of the median host.", "", "```", summary.strip(), "```", ""]
+        lines = ["## 1. Point-to-point matrix", "",
+                 "Every pair of hosts, in the rounds of a round-robin tournament: the pairs of a "
+                 "round are disjoint, so each link carries one pair's traffic. Latency is the "
+                 "half round trip of 8 B (one pair at a time), bandwidth one-way at the matrix "
+                 "size. A host's capacity is its best link; slow means below the threshold "
+                 "fraction of the median host.", "", "```", summary.strip(), "```", ""]
         for png in ("matrix_bandwidth.png", "matrix_latency.png"):
             if os.path.exists(os.path.join(out, "matrix", png)):
                 lines.append(f"![{png}](matrix/{png})")
-        lines += ["", "Data: [matrix/links.csv](matrix/links.csv), "
-                  "[matrix/hosts.csv](matrix/hosts.csv).", ""]
-    elif len(env.get("hosts", "").split()) == 1:
+        return lines + ["", "Data: [matrix/links.csv](matrix/links.csv), "
+                        "[matrix/hosts.csv](matrix/hosts.csv).", ""]
+    if len(env.get("hosts", "").split()) == 1:
         host = env["hosts"].strip()
-        lines += ["## 1. Point-to-point matrix", "",
-                  f"Skipped: one host ({host}), so no host pairs to measure. Every sweep below "
-                  f"is intra-node ({env.get('ppn', '?')} ranks on {host}): it measures the path "
-                  "between ranks that share a host (shared memory or loopback, as the MPI "
-                  "stack picks), not a network.", ""]
+        return ["## 1. Point-to-point matrix", "",
+                f"Skipped: one host ({host}), so no host pairs to measure. Every sweep below "
+                f"is intra-node ({env.get('ppn', '?')} ranks on {host}): it measures the path "
+                "between ranks that share a host (shared memory or loopback, as the MPI "
+                "stack picks), not a network.", ""]
+    return []
 
-    # 2. sweep
-    sweep = Sweep(out)
-    if sweep.medians:
-        lines += ["## 2. Collective sweeps", ""]
-        for collective in sweep.collectives:
-            medians = sweep.of(collective)
-            for transport in sorted({k[0] for k in medians}):
-                for p in sorted({k[2] for k in medians if k[0] == transport}):
-                    lines += sweep_table(collective, transport, p, medians,
-                                         sweep.algorithms[collective],
-                                         sweep.busbw_factor.get((collective, p), math.nan))
-        sweep_pngs = [p for p in glob.glob(os.path.join(out, "plots", "*.png"))
-                      if not os.path.basename(p).startswith(("fit", "predict", "scaling"))]
-        for png in relative(out, sweep_pngs):
-            lines.append(f"![{os.path.basename(png)}]({png})")
-        lines.append("")
 
-    # 3. fit
+def sweep_section(out, sweep):
+    """Markdown lines of section 2, the collective sweeps: a table per
+    collective, transport and p, then the sweep's plots; [] without a sweep."""
+    if not sweep.medians:
+        return []
+    lines = ["## 2. Collective sweeps", ""]
+    for collective in sweep.collectives:
+        medians = sweep.of(collective)
+        for transport in sorted({k[0] for k in medians}):
+            for p in sorted({k[2] for k in medians if k[0] == transport}):
+                lines += sweep_table(collective, transport, p, medians,
+                                     sweep.algorithms[collective],
+                                     sweep.busbw_factor.get((collective, p), math.nan))
+    sweep_pngs = [p for p in glob.glob(os.path.join(out, "plots", "*.png"))
+                  if not os.path.basename(p).startswith(("fit", "predict", "scaling"))]
+    for png in relative(out, sweep_pngs):
+        lines.append(f"![{os.path.basename(png)}]({png})")
+    return lines + [""]
+
+
+def fit_section(out, sweep):
+    """Markdown lines of section 3: collbench-fit's report, the bottom-up
+    errors, the fit's plots and each collbench-predict report (predict/*);
+    [] without fit/report.txt."""
     fit_report = tool_report(os.path.join(out, "fit", "report.txt"))
-    if fit_report:
-        lines += ["## 3. Fitted models and selection", "",
-                  "`collbench-fit` on every CSV of the sweep: Hockney α, β of the ping-pong, γ of "
-                  "the reduction kernel, the bottom-up prediction of each algorithm from its own "
-                  "cost terms, top-down fits, and the selection table.", "", "```",
-                  fit_report.strip(), "```", ""]
-        lines += bottom_up_tables(bottom_up_errors(out, 2**20), sweep)
-        fit_pngs = [p for p in glob.glob(os.path.join(out, "plots", "*.png"))
-                    if os.path.basename(p).startswith("fit")]
-        for png in relative(out, fit_pngs):
+    if not fit_report:
+        return []
+    lines = ["## 3. Fitted models and selection", "",
+             "`collbench-fit` on every CSV of the sweep: Hockney α, β of the ping-pong, γ of "
+             "the reduction kernel, the bottom-up prediction of each algorithm from its own "
+             "cost terms, top-down fits, and the selection table.", "", "```",
+             fit_report.strip(), "```", ""]
+    lines += bottom_up_tables(bottom_up_errors(out, 2**20), sweep)
+    fit_pngs = [p for p in glob.glob(os.path.join(out, "plots", "*.png"))
+                if os.path.basename(p).startswith("fit")]
+    for png in relative(out, fit_pngs):
+        lines.append(f"![{os.path.basename(png)}]({png})")
+    lines.append("")
+    for model_dir in sorted(glob.glob(os.path.join(out, "predict", "*"))):
+        model = os.path.basename(model_dir)
+        text = tool_report(os.path.join(model_dir, "report.txt"))
+        if not text:
+            continue
+        lines += [f"### Predicted scaling: {model}", "", "```", text.strip(), "```", ""]
+        for png in relative(out, glob.glob(os.path.join(model_dir, "*.png"))):
             lines.append(f"![{os.path.basename(png)}]({png})")
         lines.append("")
-        for model_dir in sorted(glob.glob(os.path.join(out, "predict", "*"))):
-            model = os.path.basename(model_dir)
-            text = tool_report(os.path.join(model_dir, "report.txt"))
-            if not text:
-                continue
-            lines += [f"### Predicted scaling: {model}", "", "```", text.strip(), "```", ""]
-            for png in relative(out, glob.glob(os.path.join(model_dir, "*.png"))):
-                lines.append(f"![{os.path.basename(png)}]({png})")
-            lines.append("")
-
-    lines += simulated_scaling(out)
-    lines += selection_section(out)
-    lines += your_model(out)
-
-    # checks against the configuration (netsim only)
-    if rates:
-        checks = netsim_checks(out)
-        passed = sum(1 for c in checks if c[3])
-        lines += ["## Measurements against the emulated configuration", "",
-                  f"{passed} of {len(checks)} checks pass (the checks of the `netsim_e2e` test).",
-                  "", checks_table(checks), ""]
-
-    with ReplaceTogether(out) as outputs:
-        with open(outputs.add("report.md"), "w", encoding="utf-8") as f:
-            f.write("\n".join(lines).rstrip() + "\n")
-    print(outputs.path("report.md"))
+    return lines
 
 
 def main(argv):

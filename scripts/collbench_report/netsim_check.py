@@ -4,7 +4,8 @@ matrix names exactly the hosts configured slow; the fitted point-to-point β
 is the configured rate less TCP/IP headers; ring's busbw is near the link
 rate and ps_central about p times slower; collbench-fit's bottom-up
 predictions of every modelled algorithm of every collective are within
-their tolerance at >= 1 MiB. Also the configured rates the report shows.
+their tolerance at >= 1 MiB. And the report's two sections on the emulated
+network: the configured rates, and these checks at their defaults.
 
 Used by characterize's netsim-check and report; bad input is an InputError.
 """
@@ -13,11 +14,11 @@ import math
 import os
 import statistics
 
-from collbench_report.measurements import (Sweep, bottom_up_errors, hockney_fits,
+from collbench_report.measurements import (Sweep, bottom_up_errors, checks_table, hockney_fits,
                                            modelled_algorithms, number, print_checks, slow_hosts)
 from collbench_report.readers import (InputError, algorithm_order, read_optional_settings,
                                       read_rows)
-from collbench_report.text import size_label
+from collbench_report.text import pipe_head, pipe_row, size_label
 
 # What tbf counts per full TCP segment at MTU 1500 with timestamps (scripts/netsim.sh).
 PAYLOAD_PER_FRAME = 1448
@@ -180,3 +181,36 @@ def cmd_netsim_check(args):
                                       args.ps_factor, args.prediction_tolerance,
                                       args.other_prediction_tolerance,
                                       args.ofi_prediction_tolerance))
+
+
+def emulated_network(out):
+    """Markdown lines of the report's "Emulated network": each host's
+    configured rate and the payload rate tbf leaves of it; [] without
+    netsim_hosts.txt."""
+    rates = netsim_rates(out)
+    if not rates:
+        return []
+    lines = ["## Emulated network", "",
+             "Each host is a network namespace with one veth port into a bridge; its link is "
+             "shaped with `tc tbf` in both directions (full duplex). tbf counts each frame "
+             "without preamble, FCS and inter-frame gap: a full TCP segment carries "
+             f"{PAYLOAD_PER_FRAME} B of payload in {FRAME_BYTES} B, so the payload rate is at "
+             f"most {100 * PAYLOAD_PER_FRAME / FRAME_BYTES:.2f}% of the configured rate.", "",
+             *pipe_head("host", "configured rate", "payload rate (max)")]
+    for host, bps in rates.items():
+        lines.append(pipe_row(host, f"{bps / 1e6:g} Mbit/s",
+                              f"{bps / 8 * PAYLOAD_PER_FRAME / FRAME_BYTES / 1e6:.2f} MB/s"))
+    return lines + [""]
+
+
+def configuration_checks(out):
+    """Markdown lines of the report's "Measurements against the emulated
+    configuration": netsim_checks at their defaults; [] without
+    netsim_hosts.txt."""
+    if not netsim_rates(out):
+        return []
+    checks = netsim_checks(out)
+    passed = sum(1 for c in checks if c[3])
+    return ["## Measurements against the emulated configuration", "",
+            f"{passed} of {len(checks)} checks pass (the checks of the `netsim_e2e` test).",
+            "", checks_table(checks), ""]
