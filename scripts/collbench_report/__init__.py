@@ -23,9 +23,13 @@ points of a few lines; each runs one module of this package:
     (perf_report.py), plot (plot.py), summary (summarize.py), compare_osu
     (compare_osu_table.py), compare_transports (compare_transports.py),
     simstudy (sim_study.py: the simulated studies of sim_sweep.sh)
-  and sections of characterize's report in their own modules
-    your_model (its "Your model on N nodes like these", scale.sh's CSVs),
-    simselection (the simulated cluster's best allreduce per size and p)
+  and characterize's parts in modules of their own
+    measurements (a characterize.sh folder's sweep, fit and matrix as its
+    subcommands read them; the table and exit status of their checks),
+    netsim_check (netsim-check, and the report's sections on the emulated
+    network), two_level (two-level), your_model (the report's "Your model
+    on N nodes like these", scale.sh's CSVs), simselection (the simulated
+    cluster's best allreduce per size and p)
 
 Standard library only, but for figures (matplotlib, imported when a figure
 is drawn, so that bad input is refused before it loads).
