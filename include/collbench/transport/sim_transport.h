@@ -142,7 +142,9 @@ int first_route_links(const SimParams& params);
 
 // Builds (the first time, with the platform) or reuses the process's
 // engine. Throws std::invalid_argument for bad parameters or a platform
-// other than the one already loaded, with one sentence saying what to fix.
+// other than the one already loaded, with one sentence saying what to fix;
+// the first time, simgrid_args that SimGrid dies on (it aborts rather than
+// throws on many values it parses) are found in a forked child first.
 std::unique_ptr<SimRankGroup> make_sim_rank_group(const SimParams& params);
 
 // The SimGrid mailbox on which rank `rank`'s incoming messages pair, one
