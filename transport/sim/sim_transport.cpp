@@ -54,8 +54,11 @@ namespace {
 
 namespace s4u = simgrid::s4u;
 
-// A test() that finds its request incomplete lets this much simulated time
-// pass: a rank that polls would otherwise keep the clock from advancing.
+// A test() that finds its request not done costs no simulated time, but a
+// rank that keeps polling keeps the instant from ending (the engine runs
+// every actor that can run before it moves the clock): so after this many
+// empty polls at one instant, a poll lets kTestPollSeconds pass.
+constexpr unsigned kEmptyPollsPerInstant = 32;
 constexpr double kTestPollSeconds = 1e-7;
 
 // SimGrid 3.32 has what a comm started for another actor needs, its
@@ -160,6 +163,9 @@ struct RankState {
   // actor is suspended is suspended with it, CommImpl.cpp:166-182.)
   s4u::SemaphorePtr matched = s4u::Semaphore::create(0);
   bool blocked = false;
+  // test()'s empty polls at the instant of the last one.
+  unsigned empty_polls = 0;
+  double last_empty_poll = -1;
   // The comm of a wait for a running one, in the vector that SimGrid's
   // wait_any takes (kept, so that a wait allocates no vector of its own).
   std::vector<s4u::ActivityPtr> waiting;
@@ -271,15 +277,23 @@ class SimWorld {
     if (error != 0) throw std::runtime_error(fmt::format("rank {}: {}", rank, errors_[error - 1]));
   }
 
+  // Never blocks (Endpoint::test): a request not matched yet, or matched
+  // but queued on its lane, is not done; a running comm is asked once; a
+  // done one is finished as a wait finishes it (no simulated time passes
+  // then either, but o for a receive).
   bool test(int rank, RequestId request) {
+    const std::vector<Operation>& operations = state(rank).operations;
+    // Its lane's running pair may have ended with nobody waiting for it:
+    // then the next pair starts here, as a wait would start it.
+    if (!operations[request].started && operations[request].matched) {
+      finish_lane_ahead(rank, request, true);
+    }
+    if (!operations[request].started) return empty_poll(rank);
     // Held here: test() is a simcall, during which this rank's operations
     // cannot move but the copy keeps the comm whatever happens.
     // (Null: reaped, so over.)
-    const s4u::CommPtr comm = state(rank).operations[request].comm;
-    if (comm && !comm->test()) {
-      s4u::this_actor::sleep_for(kTestPollSeconds);
-      return false;
-    }
+    const s4u::CommPtr comm = operations[request].comm;
+    if (comm && !comm->test()) return empty_poll(rank);
     wait_all(rank, std::span<const RequestId>(&request, 1));
     return true;
   }
@@ -303,6 +317,7 @@ class SimWorld {
       self.actor = nullptr;
       self.blocked = false;
       self.matched = s4u::Semaphore::create(0);
+      self.empty_polls = 0;
     }
     unmatched_.clear();
     lanes_.clear();
@@ -466,16 +481,23 @@ class SimWorld {
 
   // A wait for a pair queued on its lane finishes the lane's running pair
   // (this rank is one of its ends) instead of waiting for someone to:
-  // false if there is none to finish here.
-  bool finish_lane_ahead(int rank, RequestId id) {
+  // false if there is none to finish here, or (`only_if_over`, for a test)
+  // if it is still running.
+  bool finish_lane_ahead(int rank, RequestId id, bool only_if_over = false) {
     const Operation& op = operation(Handle{rank, id});
     const Lane* const found =
         lanes_.find(op.is_send ? lane_key(rank, op.peer) : lane_key(op.peer, rank));
     if (found == nullptr) return false;
     const Handle ahead = found->send.rank == rank ? found->send : found->recv;
+    if (only_if_over) {
+      // A simcall: `found` and `op` may dangle; `ahead`'s comm is this
+      // rank's, which only this rank takes away.
+      const s4u::CommPtr running = operation(ahead).comm;
+      if (!running || !running->test()) return false;
+    }
     const s4u::CommPtr comm = std::move(operation(ahead).comm);
     if (!comm) return false;
-    wait_for_comm(rank, comm, false);  // a simcall: `found` and `op` may dangle
+    wait_for_comm(rank, comm, only_if_over);  // a simcall: `found` and `op` may dangle
     lane_done(ahead);
     tell_partner(ahead);
     return true;
@@ -518,6 +540,25 @@ class SimWorld {
     if (!waiter.blocked) return;
     waiter.blocked = false;
     waiter.matched->release();
+  }
+
+  // test()'s answer for a request not done: false, after a yield, so that
+  // the actors that can run at this instant run (the one a receive waits
+  // for may be about to send); see kEmptyPollsPerInstant.
+  bool empty_poll(int rank) {
+    RankState& self = state(rank);
+    const double now = s4u::Engine::get_clock();
+    if (now != self.last_empty_poll) {
+      self.last_empty_poll = now;
+      self.empty_polls = 0;
+    }
+    if (++self.empty_polls < kEmptyPollsPerInstant) {
+      s4u::this_actor::yield();
+    } else {
+      self.empty_polls = 0;
+      s4u::this_actor::sleep_for(kTestPollSeconds);
+    }
+    return false;
   }
 
   // Ring's allgather waits for its p - 1 sends only at the phase's end. If
