@@ -18,7 +18,10 @@
 #   7. on torus:4x4, swing_bandwidth_torus passes --check and is faster than
 #      the 1-D swing_bandwidth (the transport's coordinates reach it);
 #   8. both torus forms pass --check on tori with sides that are no power of
-#      two (6x6, 4x6, 3x5, 3x2x2: folded), 8 B and 64 KiB.
+#      two (6x6, 4x6, 3x5, 3x2x2: folded), 8 B and 64 KiB;
+#   9. --simgrid-arg values SimGrid accepts (a log threshold, CM02's own
+#      model and bandwidth factor) get past the transport's probe of them
+#      and leave ring's times as they were.
 # Usage: harness_sim_test.sh COLLBENCH PYTHON
 set -euo pipefail
 collbench=${1:?usage: harness_sim_test.sh COLLBENCH PYTHON}
@@ -43,6 +46,8 @@ run "$work/second.csv" --algorithms "$algorithms" --check
 run "$work/size_only.csv" --algorithms ring --no-payload
 run "$work/segment.csv" --algorithms double_binary_tree --segment 64KiB
 run "$work/barrier.csv" --families barrier
+run "$work/simgrid_args.csv" --algorithms ring --simgrid-arg=--log=root.thresh:critical \
+  --simgrid-arg=--cfg=network/model:CM02 --simgrid-arg=--cfg=network/bandwidth-factor:1
 # The torus forms on a torus, where the transport gives coordinates.
 LD_PRELOAD=$forbid "$collbench" --transport sim --ranks 16 --platform torus:4x4 \
   --link-latency 1us --link-bandwidth 10GBps --gamma 5GBps --families allreduce \
@@ -96,6 +101,9 @@ for row in first:
 ring = {k: v for k, v in times(first).items() if "/ring/" in k}
 if times(size_only) != ring:
     sys.exit(f"size-only times {times(size_only)} differ from the real ones {ring}")
+simgrid_args = collbench_csv.read_rows(f"{work}/simgrid_args.csv", columns, "the sim test")
+if times(simgrid_args) != ring:
+    sys.exit(f"with --simgrid-arg values SimGrid accepts, times {times(simgrid_args)} differ from {ring}")
 if {r["sim_payload"] for r in size_only} != {"size-only"}:
     sys.exit("size-only rows do not say so")
 segmented = collbench_csv.read_rows(f"{work}/segment.csv", columns, "the sim test")
@@ -129,4 +137,4 @@ got = float(barrier[0]["median_us"]) * 1e-6
 if abs(got - 3 * alpha) > 0.01 * 3 * alpha:
     sys.exit(f"barrier/dissemination: {got * 1e6:.4f} us simulated, 3 alpha = {3 * alpha * 1e6:.4f} us")
 PYTHON
-echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree, the barrier lg p alpha, the torus form faster on a torus and checked on folded tori"
+echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree, the barrier lg p alpha, the torus form faster on a torus and checked on folded tori, valid --simgrid-arg values kept"

@@ -3,7 +3,8 @@
 // ping-pong times against the links, o and γ charged, MPI's matching order,
 // SimGrid's pairing of exactly the matched sides (a stranger's comm on the mailbox aside, each
 // half on its own rank's host whichever rank matches), truncation, deadlock, size-only mode, the
-// ideal barrier and the clock, bounded waits through the harness's instrumented transport. Every
+// ideal barrier and the clock, bounded waits through the harness's instrumented transport, a
+// test() that never blocks and polling test() alone. Every
 // expected time is exact arithmetic on the platform's numbers.
 #include "collbench/transport/sim_transport.h"
 
@@ -319,6 +320,116 @@ TEST(SimTransport, MatchingKeepsMpisOrder) {
           << "source " << source << " message " << i;
     }
   }
+}
+
+// test() does not block (Endpoint's promise): a receive not matched yet (its
+// sender computes first) and a receive matched but queued on its lane
+// behind another are not done, and asking leaves the caller's clock where
+// it was; so is a running one (asked once); a finished one is done. The
+// waits after the tests end when they would have without them.
+TEST(SimTransport, TestNeverBlocksAndLeavesTheClock) {
+  auto group = make_sim_rank_group(star(3));
+  constexpr std::size_t kBytes = 1000;
+  constexpr double kLate = 10e-6;
+  const double alpha = 2 * kLinkLatency, n_beta = kBytes / kBandwidth;
+  std::vector<std::vector<int>> buffers(3, std::vector<int>(2 * kBytes / sizeof(int)));
+  std::vector<double> ends(3);
+  std::vector<double> moved;  // what each test() did to its caller's clock
+  std::vector<bool> answers;
+  double start = 0;
+  // A request test() finished must not be waited for (its handle is back
+  // in the pool): each wait below is for one it did not.
+  const auto ask = [&](Transport& transport, RequestId request) {
+    const double before = group->now(transport);
+    const bool done = transport.test(request);
+    answers.push_back(done);
+    moved.push_back(group->now(transport) - before);
+    return done;
+  };
+  group->run([&](Transport& transport) {
+    start = group->now(transport);
+    auto bytes =
+        std::as_writable_bytes(std::span(buffers[static_cast<std::size_t>(transport.rank())]));
+    if (transport.rank() == 0) {
+      const RequestId unmatched = transport.irecv(bytes.first(kBytes), 2, 0);
+      if (!ask(transport, unmatched)) transport.wait(unmatched);
+    } else if (transport.rank() == 1) {
+      // Two messages from rank 2: the second waits on its lane.
+      const RequestId first = transport.irecv(bytes.first(kBytes), 2, 1);
+      const RequestId second = transport.irecv(bytes.last(kBytes), 2, 1);
+      const bool second_done = ask(transport, second);
+      const bool first_done = ask(transport, first);
+      dynamic_cast<SimulatedCompute&>(transport).compute(kLate);
+      if (!first_done) ask(transport, first);  // over by now
+      if (!second_done) transport.wait(second);
+    } else {
+      const auto sent = std::as_bytes(std::span(buffers[2]));
+      const RequestId to_one[] = {transport.isend(sent.first(kBytes), 1, 1),
+                                  transport.isend(sent.first(kBytes), 1, 1)};
+      transport.wait_all(to_one);
+      dynamic_cast<SimulatedCompute&>(transport).compute(kLate);
+      transport.wait(transport.isend(sent.first(kBytes), 0, 0));
+    }
+    ends[static_cast<std::size_t>(transport.rank())] = group->now(transport);
+  });
+  // Rank 0's and rank 1's first two at the start, in some order, then rank
+  // 1's last.
+  EXPECT_EQ(answers, (std::vector<bool>{false, false, false, true}));
+  EXPECT_EQ(moved, std::vector<double>(4, 0.0));
+  expect_seconds(ends[1] - start, kLate);
+  // Rank 2's second message to rank 1 starts with kLeastLatencyFactor of its
+  // latency: a picosecond.
+  EXPECT_NEAR(ends[0] - start, alpha + 2 * n_beta + kLate + alpha + n_beta, 2e-12);
+}
+
+// A rank that only polls test() gets its message: its polls let the
+// instant end (no livelock while its sender computes), and a request queued
+// on its lane starts when the pair ahead of it ends though nobody waits for
+// that one. Each poll loop is bounded, so that a broken test() fails here
+// instead of hanging.
+TEST(SimTransport, PollingTestAloneCompletesEveryRequest) {
+  auto group = make_sim_rank_group(star(2));
+  constexpr std::size_t kBytes = 1000;
+  constexpr double kLate = 5e-6;
+  constexpr int kMostPolls = 1'000'000;
+  const double alpha = 2 * kLinkLatency, n_beta = kBytes / kBandwidth;
+  std::vector<std::vector<int>> buffers(2, std::vector<int>(2 * kBytes / sizeof(int)));
+  for (int& value : buffers[0]) value = 7;
+  std::vector<double> ends(2);
+  std::vector<int> polls(2);
+  double start = 0;
+  const auto poll = [&](Transport& transport, RequestId request) {
+    int& mine = polls[static_cast<std::size_t>(transport.rank())];
+    for (int i = 0; i < kMostPolls; ++i, ++mine) {
+      if (transport.test(request)) return true;
+    }
+    return false;
+  };
+  group->run([&](Transport& transport) {
+    start = group->now(transport);
+    auto bytes =
+        std::as_writable_bytes(std::span(buffers[static_cast<std::size_t>(transport.rank())]));
+    if (transport.rank() == 0) {
+      dynamic_cast<SimulatedCompute&>(transport).compute(kLate);
+      const RequestId first = transport.isend(bytes.first(kBytes), 1, 0);
+      const RequestId second = transport.isend(bytes.last(kBytes), 1, 0);
+      EXPECT_TRUE(poll(transport, second));
+      EXPECT_TRUE(poll(transport, first));
+    } else {
+      const RequestId first = transport.irecv(bytes.first(kBytes), 0, 0);
+      const RequestId second = transport.irecv(bytes.last(kBytes), 0, 0);
+      EXPECT_TRUE(poll(transport, second));
+      EXPECT_TRUE(poll(transport, first));
+    }
+    ends[static_cast<std::size_t>(transport.rank())] = group->now(transport);
+  });
+  EXPECT_EQ(buffers[1], buffers[0]);
+  // The second message's bytes follow the first's (latencies overlap);
+  // the polls see the end within one poll's kTestPollSeconds (0.1 us).
+  const double done = kLate + alpha + 2 * n_beta;
+  EXPECT_GE(ends[1] - start, done - 1e-12);
+  EXPECT_LT(ends[1] - start, done + 0.5e-6);
+  EXPECT_LT(polls[1], kMostPolls);
 }
 
 // Each receive ends with the send collbench matched it with, on its own

@@ -91,7 +91,8 @@ void add_sim_options(CLI::App& app, SimFlags& flags) {
       ->each([&flags](const std::string&) { flags.given.emplace_back("--reuse-buckets"); });
   app.add_option("--simgrid-arg", flags.simgrid_args,
                  "--transport sim: an argument for SimGrid itself, e.g. "
-                 "--simgrid-arg=--log=root.thresh:info (repeatable; its log is silent otherwise)")
+                 "--simgrid-arg=--log=root.thresh:info (repeatable; its log is silent otherwise). "
+                 "Tried first in a child process: one SimGrid dies on is refused")
       ->type_name("ARG")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->each([&flags](const std::string&) { flags.given.emplace_back("--simgrid-arg"); });

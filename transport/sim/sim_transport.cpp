@@ -26,10 +26,15 @@
 
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -49,8 +54,11 @@ namespace {
 
 namespace s4u = simgrid::s4u;
 
-// A test() that finds its request incomplete lets this much simulated time
-// pass: a rank that polls would otherwise keep the clock from advancing.
+// A test() that finds its request not done costs no simulated time, but a
+// rank that keeps polling keeps the instant from ending (the engine runs
+// every actor that can run before it moves the clock): so after this many
+// empty polls at one instant, a poll lets kTestPollSeconds pass.
+constexpr unsigned kEmptyPollsPerInstant = 32;
 constexpr double kTestPollSeconds = 1e-7;
 
 // SimGrid 3.32 has what a comm started for another actor needs, its
@@ -155,6 +163,9 @@ struct RankState {
   // actor is suspended is suspended with it, CommImpl.cpp:166-182.)
   s4u::SemaphorePtr matched = s4u::Semaphore::create(0);
   bool blocked = false;
+  // test()'s empty polls at the instant of the last one.
+  unsigned empty_polls = 0;
+  double last_empty_poll = -1;
   // The comm of a wait for a running one, in the vector that SimGrid's
   // wait_any takes (kept, so that a wait allocates no vector of its own).
   std::vector<s4u::ActivityPtr> waiting;
@@ -266,15 +277,23 @@ class SimWorld {
     if (error != 0) throw std::runtime_error(fmt::format("rank {}: {}", rank, errors_[error - 1]));
   }
 
+  // Never blocks (Endpoint::test): a request not matched yet, or matched
+  // but queued on its lane, is not done; a running comm is asked once; a
+  // done one is finished as a wait finishes it (no simulated time passes
+  // then either, but o for a receive).
   bool test(int rank, RequestId request) {
+    const std::vector<Operation>& operations = state(rank).operations;
+    // Its lane's running pair may have ended with nobody waiting for it:
+    // then the next pair starts here, as a wait would start it.
+    if (!operations[request].started && operations[request].matched) {
+      finish_lane_ahead(rank, request, true);
+    }
+    if (!operations[request].started) return empty_poll(rank);
     // Held here: test() is a simcall, during which this rank's operations
     // cannot move but the copy keeps the comm whatever happens.
     // (Null: reaped, so over.)
-    const s4u::CommPtr comm = state(rank).operations[request].comm;
-    if (comm && !comm->test()) {
-      s4u::this_actor::sleep_for(kTestPollSeconds);
-      return false;
-    }
+    const s4u::CommPtr comm = operations[request].comm;
+    if (comm && !comm->test()) return empty_poll(rank);
     wait_all(rank, std::span<const RequestId>(&request, 1));
     return true;
   }
@@ -298,6 +317,7 @@ class SimWorld {
       self.actor = nullptr;
       self.blocked = false;
       self.matched = s4u::Semaphore::create(0);
+      self.empty_polls = 0;
     }
     unmatched_.clear();
     lanes_.clear();
@@ -461,16 +481,23 @@ class SimWorld {
 
   // A wait for a pair queued on its lane finishes the lane's running pair
   // (this rank is one of its ends) instead of waiting for someone to:
-  // false if there is none to finish here.
-  bool finish_lane_ahead(int rank, RequestId id) {
+  // false if there is none to finish here, or (`only_if_over`, for a test)
+  // if it is still running.
+  bool finish_lane_ahead(int rank, RequestId id, bool only_if_over = false) {
     const Operation& op = operation(Handle{rank, id});
     const Lane* const found =
         lanes_.find(op.is_send ? lane_key(rank, op.peer) : lane_key(op.peer, rank));
     if (found == nullptr) return false;
     const Handle ahead = found->send.rank == rank ? found->send : found->recv;
+    if (only_if_over) {
+      // A simcall: `found` and `op` may dangle; `ahead`'s comm is this
+      // rank's, which only this rank takes away.
+      const s4u::CommPtr running = operation(ahead).comm;
+      if (!running || !running->test()) return false;
+    }
     const s4u::CommPtr comm = std::move(operation(ahead).comm);
     if (!comm) return false;
-    wait_for_comm(rank, comm, false);  // a simcall: `found` and `op` may dangle
+    wait_for_comm(rank, comm, only_if_over);  // a simcall: `found` and `op` may dangle
     lane_done(ahead);
     tell_partner(ahead);
     return true;
@@ -513,6 +540,25 @@ class SimWorld {
     if (!waiter.blocked) return;
     waiter.blocked = false;
     waiter.matched->release();
+  }
+
+  // test()'s answer for a request not done: false, after a yield, so that
+  // the actors that can run at this instant run (the one a receive waits
+  // for may be about to send); see kEmptyPollsPerInstant.
+  bool empty_poll(int rank) {
+    RankState& self = state(rank);
+    const double now = s4u::Engine::get_clock();
+    if (now != self.last_empty_poll) {
+      self.last_empty_poll = now;
+      self.empty_polls = 0;
+    }
+    if (++self.empty_polls < kEmptyPollsPerInstant) {
+      s4u::this_actor::yield();
+    } else {
+      self.empty_polls = 0;
+      s4u::this_actor::sleep_for(kTestPollSeconds);
+    }
+    return false;
   }
 
   // Ring's allgather waits for its p - 1 sends only at the phase's end. If
@@ -700,6 +746,185 @@ void check(const SimParams& params) {
   }
 }
 
+// SimGrid dies (SIGABRT or SIGSEGV, with its own message) instead of
+// throwing on values its option parser accepts: an unknown network/model,
+// contexts/factory or --log setting when the engine starts, a
+// network/bandwidth-factor of 0 at the first message, contexts/stack-size:0
+// or maxmin/precision:-1 once an actor runs; and a value of `help` prints
+// SimGrid's help and exits with status 0. So before the process's engine is
+// built, a forked child builds one with the same arguments, a star of two
+// nodes with the run's links and one message between them; if the child
+// does not get to the end, the run stops here, before any output file
+// exists, naming the argument. An exception is no death: the child reports
+// success, and the real engine throws it again with its own message.
+constexpr int kProbeSimulated = 100;
+constexpr int kProbeThrew = 101;
+constexpr int kProbeUndelivered = 102;
+// Far above a two-node simulation's milliseconds: only a probe that hangs
+// (surf/precision:-1) reaches it.
+constexpr unsigned kProbeSeconds = 10;
+
+// In the child: never returns.
+[[noreturn]] void run_probe(int output, const std::vector<std::string>& args,
+                            const SimParams& params) {
+  // Inherited handlers (the harness removes its --benchmark_out file on
+  // SIGABRT and SIGSEGV) are the parent's business.
+  for (int signal = 1; signal < NSIG; ++signal) {
+    if (signal != SIGKILL && signal != SIGSTOP) std::signal(signal, SIG_DFL);
+  }
+  dup2(output, STDOUT_FILENO);
+  dup2(output, STDERR_FILENO);
+  close(output);
+  alarm(kProbeSeconds);
+  int status = kProbeSimulated;
+  try {
+    std::vector<std::string> copies = args;
+    std::vector<char*> argv;
+    for (std::string& arg : copies) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    int argc = static_cast<int>(copies.size());
+    // Never destroyed: _exit follows.
+    auto* engine = new s4u::Engine(&argc, argv.data());
+    SimParams two = params;
+    two.ranks = 2;
+    two.ppn = 1;
+    two.platform = "star";
+    two.allow_unused_slots = false;
+    const sim::Platform platform = sim::build_platform(two);
+    engine->get_netzone_root()->get_network_model()->set_lat_factor_cb(SimWorld::latency_factor);
+    s4u::Mailbox* box = s4u::Mailbox::by_name("collbench-probe");
+    static int payload = 0;
+    static bool delivered = false;
+    s4u::Actor::create("probe-send", platform.slots[0], [box] { box->put(&payload, 1 << 20); });
+    s4u::Actor::create("probe-recv", platform.slots[1], [box] {
+      box->get<int>();
+      delivered = true;
+    });
+    // Where SimGrid finds a deadlock (maxmin/concurrency-limit:0), it says
+    // so and returns.
+    engine->run();
+    if (!delivered) status = kProbeUndelivered;
+  } catch (const std::exception&) {
+    status = kProbeThrew;
+  }
+  std::fflush(nullptr);
+  _exit(status);
+}
+
+// How a probe of `args` ended: "" when it simulated its message or threw,
+// else how it died and SimGrid's reason, on one line.
+std::string probe_death(const std::vector<std::string>& args, const SimParams& params) {
+  int pipe_ends[2];
+  if (pipe(pipe_ends) != 0) {
+    throw std::runtime_error(fmt::format("pipe(): {}", std::strerror(errno)));
+  }
+  // Or what the parent's buffers hold would be written twice.
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  if (child < 0) {
+    const int error = errno;
+    close(pipe_ends[0]);
+    close(pipe_ends[1]);
+    throw std::runtime_error(fmt::format("fork(): {}", std::strerror(error)));
+  }
+  if (child == 0) {
+    close(pipe_ends[0]);
+    run_probe(pipe_ends[1], args, params);
+  }
+  close(pipe_ends[1]);
+  std::string output;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t got = read(pipe_ends[0], buffer, sizeof buffer);
+    if (got == 0 || (got < 0 && errno != EINTR)) break;
+    // A --log that lets SimGrid talk may say a lot; its reason comes first.
+    if (got > 0 && output.size() < (1 << 16)) output.append(buffer, static_cast<std::size_t>(got));
+  }
+  close(pipe_ends[0]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR)
+      throw std::runtime_error(fmt::format("waitpid(): {}", std::strerror(errno)));
+  }
+  if (WIFEXITED(status) &&
+      (WEXITSTATUS(status) == kProbeSimulated || WEXITSTATUS(status) == kProbeThrew)) {
+    return {};
+  }
+  // SimGrid's reason is its CRITICAL line, without the time and source
+  // position before it; or else the first line it wrote.
+  std::string reason;
+  std::size_t start = 0;
+  while (start < output.size()) {
+    std::size_t end = output.find('\n', start);
+    if (end == std::string::npos) end = output.size();
+    std::string_view line(output.data() + start, end - start);
+    start = end + 1;
+    constexpr std::string_view kCritical = "/CRITICAL] ";
+    if (const std::size_t at = line.find(kCritical); at != std::string_view::npos) {
+      reason = line.substr(at + kCritical.size());
+      break;
+    }
+    if (reason.empty()) reason = line;
+  }
+  std::string how;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+    how = fmt::format("SimGrid did not deliver one message between two nodes within {} s",
+                      kProbeSeconds);
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == kProbeUndelivered) {
+    how = "SimGrid did not deliver one message between two nodes";
+  } else if (WIFSIGNALED(status)) {
+    // SimGrid's handler may say no more than the signal's name does.
+    if (const char* said = strsignal(WTERMSIG(status));
+        said != nullptr && (reason == said || reason == std::string(said) + ".")) {
+      reason.clear();
+    }
+    const char* name = sigabbrev_np(WTERMSIG(status));
+    how = fmt::format("SimGrid dies of SIG{}", name != nullptr ? name : "?");
+  } else {
+    how = fmt::format("SimGrid ends the process with status {} before simulating",
+                      WEXITSTATUS(status));
+  }
+  return reason.empty() ? how : fmt::format("{} (\"{}\")", how, reason);
+}
+
+// "--simgrid-arg=A --simgrid-arg=B", for a message.
+std::string named_simgrid_args(std::span<const std::string> args) {
+  std::string named;
+  for (const std::string& arg : args) {
+    named += fmt::format("{}--simgrid-arg={}", named.empty() ? "" : " ", arg);
+  }
+  return named;
+}
+
+// `ours` and then each of params.simgrid_args, as the engine will get them.
+void probe_simgrid_args(const std::vector<std::string>& ours, const SimParams& params) {
+  if (params.simgrid_args.empty()) return;
+  const auto with = [&ours](std::span<const std::string> theirs) {
+    std::vector<std::string> args = ours;
+    args.insert(args.end(), theirs.begin(), theirs.end());
+    return args;
+  };
+  const std::string together = probe_death(with(params.simgrid_args), params);
+  if (together.empty()) return;
+  // Which of them: those that kill the probe alone, else all together.
+  std::vector<std::string> culprits;
+  std::string why;
+  if (params.simgrid_args.size() > 1) {
+    for (const std::string& arg : params.simgrid_args) {
+      const std::string alone = probe_death(with(std::span(&arg, 1)), params);
+      if (alone.empty()) continue;
+      culprits.push_back(arg);
+      if (why.empty()) why = alone;
+    }
+  }
+  if (culprits.empty()) {
+    culprits = params.simgrid_args;
+    why = together;
+  }
+  throw std::invalid_argument(fmt::format("{}: {}; give a value SimGrid accepts or leave it out",
+                                          named_simgrid_args(culprits), why));
+}
+
 sim::Platform& load(const SimParams& params) {
   Process& self = process();
   const std::string key = sim::platform_key(params);
@@ -725,12 +950,21 @@ sim::Platform& load(const SimParams& params) {
   std::vector<std::string> args = {"collbench", "--log=root.thresh:critical",
                                    "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
                                    "--cfg=network/TCP-gamma:0"};
+  probe_simgrid_args(args, params);
   args.insert(args.end(), params.simgrid_args.begin(), params.simgrid_args.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
-  self.engine = std::make_unique<s4u::Engine>(&argc, argv.data());
+  try {
+    self.engine = std::make_unique<s4u::Engine>(&argc, argv.data());
+  } catch (const std::exception& refusal) {
+    // Ours it takes: only the caller's can be refused ("not a boolean"
+    // names neither the argument nor its key).
+    if (params.simgrid_args.empty()) throw;
+    throw std::invalid_argument(fmt::format(
+        "{}: SimGrid refuses it: {}", named_simgrid_args(params.simgrid_args), refusal.what()));
+  }
   self.platform = sim::build_platform(params);
   self.platform_key = key;
   try {
@@ -740,6 +974,11 @@ sim::Platform& load(const SimParams& params) {
     throw std::invalid_argument(
         "--simgrid-arg=--cfg=network/latency-factor: collbench sets the latency of each message "
         "itself (consecutive messages to one rank overlap their latency); leave it out");
+  } catch (const std::exception& refusal) {
+    // host/model:ptask_L07's network model has no latency factor at all.
+    if (params.simgrid_args.empty()) throw;
+    throw std::invalid_argument(fmt::format(
+        "{}: SimGrid refuses it: {}", named_simgrid_args(params.simgrid_args), refusal.what()));
   }
   return self.platform;
 }

@@ -19,7 +19,10 @@
 // another follow each other as on one connection: a pair matched while an
 // earlier one of the same two ranks runs starts when that one ends, with
 // only what is left of the route's latency since its match (the latencies
-// of consecutive messages overlap, their bytes queue).
+// of consecutive messages overlap, their bytes queue). test() never blocks:
+// a request not matched, queued on its lane or still running is not done,
+// and asking costs no simulated time unless a rank keeps polling at one
+// instant (sim_transport.cpp, kEmptyPollsPerInstant).
 //
 // Time charged, all of it simulated (real time spent never counts):
 //   - per message, LogGP's o on the sending actor before the send leaves and
@@ -142,7 +145,9 @@ int first_route_links(const SimParams& params);
 
 // Builds (the first time, with the platform) or reuses the process's
 // engine. Throws std::invalid_argument for bad parameters or a platform
-// other than the one already loaded, with one sentence saying what to fix.
+// other than the one already loaded, with one sentence saying what to fix;
+// the first time, simgrid_args that SimGrid dies on (it aborts rather than
+// throws on many values it parses) are found in a forked child first.
 std::unique_ptr<SimRankGroup> make_sim_rank_group(const SimParams& params);
 
 // The SimGrid mailbox on which rank `rank`'s incoming messages pair, one
