@@ -88,7 +88,7 @@ if(COLLBENCH_HAVE_SIMGRID)
   set_tests_properties(harness_sim PROPERTIES
     ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
     TIMEOUT 300 LABELS "unit;harness")
-  # The malloc they run on: jemalloc when CMake linked it (COLLBENCH_WITH_JEMALLOC).
+  # The malloc simulations run on: jemalloc when CMake found it (COLLBENCH_WITH_JEMALLOC).
   if(COLLBENCH_HAVE_JEMALLOC)
     set(sim_malloc jemalloc)
   else()
@@ -97,7 +97,9 @@ if(COLLBENCH_HAVE_SIMGRID)
   add_test(NAME sim_malloc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sim_malloc_test.sh
                                    $<TARGET_FILE:collbench_exe> $<TARGET_FILE:collbench-sim-speed>
                                    ${sim_malloc})
-  set_tests_properties(sim_malloc PROPERTIES TIMEOUT 60 LABELS "unit;harness")
+  set_tests_properties(sim_malloc PROPERTIES
+    ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
+    TIMEOUT 60 LABELS "unit;harness")
   # What its CSV says against the platform: the fit, size-only, ppn, calibration.
   add_test(NAME sim_harness_truth
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sim_harness_truth_test.sh

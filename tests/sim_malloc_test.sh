@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The malloc of the executables that run simulations (CMakeLists.txt,
-# COLLBENCH_WITH_JEMALLOC): with jemalloc linked in, collbench and
-# collbench-sim-speed name it in their run's context, and it is the malloc
-# that runs (jemalloc prints its statistics at exit when MALLOC_CONF asks,
-# whatever collbench says); without it, they name glibc.
+# The malloc of simulations (CMakeLists.txt, COLLBENCH_WITH_JEMALLOC): with
+# jemalloc found, collbench --transport sim (run again with it preloaded,
+# benchmarks/harness/simulation_malloc.h) and collbench-sim-speed (linked)
+# name it in their run's context, and it is the malloc that runs (jemalloc
+# prints its statistics at exit when MALLOC_CONF asks, whatever collbench
+# says); without it, they name glibc. A run on a real transport (inproc
+# here) keeps glibc's either way, and a preloaded library (the tests'
+# MPI_Init guard) stays preloaded.
 # Usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED   (jemalloc or glibc)
 set -euo pipefail
 collbench=${1:?usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED}
@@ -16,14 +19,29 @@ fail() { echo "sim_malloc: $*" >&2; exit 1; }
 MALLOC_CONF=stats_print:true "$collbench" --transport sim --ranks 2 --platform star \
   --link-latency 1us --link-bandwidth 1GBps --families allreduce --algorithms ring --sizes 8B \
   >"$work/collbench.out" 2>"$work/collbench.err" || fail "collbench failed: $(cat "$work/collbench.err")"
+MALLOC_CONF=stats_print:true "$collbench" --transport inproc --ranks 2 --families allreduce \
+  --algorithms ring --sizes 8B >"$work/inproc.out" 2>"$work/inproc.err" ||
+  fail "collbench --transport inproc failed: $(cat "$work/inproc.err")"
 MALLOC_CONF=stats_print:true "$sim_speed" --ranks=4 --iterations=1 \
   >"$work/sim_speed.out" 2>"$work/sim_speed.err" || fail "collbench-sim-speed failed: $(cat "$work/sim_speed.err")"
-for tool in collbench sim_speed; do
-  # The context is on stdout (collbench's display) or stderr (Google
-  # Benchmark's own); jemalloc's statistics on stderr.
-  said=$(cat "$work/$tool.out" "$work/$tool.err" | sed -n 's/^collbench_malloc: //p')
-  [[ $said == "$expected"* ]] || fail "$tool names its malloc '$said', expected $expected"
-  if grep -q "jemalloc statistics" "$work/$tool.err"; then ran=jemalloc; else ran=glibc; fi
-  [[ $ran == "$expected" ]] || fail "$tool ran on $ran's malloc, expected $expected"
-done
-echo "sim_malloc: collbench and collbench-sim-speed run on $expected ($said)"
+# The context is on stdout (collbench's display) or stderr (Google
+# Benchmark's own); jemalloc's statistics on stderr.
+check() { # run wanted
+  local said ran
+  said=$(cat "$work/$1.out" "$work/$1.err" | sed -n 's/^collbench_malloc: //p')
+  [[ $said == "$2"* ]] || fail "$1 names its malloc '$said', expected $2"
+  if grep -q "jemalloc statistics" "$work/$1.err"; then ran=jemalloc; else ran=glibc; fi
+  [[ $ran == "$2" ]] || fail "$1 ran on $ran's malloc, expected $2"
+}
+check collbench "$expected"
+check sim_speed "$expected"
+check inproc glibc
+# Beside a preload of the caller's own (the tests' MPI_Init guard) too.
+if [[ -n ${COLLBENCH_FORBID_MPI_INIT:-} ]]; then
+  LD_PRELOAD=$COLLBENCH_FORBID_MPI_INIT MALLOC_CONF=stats_print:true "$collbench" --transport sim \
+    --ranks 2 --platform star --link-latency 1us --link-bandwidth 1GBps --families allreduce \
+    --algorithms ring --sizes 8B >"$work/preloaded.out" 2>"$work/preloaded.err" ||
+    fail "collbench with a preload failed: $(cat "$work/preloaded.err")"
+  check preloaded "$expected"
+fi
+echo "sim_malloc: simulations run on $expected, collbench --transport inproc on glibc"

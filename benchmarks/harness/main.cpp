@@ -47,6 +47,7 @@
 #include "process_signals.h"
 #include "progress.h"
 #include "reporter.h"
+#include "simulation_malloc.h"
 #include "single_process.h"
 #include "train_family.h"
 #include "world.h"
@@ -540,6 +541,7 @@ int run_without_mpi(int argc, char** argv) {
 }  // namespace collbench::harness
 
 int main(int argc, char** argv) {
+  collbench::harness::rerun_simulation_on_jemalloc(argc, argv);
   collbench::harness::set_process_signals();
   collbench::use_mpi_library_collectives();
   if (!collbench::harness::needs_mpi(argc, argv)) {
