@@ -21,9 +21,10 @@
 #   --max-ranks-quadratic N
 #                          largest p of those that send O(p^2) messages (ring, pairwise,
 #                          hierarchical, and those of --max-ranks-all-at-once; default:
-#                          1024): at about 43k simulated messages per CPU second at
-#                          p = 1024 (fewer at larger p: README "Speed"), ring at
-#                          p = 4096 alone takes tens of minutes per case
+#                          1024): at about 150k simulated messages per CPU second at
+#                          p = 1024 and 73k at 4096 (on jemalloc, results/sim/README.md
+#                          "Speed of the simulation"), ring at p = 4096 alone takes
+#                          8-15 CPU-minutes per case
 #   --max-ranks-all-at-once N
 #                          largest p of the O(p^2) ones that post their p - 1 messages
 #                          at once (linear alltoall, the sharded parameter server;
