@@ -66,17 +66,23 @@ class Sweep:
         return {k[1:]: v for k, v in self.medians.items() if k[0] == collective}
 
 
+def fitted_algorithms(out, column, value):
+    """(collective, algorithm) of the rows of OUT/fit/models.csv whose `column`
+    is `value`, or None without that file."""
+    path = os.path.join(out, "fit", "models.csv")
+    if not os.path.exists(path):
+        return None
+    return {(r["family"], r["algorithm"])
+            for r in read_models(path, [column, "family", "algorithm"], "the report")
+            if r[column] == value}
+
+
 def modelled_algorithms(out):
     """(collective, algorithm) of every algorithm collbench-fit priced with its
     own cost terms (models.csv's bottom_up rows, family the collective, terms
     "own"; the MPI library's own algorithm has "lower_bound"), or None without
     fit/models.csv."""
-    path = os.path.join(out, "fit", "models.csv")
-    if not os.path.exists(path):
-        return None
-    return {(r["family"], r["algorithm"])
-            for r in read_models(path, ["family", "algorithm", "terms"], "the report")
-            if r["terms"] == "own"}
+    return fitted_algorithms(out, "terms", "own")
 
 
 def hockney_fits(out):

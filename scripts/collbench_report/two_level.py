@@ -11,8 +11,9 @@ Used by characterize's two-level; bad input is an InputError.
 import math
 import os
 
-from collbench_report.measurements import Sweep, number, predictions, print_checks
-from collbench_report.readers import InputError, read_models, read_optional_settings
+from collbench_report.measurements import (Sweep, fitted_algorithms, number, predictions,
+                                           print_checks)
+from collbench_report.readers import InputError, read_optional_settings
 from collbench_report.text import pipe_head, pipe_row, size_label, time_label
 
 
@@ -20,12 +21,7 @@ def two_level_modelled(out):
     """(collective, algorithm) of every algorithm collbench-fit priced over two
     levels (models.csv's bottom_up_two_level rows), or None without
     fit/models.csv."""
-    path = os.path.join(out, "fit", "models.csv")
-    if not os.path.exists(path):
-        return None
-    return {(r["family"], r["algorithm"])
-            for r in read_models(path, ["model", "family", "algorithm"], "the report")
-            if r["model"] == "bottom_up_two_level"}
+    return fitted_algorithms(out, "model", "bottom_up_two_level")
 
 
 def two_level(outs, speedup=1.3, tolerance=0.15, min_bytes=2**20):
