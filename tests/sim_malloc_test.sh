@@ -3,7 +3,8 @@
 # COLLBENCH_WITH_JEMALLOC): with jemalloc linked in, collbench and
 # collbench-sim-speed name it in their run's context, and it is the malloc
 # that runs (jemalloc prints its statistics at exit when MALLOC_CONF asks,
-# whatever collbench says); without it, they name glibc.
+# whatever collbench says); without it, they name glibc. Preloaded, tcmalloc
+# is named (when installed).
 # Usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED   (jemalloc or glibc)
 set -euo pipefail
 collbench=${1:?usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED}
@@ -26,4 +27,16 @@ for tool in collbench sim_speed; do
   if grep -q "jemalloc statistics" "$work/$tool.err"; then ran=jemalloc; else ran=glibc; fi
   [[ $ran == "$expected" ]] || fail "$tool ran on $ran's malloc, expected $expected"
 done
+# A malloc preloaded ahead of a linked jemalloc is the one that runs, and
+# the context names it (jemalloc's mallctl is still there to be found).
+tcmalloc=$(ldconfig -p 2>/dev/null | awk '/libtcmalloc_minimal\.so\.4 / {print $NF; exit}')
+if [[ -n $tcmalloc ]]; then
+  LD_PRELOAD=$tcmalloc "$collbench" --transport sim --ranks 2 --platform star --link-latency 1us \
+    --link-bandwidth 1GBps --families allreduce --algorithms ring --sizes 8B \
+    >"$work/preloaded.out" 2>"$work/preloaded.err" || fail "collbench under $tcmalloc failed"
+  preloaded=$(sed -n "s/^collbench_malloc: //p" "$work/preloaded.out" "$work/preloaded.err")
+  [[ $preloaded == libtcmalloc_minimal.so.4 ]] || fail "under LD_PRELOAD=$tcmalloc collbench names '$preloaded'"
+else
+  echo "sim_malloc: no libtcmalloc_minimal.so.4 to preload (libtcmalloc-minimal4): that case skipped"
+fi
 echo "sim_malloc: collbench and collbench-sim-speed run on $expected ($said)"
