@@ -100,6 +100,9 @@ if(COLLBENCH_HAVE_SIMGRID)
   set_tests_properties(sim_malloc PROPERTIES
     ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
     TIMEOUT 60 LABELS "unit;harness")
+  add_test(NAME cmake_tristate COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cmake_tristate_test.sh
+                                       ${CMAKE_COMMAND} ${PROJECT_SOURCE_DIR})
+  set_tests_properties(cmake_tristate PROPERTIES TIMEOUT 60 LABELS "unit")
   # What its CSV says against the platform: the fit, size-only, ppn, calibration.
   add_test(NAME sim_harness_truth
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sim_harness_truth_test.sh

@@ -22,6 +22,9 @@
 #   9. --simgrid-arg values SimGrid accepts (a log threshold, CM02's own
 #      model and bandwidth factor) get past the transport's probe of them
 #      and leave ring's times as they were.
+#  10. a standard stream the caller closed: the display does not land in the
+#      CSV (the first file opened, on the free descriptor), and with stdout
+#      and stderr closed a refused --simgrid-arg still ends with status 2.
 # Usage: harness_sim_test.sh COLLBENCH PYTHON
 set -euo pipefail
 collbench=${1:?usage: harness_sim_test.sh COLLBENCH PYTHON}
@@ -61,6 +64,14 @@ for shape in 6x6 4x6 3x5 3x2x2; do
     >"$work/stdout" 2>"$work/stderr" || { cat "$work/stderr" >&2; fail "collbench on torus:$shape failed"; }
 done
 
+LD_PRELOAD=$forbid "$collbench" --transport sim --ranks 2 --families p2p --sizes 8B \
+  --csv "$work/closed.csv" >&- 2>"$work/stderr" || { cat "$work/stderr" >&2; fail "collbench >&- failed"; }
+stray=$(awk -F, 'NR > 1 && $2 != "p2p"' "$work/closed.csv" | head -3)
+[[ -z $stray ]] || fail "with stdout closed, the CSV holds: $stray"
+status=0
+LD_PRELOAD=$forbid "$collbench" --transport sim --ranks 2 --families p2p --sizes 8B \
+  --csv "$work/refused.csv" --simgrid-arg=--log=bogus >&- 2>&- || status=$?
+[[ $status == 2 ]] || fail "a refused --simgrid-arg with stdout and stderr closed: status $status, expected 2"
 PYTHONPATH="$(dirname "$0")/../scripts" "$python" - "$work" "$algorithms" <<'PYTHON'
 import sys
 import collbench_csv
@@ -137,4 +148,4 @@ got = float(barrier[0]["median_us"]) * 1e-6
 if abs(got - 3 * alpha) > 0.01 * 3 * alpha:
     sys.exit(f"barrier/dissemination: {got * 1e6:.4f} us simulated, 3 alpha = {3 * alpha * 1e6:.4f} us")
 PYTHON
-echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree, the barrier lg p alpha, the torus form faster on a torus and checked on folded tori, valid --simgrid-arg values kept"
+echo "harness_sim: $(echo "$algorithms" | tr ',' ' ' | wc -w) algorithms checked at p=8, deterministic, ring on its formula, size-only equal, --segment reaches the tree, the barrier lg p alpha, the torus form faster on a torus and checked on folded tori, valid --simgrid-arg values kept, closed standard streams kept out of the CSV"

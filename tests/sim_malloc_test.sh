@@ -6,7 +6,8 @@
 # prints its statistics at exit when MALLOC_CONF asks, whatever collbench
 # says); without it, they name glibc. A run on a real transport (inproc
 # here) keeps glibc's either way, and a preloaded library (the tests'
-# MPI_Init guard) stays preloaded.
+# MPI_Init guard) stays preloaded. A malloc the caller preloads (tcmalloc,
+# when installed) is the one that runs, and is named.
 # Usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED   (jemalloc or glibc)
 set -euo pipefail
 collbench=${1:?usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED}
@@ -43,5 +44,17 @@ if [[ -n ${COLLBENCH_FORBID_MPI_INIT:-} ]]; then
     --algorithms ring --sizes 8B >"$work/preloaded.out" 2>"$work/preloaded.err" ||
     fail "collbench with a preload failed: $(cat "$work/preloaded.err")"
   check preloaded "$expected"
+fi
+# A malloc preloaded ahead of jemalloc is the one that runs, and the
+# context names it (jemalloc's mallctl is still there to be found).
+tcmalloc=$(ldconfig -p 2>/dev/null | awk '/libtcmalloc_minimal\.so\.4 / {print $NF; exit}')
+if [[ -n $tcmalloc ]]; then
+  LD_PRELOAD=$tcmalloc "$collbench" --transport sim --ranks 2 --platform star --link-latency 1us \
+    --link-bandwidth 1GBps --families allreduce --algorithms ring --sizes 8B \
+    >"$work/tcmalloc.out" 2>"$work/tcmalloc.err" || fail "collbench under $tcmalloc failed"
+  named=$(sed -n "s/^collbench_malloc: //p" "$work/tcmalloc.out" "$work/tcmalloc.err")
+  [[ $named == libtcmalloc_minimal.so.4 ]] || fail "under LD_PRELOAD=$tcmalloc collbench names '$named'"
+else
+  echo "sim_malloc: no libtcmalloc_minimal.so.4 to preload (libtcmalloc-minimal4): that case skipped"
 fi
 echo "sim_malloc: simulations run on $expected, collbench --transport inproc on glibc"

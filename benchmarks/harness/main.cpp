@@ -541,6 +541,7 @@ int run_without_mpi(int argc, char** argv) {
 }  // namespace collbench::harness
 
 int main(int argc, char** argv) {
+  collbench::harness::open_closed_standard_streams();
   collbench::harness::rerun_simulation_on_jemalloc(argc, argv);
   collbench::harness::set_process_signals();
   collbench::use_mpi_library_collectives();

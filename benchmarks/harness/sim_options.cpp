@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -137,8 +139,15 @@ double parsed(Parse parse, Beyond beyond, const char* flag, const std::string& v
 // SimGrid reads its own options only (anything else it ignores, and
 // --help or --version end the process with status 0 and no output), and
 // dies on a --cfg without its value: so an argument must be one of the two
-// whole forms the help names.
+// whole forms the help names. A control character (a newline) in it would
+// break the one-line message that names it, and no setting has one.
 void check_simgrid_arg(const std::string& arg) {
+  if (std::any_of(arg.begin(), arg.end(), [](unsigned char c) { return std::iscntrl(c); })) {
+    throw std::invalid_argument(fmt::format(
+        "--simgrid-arg {:?}: a control character in it; give SimGrid's --cfg=NAME:VALUE or "
+        "--log=SETTING on one line",
+        arg));
+  }
   const std::size_t colon = arg.find(':');
   const bool cfg = arg.starts_with("--cfg=") && colon != std::string::npos && colon > 6 &&
                    colon + 1 < arg.size();

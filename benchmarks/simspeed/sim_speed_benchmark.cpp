@@ -15,9 +15,12 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <memory>
 #include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
@@ -58,16 +61,13 @@ double cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+// Built in main, where a refusal (a --cfg SimGrid dies on, a bad --ranks)
+// can end the process with its message: thrown inside a benchmark it went
+// to std::terminate.
+std::unique_ptr<SimRankGroup> g_group;
+
 void BM_RingAllreduceSizeOnly(benchmark::State& state) {
-  SimParams params;
-  params.ranks = g_ranks;
-  params.platform = fat_tree(g_ranks);
-  params.link_latency = 0.5e-6;
-  params.link_bandwidth = 12.5e9;
-  params.gamma_rate = 10e9;
-  params.payload = false;
-  params.simgrid_args = g_simgrid_args;
-  auto group = make_sim_rank_group(params);
+  SimRankGroup* const group = g_group.get();
   const CollectiveInfo& allreduce = *find_collective("allreduce");
   const AlgorithmInfo& ring = *allreduce.find_algorithm("ring");
   const CollectiveSpec spec{DType::f32, ReduceOp::sum, (1 << 20) / 4, 0, {}};
@@ -131,7 +131,14 @@ int main(int argc, char** argv) {
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--ranks=", 8) == 0) {
-      collbench::g_ranks = std::atoi(argv[i] + 8);
+      const char* const value = argv[i] + 8;
+      const char* const end = value + std::strlen(value);
+      if (const auto [at, error] = std::from_chars(value, end, collbench::g_ranks);
+          error != std::errc{} || at != end || collbench::g_ranks < 1) {
+        std::fprintf(stderr, "collbench-sim-speed: --ranks %s: give a whole number of 1 or more\n",
+                     value);
+        return 2;
+      }
     } else if (std::strncmp(argv[i], "--iterations=", 13) == 0) {
       collbench::g_iterations = std::atoi(argv[i] + 13);
       if (collbench::g_iterations < 1) {
@@ -154,6 +161,22 @@ int main(int argc, char** argv) {
   }
   int rest_count = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_count, rest.data());
+  try {
+    collbench::SimParams params;
+    params.ranks = collbench::g_ranks;
+    params.platform = collbench::fat_tree(collbench::g_ranks);
+    params.link_latency = 0.5e-6;
+    params.link_bandwidth = 12.5e9;
+    params.gamma_rate = 10e9;
+    params.payload = false;
+    params.simgrid_args = collbench::g_simgrid_args;
+    collbench::g_group = collbench::make_sim_rank_group(params);
+  } catch (const std::exception& refusal) {
+    // Its first line: SimGrid lists every config key after "Bad config key: x".
+    const std::string why = refusal.what();
+    std::fprintf(stderr, "collbench-sim-speed: %s\n", why.substr(0, why.find('\n')).c_str());
+    return 2;
+  }
   // Its speed depends on it (CMakeLists.txt, COLLBENCH_WITH_JEMALLOC).
   benchmark::AddCustomContext("collbench_malloc", collbench::malloc_name());
   benchmark::RegisterBenchmark("BM_RingAllreduceSizeOnly", collbench::BM_RingAllreduceSizeOnly)
@@ -162,4 +185,5 @@ int main(int argc, char** argv) {
       ->UseRealTime();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  collbench::g_group.reset();
 }

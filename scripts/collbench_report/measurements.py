@@ -97,7 +97,9 @@ def predictions(out):
     path = os.path.join(out, "fit", "predictions.csv")
     if not os.path.exists(path):
         return []
-    return read_rows(path, (), "the report")
+    # What bottom_up_errors and two_level read of every row.
+    return read_rows(path, ["model", "family", "algorithm", "ranks", "bytes", "measured_us",
+                            "predicted_us", "rel_err"], "the report")
 
 
 def bottom_up_errors(out, min_bytes):

@@ -40,6 +40,7 @@
 #include <simgrid/simix.hpp>
 #include <string>
 #include <unordered_set>
+#include <xbt/config.hpp>
 
 #include "flat_map.h"
 #include "platform.h"
@@ -782,6 +783,14 @@ sim::Platform& load(const SimParams& params) {
     throw std::invalid_argument(fmt::format("{}: SimGrid refuses it: {}",
                                             sim::named_simgrid_args(params.simgrid_args),
                                             refusal.what()));
+  }
+  // SimWorld's state has no locks: its actors must run one at a time (any
+  // spelling of the setting, or several --cfg settings in one argument, ends here).
+  if (const int threads = simgrid::config::get_value<int>("contexts/nthreads"); threads != 1) {
+    throw std::invalid_argument(fmt::format(
+        "{}: contexts/nthreads is {}; the sim transport runs its actors in one thread (its "
+        "state has no locks), leave it out",
+        sim::named_simgrid_args(params.simgrid_args), threads));
   }
   self.platform = sim::build_platform(params);
   self.platform_key = key;
