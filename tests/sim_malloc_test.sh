@@ -47,7 +47,9 @@ if [[ -n ${COLLBENCH_FORBID_MPI_INIT:-} ]]; then
 fi
 # A malloc preloaded ahead of jemalloc is the one that runs, and the
 # context names it (jemalloc's mallctl is still there to be found).
-tcmalloc=$(ldconfig -p 2>/dev/null | awk '/libtcmalloc_minimal\.so\.4 / {print $NF; exit}')
+# awk reads to the end: leaving early would kill ldconfig with SIGPIPE
+# now and then, and pipefail would end this script without a word.
+tcmalloc=$(ldconfig -p 2>/dev/null | awk '/libtcmalloc_minimal\.so\.4 / && !found {print $NF; found = 1}')
 if [[ -n $tcmalloc ]]; then
   LD_PRELOAD=$tcmalloc "$collbench" --transport sim --ranks 2 --platform star --link-latency 1us \
     --link-bandwidth 1GBps --families allreduce --algorithms ring --sizes 8B \
