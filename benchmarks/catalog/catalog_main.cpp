@@ -16,6 +16,7 @@
 #include "collbench/catalog/catalog.h"
 #include "collbench/catalog/sizes.h"
 #include "collbench/catalog/workload.h"
+#include "standard_output.h"
 
 namespace {
 
@@ -300,6 +301,7 @@ void show_workload(const std::string& spec, std::size_t element_bytes, bool dist
 }  // namespace
 
 int main(int argc, char** argv) {
+  collbench::cli::fail_on_unwritten_standard_output("collbench-catalog");
   CLI::App app{
       "collbench-catalog: DNN models written as their architectures, with their gradient "
       "tensors, sizes and FLOPs."};

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "cli_checks.h"
+#include "standard_output.h"
 
 namespace {
 
@@ -156,6 +157,7 @@ double handoff_ns(int a, int b, int round_trips) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  collbench::cli::fail_on_unwritten_standard_output("collbench-core-latency");
   Options options;
   CLI::App app(
       "collbench-core-latency: one-way latency of handing a modified cache line from one core "

@@ -49,6 +49,7 @@
 #include "reporter.h"
 #include "simulation_malloc.h"
 #include "single_process.h"
+#include "standard_output.h"
 #include "train_family.h"
 #include "world.h"
 #ifdef COLLBENCH_HAVE_OFI
@@ -541,6 +542,7 @@ int run_without_mpi(int argc, char** argv) {
 }  // namespace collbench::harness
 
 int main(int argc, char** argv) {
+  collbench::cli::fail_on_unwritten_standard_output("collbench");
   collbench::harness::open_closed_standard_streams();
   collbench::harness::rerun_simulation_on_jemalloc(argc, argv);
   collbench::harness::set_process_signals();

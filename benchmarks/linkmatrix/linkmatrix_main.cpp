@@ -43,6 +43,7 @@
 #include "metadata.h"
 #include "options.h"
 #include "process_signals.h"
+#include "standard_output.h"
 
 namespace collbench::linkmatrix {
 namespace {
@@ -714,6 +715,7 @@ int run(int argc, char** argv) {
 }  // namespace collbench::linkmatrix
 
 int main(int argc, char** argv) {
+  collbench::cli::fail_on_unwritten_standard_output("collbench-linkmatrix");
   collbench::harness::set_process_signals();
   MPI_Init(&argc, &argv);
   int status = 0;

@@ -25,6 +25,7 @@
 #include "collbench/models/tuning.h"
 #include "plot_runner.h"
 #include "replace_on_commit.h"
+#include "standard_output.h"
 
 namespace {
 
@@ -130,6 +131,7 @@ void require_distinct_inputs(const std::vector<std::string>& inputs) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  collbench::cli::fail_on_unwritten_standard_output("collbench-fit");
   CLI::App app{
       "Fits α-β-γ cost models to collbench CSVs (any number, any mix of runs).\n"
       "Rows of one configuration are combined by the median of their samples: each launch's "

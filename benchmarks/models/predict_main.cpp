@@ -24,6 +24,7 @@
 #include "collbench/models/predict.h"
 #include "plot_runner.h"
 #include "replace_on_commit.h"
+#include "standard_output.h"
 
 namespace {
 
@@ -519,6 +520,7 @@ void predict_and_report(const Options& options, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  collbench::cli::fail_on_unwritten_standard_output("collbench-predict");
   CLI::App app{
       "Predicts speedup and efficiency of synchronous data-parallel SGD on p nodes per "
       "allreduce algorithm: T_iter(p) = T_compute(B/p) + T_exchange(p, |W|) (minus what "

@@ -28,6 +28,7 @@
 #include "collbench/collectives/collective.h"
 #include "collbench/core/malloc_name.h"
 #include "collbench/transport/sim_transport.h"
+#include "standard_output.h"
 
 namespace collbench {
 namespace {
@@ -128,6 +129,7 @@ void BM_RingAllreduceSizeOnly(benchmark::State& state) {
 }  // namespace collbench
 
 int main(int argc, char** argv) {
+  collbench::cli::fail_on_unwritten_standard_output("collbench-sim-speed");
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--ranks=", 8) == 0) {
