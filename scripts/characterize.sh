@@ -99,6 +99,7 @@
 #   --title TEXT          title of the report
 #   --force               write into an existing non-empty OUT
 #   -h, --help            this text
+# Every option once (but --sim-workload); one of --netsim, --hostfile, --slurm.
 # Exit status: 0 done, 1 a step failed, 2 bad arguments (every argument is checked,
 # by the tool it is for where it is a tool's, before anything is measured or created).
 set -euo pipefail
@@ -126,14 +127,23 @@ max_nodes=64 steps="matrix,sweep,fit,sim,report" mpirun_args="" title="" force=0
 launcher=auto srun_args="" sim_nodes="" sim_sizes="32KiB,512KiB" steps_given=0
 sim_workloads="" sim_flops="" sim_compute_from="" sim_workload_items=() sim_global_batch=""
 
-need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
+# need_value OPTION ARGS...: OPTION's value is there, not empty, and the
+# first one given (of a repeated option one value would be dropped); only
+# --sim-workload adds up.
+declare -A given=()
+need_value() {
+  [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
+  [[ $1 == --sim-workload || -z ${given["$1"]+set} ]] ||
+    die "$1 given twice ('${given["$1"]}' and '$2'); give it once"
+  given["$1"]=$2
+}
 while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help) usage; exit 0 ;;
     --out) need_value "$@"; out=$2; shift 2 ;;
     --netsim) need_value "$@"; mode=netsim; netsim_id=$2; shift 2 ;;
     --hostfile) need_value "$@"; mode=hostfile; hostfile=$2; shift 2 ;;
-    --slurm) mode=slurm; shift ;;
+    --slurm) mode=slurm; given[--slurm]=set; shift ;;
     --build) need_value "$@"; build=$2; shift 2 ;;
     --ppn) need_value "$@"; ppn=$2; shift 2 ;;
     --map-by) need_value "$@"; map_by=$2; shift 2 ;;
@@ -175,6 +185,9 @@ done
 
 # ---------------------------------------------------------------- validation
 [[ -n $out ]] || die "--out DIR is required (see --help)"
+where=()
+for option in --netsim --hostfile --slurm; do [[ -z ${given[$option]+set} ]] || where+=("$option"); done
+((${#where[@]} <= 1)) || die "${where[0]} and ${where[1]} each say where the hosts are; give one"
 # Not 08 (bash's arithmetic reads a leading 0 as octal) nor beyond 9 digits
 # (it wraps past 2^63: 18446744073709551618 is 2).
 is_uint() { [[ $1 =~ ^(0|[1-9][0-9]{0,8})$ ]]; }
