@@ -29,10 +29,6 @@ std::unique_ptr<RankGroup> make_inproc_group(const Options& options) {
 }
 
 #ifdef COLLBENCH_HAVE_SIMGRID
-// Actors are coroutines of one thread: a simulated rank costs a stack and
-// its buffers, not a core.
-constexpr int kMaxSimulatedRanks = 1 << 20;
-
 std::unique_ptr<RankGroup> make_sim_group(const Options& options) {
   std::string note;
   auto group = make_sim_rank_group(sim_params(options.sim, options.ranks, options.dtype, note));
@@ -47,7 +43,7 @@ std::unique_ptr<RankGroup> make_sim_group(const Options& options) {
 constexpr SingleProcessTransport kTransports[] = {
     {"inproc", kMaxInProcessRanks, "", make_inproc_group},
 #ifdef COLLBENCH_HAVE_SIMGRID
-    {"sim", kMaxSimulatedRanks,
+    {"sim", kMaxSimRanks,
      "a simulated case is deterministic: it runs once, and its time is the simulated time of "
      "that call",
      make_sim_group, true},

@@ -1,28 +1,25 @@
-// How fast the sim transport simulates: ring allreduce of 1 MiB in
-// size-only mode on a full-bisection fat-tree of p nodes (p = 1024 by
-// default; --ranks=4096 for the larger one: one platform per process).
-// Reported: wall seconds per collective (real time), the simulated time,
-// simulated messages per wall second and per CPU second (this process's
-// user + system time: on a shared machine the wall time is mostly waiting
-// for a core), and the process's peak RSS.
-//   collbench-sim-speed [--ranks=N] [--iterations=N] [--progress-us=T]
-//                       [--cfg=SimGrid option...] [Google Benchmark flags]
-// (--iterations: collectives timed, default 2; 1 at p = 4096 halves the run.
-// --progress-us: a line on stderr every T simulated microseconds with the
-// messages and CPU seconds so far, so that a run stopped by a time limit
-// still tells its rate.)
+// collbench-sim-speed: how fast the sim transport simulates (ring allreduce
+// of 1 MiB in size-only mode on a full-bisection fat-tree of p nodes). The
+// wall time is mostly waiting for a core on a shared machine, so the rate
+// per CPU second (user + system) is reported beside it. Its flags and what
+// it reports: kUsage below (--help).
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <simgrid/s4u.hpp>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collbench/collectives/collective.h"
@@ -125,44 +122,99 @@ void BM_RingAllreduceSizeOnly(benchmark::State& state) {
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
 
+constexpr const char* kUsage =
+    "collbench-sim-speed: how fast the sim transport simulates. Ring allreduce of 1 MiB in\n"
+    "size-only mode on a full-bisection fat-tree of N nodes, one rank each; reports wall and\n"
+    "CPU seconds per collective, the simulated time, simulated messages per wall and per CPU\n"
+    "second, and the peak RSS.\n"
+    "  --ranks=N         ranks (nodes) simulated, 1 to 1048576 (default: 1024)\n"
+    "  --iterations=N    collectives timed, 1 to 1000000 (default: 2; 1 at N = 4096 halves\n"
+    "                    the run)\n"
+    "  --progress-us=T   a line on stderr every T simulated microseconds with the messages and\n"
+    "                    CPU seconds so far, so that a run stopped early still tells its rate\n"
+    "  --cfg=KEY:VALUE, --log=...  SimGrid's own options, passed to it\n"
+    "  -h, --help        this text, then Google Benchmark's flags, which are accepted too\n";
+
+struct AskedForHelp {};
+
+// The text after `prefix` when `argument` starts with it.
+std::optional<std::string_view> value_of(std::string_view argument, std::string_view prefix) {
+  if (!argument.starts_with(prefix)) return std::nullopt;
+  return argument.substr(prefix.size());
+}
+
+int whole_number(std::string_view option, std::string_view text, int lowest, int highest) {
+  int value = 0;
+  const auto [at, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || at != text.data() + text.size() || value < lowest ||
+      value > highest) {
+    throw std::invalid_argument(
+        fmt::format("{} {}: give a whole number from {} to {}", option, text, lowest, highest));
+  }
+  return value;
+}
+
+double positive_number(std::string_view option, std::string_view text) {
+  double value = 0;
+  const auto [at, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || at != text.data() + text.size() || !(value > 0) ||
+      !std::isfinite(value)) {
+    throw std::invalid_argument(fmt::format("{} {}: give a positive time", option, text));
+  }
+  return value;
+}
+
+// Takes this program's own flags out of argv into the globals; returns the
+// rest (argv[0] first) for Google Benchmark.
+std::vector<char*> take_own_arguments(int argc, char** argv) {
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view argument = argv[i];
+    if (i > 0 && (argument == "--help" || argument == "-h")) throw AskedForHelp{};
+    if (const auto ranks = value_of(argument, "--ranks=")) {
+      g_ranks = whole_number("--ranks", *ranks, 1, kMaxSimRanks);
+    } else if (const auto iterations = value_of(argument, "--iterations=")) {
+      g_iterations = whole_number("--iterations", *iterations, 1, 1'000'000);
+    } else if (const auto microseconds = value_of(argument, "--progress-us=")) {
+      g_progress_seconds = positive_number("--progress-us", *microseconds) * 1e-6;
+    } else if (argument.starts_with("--cfg=") || argument.starts_with("--log=")) {
+      g_simgrid_args.emplace_back(argument);
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  return rest;
+}
+
 }  // namespace
 }  // namespace collbench
 
 int main(int argc, char** argv) {
   collbench::cli::fail_on_unwritten_standard_output("collbench-sim-speed");
   std::vector<char*> rest;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--ranks=", 8) == 0) {
-      const char* const value = argv[i] + 8;
-      const char* const end = value + std::strlen(value);
-      if (const auto [at, error] = std::from_chars(value, end, collbench::g_ranks);
-          error != std::errc{} || at != end || collbench::g_ranks < 1) {
-        std::fprintf(stderr, "collbench-sim-speed: --ranks %s: give a whole number of 1 or more\n",
-                     value);
-        return 2;
-      }
-    } else if (std::strncmp(argv[i], "--iterations=", 13) == 0) {
-      collbench::g_iterations = std::atoi(argv[i] + 13);
-      if (collbench::g_iterations < 1) {
-        std::fprintf(stderr, "collbench-sim-speed: --iterations %s: give 1 or more\n",
-                     argv[i] + 13);
-        return 2;
-      }
-    } else if (std::strncmp(argv[i], "--progress-us=", 14) == 0) {
-      collbench::g_progress_seconds = std::atof(argv[i] + 14) * 1e-6;
-      if (!(collbench::g_progress_seconds > 0)) {
-        std::fprintf(stderr, "collbench-sim-speed: --progress-us %s: give a positive time\n",
-                     argv[i] + 14);
-        return 2;
-      }
-    } else if (std::strncmp(argv[i], "--cfg=", 6) == 0 || std::strncmp(argv[i], "--log=", 6) == 0) {
-      collbench::g_simgrid_args.emplace_back(argv[i]);
-    } else {
-      rest.push_back(argv[i]);
-    }
+  try {
+    rest = collbench::take_own_arguments(argc, argv);
+  } catch (const collbench::AskedForHelp&) {
+    std::fputs(collbench::kUsage, stdout);
+    std::fflush(stdout);
+    benchmark::PrintDefaultHelp();
+    return 0;
+  } catch (const std::invalid_argument& refusal) {
+    std::fprintf(stderr, "collbench-sim-speed: %s\n", refusal.what());
+    return 2;
   }
   int rest_count = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_count, rest.data());
+  // Anything Google Benchmark did not take either was a typo, or our flag
+  // without its '=' (--ranks 4): running the default p instead would hide it.
+  if (rest_count > 1) {
+    std::fprintf(stderr,
+                 "collbench-sim-speed: unknown argument '%s'; accepted: --ranks=N, "
+                 "--iterations=N, --progress-us=T, --cfg=..., --log=... and Google Benchmark's "
+                 "--benchmark_* flags (see --help)\n",
+                 rest[1]);
+    return 2;
+  }
   try {
     collbench::SimParams params;
     params.ranks = collbench::g_ranks;

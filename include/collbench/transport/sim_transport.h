@@ -70,6 +70,10 @@ double parse_rate_or_zero(std::string_view text);
 // P, E), e.g. 10T or 2.5e12; must be positive.
 double parse_flops(std::string_view text);
 
+// The most ranks one simulation takes. Actors are coroutines of one thread:
+// a simulated rank costs a stack and its buffers, not a core.
+constexpr int kMaxSimRanks = 1 << 20;
+
 struct SimParams {
   int ranks = 1;
   // "star" or "star:N" (N nodes on one switch; "star" has ranks / ppn),
