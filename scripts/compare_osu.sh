@@ -46,6 +46,7 @@
 #   --warmup W      untimed calls before timing, both tools (default 50)
 #   --collectives LIST  comma-separated OSU names: allreduce, allgather, bcast,
 #                   reduce, alltoall (default allreduce)
+#   Every option once: a second value is refused, not silently preferred.
 # Environment: BUILD_DIR  collbench's build folder (default: the
 # repository's build/; relative paths are relative to the current folder).
 # Relative DIRs are relative to the current folder.
@@ -65,7 +66,9 @@ fail() {
   echo "compare_osu.sh: $*" >&2
   exit 3
 }
-need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see scripts/compare_osu.sh --help)"; }
+bad() { die "$@"; } # lib_options.sh's name for it
+# shellcheck source=SCRIPTDIR/lib_options.sh
+source "$repository/scripts/lib_options.sh"
 from_caller() { if [[ $1 == /* ]]; then printf '%s' "$1"; else printf '%s/%s' "$caller" "$1"; fi; }
 # inside_repository PATH: whether PATH (made absolute, maybe not yet there)
 # lies in this repository.
@@ -77,31 +80,18 @@ inside_repository() {
 }
 
 build_dir="" out="" reps=3 min_time=0.2 warmup=50 collectives=allreduce positional=()
-while [[ $# -gt 0 ]]; do
-  case $1 in
-    -h | --help)
-      usage
-      exit 0
-      ;;
-    --build | --out | --reps | --min-time | --warmup | --collectives)
-      need_value "$@"
-      case $1 in
-        --build) build_dir=$(from_caller "$2") ;;
-        --out) out=$(from_caller "$2") ;;
-        --reps) reps=$2 ;;
-        --min-time) min_time=$2 ;;
-        --warmup) warmup=$2 ;;
-        --collectives) collectives=$2 ;;
-      esac
-      shift 2
-      ;;
-    -*) die "unknown option '$1' (see scripts/compare_osu.sh --help)" ;;
-    *)
-      positional+=("$1")
-      shift
-      ;;
+# shellcheck disable=SC2034  # read by parse_options
+declare -A option_variables=([--build]=build_dir [--out]=out [--reps]=reps [--min-time]=min_time
+  [--warmup]=warmup [--collectives]=collectives)
+parse_options option_variables "$@"
+for argument in "${arguments[@]}"; do
+  case $argument in
+    -*) die "unknown option '$argument' (see scripts/compare_osu.sh --help)" ;;
+    *) positional+=("$argument") ;;
   esac
 done
+[[ -z $build_dir ]] || build_dir=$(from_caller "$build_dir")
+[[ -z $out ]] || out=$(from_caller "$out")
 
 ((${#positional[@]} >= 1)) || die "no OSU_SOURCE_DIR given; usage: compare_osu.sh [options] OSU_SOURCE_DIR [NP]"
 ((${#positional[@]} <= 2)) || die "too many arguments: '${positional[2]}'; usage: compare_osu.sh [options] OSU_SOURCE_DIR [NP]"

@@ -36,7 +36,8 @@
 #   netsim.sh agent ...     (internal) the plm_rsh_agent mpirun calls.
 #
 # ID defaults to $NETSIM_ID, else to the only cluster there is. Needs root (exit 2
-# otherwise). Bad arguments exit 2 with what is accepted.
+# otherwise). Bad arguments exit 2 with what is accepted. Every option once (a second
+# value is refused, not silently preferred), but --slow: once per host.
 #
 # What tbf counts: the length of each frame as the kernel queues it, i.e. the L2 frame
 # without preamble, start delimiter, FCS and inter-frame gap (a TSO/GSO super-packet
@@ -62,8 +63,15 @@ fail() {
   exit 1
 }
 usage() { sed -n '2,/^set -euo/p' "$script_path" | sed '$d' | sed 's/^# \{0,1\}//'; }
-# need_value "$@" MESSAGE: the option in $1 must have a non-empty value in $2.
-need_value() { (($# >= 3)) && [[ -n $2 ]] || die "${!#}"; }
+# need_value "$@" MESSAGE: the option in $1 must have a non-empty value in $2,
+# its first (of a repeated option one value would be dropped): the caller's
+# local array `options_given` holds the values seen. Only --slow adds up.
+need_value() {
+  (($# >= 3)) && [[ -n $2 ]] || die "${!#}"
+  [[ $1 == --slow || -z ${options_given["$1"]+set} ]] ||
+    die "$1 given twice ('${options_given["$1"]}' and '$2'); give it once"
+  options_given["$1"]=$2
+}
 
 need_root() {
   if [[ $(id -u) -ne 0 ]]; then
@@ -266,6 +274,7 @@ cmd_up() {
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 2 && n <= 64)) || die "up: N must be a number of hosts, 2..64 (got '$n')"
   local rate=200mbit subnet=10.251.0 id="" burst="" queue_ms=20 owner=""
   local slow=()
+  local -A options_given=()
   while [[ $# -gt 0 ]]; do
     case $1 in
       --rate) need_value "$@" "--rate needs a value"; rate=$2; shift 2 ;;
@@ -295,7 +304,7 @@ cmd_up() {
 
   local rates=() i
   for ((i = 0; i < n; i++)); do rates+=("$rate"); done
-  local spec host hrate
+  local spec host hrate slowed=()
   for spec in "${slow[@]}"; do
     [[ $spec == *:* ]] || die "up: bad --slow '$spec'; HOST:RATE, e.g. h3:50mbit"
     host=${spec%%:*} hrate=${spec#*:}
@@ -303,6 +312,8 @@ cmd_up() {
     i=$((10#${BASH_REMATCH[1]}))
     ((i < n)) || die "up: host '$host' in --slow does not exist; h0..h$((n - 1))"
     [[ -n $(rate_bps "$hrate") ]] || die "up: bad rate '$hrate' in --slow; a tc rate such as 50mbit"
+    [[ -z ${slowed[i]:-} ]] || die "up: h$i given twice in --slow ('${slowed[i]}' and '$spec'); give each host once"
+    slowed[i]=$spec
     rates[i]=$hrate
   done
 
@@ -463,6 +474,7 @@ readonly TCP_BTL_EAGER=1048576
 cmd_mpirun() {
   need_root
   local id="" ppn=1
+  local -A options_given=()
   while [[ $# -gt 0 ]]; do
     case $1 in
       --id) need_value "$@" "--id needs a value"; id=$2; shift 2 ;;

@@ -81,6 +81,7 @@
 #                    measurement: NP 2 only, two parts (8B,1KiB and
 #                    4MiB,8MiB), the rest as without it; with --reps 1
 #                    --min-time 0.01 a few minutes
+#   Every option once: a second value is refused, not silently preferred.
 # Environment:
 #   BUILD_DIR   build folder (default build/ of the repository; a relative one
 #               is from the current folder; configured Release when missing)
@@ -105,7 +106,9 @@ die() {
   echo "perf.sh: $*" >&2
   exit 2
 }
-need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see scripts/perf.sh --help)"; }
+bad() { die "$@"; } # lib_options.sh's name for it
+# shellcheck source=SCRIPTDIR/lib_options.sh
+source "$PWD/scripts/lib_options.sh"
 
 out=""
 reps=5
@@ -113,45 +116,14 @@ min_time=0.05
 far_ns=100
 attempts=5
 quick=0
-while [[ $# -gt 0 ]]; do
-  case $1 in
-    -h | --help)
-      usage
-      exit 0
-      ;;
-    --out)
-      need_value "$@"
-      out=$2
-      shift 2
-      ;;
-    --reps)
-      need_value "$@"
-      reps=$2
-      shift 2
-      ;;
-    --min-time)
-      need_value "$@"
-      min_time=$2
-      shift 2
-      ;;
-    --far-ns)
-      need_value "$@"
-      far_ns=$2
-      shift 2
-      ;;
-    --attempts)
-      need_value "$@"
-      attempts=$2
-      shift 2
-      ;;
-    --quick)
-      quick=1
-      shift
-      ;;
-    *)
-      echo "perf.sh: unknown argument '$1' (see scripts/perf.sh --help)" >&2
-      exit 2
-      ;;
+# shellcheck disable=SC2034  # read by parse_options
+declare -A option_variables=([--out]=out [--reps]=reps [--min-time]=min_time [--far-ns]=far_ns
+  [--attempts]=attempts)
+parse_options option_variables "$@"
+for argument in "${arguments[@]}"; do
+  case $argument in
+    --quick) quick=1 ;;
+    *) die "unknown argument '$argument' (see scripts/perf.sh --help)" ;;
   esac
 done
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "--reps '$reps' is not a positive number"

@@ -8,7 +8,8 @@
 # no large models and no libfabric sweeps, at most 5 minutes after the build
 # on a quiet 2-core machine. --full is the whole sweep below (about 13
 # minutes there). --quick, the old name of the first run, is still taken and
-# does the same as no flag.
+# does the same as no flag; with --full it is refused (the two contradict each
+# other), as is --launches given twice.
 #
 # While it runs, a new line at least every 30 s on stderr and in
 # RUN/run.log: which pass and benchmark runs, how many are left, the time
@@ -167,12 +168,15 @@ while [[ $# -gt 0 ]]; do
       usage
       exit 0
       ;;
-    --quick)
+    --quick | --full)
+      # The two contradict each other: of both, the last one would win.
+      if [[ -n ${size_flag:-} && $size_flag != "$1" ]]; then
+        echo "run.sh: $size_flag and $1 contradict each other; give one" >&2
+        exit 2
+      fi
+      size_flag=$1
       quick=1
-      shift
-      ;;
-    --full)
-      quick=0
+      [[ $1 == --quick ]] || quick=0
       shift
       ;;
     --progress)

@@ -47,6 +47,7 @@
 #   --quick                a grid small enough for a test: p 2..8, two sizes or one, star and
 #                          the smallest tori; the same files
 #   -h, --help             this text
+# Every option once: a second value is refused, not silently preferred.
 #
 # Writes DIR/scale.csv, tree_ring.csv, tree_segments.csv, swing.csv (collbench's CSV, results/README.md),
 # selections.csv (collbench-fit's), and through scripts/sim_study.py the PNGs and,
@@ -64,7 +65,9 @@ die() {
   exit 2
 }
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
-need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
+bad() { die "$@"; } # lib_options.sh's name for it
+# shellcheck source=SCRIPTDIR/lib_options.sh
+source "$script_dir/lib_options.sh"
 power_of_two() { [[ $1 =~ ^[1-9][0-9]{0,8}$ ]] && (($1 >= 2 && ($1 & ($1 - 1)) == 0)); }
 
 out=""
@@ -77,20 +80,16 @@ tree_segments=65536,131072
 calibration="$repository/results/netsim/uniform/fit/models.csv"
 build="$repository/build"
 quick=0
-while [[ $# -gt 0 ]]; do
-  case $1 in
-    -h | --help) usage; exit 0 ;;
-    --out) need_value "$@"; out=$2; shift 2 ;;
-    --studies) need_value "$@"; studies=$2; shift 2 ;;
-    --max-ranks) need_value "$@"; max_ranks=$2; shift 2 ;;
-    --max-ranks-quadratic) need_value "$@"; max_quadratic=$2; shift 2 ;;
-    --max-ranks-all-at-once) need_value "$@"; max_all_at_once=$2; shift 2 ;;
-    --max-total-bytes) need_value "$@"; max_total=$2; shift 2 ;;
-    --tree-segments) need_value "$@"; tree_segments=$2; shift 2 ;;
-    --calibration) need_value "$@"; calibration=$2; shift 2 ;;
-    --build) need_value "$@"; build=$2; shift 2 ;;
-    --quick) quick=1; shift ;;
-    *) die "unknown argument '$1' (see --help)" ;;
+# shellcheck disable=SC2034  # read by parse_options
+declare -A option_variables=([--out]=out [--studies]=studies [--max-ranks]=max_ranks
+  [--max-ranks-quadratic]=max_quadratic [--max-ranks-all-at-once]=max_all_at_once
+  [--max-total-bytes]=max_total [--tree-segments]=tree_segments [--calibration]=calibration
+  [--build]=build)
+parse_options option_variables "$@"
+for argument in "${arguments[@]}"; do
+  case $argument in
+    --quick) quick=1 ;;
+    *) die "unknown argument '$argument' (see --help)" ;;
   esac
 done
 [[ -n $out ]] || die "--out DIR is required (see --help)"

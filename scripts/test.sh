@@ -38,7 +38,8 @@
 #   JOBS              parallel build jobs (default: nproc)
 # Extra arguments go to the ctest of every group but sanitize (common ctest
 # options only, checked first: -R, -E, -L, -LE, -j, --repeat,
-# --output-on-failure, ...), e.g.
+# --output-on-failure, ...; each once, but -L and -LE, which add up: the
+# tests that match every -L and no -LE), e.g.
 #   scripts/test.sh -R harness
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -92,7 +93,30 @@ expects_value=" -R -E -L -LE -j -I --repeat --timeout --tests-regex --exclude-re
   --label-exclude --parallel "
 known_flag=" -N -V -VV -Q --output-on-failure --stop-on-failure --rerun-failed --show-only
   --no-tests=error --schedule-random --progress "
-# ctest keeps only its last -LE, so the user's are joined to each group's.
+# ctest leaves out only a test that matches every -LE given (3.25), so the
+# user's are joined to each group's by |: any one of them leaves a test out.
+# Of two -R, -E, -I or --timeout (under either spelling) ctest keeps the
+# last without a word, two -j are one level, and two --repeat it refuses only
+# after the build: each is refused here, first. -L adds up (ctest runs what
+# matches every -L).
+declare -A first_value=() first_spelling=()
+once() { # once OPTION VALUE
+  local name
+  case $1 in
+    -L | -LE | --label-regex | --label-exclude) return 0 ;;
+    -R | --tests-regex) name=-R ;;
+    -E | --exclude-regex) name=-E ;;
+    -j | --parallel) name=-j ;;
+    *) name=$1 ;;
+  esac
+  if [[ -n ${first_value[$name]+set} ]]; then
+    local earlier="'${first_value[$name]}'"
+    [[ ${first_spelling[$name]} == "$1" ]] || earlier+=" as ${first_spelling[$name]}"
+    echo "test.sh: $1 given twice ($earlier and '$2'); give it once" >&2
+    exit 2
+  fi
+  first_value[$name]=$2 first_spelling[$name]=$1
+}
 passed_on=()
 user_excludes=()
 args=("$@")
@@ -104,6 +128,7 @@ for ((i = 0; i < ${#args[@]}; i++)); do
       exit 2
     fi
     i=$((i + 1))
+    once "$arg" "${args[i]}"
     if [[ $arg == -LE || $arg == --label-exclude ]]; then
       user_excludes+=("${args[i]}")
     else
@@ -119,6 +144,8 @@ for ((i = 0; i < ${#args[@]}; i++)); do
       "argument (e.g. -R harness; see scripts/test.sh --help)" >&2
     exit 2
   else
+    [[ $arg != --repeat=* ]] || once --repeat "${arg#--repeat=}"
+    [[ $arg != -j[0-9]* ]] || once -j "${arg#-j}"
     passed_on+=("$arg")
   fi
 done

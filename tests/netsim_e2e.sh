@@ -37,6 +37,7 @@
 #                     budget + 30 s) would kill it uncleanly
 #   --subnet A.B.C    the clusters' /24 (default: the first 10.250.K.0/24 no netsim cluster
 #                     on this machine uses; one in use is refused)
+#   Every option once: a second value is refused, not silently preferred.
 # Needs root: without it, prints why and exits 77 (CTest SKIP_RETURN_CODE). Exit status 0
 # every check passed, 1 a check or step failed, 2 bad arguments.
 set -euo pipefail
@@ -48,8 +49,15 @@ characterize=$repo/scripts/characterize.sh
 report=$repo/scripts/characterize_report.py
 
 build="" out="" budget=1000 subnet=""
-# need_value "$@" MESSAGE: the option in $1 must have a non-empty value in $2.
-need_value() { (($# >= 3)) && [[ -n $2 ]] || { echo "netsim_e2e.sh: ${!#}" >&2; exit 2; }; }
+# need_value "$@" MESSAGE: the option in $1 must have a non-empty value in $2,
+# its first (of a repeated option one value would be dropped).
+declare -A given=()
+need_value() {
+  (($# >= 3)) && [[ -n $2 ]] || { echo "netsim_e2e.sh: ${!#}" >&2; exit 2; }
+  [[ -z ${given["$1"]+set} ]] ||
+    { echo "netsim_e2e.sh: $1 given twice ('${given["$1"]}' and '$2'); give it once" >&2; exit 2; }
+  given["$1"]=$2
+}
 while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;

@@ -28,6 +28,7 @@
 #                    it is also kept when the stage fails
 #   --no-install     skip (77) instead of installing missing packages
 #   -h, --help       this text
+#   Every option once: a second value is refused, not silently preferred.
 # Exit status: 0 passed, 1 failed, 2 bad arguments, 77 skipped (not root; or Slurm
 # missing with --no-install).
 set -euo pipefail
@@ -43,18 +44,17 @@ die() {
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 build=${COLLBENCH_BUILD:-$repo/build} job_timeout=300 keep=0 install=1
-while [[ $# -gt 0 ]]; do
-  case $1 in
-    -h | --help) usage; exit 0 ;;
-    --build) [[ $# -ge 2 && -n $2 ]] || die "--build needs a value (see --help)"; build=$2; shift 2 ;;
-    --job-timeout)
-      [[ $# -ge 2 && -n $2 ]] || die "--job-timeout needs a value (see --help)"
-      job_timeout=$2
-      shift 2
-      ;;
-    --keep) keep=1; shift ;;
-    --no-install) install=0; shift ;;
-    *) die "unknown argument '$1' (see --help)" ;;
+bad() { die "$@"; } # lib_options.sh's name for it
+# shellcheck source=SCRIPTDIR/../scripts/lib_options.sh
+source "$repo/scripts/lib_options.sh"
+# shellcheck disable=SC2034  # read by parse_options
+declare -A option_variables=([--build]=build [--job-timeout]=job_timeout)
+parse_options option_variables "$@"
+for argument in "${arguments[@]}"; do
+  case $argument in
+    --keep) keep=1 ;;
+    --no-install) install=0 ;;
+    *) die "unknown argument '$argument' (see --help)" ;;
   esac
 done
 if ! [[ $job_timeout =~ ^[0-9]+$ ]] || ((job_timeout < 10 || job_timeout > 3600)); then
