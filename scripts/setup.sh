@@ -18,6 +18,10 @@ packages=(
   cmake g++
   make pkg-config git clang libclang-rt-14-dev
 )
+if (($# > 1)); then
+  echo "setup.sh: takes one argument at most, got $# ($*) (accepted: --mpich)" >&2
+  exit 2
+fi
 case "${1:-}" in
   "") ;;
   --mpich) packages+=(mpich libmpich-dev) ;;
