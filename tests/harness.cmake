@@ -94,11 +94,13 @@ if(COLLBENCH_HAVE_SIMGRID)
   else()
     set(sim_malloc glibc)
   endif()
+  add_library(preload_marker SHARED preload_marker.cpp)
+  target_link_libraries(preload_marker PRIVATE collbench_warnings)
   add_test(NAME sim_malloc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sim_malloc_test.sh
                                    $<TARGET_FILE:collbench_exe> $<TARGET_FILE:collbench-sim-speed>
                                    ${sim_malloc})
   set_tests_properties(sim_malloc PROPERTIES
-    ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>"
+    ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>;COLLBENCH_PRELOAD_MARKER_LIBRARY=$<TARGET_FILE:preload_marker>"
     TIMEOUT 60 LABELS "unit;harness")
   add_test(NAME cmake_tristate COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cmake_tristate_test.sh
                                        ${CMAKE_COMMAND} ${PROJECT_SOURCE_DIR})

@@ -6,7 +6,7 @@
 # prints its statistics at exit when MALLOC_CONF asks, whatever collbench
 # says); without it, they name glibc. A run on a real transport (inproc
 # here) keeps glibc's either way, and a preloaded library (the tests'
-# MPI_Init guard) stays preloaded. A malloc the caller preloads (tcmalloc,
+# MPI_Init guard, a marker library) stays preloaded, in the rerun too. A malloc the caller preloads (tcmalloc,
 # when installed) is the one that runs, and is named.
 # Usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED   (jemalloc or glibc)
 set -euo pipefail
@@ -44,6 +44,21 @@ if [[ -n ${COLLBENCH_FORBID_MPI_INIT:-} ]]; then
     --algorithms ring --sizes 8B >"$work/preloaded.out" 2>"$work/preloaded.err" ||
     fail "collbench with a preload failed: $(cat "$work/preloaded.err")"
   check preloaded "$expected"
+fi
+# The caller's preload is in the rerun too, not only in the process that
+# started it: a library that marks every image that loads it (two lines
+# with a rerun on jemalloc, one without).
+if [[ -n ${COLLBENCH_PRELOAD_MARKER_LIBRARY:-} ]]; then
+  LD_PRELOAD=$COLLBENCH_PRELOAD_MARKER_LIBRARY COLLBENCH_PRELOAD_MARKER=$work/marker \
+    MALLOC_CONF=stats_print:true "$collbench" --transport sim --ranks 2 --platform star \
+    --link-latency 1us --link-bandwidth 1GBps --families allreduce --algorithms ring --sizes 8B \
+    >"$work/marked.out" 2>"$work/marked.err" || fail "collbench with the marker failed: $(cat "$work/marked.err")"
+  check marked "$expected"
+  images=$(wc -l <"$work/marker")
+  wanted=1
+  [[ $expected == glibc ]] || wanted=2
+  ((images == wanted)) ||
+    fail "the caller's LD_PRELOAD was loaded by $images process image(s), expected $wanted (the rerun dropped it?)"
 fi
 # A malloc preloaded ahead of jemalloc is the one that runs, and the
 # context names it (jemalloc's mallctl is still there to be found).
