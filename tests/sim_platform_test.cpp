@@ -131,6 +131,80 @@ TEST_F(SimPlatform, ATorusCoordinateStepIsOneLink) {
   EXPECT_EXIT(check_torus_coordinates_and_exit(), ::testing::ExitedWithCode(0), "");
 }
 
+// CM02 shares a link between flows in inverse proportion to their routes'
+// latency (its sharing penalty is the route's latency: SimGrid's
+// network_cm02.cpp; docs/sim-sharing.md), not equally: on the star every
+// route is as long and the shares are equal, on a fat-tree or a torus a
+// flow from farther gets less. Pinned here so that a change of model shows:
+// ranks 1 (route latency 2l) and 2 (4l) each send n bytes to rank 0 at
+// once through rank 0's link. Weighted 2:1, rank 1's ends at l + 1.5nβ;
+// shared equally it would end at 2nβ. Rank 2's ends at 2l + 2nβ either way
+// (the link carries 2n from 2l on).
+[[noreturn]] void check_latency_weighted_sharing_and_exit(const std::string& path) {
+  constexpr double kLatency = 1e-6;  // l
+  constexpr double kRate = 1e9;      // 1/β of every link
+  SimParams params = platform(path, 3);
+  auto group = make_sim_rank_group(params);
+  const std::size_t bytes = 1 << 20;
+  std::vector<std::vector<std::byte>> buffers(3, std::vector<std::byte>(2 * bytes));
+  std::vector<double> ends(3);
+  double start = 0;
+  group->run([&](Transport& transport) {
+    start = group->now(transport);
+    auto& mine = buffers[static_cast<std::size_t>(transport.rank())];
+    if (transport.rank() == 0) {
+      const RequestId receives[] = {transport.irecv(std::span(mine).first(bytes), 1, 0),
+                                    transport.irecv(std::span(mine).last(bytes), 2, 0)};
+      transport.wait(receives[0]);
+      ends[1] = group->now(transport);
+      transport.wait(receives[1]);
+      ends[2] = group->now(transport);
+    } else {
+      transport.wait(transport.isend(std::span(mine).first(bytes), 0, 0));
+    }
+  });
+  const double n_beta = static_cast<double>(bytes) / kRate;
+  const double near_expected = kLatency + 1.5 * n_beta, far_expected = 2 * kLatency + 2 * n_beta;
+  const auto agrees = [](double actual, double expected) {
+    return std::abs(actual - expected) <= 1e-6 * expected;
+  };
+  if (!agrees(ends[1] - start, near_expected) || !agrees(ends[2] - start, far_expected)) {
+    std::cerr << "near flow ended at " << ends[1] - start << " s (expected " << near_expected
+              << "; shared equally: " << 2 * n_beta << "), far at " << ends[2] - start
+              << " s (expected " << far_expected << ")" << std::endl;
+    std::exit(1);
+  }
+  std::exit(0);
+}
+
+TEST_F(SimPlatform, FlowsShareALinkInInverseProportionToTheirRoutesLatency) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("collbench_sim_sharing_" + std::to_string(getpid()) + ".xml");
+  // into0 is rank 0's link; rank 1 reaches it over one more link (2l in all),
+  // rank 2 over two more (l + 2l + l = 4l).
+  std::ofstream(path) << R"(<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="h0" speed="1Gf"/>
+    <host id="h1" speed="1Gf"/>
+    <host id="h2" speed="1Gf"/>
+    <link id="into0" bandwidth="1GBps" latency="1us"/>
+    <link id="from1" bandwidth="1GBps" latency="1us"/>
+    <link id="from2a" bandwidth="1GBps" latency="1us"/>
+    <link id="from2b" bandwidth="1GBps" latency="2us"/>
+    <link id="between" bandwidth="1GBps" latency="1us"/>
+    <route src="h1" dst="h0"><link_ctn id="from1"/><link_ctn id="into0"/></route>
+    <route src="h2" dst="h0"><link_ctn id="from2a"/><link_ctn id="from2b"/><link_ctn id="into0"/></route>
+    <route src="h1" dst="h2"><link_ctn id="between"/></route>
+  </zone>
+</platform>
+)";
+  EXPECT_EXIT(check_latency_weighted_sharing_and_exit(path.string()), ::testing::ExitedWithCode(0),
+              "");
+  std::filesystem::remove(path);
+}
+
 // What --calibration divides the end-to-end α by, read from the spec alone
 // (building a platform checks it against SimGrid's route: the cases above).
 TEST(SimPlatformLinks, FirstRouteLinksFromTheSpec) {
