@@ -475,7 +475,7 @@ def given_twice(option, first, second):
 _GIVEN = "_collbench_options_given"
 
 
-class _StoreOnce(argparse._StoreAction):  # pylint: disable=protected-access
+class _StoreOnce(argparse._StoreAction):
     """argparse's "store" (the action of an option that takes a value), but
     a second occurrence raises given_twice instead of replacing the first
     value. Positionals store as before: argparse calls them once."""
@@ -484,7 +484,7 @@ class _StoreOnce(argparse._StoreAction):  # pylint: disable=protected-access
         if self.option_strings:
             given = getattr(namespace, _GIVEN)
             shown = " ".join(map(str, values)) if isinstance(values, list) else str(values)
-            if self.dest in given:
+            if self.dest in given:  # named by its long form, whatever was typed (--ou)
                 raise given_twice(max(self.option_strings, key=len), given[self.dest], shown)
             given[self.dest] = shown
         super().__call__(parser, namespace, values, option_string)
@@ -505,6 +505,9 @@ class OptionParser(argparse.ArgumentParser):
         self.register("action", "store", _StoreOnce)
 
     def parse_known_args(self, args=None, namespace=None):
+        # Afresh for every parse; a subcommand's parser parses into a namespace
+        # of its own, which argparse then copies into its parent's: removed at
+        # the end, the record never shows in the options the script reads.
         namespace = argparse.Namespace() if namespace is None else namespace
         setattr(namespace, _GIVEN, {})
         try:
