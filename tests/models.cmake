@@ -173,6 +173,13 @@ add_test(NAME replace_together_py
                  ${PROJECT_SOURCE_DIR})
 set_tests_properties(replace_together_py PROPERTIES LABELS unit)
 
+# scripts/collbench_csv.py's OptionParser: a value option given twice is refused,
+# append options and flags repeat, --help says so.
+add_test(NAME option_parser_py
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/option_parser_py_test.py
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(option_parser_py PROPERTIES LABELS unit)
+
 # The models layer needs no MPI: collbench-fit and collbench-predict load none.
 add_test(NAME models_tools_load_no_mpi
          COMMAND ${CMAKE_COMMAND} "-DTOOLS=$<TARGET_FILE:collbench-fit>|$<TARGET_FILE:collbench-predict>"

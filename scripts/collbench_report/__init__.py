@@ -16,7 +16,8 @@ points of a few lines; each runs one module of this package:
               order, axes of sizes, a figure saved into the outputs
     outputs   outputs written whole or not at all (ReplaceTogether, one
               file, one folder) and the checks of an --out before any work
-    cli       a command's bad input and failed writes as one line, status 2
+    cli       a command's option parser (a value option given twice is
+              refused), its bad input and failed writes as one line, status 2
 
   one per script
     report (report.py), characterize (characterize_report.py), perf

@@ -34,14 +34,13 @@ exits with status 2, leaving no file; the files of one command replace the earli
 together.
 """
 
-import argparse
 import collections
 import glob
 import math
 import os
 import statistics
 
-from collbench_report.cli import guarded
+from collbench_report.cli import OptionParser, guarded
 from collbench_report.figures import pyplot, save
 from collbench_report.measurements import Sweep, bottom_up_errors, number, slow_hosts
 from collbench_report.netsim_check import (NETSIM_LIMITS, cmd_netsim_check,
@@ -434,7 +433,7 @@ def fit_section(out, sweep):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = OptionParser(prog="characterize_report.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     m = sub.add_parser("matrix", help="heatmaps of collbench-linkmatrix's links CSV")
     m.add_argument("--links", required=True)

@@ -1,12 +1,14 @@
-"""How a command ends: bad input (InputError) and a failed write (OSError)
-each as one line on stderr and exit status 2, never a traceback."""
+"""How a command reads its options and how it ends: the one parser of the
+scripts' options (OptionParser: a value option given twice is bad input),
+bad input (InputError) and a failed write (OSError) each as one line on
+stderr and exit status 2, never a traceback."""
 import sys
 
-from collbench_csv import InputError, run_main
+from collbench_csv import InputError, OptionParser, given_twice, run_main
 
 
 # What the modules of the package import from here.
-__all__ = ["InputError", "guarded", "run_main"]
+__all__ = ["InputError", "OptionParser", "given_twice", "guarded", "run_main"]
 
 
 def guarded(program, action, cannot_write):

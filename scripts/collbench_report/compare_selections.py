@@ -34,9 +34,9 @@ selection per simulated platform) has its platform as part of each
 selection: its rows are compared with the other file's rows of the same
 platform.
 """
-import argparse
 import os
 
+from collbench_report.cli import OptionParser
 from collbench_report.outputs import refuse_input_as_output, write_whole
 from collbench_report.readers import InputError, read_rows
 from collbench_report.text import format_bytes
@@ -47,7 +47,7 @@ REQUIRED = GROUP + ["bytes", "chosen", "exchange", "ties", "tie_exchanges"]
 PLATFORM = "platform"
 
 
-class Parser(argparse.ArgumentParser):
+class Parser(OptionParser):
     def error(self, message):
         raise InputError(f"{message} (see --help)")
 

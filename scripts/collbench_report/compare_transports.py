@@ -20,14 +20,14 @@ is a column only when both fabrics are MPI's.
 --out FILE writes the tables to FILE instead of standard output (whole or
 not at all). Bad input (a missing, unreadable or binary file, missing
 columns, a time that is not a number > 0, a baseline of several fabrics, no
-rows in common): one line on stderr, exit status 2.
+rows in common, --out given twice): one line on stderr, exit status 2.
 """
-import argparse
 import os
 import statistics
 import sys
 from collections import defaultdict
 
+from collbench_report.cli import OptionParser
 from collbench_report.outputs import refuse_input_as_output, write_whole
 from collbench_report.readers import (InputError, algorithm_order, median_per_key, number,
                                       read_rows)
@@ -39,7 +39,7 @@ REQUIRED = ["family", "transport", "provider", "ranks", "algorithm", "bytes", "m
 MCA_WORDS = {"mtl_ofi_provider_include": "provider"}
 
 
-class Parser(argparse.ArgumentParser):
+class Parser(OptionParser):
     def error(self, message):
         raise InputError(f"{message} (see --help)")
 

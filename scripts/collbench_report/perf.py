@@ -71,7 +71,8 @@ e.g. 512B,1024B; an empty line when none) at which a benchmark of a
 collective's sweep (allreduce/ring/1024, reduce_scatter/mpi/8, ...) or
 sendrecv has fewer than min(REPS, 3) near rows in the CSVs.
 
-Standard library only. Bad input: a line on stderr, exit status 2.
+Standard library only. Bad input (--far-ns or --all-rows given twice too): a
+line on stderr, exit status 2.
 """
 
 import csv
@@ -82,6 +83,7 @@ import re
 import statistics
 import sys
 
+from collbench_report.cli import given_twice
 from collbench_report.readers import (LISTING_COLUMNS, MPI_ALGORITHM, InputError,
                                       algorithm_order, option_number, read_models, read_table,
                                       sweep_collective)
@@ -526,9 +528,13 @@ def main(argv):
     if folder.startswith("-"):
         fail(f"unexpected argument {folder}: the first is DIR (see --help)")
     options = arguments[1:]
+    given = {}
     while options:
         if len(options) < 2 or options[0] not in ("--far-ns", "--all-rows"):
             fail(f"unexpected arguments {' '.join(options)} (see --help)")
+        if options[0] in given:
+            raise given_twice(options[0], given[options[0]], options[1])
+        given[options[0]] = options[1]
         if options[0] == "--far-ns":
             far_ns = near_threshold(options[1], "--far-ns")
         else:

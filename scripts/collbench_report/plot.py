@@ -53,7 +53,7 @@ import argparse
 import collections
 import re
 
-from collbench_report.cli import guarded
+from collbench_report.cli import OptionParser, guarded
 from collbench_report.figures import CYCLE, Palette, listing_of, pyplot, save, size_axis, slug
 from collbench_report.outputs import ReplaceTogether, writable_folder
 from collbench_report.readers import (InputError, collective_order, median_per_key, number,
@@ -568,8 +568,8 @@ ALGORITHMS_HELP = ("the output of collbench --list-algorithms --csv: the algorit
 # Subcommands; another one (e.g. an all-pairs `matrix` heatmap) adds a function above
 # and a parser entry here.
 def build_parser():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
+    parser = OptionParser(
+        prog="plot.py", description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     sub = parser.add_subparsers(dest="command", required=True)
@@ -613,13 +613,15 @@ def cmd_check(_args):
 
 
 def main(argv):
-    args = build_parser().parse_args(argv[1:])
-
     def run():
+        args = build_parser().parse_args(argv[1:])
         if args.out is not None:
             writable_folder(args.out)  # before reading and drawing
         for path in args.run(args):
             print(path)
         return 0
-    # A full disk while drawing: the PNGs are discarded.
-    return guarded(f"plot.py {args.command}", run, "cannot write the plots")
+    # Every error names the subcommand, an option refused while parsing too
+    # ("plot.py sweep: --out given twice ..."): the first argument, as
+    # plot.py itself takes no option but --help. A full disk while drawing:
+    # the PNGs are discarded.
+    return guarded(" ".join(["plot.py", *argv[1:2]]), run, "cannot write the plots")

@@ -43,7 +43,6 @@ scaling/ too, so that none passes for this run's. Standard library only.
 Bad input: one line on stderr, exit status 2.
 """
 
-import argparse
 import math
 import os
 import shutil
@@ -51,6 +50,7 @@ import subprocess
 import tempfile
 from collections import defaultdict
 
+from collbench_report.cli import OptionParser
 from collbench_report.outputs import ReplaceTogether, replace_folder, writable_folder
 from collbench_report.readers import (COLUMN_RULES, MPI_ALGORITHM, InputError, median_per_key,
                                       option_number, read_settings, read_table)
@@ -684,7 +684,7 @@ def report(run, inputs, elapsed, scaling, scaling_rows, predict_failure=None):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(prog="report.py", description=__doc__.split("\n")[0],
+    parser = OptionParser(prog="report.py", description=__doc__.split("\n")[0],
                                      epilog="See the top of scripts/collbench_report/report.py.")
     parser.add_argument("run", help="a run folder of scripts/run.sh")
     parser.add_argument("--cores", help="cores per host the run had (default: machine.txt's)")

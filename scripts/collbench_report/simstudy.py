@@ -27,7 +27,7 @@ import collections
 import math
 import os
 
-from collbench_report.cli import guarded
+from collbench_report.cli import OptionParser, guarded
 from collbench_report.figures import Palette, pyplot, save, size_axis
 from collbench_report.outputs import ReplaceTogether
 from collbench_report.readers import InputError, number, read_rows
@@ -293,7 +293,7 @@ def run(args):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(prog="sim_study.py", description=__doc__,
+    parser = OptionParser(prog="sim_study.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir", help="the folder of scripts/sim_sweep.sh's CSVs")
     parser.add_argument("--out", help="folder for the PNGs (default: DIR)")
