@@ -4,6 +4,7 @@
 # Usage: scripts/setup.sh            (called by run.sh and test.sh)
 #        scripts/setup.sh --mpich    also MPICH 4 (test.sh --full's second
 #                                    library, cmake -DCOLLBENCH_MPI=mpich)
+#        scripts/setup.sh --help     this text
 # Open MPI stays the system's mpicc/mpirun: Debian switches the `mpi` and
 # `mpirun` alternatives by priority (Open MPI's is the higher here, but not
 # on every architecture), so after installing MPICH they are set to Open
@@ -19,14 +20,18 @@ packages=(
   make pkg-config git clang libclang-rt-14-dev
 )
 if (($# > 1)); then
-  echo "setup.sh: takes one argument at most, got $# ($*) (accepted: --mpich)" >&2
+  echo "setup.sh: takes one argument at most, got $# ($*) (accepted: --mpich, --help)" >&2
   exit 2
 fi
 case "${1:-}" in
   "") ;;
+  -h | --help)
+    sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
   --mpich) packages+=(mpich libmpich-dev) ;;
   *)
-    echo "setup.sh: unknown argument '$1' (accepted: --mpich)" >&2
+    echo "setup.sh: unknown argument '$1' (accepted: --mpich, --help)" >&2
     exit 2
     ;;
 esac

@@ -38,8 +38,8 @@
 #   JOBS              parallel build jobs (default: nproc)
 # Extra arguments go to the ctest of every group but sanitize (common ctest
 # options only, checked first: -R, -E, -L, -LE, -j, --repeat,
-# --output-on-failure, ...; each once, but -L and -LE, which add up: the
-# tests that match every -L and no -LE), e.g.
+# --output-on-failure, ...; each once and none empty, but -L and -LE, which
+# add up: the tests that match every -L and no -LE), e.g.
 #   scripts/test.sh -R harness
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,10 +89,19 @@ esac
 # ctest ignores options it does not know (and exits 0), so a mistyped one
 # would build everything and then run the wrong tests: the ctest options
 # this script passes on are the common ones, checked before building.
-expects_value=" -R -E -L -LE -j -I --repeat --timeout --tests-regex --exclude-regex --label-regex
-  --label-exclude --parallel "
-known_flag=" -N -V -VV -Q --output-on-failure --stop-on-failure --rerun-failed --show-only
-  --no-tests=error --schedule-random --progress "
+# Arrays, not strings matched with " $arg ": a line break in such a string
+# made --label-regex and --show-only unknown options.
+expects_value=(-R -E -L -LE -j -I --repeat --timeout --tests-regex --exclude-regex --label-regex
+  --label-exclude --parallel)
+known_flag=(-N -V -VV -Q --output-on-failure --stop-on-failure --rerun-failed --show-only
+  --no-tests=error --schedule-random --progress)
+one_of() { # one_of WORD LIST...
+  local word=$1
+  shift
+  local item
+  for item; do [[ $item != "$word" ]] || return 0; done
+  return 1
+}
 # ctest leaves out only a test that matches every -LE given (3.25), so the
 # user's are joined to each group's by |: any one of them leaves a test out.
 # Of two -R, -E, -I or --timeout (under either spelling) ctest keeps the
@@ -122,19 +131,28 @@ user_excludes=()
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   arg=${args[i]}
-  if [[ $expects_value == *" $arg "* ]]; then
+  if one_of "$arg" "${expects_value[@]}"; then
     if ((i + 1 >= ${#args[@]})); then
       echo "test.sh: $arg needs a value (see scripts/test.sh --help)" >&2
       exit 2
     fi
     i=$((i + 1))
+    # An empty value is a variable its caller left unset: -R '' runs everything.
+    if [[ -z ${args[i]} ]]; then
+      echo "test.sh: $arg needs a value, got an empty one (see scripts/test.sh --help)" >&2
+      exit 2
+    fi
     once "$arg" "${args[i]}"
     if [[ $arg == -LE || $arg == --label-exclude ]]; then
       user_excludes+=("${args[i]}")
     else
       passed_on+=("$arg" "${args[i]}")
     fi
-  elif [[ $arg == -* && $known_flag != *" $arg "* && $arg != --repeat=* && $arg != -j[0-9]* ]]; then
+  elif [[ $arg == --repeat= ]]; then
+    echo "test.sh: --repeat needs a value, got an empty one (see scripts/test.sh --help)" >&2
+    exit 2
+  elif [[ $arg == -* && $arg != --repeat=* && $arg != -j[0-9]* ]] &&
+    ! one_of "$arg" "${known_flag[@]}"; then
     echo "test.sh: unknown option '$arg': the first argument may be --full, --no-sanitize," \
       "--sanitize-only or --netsim, the rest go to ctest (-R, -E, -L, -LE, -j, --repeat," \
       "--output-on-failure, ...; see scripts/test.sh --help)" >&2

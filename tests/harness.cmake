@@ -102,6 +102,9 @@ if(COLLBENCH_HAVE_SIMGRID)
   set_tests_properties(sim_malloc PROPERTIES
     ENVIRONMENT "COLLBENCH_FORBID_MPI_INIT=$<TARGET_FILE:mpi_init_forbidden>;COLLBENCH_PRELOAD_MARKER_LIBRARY=$<TARGET_FILE:preload_marker>"
     TIMEOUT 60 LABELS "unit;harness")
+  add_test(NAME closed_stdout COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/closed_stdout_test.sh
+                                       $<TARGET_FILE:collbench-sim-speed> /usr/bin/python3)
+  set_tests_properties(closed_stdout PROPERTIES TIMEOUT 60 LABELS "unit")
   add_test(NAME cmake_tristate COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cmake_tristate_test.sh
                                        ${CMAKE_COMMAND} ${PROJECT_SOURCE_DIR})
   set_tests_properties(cmake_tristate PROPERTIES TIMEOUT 60 LABELS "unit")

@@ -543,7 +543,6 @@ int run_without_mpi(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   collbench::cli::fail_on_unwritten_standard_output("collbench");
-  collbench::harness::open_closed_standard_streams();
   collbench::harness::rerun_simulation_on_jemalloc(argc, argv);
   collbench::harness::set_process_signals();
   collbench::use_mpi_library_collectives();

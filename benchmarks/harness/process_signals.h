@@ -16,10 +16,8 @@
 // killing the process.
 #pragma once
 
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <csignal>
 #include <string>
 
@@ -39,18 +37,6 @@ inline void set_process_signals() {
     if (handled) std::signal(signal, SIG_DFL);
   }
   std::signal(SIGXFSZ, SIG_IGN);
-}
-
-// A standard stream closed by the caller (collbench ... >&-) leaves its
-// descriptor free for the next file opened, the CSV: Google Benchmark's
-// display then went into the CSV. It goes to /dev/null instead.
-inline void open_closed_standard_streams() {
-  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
-    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
-    const int null = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
-    // The lowest free descriptor: fd itself, as the lower ones are open.
-    if (null != -1 && null != fd) close(null);
-  }
 }
 
 // The file this process removes if it ends abnormally: the --benchmark_out

@@ -16,6 +16,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <set>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
 #include <string>
@@ -132,7 +133,8 @@ constexpr const char* kUsage =
     "                    the run)\n"
     "  --progress-us=T   a line on stderr every T simulated microseconds with the messages and\n"
     "                    CPU seconds so far, so that a run stopped early still tells its rate\n"
-    "  --cfg=KEY:VALUE, --log=...  SimGrid's own options, passed to it\n"
+    "  --cfg=KEY:VALUE, --log=...  SimGrid's own options, passed to it; these may repeat,\n"
+    "                    the flags above are refused when given twice\n"
     "  -h, --help        this text, then Google Benchmark's flags, which are accepted too\n";
 
 struct AskedForHelp {};
@@ -165,18 +167,30 @@ double positive_number(std::string_view option, std::string_view text) {
 }
 
 // Takes this program's own flags out of argv into the globals; returns the
-// rest (argv[0] first) for Google Benchmark.
+// rest (argv[0] first) for Google Benchmark. --help wins wherever it is, as
+// in the other executables (CLI11); each of our flags is given once at most,
+// as everywhere (the second value silently won); --cfg and --log add up.
 std::vector<char*> take_own_arguments(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view argument = argv[i];
+    if (argument == "--help" || argument == "-h") throw AskedForHelp{};
+  }
   std::vector<char*> rest;
+  std::set<std::string_view> given;
+  const auto once = [&given](std::string_view option) {
+    if (!given.insert(option).second) {
+      throw std::invalid_argument(fmt::format("{} given twice: give it once", option));
+    }
+    return option;
+  };
   for (int i = 0; i < argc; ++i) {
     const std::string_view argument = argv[i];
-    if (i > 0 && (argument == "--help" || argument == "-h")) throw AskedForHelp{};
     if (const auto ranks = value_of(argument, "--ranks=")) {
-      g_ranks = whole_number("--ranks", *ranks, 1, kMaxSimRanks);
+      g_ranks = whole_number(once("--ranks"), *ranks, 1, kMaxSimRanks);
     } else if (const auto iterations = value_of(argument, "--iterations=")) {
-      g_iterations = whole_number("--iterations", *iterations, 1, 1'000'000);
+      g_iterations = whole_number(once("--iterations"), *iterations, 1, 1'000'000);
     } else if (const auto microseconds = value_of(argument, "--progress-us=")) {
-      g_progress_seconds = positive_number("--progress-us", *microseconds) * 1e-6;
+      g_progress_seconds = positive_number(once("--progress-us"), *microseconds) * 1e-6;
     } else if (argument.starts_with("--cfg=") || argument.starts_with("--log=")) {
       g_simgrid_args.emplace_back(argument);
     } else {
