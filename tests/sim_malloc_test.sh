@@ -16,6 +16,11 @@ expected=${3:?usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED}
 work=$(mktemp -d "${TMPDIR:-/tmp}/sim_malloc.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "sim_malloc: $*" >&2; exit 1; }
+# A preload that is not there is only a warning of the loader's: the cases
+# below would pass without it, or fail without saying why.
+for library in ${COLLBENCH_FORBID_MPI_INIT:-} ${COLLBENCH_PRELOAD_MARKER_LIBRARY:-}; do
+  [[ -r $library ]] || fail "$library is not built (build every target, not just collbench)"
+done
 
 MALLOC_CONF=stats_print:true "$collbench" --transport sim --ranks 2 --platform star \
   --link-latency 1us --link-bandwidth 1GBps --families allreduce --algorithms ring --sizes 8B \
