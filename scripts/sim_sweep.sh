@@ -30,10 +30,12 @@
 #                          at once (linear alltoall, the sharded parameter server;
 #                          default: 64 or --max-ranks-quadratic if smaller; at most
 #                          --max-ranks-quadratic): with p^2 transfers in flight at once
-#                          they cost far more than the others at large p (on the 3-D
-#                          torus at p = 128 the sharded server's one 64 KiB case took
-#                          over 2 CPU-minutes, unfinished; the other 44 cases there,
-#                          6.2 CPU s in all)
+#                          they cost far more than the others at large p, about 13x per
+#                          doubling of p: on the star and the 2:1 fat-tree about 40 CPU s a
+#                          case at p = 512 and 9-10 CPU-minutes at 1024; on the 3-D torus
+#                          more (at p = 128 the sharded server's one 64 KiB case took over
+#                          2 CPU-minutes, unfinished; the other 44 cases there, 6.2 CPU s
+#                          in all). results/sim/ runs them to 512 or 1024 by hand
 #   --max-total-bytes B    largest p·n of a case, in bytes (default: 2147483648):
 #                          a bound on the run's time, not its memory (size-only
 #                          mode touches neither buffers nor workspaces)
