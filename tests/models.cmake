@@ -173,7 +173,7 @@ add_test(NAME replace_together_py
                  ${PROJECT_SOURCE_DIR})
 set_tests_properties(replace_together_py PROPERTIES LABELS unit)
 
-# scripts/collbench_csv.py's OptionParser: a value option given twice is refused,
+# scripts/collbench_options.py's OptionParser: a value option given twice is refused,
 # append options and flags repeat, --help says so.
 add_test(NAME option_parser_py
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/option_parser_py_test.py

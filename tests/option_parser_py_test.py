@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scripts/collbench_csv.py's OptionParser, the argparse parser of the
+"""scripts/collbench_options.py's OptionParser, the argparse parser of the
 Python scripts: a value option given twice is refused (argparse keeps the
 last value silently), what is meant to repeat still repeats, and --help says
 the rule. The scripts' own refusals are rows of tests/bad_inputs.tsv.
@@ -13,7 +13,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.abspath(sys.argv.pop(1)), "scripts"))
-from collbench_csv import InputError, OptionParser  # noqa: E402
+from collbench_csv import InputError  # noqa: E402
+from collbench_options import OptionParser  # noqa: E402
 
 
 def parser():

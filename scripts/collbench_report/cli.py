@@ -4,7 +4,8 @@ bad input (InputError) and a failed write (OSError) each as one line on
 stderr and exit status 2, never a traceback."""
 import sys
 
-from collbench_csv import InputError, OptionParser, given_twice, run_main
+from collbench_csv import InputError, run_main
+from collbench_options import OptionParser, given_twice
 
 
 # What the modules of the package import from here.
