@@ -7,9 +7,10 @@
 set -euo pipefail
 sim_speed=${1:?usage: closed_stdout_test.sh SIM_SPEED PYTHON}
 python=${2:?usage: closed_stdout_test.sh SIM_SPEED PYTHON}
-work=$(mktemp -d "${TMPDIR:-/tmp}/closed_stdout.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-fail() { echo "closed_stdout: $*" >&2; exit 1; }
+# shellcheck source=tests/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+scratch_dir closed_stdout
+work=$scratch
 
 "$sim_speed" --ranks=4 --iterations=1 --benchmark_out="$work/out.json" >&- 2>"$work/stderr" ||
   fail "collbench-sim-speed >&- failed: $(cat "$work/stderr")"

@@ -7,9 +7,10 @@
 set -euo pipefail
 cmake=${1:?usage: cmake_tristate_test.sh CMAKE SOURCE_DIR}
 source_dir=${2:?usage: cmake_tristate_test.sh CMAKE SOURCE_DIR}
-work=$(mktemp -d "${TMPDIR:-/tmp}/cmake_tristate.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-fail() { echo "cmake_tristate: $*" >&2; exit 1; }
+# shellcheck source=tests/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+scratch_dir cmake_tristate
+work=$scratch
 configure() {  # configure NAME ARGS...: its output in $work/NAME.log, its status
   local name=$1
   shift

@@ -13,9 +13,10 @@ set -euo pipefail
 collbench=${1:?usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED}
 sim_speed=${2:?usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED}
 expected=${3:?usage: sim_malloc_test.sh COLLBENCH SIM_SPEED EXPECTED}
-work=$(mktemp -d "${TMPDIR:-/tmp}/sim_malloc.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-fail() { echo "sim_malloc: $*" >&2; exit 1; }
+# shellcheck source=tests/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+scratch_dir sim_malloc
+work=$scratch
 # A preload that is not there is only a warning of the loader's: the cases
 # below would pass without it, or fail without saying why.
 for library in ${COLLBENCH_FORBID_MPI_INIT:-} ${COLLBENCH_PRELOAD_MARKER_LIBRARY:-}; do
