@@ -75,6 +75,27 @@ SimParams platform(std::string spec, int ranks) {
   check_and_exit(params, params.ppn, links.alpha, links.beta);
 }
 
+// A SimGrid platform file of one zone with full routing, `zone` its
+// hosts, links and routes, in the temporary folder; removed when it goes.
+class PlatformFile {
+ public:
+  PlatformFile(const std::string& name, const std::string& zone)
+      : path_(std::filesystem::temp_directory_path() /
+              (name + "_" + std::to_string(getpid()) + ".xml")) {
+    std::ofstream(path_) << "<?xml version='1.0'?>\n"
+                         << "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                         << "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n"
+                         << zone << "  </zone>\n</platform>\n";
+  }
+  ~PlatformFile() { std::filesystem::remove(path_); }
+  PlatformFile(const PlatformFile&) = delete;
+  PlatformFile& operator=(const PlatformFile&) = delete;
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
 class SimPlatform : public ::testing::Test {
  protected:
   void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
@@ -145,6 +166,9 @@ TEST_F(SimPlatform, ATorusCoordinateStepIsOneLink) {
   constexpr double kRate = 1e9;      // 1/β of every link
   SimParams params = platform(path, 3);
   auto group = make_sim_rank_group(params);
+  // Read now; this process (a death test's child) ends by exit(), which
+  // does not run the file's destructor.
+  std::filesystem::remove(path);
   const std::size_t bytes = 1 << 20;
   std::vector<std::vector<std::byte>> buffers(3, std::vector<std::byte>(2 * bytes));
   std::vector<double> ends(3);
@@ -178,15 +202,9 @@ TEST_F(SimPlatform, ATorusCoordinateStepIsOneLink) {
 }
 
 TEST_F(SimPlatform, FlowsShareALinkInInverseProportionToTheirRoutesLatency) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("collbench_sim_sharing_" + std::to_string(getpid()) + ".xml");
   // into0 is rank 0's link; rank 1 reaches it over one more link (2l in all),
   // rank 2 over two more (l + 2l + l = 4l).
-  std::ofstream(path) << R"(<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="z" routing="Full">
-    <host id="h0" speed="1Gf"/>
+  const PlatformFile file("collbench_sim_sharing", R"(    <host id="h0" speed="1Gf"/>
     <host id="h1" speed="1Gf"/>
     <host id="h2" speed="1Gf"/>
     <link id="into0" bandwidth="1GBps" latency="1us"/>
@@ -197,12 +215,9 @@ TEST_F(SimPlatform, FlowsShareALinkInInverseProportionToTheirRoutesLatency) {
     <route src="h1" dst="h0"><link_ctn id="from1"/><link_ctn id="into0"/></route>
     <route src="h2" dst="h0"><link_ctn id="from2a"/><link_ctn id="from2b"/><link_ctn id="into0"/></route>
     <route src="h1" dst="h2"><link_ctn id="between"/></route>
-  </zone>
-</platform>
-)";
-  EXPECT_EXIT(check_latency_weighted_sharing_and_exit(path.string()), ::testing::ExitedWithCode(0),
+)");
+  EXPECT_EXIT(check_latency_weighted_sharing_and_exit(file.path()), ::testing::ExitedWithCode(0),
               "");
-  std::filesystem::remove(path);
 }
 
 // What --calibration divides the end-to-end α by, read from the spec alone
@@ -237,13 +252,7 @@ TEST_F(SimPlatform, RanksPerNodeSitBehindIntraNodeLinks) {
 // Hosts declared c, a, b (not in name order): rank 0 on c, rank 1 on a,
 // whose route is the 1 ms link (a then b would take the 3 ms one).
 TEST_F(SimPlatform, AnXmlFilesHostsTakeRanksInTheOrderItDeclaresThem) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("collbench_sim_platform_" + std::to_string(getpid()) + ".xml");
-  std::ofstream(path) << R"(<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="z" routing="Full">
-    <host id="c" speed="1Gf"/>
+  const PlatformFile file("collbench_sim_platform", R"(    <host id="c" speed="1Gf"/>
     <host id="a" speed="1Gf"/>
     <host id="b" speed="1Gf"/>
     <link id="ca" bandwidth="1GBps" latency="1ms"/>
@@ -252,10 +261,8 @@ TEST_F(SimPlatform, AnXmlFilesHostsTakeRanksInTheOrderItDeclaresThem) {
     <route src="c" dst="a"><link_ctn id="ca"/></route>
     <route src="c" dst="b"><link_ctn id="cb"/></route>
     <route src="a" dst="b"><link_ctn id="ab"/></route>
-  </zone>
-</platform>
-)";
-  SimParams params = platform(path.string(), 3);
+)");
+  SimParams params = platform(file.path(), 3);
   EXPECT_EXIT(check_and_exit(params, 1, 1e-3, 1e-9), ::testing::ExitedWithCode(0), "");
   params.ranks = 2;
   EXPECT_EXIT(
@@ -269,7 +276,6 @@ TEST_F(SimPlatform, AnXmlFilesHostsTakeRanksInTheOrderItDeclaresThem) {
         std::exit(0);
       },
       ::testing::ExitedWithCode(3), "give --ranks 3");
-  std::filesystem::remove(path);
 }
 
 }  // namespace
