@@ -318,9 +318,10 @@ usage_error() {
   return 0
 }
 # Sizes: a dry run of one rank (names only, no output file).
-check_sizes() { # check_sizes OPTION VALUE
-  local error
-  error=$(usage_error "$collbench" --families allreduce --algorithms ring --sizes "$2" \
+check_sizes() { # check_sizes OPTION VALUE [COLLBENCH ARGS, default: --algorithms ring]
+  local error args=("${@:3}")
+  ((${#args[@]})) || args=(--algorithms ring)
+  error=$(usage_error "$collbench" --families allreduce "${args[@]}" --sizes "$2" \
     --benchmark_list_tests=true)
   [[ -z $error ]] || die "$1 $2: $(sed 's/^collbench: \(--sizes: \)\{0,1\}//' <<<"$error")"
 }
@@ -329,7 +330,6 @@ check_sizes --sizes "$sizes"
 check_sizes --collective-sizes "$collective_sizes"
 check_sizes --p2p-sizes "$p2p_sizes"
 check_sizes --local-sizes "$local_sizes"
-[[ -z ${want_step[sim]:-} ]] || check_sizes --sim-sizes "$sim_sizes"
 # Algorithms, transports and the provider: the sweep's allreduce dry run.
 for t in "${transport_items[@]}"; do
   provider_flag=()
@@ -379,12 +379,17 @@ scale_usage_error() {
 # the fit exists.
 sim_calibration=fit/models.csv
 if [[ -n ${want_step[sim]:-} ]]; then
-  error=$(usage_error "$collbench" --transport sim --no-payload --platform star --ranks "$sim_nodes" \
-    --families allreduce --algorithms "$algorithms" --sizes "$sim_sizes" --benchmark_list_tests=true)
+  # At collbench's default sizes first, so that a refusal here is the nodes'.
+  sim_case=(--transport sim --no-payload --platform star --ranks "$sim_nodes")
+  error=$(usage_error "$collbench" "${sim_case[@]}" --families allreduce --algorithms "$algorithms" \
+    --benchmark_list_tests=true)
   [[ -z $error ]] || die "--sim-nodes $sim_nodes: $error"
+  # Size-only, as the step runs them: no memory (MemAvailable) to check.
+  check_sizes --sim-sizes "$sim_sizes" "${sim_case[@]}" --algorithms "$algorithms"
   # --sim-sizes in bytes, as collbench expands them (its case names end in the size).
-  sim_bytes=$("$collbench" --families allreduce --algorithms ring --sizes "$sim_sizes" \
-    --benchmark_list_tests=true 2>/dev/null | sed -n 's|^allreduce/ring/\([0-9]*\).*|\1|p' | sort -nu)
+  sim_bytes=$("$collbench" "${sim_case[@]}" --families allreduce --algorithms ring \
+    --sizes "$sim_sizes" --benchmark_list_tests=true 2>/dev/null |
+    sed -n 's|^allreduce/ring/\([0-9]*\).*|\1|p' | sort -nu)
   [[ -n $sim_bytes ]] || fail "collbench did not list the --sim-sizes $sim_sizes"
   (($(head -1 <<<"$sim_bytes") * 2 <= 2147483648)) ||
     die "--sim-sizes $sim_sizes: every size x 2 nodes is above 2 GiB, the sim step's bound (see --help)"
