@@ -15,6 +15,7 @@
 #include <iostream>
 #include <span>
 #include <stdexcept>
+#include <system_error>
 #include <vector>
 
 #include "collbench/transport/sim_transport.h"
@@ -76,12 +77,16 @@ SimParams platform(std::string spec, int ranks) {
 }
 
 // A SimGrid platform file of one zone with full routing, `zone` its
-// hosts, links and routes, in the temporary folder; removed when it goes.
+// hosts, links and routes, in the temporary folder; removed when it goes,
+// or when the process exits: a death test's child runs the test's body
+// again, writes its own file and leaves by exit(), which runs no
+// destructor.
 class PlatformFile {
  public:
   PlatformFile(const std::string& name, const std::string& zone)
       : path_(std::filesystem::temp_directory_path() /
               (name + "_" + std::to_string(getpid()) + ".xml")) {
+    removed_at_exit().push_back(path_);
     std::ofstream(path_) << "<?xml version='1.0'?>\n"
                          << "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                          << "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n"
@@ -93,6 +98,17 @@ class PlatformFile {
   std::string path() const { return path_.string(); }
 
  private:
+  static std::vector<std::filesystem::path>& removed_at_exit() {
+    static std::vector<std::filesystem::path> paths;
+    // Registered after `paths` is built, so it runs before `paths` goes.
+    static const int registered = std::atexit([] {
+      std::error_code ignored;
+      for (const auto& path : removed_at_exit()) std::filesystem::remove(path, ignored);
+    });
+    static_cast<void>(registered);
+    return paths;
+  }
+
   std::filesystem::path path_;
 };
 
@@ -166,9 +182,6 @@ TEST_F(SimPlatform, ATorusCoordinateStepIsOneLink) {
   constexpr double kRate = 1e9;      // 1/β of every link
   SimParams params = platform(path, 3);
   auto group = make_sim_rank_group(params);
-  // Read now; this process (a death test's child) ends by exit(), which
-  // does not run the file's destructor.
-  std::filesystem::remove(path);
   const std::size_t bytes = 1 << 20;
   std::vector<std::vector<std::byte>> buffers(3, std::vector<std::byte>(2 * bytes));
   std::vector<double> ends(3);
