@@ -35,7 +35,7 @@
 #                          case at p = 512 and 9-10 CPU-minutes at 1024; on the 3-D torus
 #                          more (at p = 128 the sharded server's one 64 KiB case took over
 #                          2 CPU-minutes, unfinished; the other 44 cases there, 6.2 CPU s
-#                          in all). results/sim/ runs them to 512 or 1024 by hand
+#                          in all). results/sim/ runs them to 1024 by hand
 #   --max-total-bytes B    largest p·n of a case, in bytes (default: 2147483648):
 #                          a bound on the run's time, not its memory (size-only
 #                          mode touches neither buffers nor workspaces)
