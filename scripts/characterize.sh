@@ -389,7 +389,7 @@ if [[ -n ${want_step[sim]:-} ]]; then
   # --sim-sizes in bytes, as collbench expands them (its case names end in the size).
   sim_bytes=$("$collbench" "${sim_case[@]}" --families allreduce --algorithms ring \
     --sizes "$sim_sizes" --benchmark_list_tests=true 2>/dev/null |
-    sed -n 's|^allreduce/ring/\([0-9]*\).*|\1|p' | sort -nu)
+    sed -n 's|^allreduce/ring/\([0-9]*\).*|\1|p' | sort -nu) || sim_bytes=""
   [[ -n $sim_bytes ]] || fail "collbench did not list the --sim-sizes $sim_sizes"
   (($(head -1 <<<"$sim_bytes") * 2 <= 2147483648)) ||
     die "--sim-sizes $sim_sizes: every size x 2 nodes is above 2 GiB, the sim step's bound (see --help)"
